@@ -1,0 +1,57 @@
+"""Batch functions: scikit-learn-style ``f(labels_true, labels_pred) -> value``.
+
+Written from the formulas with numpy, independently of the streaming code: they are the users'
+batch API and the reference the tests compare the streaming metrics against. Inputs are any
+one-dimensional sequences of equal length (lists, numpy arrays, pandas Series); ``None`` or NaN
+labels are rejected.
+
+>>> from streameval import batch
+>>> batch.elm_score([1, 1, 2], [1, 1, 1])
+(0.3333333333333333, 1.0, 0.4444444444444444)
+>>> batch.adjusted_rand_score([0, 0, 1, 1], [1, 1, 0, 0])
+1.0
+"""
+
+from .labels import (
+    adjusted_rand_score,
+    bcubed_score,
+    completeness_score,
+    contingency_cells,
+    elm_score,
+    fowlkes_mallows_score,
+    homogeneity_completeness_v_measure,
+    homogeneity_score,
+    inverse_purity_score,
+    mutual_info_score,
+    normalized_mutual_info_score,
+    pair_f1_score,
+    pair_jaccard_score,
+    pair_precision_score,
+    pair_recall_score,
+    purity_score,
+    rand_score,
+    v_measure_score,
+    variation_of_information,
+)
+
+__all__ = [
+    "contingency_cells",
+    "elm_score",
+    "bcubed_score",
+    "rand_score",
+    "adjusted_rand_score",
+    "pair_precision_score",
+    "pair_recall_score",
+    "pair_f1_score",
+    "pair_jaccard_score",
+    "fowlkes_mallows_score",
+    "mutual_info_score",
+    "normalized_mutual_info_score",
+    "homogeneity_score",
+    "completeness_score",
+    "v_measure_score",
+    "homogeneity_completeness_v_measure",
+    "variation_of_information",
+    "purity_score",
+    "inverse_purity_score",
+]

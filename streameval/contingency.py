@@ -1,0 +1,687 @@
+"""The contingency table: the one mutable state behind every label metric.
+
+A :class:`Contingency` counts ``n[i,j]``, the elements with true label ``i`` and predicted label
+``j``, together with the row sums ``a[i]``, the column sums ``b[j]`` and the running sums listed in
+:class:`~streameval.stats.ContingencyStats`. Metric objects are views that read those sums.
+
+Design notes
+------------
+- Each true cluster (row) and predicted cluster (column) is one :class:`_Cluster` record: its size,
+  its sum of squared cell counts, its cells, and a histogram of its cell counts whose largest key is
+  the cluster's largest cell (purity). Rows and columns go through the same code.
+- A change of one cell by ``d`` (``+w`` on update, ``-w`` on revert) changes one cell, one row and
+  one column; every global sum changes by the difference of one cell term, one row term and one
+  column term, all deterministic functions of integer counts (:mod:`streameval.stats`). So
+  update∘revert is the identity on the state, bit for bit, and a merge or :meth:`_rebuild` gives
+  the same bits as the stream.
+- The element-averaged F-scores of ELM and BCubed couple each cell with both of its margins: they are
+  tracked only when a metric asks (:meth:`track_f`), at O(cells in the row + cells in the column)
+  per update.
+- Cells, rows and columns that drop to zero are deleted: memory follows the live support.
+- Every mutator validates its input before touching anything.
+
+>>> table = Contingency()
+>>> for t, p in [(0, "a"), (0, "a"), (0, "b"), (1, "b"), (1, "b")]:
+...     table.update(t, p)
+>>> table.n, table.cells, table.k_true, table.k_pred
+(5, 3, 2, 2)
+>>> table[0, "a"], table[1, "a"]
+(2, 0)
+>>> table.revert(0, "b")
+>>> sorted(table.items())
+[(0, 'a', 2), (1, 'b', 2)]
+>>> table.revert(1, "a")
+Traceback (most recent call last):
+...
+streameval.errors.UnknownElementError: revert of (y_true=1, y_pred='a', w=1): the table holds 0 such elements
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+
+import numpy as np
+
+from ._validate import check_label, check_weight, is_missing
+from .errors import (
+    InvalidLabelError,
+    InvalidStateError,
+    InvalidWeightError,
+    MissingLabelError,
+    UnknownElementError,
+)
+from .stats import (
+    STAT_NAMES,
+    ContingencyStats,
+    beta_ratio,
+    bcubed_term,
+    elm_term,
+    f_term,
+    xlogx,
+)
+
+__all__ = ["Contingency"]
+
+_FORMAT = "streameval.Contingency"
+_VERSION = 1
+
+
+class _Cluster:
+    """One row (true cluster) or column (predicted cluster) of the table."""
+
+    __slots__ = ("size", "sq", "max", "hist", "cells")
+
+    def __init__(self):
+        self.size = 0  # number of elements
+        self.sq = 0  # sum of squared cell counts
+        self.max = 0  # largest cell count
+        self.hist = {}  # cell count -> number of cells with that count
+        self.cells = {}  # label on the other side -> cell count
+
+
+def _move(k: _Cluster, other, n0: int, n1: int, d: int):
+    """Change cell ``other`` of cluster ``k`` from ``n0`` to ``n1 = n0 + d``; return the deltas.
+
+    Returns ``(Δ size², Δ xlogx(size), Δ bcubed term, Δ elm term, Δ max, Δ is-singleton)``.
+    Cost O(1), except that a revert by ``w > 1`` of the largest cell looks for the next largest
+    count in O(min(w, distinct counts)).
+    """
+    s0, q0, m0 = k.size, k.sq, k.max
+    s1 = s0 + d
+    q1 = q0 + n1 * n1 - n0 * n0
+    hist = k.hist
+    if n0:
+        c = hist[n0] - 1
+        if c:
+            hist[n0] = c
+        else:
+            del hist[n0]
+    if n1:
+        hist[n1] = hist.get(n1, 0) + 1
+        k.cells[other] = n1
+    else:
+        del k.cells[other]
+    if n1 > m0:
+        m1 = n1
+    elif n0 == m0 and n0 not in hist:
+        if not hist:
+            m1 = 0
+        elif len(hist) <= n0 - n1:
+            m1 = max(hist)
+        else:
+            m1 = n0 - 1
+            while m1 not in hist:
+                m1 -= 1
+    else:
+        m1 = m0
+    k.size, k.sq, k.max = s1, q1, m1
+    return (
+        s1 * s1 - s0 * s0,
+        xlogx(s1) - xlogx(s0),
+        bcubed_term(q1, s1) - bcubed_term(q0, s0),
+        elm_term(q1, s1) - elm_term(q0, s0),
+        m1 - m0,
+        (s1 == 1) - (s0 == 1),
+    )
+
+
+class Contingency:
+    """Exact streaming contingency table of (true label, predicted label) counts.
+
+    Parameters
+    ----------
+    missing : ``"raise"`` (default) or ``"skip"``
+        What to do with a ``None`` or NaN label: raise :class:`~streameval.errors.MissingLabelError`,
+        or skip the element and count it in :attr:`skipped`.
+
+    Cost per call: :meth:`update` and :meth:`revert` O(1) (plus O(cells in the row and the column)
+    for each element-averaged F-score tracked); every sum read O(1); :meth:`merge`, :meth:`to_dict`,
+    :meth:`from_dict`, :meth:`_check` O(cells). Memory O(cells).
+
+    The attributes named in :class:`~streameval.stats.ContingencyStats` (``n``, ``cells``,
+    ``k_true``, ``sum_cell_sq``, ...) are read-only views of the state.
+
+    >>> t = Contingency()
+    >>> t.update("cat", 1, w=3)
+    >>> t.update("dog", 1)
+    >>> t.n, t.sum_cell_sq, t.sum_col_max
+    (4, 10, 3)
+    """
+
+    def __init__(self, missing: str = "raise"):
+        if missing not in ("raise", "skip"):
+            raise ValueError(f'missing must be "raise" or "skip", got {missing!r}')
+        self.missing = missing
+        self.skipped = 0
+        self.version = 0  # bumped by every mutation: lets on-demand metrics cache their value
+        self._rows: dict = {}
+        self._cols: dict = {}
+        self._fspecs: list = []  # [(key, kind, num, den)] for the tracked element-averaged F-scores
+        self._zero_sums()
+
+    def _zero_sums(self):
+        for name in STAT_NAMES:
+            setattr(self, name, 0)
+        self.f_sums = {key: 0 for key, *_ in self._fspecs}
+
+    # ------------------------------------------------------------------ reading
+    def __getitem__(self, key) -> int:
+        """``table[t, p]``: the count of cell ``(t, p)``, 0 if absent (reading never creates it)."""
+        t, p = key
+        row = self._rows.get(t)
+        return row.cells.get(p, 0) if row is not None else 0
+
+    def items(self):
+        """Iterate over the non-zero cells as ``(true, pred, count)``. O(cells)."""
+        for t, row in self._rows.items():
+            for p, c in row.cells.items():
+                yield t, p, c
+
+    def true_sizes(self) -> dict:
+        """``{true label: a[i]}`` for the non-empty true clusters. O(k_true)."""
+        return {t: r.size for t, r in self._rows.items()}
+
+    def pred_sizes(self) -> dict:
+        """``{predicted label: b[j]}`` for the non-empty predicted clusters. O(k_pred)."""
+        return {p: c.size for p, c in self._cols.items()}
+
+    def row(self, t) -> dict:
+        """The cells of true cluster ``t`` as ``{pred: count}`` (a copy). O(cells in the row)."""
+        r = self._rows.get(t)
+        return dict(r.cells) if r is not None else {}
+
+    def column(self, p) -> dict:
+        """The cells of predicted cluster ``p`` as ``{true: count}`` (a copy). O(cells in the column)."""
+        c = self._cols.get(p)
+        return dict(c.cells) if c is not None else {}
+
+    def true_size(self, t) -> int:
+        """``a[t]``, 0 for an unseen label. O(1)."""
+        r = self._rows.get(t)
+        return r.size if r is not None else 0
+
+    def pred_size(self, p) -> int:
+        """``b[p]``, 0 for an unseen label. O(1)."""
+        c = self._cols.get(p)
+        return c.size if c is not None else 0
+
+    def stats(self) -> ContingencyStats:
+        """A snapshot of the sufficient statistics. O(number of tracked F-scores)."""
+        s = ContingencyStats(**{name: getattr(self, name) for name in STAT_NAMES})
+        s.f_sums = dict(self.f_sums)
+        return s
+
+    # ------------------------------------------------------------------ element-averaged F
+    def track_f(self, kind: str, beta: float = 1.0) -> tuple:
+        """Start keeping ``Σ n·F_e`` for ``kind`` ``"elm"`` or ``"bcubed"`` and ``beta``.
+
+        Returns the key of :attr:`f_sums`. The first call for a key costs O(cells); afterwards each
+        update costs O(cells in its row + cells in its column) more. Idempotent.
+        """
+        if kind not in ("elm", "bcubed"):
+            raise ValueError(f'kind must be "elm" or "bcubed", got {kind!r}')
+        num, den = beta_ratio(beta)
+        key = (kind, float(beta))
+        if key not in self.f_sums:
+            self._fspecs.append((key, kind, num, den))
+            self.f_sums[key] = sum(
+                f_term(kind, num, den, c, self._rows[t].size, self._cols[p].size)
+                for t, p, c in self.items()
+            )
+        return key
+
+    def _f_near(self, t, p) -> list:
+        """Σ n·F_e over the cells of row ``t`` and column ``p``, per tracked spec."""
+        row, col = self._rows.get(t), self._cols.get(p)
+        cols, rows = self._cols, self._rows
+        out = []
+        for _, kind, num, den in self._fspecs:
+            total = 0
+            if row is not None:
+                a = row.size
+                for j, c in row.cells.items():
+                    total += f_term(kind, num, den, c, a, cols[j].size)
+            if col is not None:
+                b = col.size
+                for i, c in col.cells.items():
+                    if i != t:  # cell (t, p) was counted with the row
+                        total += f_term(kind, num, den, c, rows[i].size, b)
+            out.append(total)
+        return out
+
+    # ------------------------------------------------------------------ mutation
+    def _both_near(self, t, p) -> int:
+        """Elements alone in both clusters, among the cells of row ``t`` and column ``p``."""
+        rows, cols = self._rows, self._cols
+        found = 0
+        row = rows.get(t)
+        if row is not None and row.size == 1:
+            (j,) = row.cells
+            found += cols[j].size == 1
+        col = cols.get(p)
+        if col is not None and col.size == 1:
+            (i,) = col.cells
+            if i != t or row.size != 1:  # cell (t, p) was counted with the row
+                found += rows[i].size == 1
+        return found
+
+    def _change(self, t, p, d: int):
+        """Add ``d`` (may be negative; the caller has checked the count stays >= 0) to cell (t, p)."""
+        rows, cols = self._rows, self._cols
+        fspecs = self._fspecs
+        f_before = self._f_near(t, p) if fspecs else None
+        both_before = self._both_near(t, p)
+        row = rows.get(t)
+        if row is None:
+            row = rows[t] = _Cluster()
+            self.k_true += 1
+        col = cols.get(p)
+        if col is None:
+            col = cols[p] = _Cluster()
+            self.k_pred += 1
+        n0 = row.cells.get(p, 0)
+        n1 = n0 + d
+        self.n += d
+        self.sum_cell_sq += n1 * n1 - n0 * n0
+        self.sum_cell_xlogx += xlogx(n1) - xlogx(n0)
+        self.cells += (n1 > 0) - (n0 > 0)
+        dsq, dxl, dbc, delm, dmax, dsingle = _move(row, p, n0, n1, d)
+        self.sum_row_sq += dsq
+        self.sum_row_xlogx += dxl
+        self.bcubed_r_sum += dbc
+        self.elm_r_sum += delm
+        self.sum_row_max += dmax
+        self.true_singletons += dsingle
+        dsq, dxl, dbc, delm, dmax, dsingle = _move(col, t, n0, n1, d)
+        self.sum_col_sq += dsq
+        self.sum_col_xlogx += dxl
+        self.bcubed_p_sum += dbc
+        self.elm_p_sum += delm
+        self.sum_col_max += dmax
+        self.pred_singletons += dsingle
+        if not row.size:
+            del rows[t]
+            self.k_true -= 1
+        if not col.size:
+            del cols[p]
+            self.k_pred -= 1
+        self.both_singletons += self._both_near(t, p) - both_before
+        if fspecs:
+            f_sums = self.f_sums
+            for (key, *_), before, after in zip(fspecs, f_before, self._f_near(t, p)):
+                f_sums[key] += after - before
+        self.version += 1
+
+    def _labels(self, y_true, y_pred):
+        """Checked labels, or ``None`` when a missing label is to be skipped."""
+        try:
+            bad = y_true is None or y_true != y_true or y_pred is None or y_pred != y_pred
+            hash(y_true), hash(y_pred)
+        except (TypeError, ValueError):
+            bad = True
+        if not bad:
+            return y_true, y_pred
+        if self.missing == "skip" and (is_missing(y_true) or is_missing(y_pred)):
+            return None
+        check_label(y_true, "y_true")
+        check_label(y_pred, "y_pred")
+        raise InvalidLabelError(f"invalid labels {y_true!r}, {y_pred!r}")  # pragma: no cover
+
+    def update(self, y_true, y_pred, w=1) -> None:
+        """Add ``w`` elements with true label ``y_true`` and predicted label ``y_pred``. O(1)."""
+        if w.__class__ is not int or w < 1:
+            w = check_weight(w)
+        labels = self._labels(y_true, y_pred)
+        if labels is None:
+            self.skipped += w
+            return
+        self._change(labels[0], labels[1], w)
+
+    def revert(self, y_true, y_pred, w=1) -> None:
+        """Remove ``w`` elements added by :meth:`update` with the same arguments. O(1).
+
+        Raises :class:`~streameval.errors.UnknownElementError` if the table holds fewer than ``w``
+        such elements; the table is then unchanged.
+        """
+        if w.__class__ is not int or w < 1:
+            w = check_weight(w)
+        labels = self._labels(y_true, y_pred)
+        if labels is None:
+            if self.skipped < w:
+                raise UnknownElementError(
+                    f"revert of {w} skipped element(s) with a missing label: only {self.skipped} "
+                    "were skipped"
+                )
+            self.skipped -= w
+            return
+        t, p = labels
+        have = self[t, p]
+        if have < w:
+            raise UnknownElementError(
+                f"revert of (y_true={t!r}, y_pred={p!r}, w={w}): the table holds {have} such "
+                "elements"
+            )
+        self._change(t, p, -w)
+
+    def update_many(self, y_true, y_pred, w=None) -> None:
+        """Add many elements at once from sequences or numpy arrays (vectorised).
+
+        Equivalent to calling :meth:`update` for each element, and gives a bit-identical state.
+        Cells are counted with numpy, then applied cell by cell when they are few compared with
+        the table, or added in bulk followed by one O(cells) rebuild of the sums. Every label and
+        weight is checked before anything changes.
+
+        >>> import numpy as np
+        >>> t = Contingency()
+        >>> t.update_many(np.array([0, 0, 1, 1]), np.array(["x", "x", "x", "y"]))
+        >>> sorted(t.items())
+        [(0, 'x', 2), (1, 'x', 1), (1, 'y', 1)]
+        """
+        triples = self._count_many(y_true, y_pred, w)
+        if triples is None:
+            return
+        triples, skipped = triples
+        self.skipped += skipped
+        if len(triples) * 4 < self.cells:
+            for t, p, c in triples:
+                self._change(t, p, c)
+        else:
+            self._add_cells(triples)
+
+    def _count_many(self, y_true, y_pred, w):
+        """Check and count a batch: ``([(t, p, count)], skipped)``; labels as Python scalars."""
+        yt = np.asarray(y_true) if not isinstance(y_true, np.ndarray) else y_true
+        yp = np.asarray(y_pred) if not isinstance(y_pred, np.ndarray) else y_pred
+        if yt.ndim != 1 or yp.ndim != 1:
+            raise ValueError(
+                f"y_true and y_pred must be one-dimensional, got shapes {yt.shape} and {yp.shape}"
+            )
+        if len(yt) != len(yp):
+            raise ValueError(
+                f"y_true and y_pred must have the same length, got {len(yt)} and {len(yp)}"
+            )
+        if w is None:
+            weights = None
+        else:
+            weights = np.asarray(w)
+            if weights.shape != yt.shape:
+                raise ValueError(
+                    f"w must have the same length as the labels, got shape {weights.shape}"
+                )
+            if weights.dtype.kind not in "iuf":
+                raise InvalidWeightError(
+                    f"w must hold positive integer multiplicities, got dtype {weights.dtype}"
+                )
+            bad = ~np.isfinite(weights) | (weights <= 0) | (weights != np.floor(weights))
+            if bad.any():
+                i = int(np.argmax(bad))
+                check_weight(weights[i].item())
+            weights = weights.astype(np.int64)
+        keep = np.ones(len(yt), dtype=bool)
+        for arr, name in ((yt, "y_true"), (yp, "y_pred")):
+            if arr.dtype.kind == "f":
+                keep &= ~np.isnan(arr)
+            elif arr.dtype.kind == "O":
+                keep &= np.fromiter((not is_missing(v) for v in arr), bool, len(arr))
+        if not keep.all():
+            if self.missing == "raise":
+                i = int(np.argmin(keep))
+                for arr, name in ((yt, "y_true"), (yp, "y_pred")):
+                    v = arr[i]
+                    if is_missing(v):
+                        raise MissingLabelError(
+                            f"{name}[{i}] is missing ({v!r}); pass a label, or use "
+                            'Contingency(missing="skip") to skip and count such elements'
+                        )
+            skipped = int(weights[~keep].sum()) if weights is not None else int((~keep).sum())
+            yt, yp = yt[keep], yp[keep]
+            weights = weights[keep] if weights is not None else None
+        else:
+            skipped = 0
+        if len(yt) == 0:
+            return ([], skipped) if skipped else None
+        if yt.dtype.kind == "O" or yp.dtype.kind == "O":
+            counts: dict = {}
+            ws = weights.tolist() if weights is not None else [1] * len(yt)
+            for t, p, c in zip(yt.tolist(), yp.tolist(), ws):
+                check_label(t, "y_true")
+                check_label(p, "y_pred")
+                counts[t, p] = counts.get((t, p), 0) + c
+            return [(t, p, c) for (t, p), c in counts.items()], skipped
+        ut, it = np.unique(yt, return_inverse=True)
+        up, ip = np.unique(yp, return_inverse=True)
+        code = it.astype(np.int64) * len(up) + ip
+        if weights is None:
+            cells, counts = np.unique(code, return_counts=True)
+        else:
+            cells, inv = np.unique(code, return_inverse=True)
+            counts = np.bincount(inv, weights=weights, minlength=len(cells)).astype(np.int64)
+        ut, up = ut.tolist(), up.tolist()
+        kp = len(up)
+        return [
+            (ut[c // kp], up[c % kp], n) for c, n in zip(cells.tolist(), counts.tolist())
+        ], skipped
+
+    def _add_cells(self, triples) -> None:
+        """Add positive ``(t, p, count)`` triples in bulk, then rebuild the sums. O(cells)."""
+        rows, cols = self._rows, self._cols
+        for t, p, c in triples:
+            row = rows.get(t)
+            if row is None:
+                row = rows[t] = _Cluster()
+            col = cols.get(p)
+            if col is None:
+                col = cols[p] = _Cluster()
+            n = row.cells.get(p, 0) + c
+            row.cells[p] = n
+            col.cells[t] = n
+        self._rebuild()
+
+    def merge(self, other: "Contingency") -> None:
+        """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
+
+        The result is bit-identical to one stream that saw both streams' elements; the tracked
+        F-scores become the union of both tables'. ``other`` is unchanged.
+
+        >>> a, b = Contingency(), Contingency()
+        >>> a.update(1, "x"); b.update(1, "x"); b.update(2, "y")
+        >>> a.merge(b)
+        >>> sorted(a.items())
+        [(1, 'x', 2), (2, 'y', 1)]
+        """
+        if not isinstance(other, Contingency):
+            raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
+        triples = list(other.items())
+        for key, kind, num, den in other._fspecs:
+            if key not in self.f_sums:
+                self._fspecs.append((key, kind, num, den))
+        self.skipped += other.skipped
+        self._add_cells(triples)
+
+    def _rebuild(self) -> None:
+        """Recompute every cluster record and sum from the cells. O(cells)."""
+        rows, cols = self._rows, self._cols
+        self._zero_sums()
+        for records, side in ((rows, "row"), (cols, "col")):
+            for k in records.values():
+                cells = k.cells
+                k.size = sum(cells.values())
+                k.sq = sum(c * c for c in cells.values())
+                hist: dict = {}
+                for c in cells.values():
+                    hist[c] = hist.get(c, 0) + 1
+                k.hist = hist
+                k.max = max(hist) if hist else 0
+        s = ContingencyStats.from_cells(self.items(), [key for key, *_ in self._fspecs])
+        for name in STAT_NAMES:
+            setattr(self, name, getattr(s, name))
+        self.f_sums = s.f_sums
+        self.version += 1
+
+    # ------------------------------------------------------------------ state
+    def _state(self):
+        return (
+            {t: r.cells for t, r in self._rows.items()},
+            tuple(getattr(self, name) for name in STAT_NAMES),
+            self.f_sums,
+            self.skipped,
+        )
+
+    def __eq__(self, other) -> bool:
+        """Two tables are equal when their cells, every sum and the tracked F-scores are equal."""
+        if not isinstance(other, Contingency):
+            return NotImplemented
+        return self._state() == other._state()
+
+    __hash__ = None  # mutable
+
+    def __len__(self) -> int:
+        """The number of non-zero cells."""
+        return self.cells
+
+    def __repr__(self) -> str:
+        return (
+            f"Contingency(n={self.n}, cells={self.cells}, k_true={self.k_true}, "
+            f"k_pred={self.k_pred})"
+        )
+
+    def copy(self) -> "Contingency":
+        """An independent copy with the same state. O(cells)."""
+        new = Contingency(self.missing)
+        new._fspecs = list(self._fspecs)
+        new.skipped = self.skipped
+        new._add_cells(list(self.items()))
+        return new
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of the state (labels: str, int, float, bool, or tuples of these).
+
+        >>> t = Contingency(); t.update("a", ("x", 1), w=2)
+        >>> d = t.to_dict(); d["cells"]
+        [['a', ['x', 1], 2]]
+        >>> Contingency.from_dict(json.loads(json.dumps(d))) == t
+        True
+        """
+        cells = [[_label_to_json(t), _label_to_json(p), c] for t, p, c in self.items()]
+        return {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "missing": self.missing,
+            "skipped": self.skipped,
+            "n": self.n,
+            "track_f": [[kind, key[1]] for key, kind, _, _ in self._fspecs],
+            "cells": cells,
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "Contingency":
+        """Rebuild a table from :meth:`to_dict`'s output, validating it. O(cells).
+
+        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
+        """
+        if not isinstance(state, dict):
+            raise InvalidStateError(f"a Contingency state must be a dict, got {type(state).__name__}")
+        if state.get("format") != _FORMAT:
+            raise InvalidStateError(
+                f"not a streameval Contingency state: format is {state.get('format')!r}, "
+                f"expected {_FORMAT!r}"
+            )
+        if state.get("version") != _VERSION:
+            raise InvalidStateError(f"unsupported Contingency state version {state.get('version')!r}")
+        for key in ("missing", "skipped", "n", "track_f", "cells"):
+            if key not in state:
+                raise InvalidStateError(f"Contingency state lacks the key {key!r}")
+        if state["missing"] not in ("raise", "skip"):
+            raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
+        skipped = state["skipped"]
+        if not _is_count(skipped, allow_zero=True):
+            raise InvalidStateError(f"'skipped' must be an int >= 0, got {skipped!r}")
+        cells = state["cells"]
+        if not isinstance(cells, list):
+            raise InvalidStateError("'cells' must be a list of [true, pred, count]")
+        triples = []
+        seen = set()
+        total = 0
+        for k, cell in enumerate(cells):
+            if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
+                raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {cell!r}")
+            t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
+            for v, name in ((t, "true"), (p, "pred")):
+                try:
+                    check_label(v, name)
+                except (MissingLabelError, InvalidLabelError) as e:
+                    raise InvalidStateError(f"cells[{k}]: {e}") from None
+            if not _is_count(c):
+                raise InvalidStateError(f"cells[{k}]: count must be an int >= 1, got {c!r}")
+            if (t, p) in seen:
+                raise InvalidStateError(f"cells[{k}]: cell ({t!r}, {p!r}) appears twice")
+            seen.add((t, p))
+            triples.append((t, p, c))
+            total += c
+        if state["n"] != total:
+            raise InvalidStateError(
+                f"inconsistent state: 'n' is {state['n']!r} but the cells sum to {total}"
+            )
+        table = cls(state["missing"])
+        table.skipped = skipped
+        track = state["track_f"]
+        if not isinstance(track, list):
+            raise InvalidStateError("'track_f' must be a list of [kind, beta]")
+        for spec in track:
+            try:
+                kind, beta = spec
+                table.track_f(kind, beta)
+            except (TypeError, ValueError) as e:
+                raise InvalidStateError(f"invalid track_f entry {spec!r}: {e}") from None
+        table._add_cells(triples)
+        return table
+
+    def _check(self) -> None:
+        """Assert every invariant of the state (for tests; O(cells))."""
+        rows, cols = self._rows, self._cols
+        for records, others, side in ((rows, cols, "row"), (cols, rows, "col")):
+            for label, k in records.items():
+                assert k.cells, f"empty {side} {label!r} kept"
+                assert all(c > 0 for c in k.cells.values()), f"zero cell kept in {side} {label!r}"
+                assert k.size == sum(k.cells.values()), f"{side} {label!r} size"
+                assert k.sq == sum(c * c for c in k.cells.values()), f"{side} {label!r} sq"
+                hist: dict = {}
+                for c in k.cells.values():
+                    hist[c] = hist.get(c, 0) + 1
+                assert k.hist == hist, f"{side} {label!r} histogram"
+                assert k.max == max(hist), f"{side} {label!r} max"
+                for other, c in k.cells.items():
+                    assert others[other].cells.get(label) == c, f"{side} {label!r} mirror"
+        ref = ContingencyStats.from_cells(self.items(), [key for key, *_ in self._fspecs])
+        for name in STAT_NAMES:
+            assert getattr(self, name) == getattr(ref, name), f"sum {name} drifted"
+        assert self.f_sums == ref.f_sums, "tracked F sums drifted"
+        assert self.skipped >= 0
+
+
+def _is_count(v, allow_zero=False) -> bool:
+    return (
+        isinstance(v, numbers.Integral)
+        and not isinstance(v, bool)
+        and (v >= 0 if allow_zero else v >= 1)
+    )
+
+
+def _label_to_json(v):
+    if isinstance(v, tuple):
+        return [_label_to_json(x) for x in v]
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    raise InvalidLabelError(
+        f"label {v!r} of type {type(v).__name__} cannot be saved as JSON; use str, int, float, "
+        "bool or tuples of these"
+    )
+
+
+def _label_from_json(v):
+    if isinstance(v, list):
+        return tuple(_label_from_json(x) for x in v)
+    return v

@@ -1,0 +1,50 @@
+"""Metric views over the contingency table, one family per module."""
+
+from .base import REGISTRY, Metric
+from .element import ELM, BCubed
+from .information import (
+    Completeness,
+    Homogeneity,
+    MutualInfo,
+    NormalizedMutualInfo,
+    VariationOfInformation,
+    VBeta,
+)
+from .matching import InversePurity, Purity
+from .pairs import (
+    AdjustedRand,
+    FowlkesMallows,
+    PairF1,
+    PairJaccard,
+    PairPrecision,
+    PairRecall,
+    Rand,
+)
+
+__all__ = [
+    "REGISTRY",
+    "default_metrics",
+    "Metric",
+    "ELM",
+    "BCubed",
+    "Rand",
+    "AdjustedRand",
+    "PairPrecision",
+    "PairRecall",
+    "PairF1",
+    "PairJaccard",
+    "FowlkesMallows",
+    "MutualInfo",
+    "NormalizedMutualInfo",
+    "Homogeneity",
+    "Completeness",
+    "VBeta",
+    "VariationOfInformation",
+    "Purity",
+    "InversePurity",
+]
+
+
+def default_metrics() -> list:
+    """One fresh instance, default parameters, of every registered O(1) label metric."""
+    return [cls() for cls in REGISTRY.values() if getattr(cls, "on_demand", False) is False]

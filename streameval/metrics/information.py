@@ -1,0 +1,199 @@
+"""Information-theoretic metrics (natural logarithm), with scikit-learn's values and edge cases.
+
+With ``A = Σ a log a``, ``B = Σ b log b``, ``C = Σ n log n`` (kept as exact fixed-point sums):
+
+- ``H(T) = (N log N - A)/N``, ``H(P) = (N log N - B)/N``;
+- ``MI = (N log N + C - A - B)/N``;
+- ``VI = H(T) + H(P) - 2 MI = (A + B - 2C)/N``.
+
+Each sum changes by one term per update, so every metric here is O(1) per update, revert and read.
+The integer differences are taken before the one division, so a perfect match gives exactly
+``MI = H(T) = H(P)`` and NMI exactly 1.0.
+
+Edge cases (scikit-learn's): MI is 0.0 on an empty table or when either side has one cluster; NMI is
+1.0 when both sides have one cluster (or none) and 0.0 when MI is 0; homogeneity (completeness) is
+1.0 when ``H(T)`` (``H(P)``) is 0, all three of homogeneity, completeness, V are 1.0 on an empty
+table; V is 0.0 when homogeneity + completeness is 0. VI is 0.0 on an empty table.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..stats import ONE, xlogx
+from .base import Metric
+
+__all__ = [
+    "MutualInfo",
+    "NormalizedMutualInfo",
+    "Homogeneity",
+    "Completeness",
+    "VBeta",
+    "VariationOfInformation",
+    "entropies",
+]
+
+_AVERAGES = ("arithmetic", "geometric", "min", "max")
+
+
+def entropies(s) -> tuple[float, float, float]:
+    """``(H(T), H(P), MI)`` in nats from the stats. O(1).
+
+    >>> from streameval import Contingency
+    >>> t = Contingency()
+    >>> for a, b in [(0, 0), (0, 0), (1, 1), (1, 1)]:
+    ...     t.update(a, b)
+    >>> [round(x, 6) for x in entropies(t)]
+    [0.693147, 0.693147, 0.693147]
+    """
+    n = s.n
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    nlogn = xlogx(n)
+    scale = n * ONE
+    ht = (nlogn - s.sum_row_xlogx) / scale if s.k_true > 1 else 0.0
+    hp = (nlogn - s.sum_col_xlogx) / scale if s.k_pred > 1 else 0.0
+    if s.k_true <= 1 or s.k_pred <= 1:
+        return ht, hp, 0.0
+    mi = (nlogn + s.sum_cell_xlogx - s.sum_row_xlogx - s.sum_col_xlogx) / scale
+    return ht, hp, max(mi, 0.0)
+
+
+def generalized_average(u: float, v: float, method: str) -> float:
+    """The mean of two entropies used to normalise MI (scikit-learn's ``average_method``)."""
+    if method == "min":
+        return min(u, v)
+    if method == "geometric":
+        return math.sqrt(u * v)
+    if method == "arithmetic":
+        return (u + v) / 2
+    return max(u, v)
+
+
+class MutualInfo(Metric):
+    """Mutual information ``MI`` (nats), scikit-learn's ``mutual_info_score``. O(1).
+
+    >>> m = MutualInfo()
+    >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 2)]:
+    ...     m.update(t, p)
+    >>> round(m.get(), 6)
+    0.37489
+    """
+
+    symmetric = True
+    bounds = (0.0, math.inf)
+
+    def value(self, s) -> float:
+        return entropies(s)[2]
+
+
+class NormalizedMutualInfo(Metric):
+    """Normalised mutual information ``MI / mean(H(T), H(P))``, scikit-learn's values. O(1).
+
+    ``average_method``: ``"arithmetic"`` (default), ``"geometric"``, ``"min"`` or ``"max"``.
+
+    >>> m = NormalizedMutualInfo()
+    >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 2)]:
+    ...     m.update(t, p)
+    >>> round(m.get(), 6)
+    0.43987
+    """
+
+    symmetric = True
+
+    def __init__(self, average_method: str = "arithmetic"):
+        if average_method not in _AVERAGES:
+            raise ValueError(f"average_method must be one of {_AVERAGES}, got {average_method!r}")
+        self.average_method = average_method
+        super().__init__(**({} if average_method == "arithmetic" else {"average_method": average_method}))
+
+    def value(self, s) -> float:
+        if s.k_true == s.k_pred and s.k_true <= 1:
+            return 1.0
+        ht, hp, mi = entropies(s)
+        if mi == 0:
+            return 0.0
+        return mi / generalized_average(ht, hp, self.average_method)
+
+
+class Homogeneity(Metric):
+    """Homogeneity ``MI / H(T)``: each predicted cluster holds one class; 1.0 when ``H(T) = 0``. O(1).
+
+    >>> m = Homogeneity()
+    >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 2)]:
+    ...     m.update(t, p)
+    >>> round(m.get(), 6)
+    0.540852
+    """
+
+    def value(self, s) -> float:
+        ht, _, mi = entropies(s)
+        return mi / ht if ht else 1.0
+
+
+class Completeness(Metric):
+    """Completeness ``MI / H(P)``: each class lies in one cluster; 1.0 when ``H(P) = 0``. O(1).
+
+    >>> m = Completeness()
+    >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 2)]:
+    ...     m.update(t, p)
+    >>> round(m.get(), 6)
+    0.370663
+    """
+
+    def value(self, s) -> float:
+        _, hp, mi = entropies(s)
+        return mi / hp if hp else 1.0
+
+
+class VBeta(Metric):
+    """V-measure ``(1+β) h c / (β h + c)`` of homogeneity ``h`` and completeness ``c``. O(1).
+
+    ``beta`` weighs completeness over homogeneity (scikit-learn's ``v_measure_score``).
+
+    >>> m = VBeta()
+    >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 2)]:
+    ...     m.update(t, p)
+    >>> round(m.get(), 6)
+    0.43987
+    """
+
+    def __init__(self, beta: float = 1.0):
+        if not (math.isfinite(beta) and beta > 0):
+            raise ValueError(f"beta must be a finite number > 0, got {beta!r}")
+        self.beta = float(beta)
+        self.symmetric = self.beta == 1.0  # swapping the sides swaps h and c
+        super().__init__(**({} if self.beta == 1.0 else {"beta": beta}))
+
+    def value(self, s) -> float:
+        if s.n == 0:
+            return 1.0
+        ht, hp, mi = entropies(s)
+        h = mi / ht if ht else 1.0
+        c = mi / hp if hp else 1.0
+        if h + c == 0:
+            return 0.0
+        return (1 + self.beta) * h * c / (self.beta * h + c)
+
+
+class VariationOfInformation(Metric):
+    """Variation of information ``H(T) + H(P) - 2 MI = (A + B - 2C)/N`` (nats), a distance. O(1).
+
+    Smaller is better; 0 exactly when the clusterings are equal up to relabelling.
+
+    >>> m = VariationOfInformation()
+    >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 2)]:
+    ...     m.update(t, p)
+    >>> round(m.get(), 6)
+    0.954771
+    """
+
+    bigger_is_better = False
+    symmetric = True
+    bounds = (0.0, math.inf)
+
+    def value(self, s) -> float:
+        n = s.n
+        if n == 0:
+            return 0.0
+        return max(0.0, (s.sum_row_xlogx + s.sum_col_xlogx - 2 * s.sum_cell_xlogx) / (n * ONE))
