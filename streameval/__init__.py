@@ -42,6 +42,7 @@ from .metrics import (
     VBeta,
 )
 from .stats import ContingencyStats
+from .window import CountWindow
 
 __version__ = "0.1.0"
 
@@ -50,6 +51,7 @@ __all__ = [
     "Contingency",
     "ContingencyStats",
     "Evaluator",
+    "CountWindow",
     "Metric",
     "REGISTRY",
     "ELM",
