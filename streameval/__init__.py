@@ -41,6 +41,14 @@ from .metrics import (
     VariationOfInformation,
     VBeta,
 )
+from .metrics import (  # coreference and on-demand matching metrics (issue 3)
+    BLANC,
+    CEAF,
+    LEA,
+    MUC,
+    AdjustedMutualInfo,
+    ClusterAccuracy,
+)
 from .stats import ContingencyStats
 from .window import CountWindow
 
@@ -71,6 +79,12 @@ __all__ = [
     "VariationOfInformation",
     "Purity",
     "InversePurity",
+    "MUC",
+    "BLANC",
+    "LEA",
+    "CEAF",
+    "ClusterAccuracy",
+    "AdjustedMutualInfo",
     "StreamevalError",
     "MissingLabelError",
     "InvalidLabelError",

@@ -12,6 +12,14 @@ labels are rejected.
 1.0
 """
 
+from .coreference import (
+    adjusted_mutual_info_score,
+    blanc_score,
+    ceaf_score,
+    cluster_accuracy_score,
+    lea_score,
+    muc_score,
+)
 from .labels import (
     adjusted_rand_score,
     bcubed_score,
@@ -54,4 +62,11 @@ __all__ = [
     "variation_of_information",
     "purity_score",
     "inverse_purity_score",
+    # coreference and on-demand matching metrics (issue 3)
+    "muc_score",
+    "blanc_score",
+    "lea_score",
+    "ceaf_score",
+    "cluster_accuracy_score",
+    "adjusted_mutual_info_score",
 ]
