@@ -287,3 +287,14 @@ def test_edge_one_cluster_on_one_side():
     assert [v for k, v in got.items() if k.startswith("Adjusted")] == [0.0] * 4
     # CEAF-e: the one response entity aligns with the size-2 key entity, φ4 = 4/6; P = 2/3, R = 2/9
     assert got["CEAF"] == pytest.approx(1 / 3)
+
+
+def test_edge_one_mention_on_demand():
+    ev = run([("k", "r", 1)], metrics(AVERAGES))
+    assert list(ev.get().values()) == [1.0] * 7
+
+
+def test_edge_no_links_in_key_or_response_on_demand():
+    ev = run([(i, i, 1) for i in range(6)], metrics(AVERAGES))
+    assert list(ev.get().values()) == [1.0] * 7
+    assert sk_ami(range(6), range(6)) == 1.0
