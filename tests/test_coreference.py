@@ -305,3 +305,54 @@ def test_long_random_stream_with_reverts_stays_exact():
             ev.update(*e)
             live.append(e)
     assert values(ev) == values(run(live))
+
+
+# Recasens & Hovy (2011) / Recasens' PhD thesis (2010, pp. 124-125): a 70-mention document whose key
+# has 61 singletons and entities {62-65} {66-68} {69,70}, scored against responses A-H. The values
+# are the published percentages as transcribed in BBN's coreference scorer tests
+# (TestCorefMeasures.java); MUC has no value for G (no links at all in the response). The mention-based
+# CEAF figures of the same example are checked in tests/test_on_demand.py.
+def _clusters(spec):
+    return [set(map(int, c.split(","))) for c in spec.replace("(", "").split(")") if c.strip()]
+
+
+_SINGLE = " ".join(f"({i})" for i in range(2, 62))
+RECASENS_KEY = _clusters("(1) " + _SINGLE + " (62,63,64,65) (66,67,68) (69,70)")
+RECASENS = {
+    "A": ("(1,2) " + " ".join(f"({i})" for i in range(3, 62)) + " (62,63,64,65) (66,67,68) (69,70)",
+          97.61, 92.31),
+    "B": ("(1,62,63,64,65) " + _SINGLE + " (66,67,68) (69,70)", 91.63, 92.31),
+    "C": ("(1) " + _SINGLE + " (62,63,64,65) (66) (67) (68) (69,70)", 91.15, 80.0),
+    "D": ("(1) " + _SINGLE + " (62,63,64,65,66,67,68) (69,70)", 81.12, 92.31),
+    "E": ("(1,62,63) " + " ".join(f"({i})" for i in range(2, 62) if i != 28)
+          + " (28,64,65) (66,67,68) (69,70)", 79.92, 76.92),
+    "F": ("(1,62) (4,63) (28,64) (57,65) "
+          + " ".join(f"({i})" for i in range(2, 62) if i not in (4, 28, 57))
+          + " (66,67,68) (69,70)", 72.12, 46.15),
+    "G": (" ".join(f"({i})" for i in range(1, 71)), 49.90, None),
+    "H": ("(" + ",".join(str(i) for i in range(1, 71)) + ")", 0.41, 16.0),
+}
+
+
+@pytest.mark.parametrize("system", sorted(RECASENS))
+def test_blanc_recasens_hovy_2011_example(system):
+    spec, blanc_pct, muc_pct = RECASENS[system]
+    response = _clusters(spec)
+    assert 100 * scores(BLANC, RECASENS_KEY, response)[2] == pytest.approx(blanc_pct, abs=0.01)
+    if muc_pct is not None:
+        assert 100 * scores(MUC, RECASENS_KEY, response)[2] == pytest.approx(muc_pct, abs=0.01)
+
+
+def test_blanc_link_types_on_recasens_response_a():
+    """Response A of the Recasens example keeps all ten key links and adds one: R_c = 1,
+    P_c = 10/11; of the 2,405 key non-coreference links it loses one: R_n = 2404/2405, P_n = 1."""
+    from streameval.metrics.coreference import blanc_parts
+
+    t = {m: i for i, e in enumerate(RECASENS_KEY) for m in e}
+    p = {m: j for j, e in enumerate(_clusters(RECASENS["A"][0])) for m in e}
+    table = Contingency()
+    for m in sorted(t):
+        table.update(t[m], p[m])
+    parts = blanc_parts(table)
+    assert parts["coref"][:2] == pytest.approx((10 / 11, 1.0))
+    assert parts["non_coref"][:2] == pytest.approx((1.0, 2404 / 2405))

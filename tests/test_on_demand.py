@@ -298,3 +298,18 @@ def test_edge_no_links_in_key_or_response_on_demand():
     ev = run([(i, i, 1) for i in range(6)], metrics(AVERAGES))
     assert list(ev.get().values()) == [1.0] * 7
     assert sk_ami(range(6), range(6)) == 1.0
+
+
+@pytest.mark.parametrize(
+    "system, ceaf_m_pct",
+    [("A", 98.57), ("B", 98.57), ("C", 97.14), ("D", 95.71), ("E", 95.71), ("F", 94.29),
+     ("G", 91.43), ("H", 5.71)],
+)
+def test_ceaf_m_recasens_2010_example(system, ceaf_m_pct):
+    """Recasens' thesis (2010, pp. 124-125), the 70-mention example (see test_coreference.py):
+    mention-based CEAF per response, as transcribed in BBN's scorer tests."""
+    from test_coreference import RECASENS, RECASENS_KEY, _clusters, stream_of
+
+    ev = run(stream_of(RECASENS_KEY, _clusters(RECASENS[system][0])),
+             [CEAF(variant="mention"), ClusterAccuracy()])
+    assert [100 * v for v in ev.get().values()] == pytest.approx([ceaf_m_pct] * 2, abs=0.01)
