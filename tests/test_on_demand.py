@@ -313,3 +313,34 @@ def test_ceaf_m_recasens_2010_example(system, ceaf_m_pct):
     ev = run(stream_of(RECASENS_KEY, _clusters(RECASENS[system][0])),
              [CEAF(variant="mention"), ClusterAccuracy()])
     assert [100 * v for v in ev.get().values()] == pytest.approx([ceaf_m_pct] * 2, abs=0.01)
+
+
+matrices = st.integers(1, 7).flatmap(
+    lambda kt: st.integers(1, 7).flatmap(
+        lambda kp: st.lists(
+            st.lists(st.sampled_from([0, 0, 1, 2, 3]), min_size=kp, max_size=kp),
+            min_size=kt, max_size=kt,
+        )
+    )
+)
+
+
+@given(matrices)
+def test_optimal_matching_equals_a_dense_assignment(matrix):
+    """The pre-fixing of dominant cells plus the sparse solver give the dense optimum, for both
+    similarities, on small matrices full of ties."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    from streameval.metrics.matching import optimal_matching
+
+    m = np.array(matrix)
+    cells = [(i, j, int(m[i, j])) for i in range(m.shape[0]) for j in range(m.shape[1]) if m[i, j]]
+    a, b = m.sum(axis=1), m.sum(axis=0)
+    for weight in (lambda n, x, y: n, lambda n, x, y: 2 * n / (x + y)):
+        dense = np.zeros(m.shape)
+        for i, j, n in cells:
+            dense[i, j] = weight(n, a[i], b[j])
+        r, c = linear_sum_assignment(dense, maximize=True)
+        got = optimal_matching(cells, weight)
+        assert sum(float(weight(n, x, y)) for n, x, y in got) == pytest.approx(dense[r, c].sum())
