@@ -484,3 +484,20 @@ def test_json_round_trip_of_a_rich_table():
     t.update(None, 1)
     back = se.Contingency.from_dict(json.loads(json.dumps(t.to_dict())))
     assert back == t and back.skipped == 1 and back.f_sums == t.f_sums
+
+
+RIVER_PEERS = ["Rand", "AdjustedRand", "FowlkesMallows", "MutualInfo", "NormalizedMutualInfo",
+               "Homogeneity", "Completeness", "VBeta"]
+
+
+@given(streams(max_size=30, weights=False))
+def test_river_is_an_oracle_at_every_prefix(stream):
+    rm = pytest.importorskip("river.metrics")
+    ours = {name: se.REGISTRY[name]() for name in RIVER_PEERS}
+    theirs = {name: getattr(rm, name)() for name in RIVER_PEERS}
+    for t, p, _ in stream:
+        for name in RIVER_PEERS:
+            ours[name].update(t, p)
+            theirs[name].update(t, p)
+            assert close(ours[name].get(), theirs[name].get(), 1e-9), (name, ours[name].get(),
+                                                                      theirs[name].get())
