@@ -344,3 +344,22 @@ def test_optimal_matching_equals_a_dense_assignment(matrix):
         r, c = linear_sum_assignment(dense, maximize=True)
         got = optimal_matching(cells, weight)
         assert sum(float(weight(n, x, y)) for n, x, y in got) == pytest.approx(dense[r, c].sum())
+
+
+@given(streams)
+def test_declared_properties_hold_on_demand(stream):
+    """Bounds, symmetry (swapping the sides) and 'a perfect clustering scores best', as the core's
+    registry-wide test checks them for the O(1) metrics."""
+    ms, swapped, perfect = metrics(AVERAGES), metrics(AVERAGES), metrics(AVERAGES)
+    for t, p, w in stream:
+        for m in ms:
+            m.update(t, p, w)
+        for m in swapped:
+            m.update(p, t, w)
+        for m in perfect:
+            m.update(t, t, w)
+    for m, s, best in zip(ms, swapped, perfect):
+        lo, hi = m.bounds
+        assert lo - 1e-12 <= m.get() <= hi + 1e-12
+        assert m.symmetric and close(m.get(), s.get(), 1e-9)
+        assert m.get() <= best.get() + 1e-12
