@@ -150,8 +150,9 @@ def main() -> None:
         "Slowest / fastest step across K = 10 … 100,000: "
         + ", ".join(f"{name} {x:.2f}×" for name, x in spread.items())
         + ". The work per step does not depend on K (one cell, one row and one column change; a "
-        "read is a few integer operations); what growth there is comes from the table's dicts "
-        "outgrowing the CPU caches, and the core's AdjustedRand shows the same.",
+        "read is a few integer operations). The core's AdjustedRand grows the same way, so the "
+        "growth belongs to the shared table (dicts of up to a million cells, memory and cache "
+        "effects) and to timing noise on a shared machine, not to these views.",
         "",
         "## On-demand metrics: ms for one get() after an update, against K",
         "",
