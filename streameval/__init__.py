@@ -42,7 +42,7 @@ from .metrics import (
     VBeta,
 )
 from .stats import ContingencyStats
-from .window import CountWindow
+from .window import CountWindow, EventTimeWindow
 
 __version__ = "0.1.0"
 
@@ -52,6 +52,7 @@ __all__ = [
     "ContingencyStats",
     "Evaluator",
     "CountWindow",
+    "EventTimeWindow",
     "Metric",
     "REGISTRY",
     "ELM",

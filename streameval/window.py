@@ -2,7 +2,9 @@
 
 A window keeps the elements it holds, and reverts the oldest from a shared
 :class:`~streameval.Evaluator` as new ones push it out, so every reading equals a batch computation
-over the window's content.
+over the window's content. :class:`CountWindow` holds the last ``size`` updates;
+:class:`EventTimeWindow` holds the elements whose *event time* lies in the last ``span``, and
+accepts elements that arrive out of order within an allowed lateness.
 
 >>> from streameval import ELM, Purity
 >>> w = CountWindow(3, [ELM(), Purity()])
@@ -19,9 +21,10 @@ from __future__ import annotations
 from collections import deque
 
 from ._validate import check_weight
+from .errors import StreamevalError
 from .evaluator import Evaluator
 
-__all__ = ["CountWindow"]
+__all__ = ["CountWindow", "EventTimeWindow"]
 
 
 class CountWindow:
@@ -61,3 +64,120 @@ class CountWindow:
     def __iter__(self):
         """The window's ``(y_true, y_pred, w)`` updates, oldest first."""
         return iter(self._items)
+
+
+class EventTimeWindow:
+    """The metrics of the elements whose event time lies in ``(now - span, now]``.
+
+    ``now`` is the largest event time seen so far (a number, or a ``datetime`` with a
+    ``timedelta`` span). Elements may arrive out of order: one whose time is at most ``lateness``
+    behind ``now`` and still inside the window is added in its place; a later one is *late*: it is
+    dropped and counted in :attr:`late` (or raises :class:`~streameval.errors.StreamevalError`
+    when ``on_late="raise"``). When ``now`` advances, the elements that fall out of the window are
+    reverted, oldest event time first, so :meth:`get` always equals a batch computation over the
+    elements in ``(now - span, now]``.
+
+    Parameters
+    ----------
+    span : the window's length in event time (> 0).
+    metrics : what :class:`~streameval.Evaluator` accepts (``None``: every O(1) metric).
+    lateness : how far behind ``now`` an element may arrive (default: ``span``, i.e. anything
+        that still falls inside the window).
+    on_late : ``"drop"`` (default, counted in :attr:`late`) or ``"raise"``.
+
+    Cost: :meth:`update` is one table update plus O(log m) to keep the m held elements in event-time
+    order (a ``sortedcontainers.SortedList``, imported when a window is built), plus one revert
+    and O(log m) per element that expires; :meth:`get` is the evaluator's. Memory O(m + cells).
+
+    >>> from streameval import ELM, Purity
+    >>> w = EventTimeWindow(10, [ELM(), Purity()], lateness=5)
+    >>> for t, (y, p) in zip([0, 4, 2, 11, 12], [(0, "a"), (0, "a"), (1, "a"), (1, "b"), (1, "b")]):
+    ...     w.update(y, p, t=t)         # t=2 arrives late, within the lateness: kept in order
+    >>> [t for t, *_ in w]             # now = 12: times 0 and 2 have left the window (12 - 10)
+    [4, 11, 12]
+    >>> w.get()
+    {'ELM': 1.0, 'Purity': 1.0}
+    >>> w.update(0, "a", t=3)           # 9 behind now: later than the lateness allows
+    >>> w.late, len(w)
+    (1, 3)
+    """
+
+    def __init__(self, span, metrics=None, lateness=None, on_late: str = "drop"):
+        from sortedcontainers import SortedKeyList
+
+        try:
+            positive = span > span * 0
+        except TypeError:
+            positive = False
+        if isinstance(span, bool) or not positive:
+            raise ValueError(f"span must be a positive number or timedelta, got {span!r}")
+        if lateness is None:
+            lateness = span
+        elif isinstance(lateness, bool) or not lateness >= span * 0:
+            raise ValueError(f"lateness must be >= 0, got {lateness!r}")
+        if on_late not in ("drop", "raise"):
+            raise ValueError(f'on_late must be "drop" or "raise", got {on_late!r}')
+        self.span = span
+        self.lateness = lateness
+        self.on_late = on_late
+        self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
+        self.now = None  # the largest event time seen
+        self.late = 0  # elements dropped for arriving too late
+        self._seq = 0  # arrival counter: orders ties, so labels are never compared
+        self._items = SortedKeyList(key=_event_key)
+
+    def update(self, y_true, y_pred, w=1, *, t) -> None:
+        """Add ``w`` elements with event time ``t``; expire what leaves the window. O(log m)."""
+        w = check_weight(w)
+        now = self.now
+        if now is not None:
+            try:
+                too_late = t < now - self.lateness or t <= now - self.span
+            except TypeError:
+                raise StreamevalError(
+                    f"event time {t!r} cannot be compared with the window's time {now!r}"
+                ) from None
+            if too_late:
+                if self.on_late == "raise":
+                    raise StreamevalError(
+                        f"event time {t!r} is too late: the window is at {now!r} with span "
+                        f"{self.span!r} and lateness {self.lateness!r}"
+                    )
+                self.late += w
+                return
+        elif t != t or t is None:
+            raise StreamevalError(f"event time must be a number or datetime, got {t!r}")
+        self.evaluator.update(y_true, y_pred, w)  # validates the labels before any change
+        self._seq += 1
+        self._items.add((t, self._seq, y_true, y_pred, w))
+        if now is None or t > now:
+            self._expire(t)
+
+    def advance(self, t) -> None:
+        """Move ``now`` to ``t`` without an element (a clock tick); expire what leaves. O(log m)."""
+        if self.now is None or t > self.now:
+            self._expire(t)
+
+    def _expire(self, t) -> None:
+        self.now = t
+        items, edge = self._items, t - self.span
+        revert = self.evaluator.revert
+        while items and items[0][0] <= edge:
+            _, _, y_true, y_pred, w = items.pop(0)
+            revert(y_true, y_pred, w)
+
+    def get(self) -> dict:
+        """``{name: value}`` over the elements in ``(now - span, now]``."""
+        return self.evaluator.get()
+
+    def __len__(self) -> int:
+        """The number of updates held."""
+        return len(self._items)
+
+    def __iter__(self):
+        """The held ``(t, y_true, y_pred, w)`` updates in event-time order (arrival order on ties)."""
+        return ((t, y, p, w) for t, _, y, p, w in self._items)
+
+
+def _event_key(item):
+    return item[0], item[1]
