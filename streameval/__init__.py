@@ -42,7 +42,8 @@ from .metrics import (
     VBeta,
 )
 from .stats import ContingencyStats
-from .window import CountWindow, EventTimeWindow
+from .window import CountWindow, EventTimeWindow  # windows, live monitoring (issue 4)
+from .monitor import ClusterCostRanking, Monitor
 
 __version__ = "0.1.0"
 
@@ -53,6 +54,8 @@ __all__ = [
     "Evaluator",
     "CountWindow",
     "EventTimeWindow",
+    "Monitor",
+    "ClusterCostRanking",
     "Metric",
     "REGISTRY",
     "ELM",

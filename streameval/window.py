@@ -44,6 +44,7 @@ class CountWindow:
             raise ValueError(f"window size must be an int >= 1, got {size!r}")
         self.size = size
         self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
+        self.on_expire = None  # optional callback(y_true, y_pred, w) after an element leaves
         self._items: deque = deque()
 
     def update(self, y_true, y_pred, w=1) -> None:
@@ -52,11 +53,21 @@ class CountWindow:
         self.evaluator.update(y_true, y_pred, w)
         self._items.append((y_true, y_pred, w))
         if len(self._items) > self.size:
-            self.evaluator.revert(*self._items.popleft())
+            item = self._items.popleft()
+            self.evaluator.revert(*item)
+            if self.on_expire is not None:
+                self.on_expire(*item)
 
     def get(self) -> dict:
         """``{name: value}`` over the window's content."""
         return self.evaluator.get()
+
+    def relabel_pred(self, old, new) -> None:
+        """Predicted cluster ``old`` becomes ``new`` in the window (see
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + size)."""
+        if self.evaluator.table.pred_size(old):
+            self.evaluator.table.relabel_pred(old, new)
+            self._items = deque((y, new if p == old else p, w) for y, p, w in self._items)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -121,6 +132,7 @@ class EventTimeWindow:
         self.lateness = lateness
         self.on_late = on_late
         self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
+        self.on_expire = None  # optional callback(y_true, y_pred, w) after an element leaves
         self.now = None  # the largest event time seen
         self.late = 0  # elements dropped for arriving too late
         self._seq = 0  # arrival counter: orders ties, so labels are never compared
@@ -165,10 +177,21 @@ class EventTimeWindow:
         while items and items[0][0] <= edge:
             _, _, y_true, y_pred, w = items.pop(0)
             revert(y_true, y_pred, w)
+            if self.on_expire is not None:
+                self.on_expire(y_true, y_pred, w)
 
     def get(self) -> dict:
         """``{name: value}`` over the elements in ``(now - span, now]``."""
         return self.evaluator.get()
+
+    def relabel_pred(self, old, new) -> None:
+        """Predicted cluster ``old`` becomes ``new`` in the window (see
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + m)."""
+        if self.evaluator.table.pred_size(old):
+            self.evaluator.table.relabel_pred(old, new)
+            items = [(t, s, y, new if p == old else p, w) for t, s, y, p, w in self._items]
+            self._items.clear()
+            self._items.update(items)
 
     def __len__(self) -> int:
         """The number of updates held."""
