@@ -1,6 +1,7 @@
 """River integration with real River models and wrappers (no mocks)."""
 
 import datetime as dt
+import os
 import itertools
 import math
 import random
@@ -212,3 +213,20 @@ def test_iter_progressive_val_score_with_a_rolling_metric_equals_a_windowed_hand
     window = se.CountWindow(40, [se.ELM()])
     want = [v["ELM"] for _, v in progressive_evaluate(data, make(), window, step=30)]
     assert got == want and len(got) == 5
+
+
+def test_the_river_clustering_example_runs_and_writes_its_plot(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "plot.png"
+    done = subprocess.run(
+        [sys.executable, str(root / "examples" / "river_clustering.py"), "--fast", "--out", str(out)],
+        check=True, capture_output=True, text=True, cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"},
+    )
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("ImageSegments: 400 elements")
+    rows = [ln.split() for ln in lines if ln.startswith(("KMeans", "STREAMKMeans"))]
+    assert [r[:2] for r in rows] == [["KMeans", "all_time"], ["KMeans", "window"],
+                                     ["STREAMKMeans", "all_time"], ["STREAMKMeans", "window"]]
+    assert all(0 <= float(v) <= 1 for r in rows for v in r[2:4])
