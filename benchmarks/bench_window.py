@@ -182,8 +182,8 @@ def write(args, rows) -> None:
         "",
         "Reading: streameval's cost per element does not grow with K (every sum is O(1) to update",
         "and to read). River's metrics read their confusion matrix in O(K²) (`MutualInfo` and the",
-        "metrics built on it loop over all pairs of classes ever seen, also those that left the
-window), so the gap widens with K.",
+        "metrics built on it loop over all pairs of classes ever seen, also those that left the",
+        "window), so the gap widens with K.",
         "`Rolling(streameval metric)` keeps one table per metric, so it pays one table update per",
         "metric; the `CountWindow` shares one table across the suite.",
         "",
