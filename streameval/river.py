@@ -15,7 +15,7 @@ This module adds what River's clusterer API needs, and nothing else:
 
 - :func:`Clusterer` wraps a River clusterer so that it predicts ``None`` (no prediction, which
   River's progressive evaluation skips) until the model has a cluster: ``STREAMKMeans`` raises
-  before its first chunk, and ``DBSTREAM``, ``DenStream``, ``CluStream`` answer ``0`` while they
+  before its first ``learn_one``, and ``DBSTREAM``, ``DenStream``, ``CluStream`` answer ``0`` while they
   have no cluster at all.
 - :func:`progressive_evaluate` is River's progressive validation loop (predict, score, learn) for
   any target with ``update(y_true, y_pred)``: an :class:`~streameval.Evaluator`, a window or a
@@ -33,7 +33,8 @@ AdjustedRand: 0.653465
 >>> rolling = utils.Rolling(ELM, window_size=4)
 >>> for t, p in [(0, 0), (0, 0), (1, 1), (1, 1), (1, 0)]:
 ...     rolling.update(t, p)
->>> rolling.get() == ELM().value(rolling.table)   # the last four elements
+>>> from streameval.batch import elm_score
+>>> rolling.get() == elm_score([0, 1, 1, 1], [0, 1, 1, 0])[2]   # the last four elements
 True
 """
 
@@ -143,7 +144,7 @@ def _clusterer_class():
             model = self.model
             try:
                 y_pred = model.predict_one(x, **{**(self.predict_kwargs or {}), **kwargs})
-            except ValueError:  # STREAMKMeans before its first chunk: min() of no centers
+            except ValueError:  # STREAMKMeans before any learn_one: min() of no centers
                 if getattr(model, "centers", True):
                     raise
                 return None
