@@ -364,7 +364,7 @@ class Contingency:
             )
         self._change(t, p, -w)
 
-    def relabel_pred(self, old, new, *, _true: bool = False) -> None:
+    def relabel_pred(self, old, new) -> None:
         """Move predicted cluster ``old`` into ``new`` (two clusters merged, or a rename).
 
         Every element predicted ``old`` is now predicted ``new`` (``new`` may be a fresh label).
@@ -382,6 +382,13 @@ class Contingency:
         >>> sorted(t.items()), t.k_pred
         ([(0, 'b', 2), (1, 'b', 1), (1, 'c', 1)], 2)
         """
+        self._relabel(old, new, False)
+
+    def relabel_true(self, old, new) -> None:
+        """Move true cluster ``old`` into ``new``: :meth:`relabel_pred` with the roles swapped."""
+        self._relabel(old, new, True)
+
+    def _relabel(self, old, new, _true: bool) -> None:
         own, oth = ("row", "col") if _true else ("col", "row")
         records, others = (self._rows, self._cols) if _true else (self._cols, self._rows)
         check_label(new, "new label")
@@ -476,10 +483,6 @@ class Contingency:
         for (key, *_), before, after in zip(fspecs, f_before, fsum(dst)):
             f_sums[key] += after - before
         self.version += 1
-
-    def relabel_true(self, old, new) -> None:
-        """Move true cluster ``old`` into ``new``: :meth:`relabel_pred` with the roles swapped."""
-        self.relabel_pred(old, new, _true=True)
 
     def update_many(self, y_true, y_pred, w=None) -> None:
         """Add many elements at once from sequences or numpy arrays (vectorised).

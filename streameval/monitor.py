@@ -214,12 +214,11 @@ class Monitor:
             self._block_len += 1
             if self._block_len == self.block:
                 self._end_block()
-        if self.report_every and self.n % self.report_every == 0:
+        if (self.report_every and self.n % self.report_every == 0) or (
+            self.report_seconds is not None
+            and time.monotonic() - self._last_time >= self.report_seconds
+        ):
             self._emit()
-        elif self.report_seconds is not None:
-            now = time.monotonic()
-            if now - self._last_time >= self.report_seconds:
-                self._emit()
 
     def _end_block(self) -> None:
         value = self._block.get()[self.watch]

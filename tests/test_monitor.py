@@ -107,6 +107,11 @@ def test_reports_on_schedule_and_bad_input_changes_nothing():
     for y, p in _stream(35):
         mon.update(y, p)
     assert [r["n"] for r in seen] == [10, 20, 30] and mon.last_report is seen[-1]
+    timed = []
+    clock = Monitor([ELM()], window=5, report_seconds=0.0, on_report=timed.append, detector=False)
+    for y, p in _stream(3):
+        clock.update(y, p)
+    assert [r["n"] for r in timed] == [1, 2, 3]
     before = (mon.n, mon.all_time.table.copy(), list(mon.window), mon.worst())
     with pytest.raises(MissingLabelError):
         mon.update(None, 1)
