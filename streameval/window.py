@@ -21,10 +21,13 @@ from __future__ import annotations
 from collections import deque
 
 from ._validate import check_weight
-from .errors import StreamevalError
+from .contingency import _label_from_json, _label_to_json
+from .errors import InvalidStateError, StreamevalError
 from .evaluator import Evaluator
 
 __all__ = ["CountWindow", "EventTimeWindow"]
+
+_COUNT_FORMAT = "streameval.CountWindow"
 
 
 class CountWindow:
@@ -75,6 +78,70 @@ class CountWindow:
     def __iter__(self):
         """The window's ``(y_true, y_pred, w)`` updates, oldest first."""
         return iter(self._items)
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict: the size, the metrics (class name and parameters) and the held updates.
+
+        Labels as in :meth:`Contingency.to_dict`. O(size).
+
+        >>> import json
+        >>> from streameval import ELM
+        >>> w = CountWindow(2, [ELM(beta=2.0)])
+        >>> for t, p in [(0, "a"), (0, "a"), (1, "b")]:
+        ...     w.update(t, p)
+        >>> d = json.loads(json.dumps(w.to_dict()))
+        >>> d["metrics"], d["items"]
+        ([['ELM(beta=2.0)', 'ELM', {'beta': 2.0}]], [[0, 'a', 1], [1, 'b', 1]])
+        >>> CountWindow.from_dict(d).get() == w.get()
+        True
+        """
+        return {
+            "format": _COUNT_FORMAT,
+            "version": 1,
+            "size": self.size,
+            "metrics": [
+                [name, type(m).__name__, dict(m._params)]
+                for name, m in self.evaluator.metrics.items()
+            ],
+            "items": [[_label_to_json(t), _label_to_json(p), w] for t, p, w in self._items],
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "CountWindow":
+        """Rebuild a window from :meth:`to_dict` by replaying its updates. O(size).
+
+        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
+        """
+        from .metrics import REGISTRY
+
+        if not isinstance(state, dict) or state.get("format") != _COUNT_FORMAT:
+            raise InvalidStateError(f"not a streameval CountWindow state (format {_COUNT_FORMAT!r})")
+        if state.get("version") != 1:
+            raise InvalidStateError(f"unsupported CountWindow state version {state.get('version')!r}")
+        for key in ("size", "metrics", "items"):
+            if key not in state:
+                raise InvalidStateError(f"CountWindow state lacks the key {key!r}")
+        metrics = {}
+        for k, spec in enumerate(state["metrics"]):
+            try:
+                name, kind, params = spec
+                metrics[name] = REGISTRY[kind](**params)
+            except (TypeError, ValueError, KeyError) as e:
+                raise InvalidStateError(f"metrics[{k}]: cannot rebuild {spec!r}: {e!r}") from None
+        items = state["items"]
+        try:
+            window = cls(state["size"], metrics)
+        except ValueError as e:
+            raise InvalidStateError(f"invalid CountWindow state: {e}") from None
+        if not isinstance(items, list) or len(items) > window.size:
+            raise InvalidStateError(f"'items' must be a list of at most {window.size} updates")
+        for k, item in enumerate(items):
+            try:
+                t, p, w = item
+                window.update(_label_from_json(t), _label_from_json(p), w)
+            except (TypeError, ValueError) as e:
+                raise InvalidStateError(f"items[{k}]: {item!r}: {e}") from None
+        return window
 
 
 class EventTimeWindow:

@@ -156,3 +156,43 @@ def test_event_time_window_shares_an_evaluator():
         w.update(y, p, t=float(t))
     assert w.evaluator is ev and ev.table.n == 3  # times 1, 2, 3 are in (0.5, 3]
     assert w.get() == {"Rand": batch.rand_score([0, 1, 1], [0, 0, 1])}
+
+
+@given(st.integers(1, 6), st.lists(elements, max_size=20))
+def test_count_window_to_dict_from_dict_round_trips_through_json(size, stream):
+    import json
+
+    w = se.CountWindow(size, {"elm": se.ELM(), "b2": se.BCubed(beta=2.0), "ari": se.AdjustedRand()})
+    for e in stream:
+        w.update(*e)
+    back = se.CountWindow.from_dict(json.loads(json.dumps(w.to_dict())))
+    assert back.get() == w.get() and list(back) == list(w)
+    assert back.evaluator.table == w.evaluator.table
+    for e in stream[:3]:  # and both keep sliding the same way
+        w.update(*e)
+        back.update(*e)
+    assert back.get() == w.get()
+
+
+def test_count_window_state_with_tuple_labels_and_bad_states():
+    from streameval.errors import InvalidStateError
+
+    w = se.CountWindow(3, [se.Purity()])
+    w.update(("doc", 1), "x", 2)
+    d = w.to_dict()
+    assert se.CountWindow.from_dict(d).get() == w.get() and list(se.CountWindow.from_dict(d)) == [
+        (("doc", 1), "x", 2)
+    ]
+    bad = [
+        ({**d, "format": "other"}, "CountWindow state"),
+        ({**d, "version": 9}, "version"),
+        ({k: v for k, v in d.items() if k != "items"}, "items"),
+        ({**d, "size": 0}, "window size"),
+        ({**d, "metrics": [["x", "NoSuchMetric", {}]]}, "metrics\\[0\\]"),
+        ({**d, "items": [[1, 2, 1]] * 4}, "at most 3"),
+        ({**d, "items": [[1, 2, 0.5]]}, "items\\[0\\]"),
+        ({**d, "items": [[None, 2, 1]]}, "items\\[0\\]"),
+    ]
+    for state, match in bad:
+        with pytest.raises(InvalidStateError, match=match):
+            se.CountWindow.from_dict(state)
