@@ -80,7 +80,8 @@ def plot(results: dict, out: Path, window: int) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "river_clustering.png",
+    default_out = Path(__file__).parent / "out" / "river_clustering.png"
+    parser.add_argument("--out", type=Path, default=default_out,
                         help="where to write the PNG plot (default: examples/out/)")
     parser.add_argument("--fast", action="store_true",
                         help="400 elements and two clusterers (for tests)")

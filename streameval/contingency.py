@@ -407,13 +407,13 @@ class Contingency:
         """Move true cluster ``old`` into ``new``: :meth:`relabel_pred` with the roles swapped."""
         self._relabel(old, new, True)
 
-    def _relabel(self, old, new, _true: bool) -> None:
-        own, oth = ("row", "col") if _true else ("col", "row")
-        records, others = (self._rows, self._cols) if _true else (self._cols, self._rows)
+    def _relabel(self, old, new, true: bool) -> None:
+        own, oth = ("row", "col") if true else ("col", "row")
+        records, others = (self._rows, self._cols) if true else (self._cols, self._rows)
         check_label(new, "new label")
         if old not in records:
             raise UnknownElementError(
-                f"relabel of {'true' if _true else 'predicted'} cluster {old!r}: it holds no "
+                f"relabel of {'true' if true else 'predicted'} cluster {old!r}: it holds no "
                 "elements"
             )
         if old == new:
@@ -426,7 +426,7 @@ class Contingency:
                 return [0] * len(fspecs)
             return [
                 sum(
-                    f_term(kind, num, den, n, *((k.size, others[x].size) if _true
+                    f_term(kind, num, den, n, *((k.size, others[x].size) if true
                                                 else (others[x].size, k.size)))
                     for x, n in k.cells.items()
                 )
@@ -437,14 +437,14 @@ class Contingency:
             return k is not None and k.size == 1 and others[next(iter(k.cells))].size == 1
 
         def terms(k, sign) -> None:  # add (sign=1) or remove (-1) cluster k's own terms
-            r = "r" if _true else "p"
+            r = "r" if true else "p"
             for name, v in (
                 (f"sum_{own}_sq", k.size * k.size),
                 (f"sum_{own}_xlogx", xlogx(k.size)),
                 (f"bcubed_{r}_sum", bcubed_term(k.sq, k.size)),
                 (f"elm_{r}_sum", elm_term(k.sq, k.size)),
                 (f"sum_{own}_max", k.max),
-                ("true_singletons" if _true else "pred_singletons", k.size == 1),
+                ("true_singletons" if true else "pred_singletons", k.size == 1),
             ):
                 setattr(self, name, getattr(self, name) + sign * v)
 
@@ -455,7 +455,7 @@ class Contingency:
             dst = records[new] = _Cluster()
         else:
             terms(dst, -1)
-            if _true:
+            if true:
                 self.k_true -= 1
             else:
                 self.k_pred -= 1
@@ -495,8 +495,10 @@ class Contingency:
         self.sum_cell_sq += d_cell_sq
         self.sum_cell_xlogx += d_cell_xl
         self.cells += d_cells
-        r = "p" if _true else "r"
-        for name, v in ((f"bcubed_{r}_sum", d_bc), (f"elm_{r}_sum", d_elm), (f"sum_{oth}_max", d_max)):
+        r = "p" if true else "r"
+        for name, v in (
+            (f"bcubed_{r}_sum", d_bc), (f"elm_{r}_sum", d_elm), (f"sum_{oth}_max", d_max)
+        ):
             setattr(self, name, getattr(self, name) + v)
         self.both_singletons += both(dst) - both_before
         for (key, *_), before, after in zip(fspecs, f_before, fsum(dst)):

@@ -45,7 +45,8 @@ class ClusterCostRanking:
     """The predicted clusters of a table, ranked by cost, kept current in O(log k) per change.
 
     ``cost="elm"`` (default): cluster ``j``'s ELM precision loss, ``b - Σ_e P_e`` over its ``b``
-    elements, which is ``(b² - Q)/(b - 1)`` for ``b > 1`` and 0 for a singleton (``Q = Σ_i n[i,j]²``);
+    elements, which is ``(b² - Q)/(b - 1)`` for ``b > 1`` and 0 for a singleton
+    (``Q = Σ_i n[i,j]²``);
     ``b² - Q`` is twice the number of pairs in ``j`` from different true clusters, so the cost is
     the mixed pairs per element-neighbour. ``cost="bcubed"``: BCubed precision loss ``b - Q/b``.
     Either way the costs of all clusters sum to ``N·(1 - precision)``: the ranking says which

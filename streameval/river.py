@@ -15,8 +15,8 @@ This module adds what River's clusterer API needs, and nothing else:
 
 - :func:`Clusterer` wraps a River clusterer so that it predicts ``None`` (no prediction, which
   River's progressive evaluation skips) until the model has a cluster: ``STREAMKMeans`` raises
-  before its first ``learn_one``, and ``DBSTREAM``, ``DenStream``, ``CluStream`` answer ``0`` while they
-  have no cluster at all.
+  before its first ``learn_one``, and ``DBSTREAM``, ``DenStream``, ``CluStream`` answer ``0``
+  while they have no cluster at all.
 - :func:`progressive_evaluate` is River's progressive validation loop (predict, score, learn) for
   any target with ``update(y_true, y_pred)``: an :class:`~streameval.Evaluator`, a window or a
   :class:`~streameval.monitor.Monitor`.
@@ -25,7 +25,8 @@ River is imported when one of these is used, never by ``import streameval``.
 
 >>> from river import cluster, evaluate, utils
 >>> from streameval import ELM, AdjustedRand
->>> stream = [({"x": v}, y) for v, y in [(0.0, "a"), (0.3, "a"), (2.0, "b"), (2.4, "b"), (5.0, "c")] * 3]
+>>> points = [(0.0, "a"), (0.3, "a"), (2.0, "b"), (2.4, "b"), (5.0, "c")] * 3
+>>> stream = [({"x": v}, y) for v, y in points]
 >>> metrics = union(ELM(), AdjustedRand())
 >>> evaluate.progressive_val_score(stream, cluster.KMeans(n_clusters=2, seed=3), metrics)
 ELM: 0.787692
@@ -196,7 +197,8 @@ def progressive_evaluate(dataset, model, target, *, step: int | None = None):
 
     >>> from river import cluster
     >>> import streameval as se
-    >>> stream = [({"x": v}, y) for v, y in [(0.0, "a"), (0.3, "a"), (2.0, "b"), (2.4, "b"), (5.0, "c")] * 3]
+    >>> points = [(0.0, "a"), (0.3, "a"), (2.0, "b"), (2.4, "b"), (5.0, "c")] * 3
+    >>> stream = [({"x": v}, y) for v, y in points]
     >>> ev = se.Evaluator([se.ELM(), se.AdjustedRand()])
     >>> model = cluster.KMeans(n_clusters=2, seed=3)
     >>> for n, values in progressive_evaluate(stream, model, ev, step=10):

@@ -115,9 +115,10 @@ class CountWindow:
         from .metrics import REGISTRY
 
         if not isinstance(state, dict) or state.get("format") != _COUNT_FORMAT:
-            raise InvalidStateError(f"not a streameval CountWindow state (format {_COUNT_FORMAT!r})")
-        if state.get("version") != 1:
-            raise InvalidStateError(f"unsupported CountWindow state version {state.get('version')!r}")
+            raise InvalidStateError(f"not a streameval CountWindow state ({_COUNT_FORMAT!r})")
+        version = state.get("version")
+        if version != 1:
+            raise InvalidStateError(f"unsupported CountWindow state version {version!r}")
         for key in ("size", "metrics", "items"):
             if key not in state:
                 raise InvalidStateError(f"CountWindow state lacks the key {key!r}")
@@ -265,7 +266,7 @@ class EventTimeWindow:
         return len(self._items)
 
     def __iter__(self):
-        """The held ``(t, y_true, y_pred, w)`` updates in event-time order (arrival order on ties)."""
+        """The held ``(t, y_true, y_pred, w)`` updates by event time (arrival order on ties)."""
         return ((t, y, p, w) for t, _, y, p, w in self._items)
 
 
