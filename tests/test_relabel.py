@@ -51,11 +51,13 @@ def test_relabel_then_metrics_equal_batch_on_relabelled_labels(stream, pick, new
     ev = se.Evaluator()
     for y, p, w in stream:
         ev.update(y, p, w)
-    ev.table.relabel_pred(old, new)
+    ev.relabel_pred(old, new)
     ref = se.Evaluator()
     for y, p, w in stream:
         ref.update(y, new if p == old else p, w)
     assert ev.get() == ref.get()
+    ev.relabel_true(stream[0][0], "t")
+    assert ev.table.true_size("t") == sum(w for y, _, w in stream if y == stream[0][0])
 
 
 def test_relabel_rename_to_fresh_label_keeps_every_value():
