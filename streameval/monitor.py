@@ -174,13 +174,13 @@ class Monitor:
         self.top = top
         self.n = 0  # updates seen
         self.drops: list = []  # element counts at which a drop was flagged
-        self.block_values: list = []  # the watched metric over each completed block
+        self.block_values: list = []  # the watched metric over each block (one float per block)
         self.last_report: dict | None = None
         self._reported_drops = 0
         self._last_time = time.monotonic()
         self._block = None
         self._block_len = 0
-        self._since_drift: list = []  # block values since the last detected change
+        self._since = [0.0, 0]  # sum and count of the block values since the last change
         if self.detector is not None:
             self._new_block()
         ranked = self.window.evaluator.table if self.window is not None else self.all_time.table
@@ -231,14 +231,15 @@ class Monitor:
         if det.drift_detected:
             after = getattr(det, "estimation", None)
             if before is None or after is None:  # detectors without an estimate
-                past = self._since_drift
-                before = sum(past) / len(past) if past else value
+                total, count = self._since
+                before = total / count if count else value
                 after = value
             better = self.all_time.metrics[self.watch].bigger_is_better
             if (after < before) if better else (after > before):
                 self.drops.append(self.n)
-            self._since_drift = []
-        self._since_drift.append(value)
+            self._since = [0.0, 0]
+        self._since[0] += value
+        self._since[1] += 1
 
     def relabel_pred(self, old, new) -> None:
         """The clusterer merged (or renamed) predicted cluster ``old`` into ``new``: move it in the
