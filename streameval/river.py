@@ -58,8 +58,9 @@ def _union_class():
         """A River ``Metrics`` union whose fresh streameval members share one table.
 
         ``update``/``revert`` change the shared table once, then the other members (River metrics,
-        or streameval metrics that had already seen elements and keep their own table) one by one.
-        Cost: one table update plus the other members' costs.
+        and streameval metrics that keep their own table because they, or the union, had already
+        seen elements when they joined) one by one. Cost: one table update plus the other
+        members' costs.
         """
 
         def __init__(self, metrics, str_sep="\n"):
@@ -69,27 +70,32 @@ def _union_class():
                 self.append(m)
 
         def append(self, m):
-            if isinstance(m, Metric) and not m.table.n:
-                m._bind(self.table)
+            if isinstance(m, Metric) and not m.table.n and not self.table.n:
+                m._bind(self.table)  # both fresh: share; otherwise each keeps its own history
             super().append(m)
 
         def __add__(self, other):
             self.append(other)
             return self
 
-        def _others(self):
+        def _split(self):
+            """(whether a member reads the shared table, the members that do not)."""
             table = self.table
-            return [m for m in self if not (isinstance(m, Metric) and m.table is table)]
+            others = [m for m in self if not (isinstance(m, Metric) and m.table is table)]
+            return len(others) < len(self), others
 
         def update(self, y_true, y_pred, w=1):
-            self.table.update(y_true, y_pred, w)
-            for m in self._others():
+            shared, others = self._split()
+            if shared:
+                self.table.update(y_true, y_pred, w)
+            for m in others:
                 m.update(y_true, y_pred, w)
 
         def revert(self, y_true, y_pred, w=1):
-            if any(isinstance(m, Metric) and m.table is self.table for m in self):
+            shared, others = self._split()
+            if shared:
                 self.table.revert(y_true, y_pred, w)
-            for m in self._others():
+            for m in others:
                 m.revert(y_true, y_pred, w)
 
         def clone(self):

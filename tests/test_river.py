@@ -112,6 +112,13 @@ def test_plus_builds_a_river_union_and_appends():
     for y, p in [(0, 0), (1, 0)]:
         u.update(y, p)
     assert u.table.n == 2 and used.table.n == 3
+    late = se.ELM()
+    u = u + late  # joining a union with history: starts from scratch, as in River
+    u.update(1, 1)
+    assert late.table is not u.table and late.table.n == 1 and u.table.n == 3
+    only_river = union(rm.Rand())
+    only_river.update(0, 0)
+    assert only_river.table.n == 0 and only_river.get() == [1.0]
     assert str(u).splitlines()[0] == "ELM: 0.000000"
 
 
