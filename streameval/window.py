@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._validate import check_weight
+from ._validate import check_label, check_weight
 from .contingency import _label_from_json, _label_to_json
 from .errors import InvalidStateError, StreamevalError
 from .evaluator import Evaluator
@@ -210,23 +210,27 @@ class EventTimeWindow:
         """Add ``w`` elements with event time ``t``; expire what leaves the window. O(log m)."""
         w = check_weight(w)
         now = self.now
-        if now is not None:
-            try:
-                too_late = t < now - self.lateness or t <= now - self.span
-            except TypeError:
+        try:
+            t - self.span
+            if t != t:  # NaN
+                raise TypeError
+            too_late = now is not None and (t < now - self.lateness or t <= now - self.span)
+        except TypeError:
+            raise StreamevalError(
+                f"event time {t!r} must be a number or datetime, comparable with the window's "
+                f"time {now!r} and its span {self.span!r}"
+            ) from None
+        if too_late:
+            if self.evaluator.table.missing == "raise":
+                check_label(y_true, "y_true")
+                check_label(y_pred, "y_pred")
+            if self.on_late == "raise":
                 raise StreamevalError(
-                    f"event time {t!r} cannot be compared with the window's time {now!r}"
-                ) from None
-            if too_late:
-                if self.on_late == "raise":
-                    raise StreamevalError(
-                        f"event time {t!r} is too late: the window is at {now!r} with span "
-                        f"{self.span!r} and lateness {self.lateness!r}"
-                    )
-                self.late += w
-                return
-        elif t != t or t is None:
-            raise StreamevalError(f"event time must be a number or datetime, got {t!r}")
+                    f"event time {t!r} is too late: the window is at {now!r} with span "
+                    f"{self.span!r} and lateness {self.lateness!r}"
+                )
+            self.late += w
+            return
         self.evaluator.update(y_true, y_pred, w)  # validates the labels before any change
         self._seq += 1
         self._items.add((t, self._seq, y_true, y_pred, w))

@@ -125,8 +125,11 @@ def test_event_time_window_late_policy_and_bad_input_leave_state_unchanged():
     state = (list(w), w.evaluator.table.copy(), w.now, w.late)
     with pytest.raises(StreamevalError, match="too late"):
         w.update(0, "a", t=3)
-    with pytest.raises(StreamevalError, match="cannot be compared"):
-        w.update(0, "a", t="noon")
+    for bad_time in ("noon", None, float("nan")):
+        with pytest.raises(StreamevalError, match="event time"):
+            w.update(0, "a", t=bad_time)
+    with pytest.raises(MissingLabelError):
+        w.update(None, "a", t=1)  # a late element with a bad label is still rejected
     with pytest.raises(MissingLabelError):
         w.update(None, "a", t=6)
     with pytest.raises(InvalidWeightError):
