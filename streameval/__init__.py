@@ -50,7 +50,8 @@ from .metrics import (  # coreference and on-demand matching metrics (issue 3)
     ClusterAccuracy,
 )
 from .stats import ContingencyStats
-from .window import CountWindow
+from .window import CountWindow, EventTimeWindow  # windows, live monitoring (issue 4)
+from .monitor import ClusterCostRanking, Monitor
 
 __version__ = "0.1.0"
 
@@ -60,6 +61,9 @@ __all__ = [
     "ContingencyStats",
     "Evaluator",
     "CountWindow",
+    "EventTimeWindow",
+    "Monitor",
+    "ClusterCostRanking",
     "Metric",
     "REGISTRY",
     "ELM",

@@ -90,6 +90,15 @@ class Metric:
         """A fresh, empty metric with the same parameters."""
         return type(self)(**self._params)
 
+    def __add__(self, other):
+        """``a + b``: a River ``Metrics`` union over one shared table (:func:`streameval.river.union`).
+
+        Needs River (imported here, not by ``import streameval``).
+        """
+        from ..river import union
+
+        return union(self, other)
+
     @property
     def name(self) -> str:
         """The class name, with the parameters that differ from the defaults."""
