@@ -44,6 +44,27 @@ from .metrics import (
 from .stats import ContingencyStats
 from .window import CountWindow
 
+# intrinsic (feature-based) metrics: per-cluster vector summaries, views, Alink's report
+from .intrinsic import (
+    INTRINSIC_REGISTRY,
+    SSB,
+    SSW,
+    CalinskiHarabasz,
+    CosineCompactness,
+    CosineDaviesBouldin,
+    CosineSeparation,
+    CosineSilhouette,
+    CosineSSB,
+    IntrinsicEvaluator,
+    IntrinsicMetric,
+    RMSCompactness,
+    RMSDaviesBouldin,
+    Separation,
+    SqEuclideanSilhouette,
+)
+from .report import ClusterReport, cluster_report
+from .summaries import ClusterSummaries
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -78,4 +99,23 @@ __all__ = [
     "UnknownElementError",
     "InvalidStateError",
     "InvalidVectorError",
+    # intrinsic (feature-based) metrics
+    "ClusterSummaries",
+    "IntrinsicMetric",
+    "INTRINSIC_REGISTRY",
+    "IntrinsicEvaluator",
+    "SSW",
+    "SSB",
+    "CalinskiHarabasz",
+    "Separation",
+    "RMSCompactness",
+    "RMSDaviesBouldin",
+    "CosineCompactness",
+    "CosineSSB",
+    "CosineSeparation",
+    "CosineDaviesBouldin",
+    "SqEuclideanSilhouette",
+    "CosineSilhouette",
+    "ClusterReport",
+    "cluster_report",
 ]

@@ -1,7 +1,8 @@
 """Batch functions: scikit-learn-style ``f(labels_true, labels_pred) -> value``.
 
-Written from the formulas with numpy, independently of the streaming code: they are the users'
-batch API and the reference the tests compare the streaming metrics against. Inputs are any
+Label metrics (:mod:`.labels`) and intrinsic metrics over feature vectors (:mod:`.intrinsic`,
+``f(X, labels_pred)``). Written from the formulas with numpy, independently of the streaming
+code: they are the users' batch API and the reference the tests compare the streaming metrics against. Inputs are any
 one-dimensional sequences of equal length (lists, numpy arrays, pandas Series); ``None`` or NaN
 labels are rejected.
 
@@ -12,6 +13,19 @@ labels are rejected.
 1.0
 """
 
+from .intrinsic import (
+    calinski_harabasz_score,
+    compactness_score,
+    davies_bouldin_score,
+    prequential_silhouette_score,
+    rms_compactness_score,
+    rms_davies_bouldin_score,
+    separation_score,
+    silhouette_samples,
+    silhouette_score,
+    ssb_score,
+    ssw_score,
+)
 from .labels import (
     adjusted_rand_score,
     bcubed_score,
@@ -54,4 +68,16 @@ __all__ = [
     "variation_of_information",
     "purity_score",
     "inverse_purity_score",
+    # intrinsic (feature-based) metrics
+    "ssw_score",
+    "ssb_score",
+    "calinski_harabasz_score",
+    "separation_score",
+    "compactness_score",
+    "davies_bouldin_score",
+    "rms_compactness_score",
+    "rms_davies_bouldin_score",
+    "silhouette_score",
+    "silhouette_samples",
+    "prequential_silhouette_score",
 ]
