@@ -121,6 +121,10 @@ class ClusterSummaries:
         streameval.errors.InvalidVectorError: vector has a non-finite value: [1.0, nan]
         """
         if isinstance(x, dict):
+            if self.features is None and self.n:
+                raise InvalidVectorError(
+                    "this stream's vectors are positional (lists, tuples, arrays), got a dict of features"
+                )
             feats = self.features if self.features is not None else list(x)
             if len(x) != len(feats) or (self._fpos is not None and any(k not in self._fpos for k in x)):
                 missing = [f for f in feats if f not in x]

@@ -142,7 +142,9 @@ def calinski_harabasz_score(X, labels, distance="euclidean") -> float:
 
 
 def _centroid_matrix(means, distance):
-    return _dist(means[:, None, :], means[None, :, :], distance)
+    d = _dist(means[:, None, :], means[None, :, :], distance)
+    np.fill_diagonal(d, 0.0)  # a mean is at distance 0 of itself, even a zero mean under cosine
+    return d
 
 
 def separation_score(X, labels, distance="euclidean") -> float:
