@@ -238,21 +238,86 @@ def _separation(s: ClusterSummaries) -> float:
     k = s.k
     if k < 2:
         return NAN
-    _, d = s.centroid_distances()
-    return float(d.sum()) / (k * (k - 1))
+    return float(s.centroid_distances().sum()) / (k * (k - 1))
 
 
-def _davies_bouldin(s: ClusterSummaries, scatter: np.ndarray) -> float:
-    """``mean_i max_{j != i} (s_i + s_j)/d_ij`` over the live clusters (``scatter`` in slot order)."""
-    if s.k < 2:
-        return NAN
-    _, d = s.centroid_distances()
-    if not scatter.any() or not d.any():
-        return 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = (scatter[:, None] + scatter[None, :]) / d
-    r[d == 0] = 0.0  # the diagonal and coincident means
-    return float(r.max(axis=1).mean())
+def _rms_scatter(s: ClusterSummaries, slots) -> np.ndarray:
+    """``sqrt(M2_j / b[j])`` for ``slots`` (0 for free slots)."""
+    counts, _, m2 = s.slot_arrays()
+    c = counts[slots]
+    return np.sqrt(m2[slots] / np.maximum(c, 1)) * (c > 0)
+
+
+def _cosine_scatter(s: ClusterSummaries, slots) -> np.ndarray:
+    """Per slot, the mean of ``1 - cos(x, mean_j)`` = ``1 - ||mean_j||`` for unit vectors, computed
+    as ``(M2_j/b[j]) / (1 + ||mean_j||)`` (as ``M2_j/b[j] = 1 - ||mean_j||²``), which keeps its
+    digits for tight clusters; 0 for free slots."""
+    counts, means, m2 = s.slot_arrays()
+    c, mu = counts[slots], means[slots]
+    norms = np.sqrt(np.einsum("...j,...j->...", mu, mu))
+    return (m2[slots] / np.maximum(c, 1)) / (1.0 + norms) * (c > 0)
+
+
+class _DaviesBouldinCache:
+    """Incremental Davies-Bouldin: ``R[i,j] = (S_i + S_j)/d_ij`` (0 where ``d_ij = 0`` or a slot
+    is free), each row's maximum and its position. A changed cluster ``c`` rewrites row and column
+    ``c`` (O(k)); a row whose maximum sat in column ``c`` and fell is rescanned (O(k) each). Many
+    changes at once, or a first read: one full O(k²) rebuild."""
+
+    def __init__(self, scatter):
+        self.scatter = scatter  # (summaries, slots) -> per-slot scatter S
+        self.summaries = None
+        self.seen = -1
+        self.R = None
+
+    def value(self, s: ClusterSummaries) -> float:
+        if s.k < 2:
+            return NAN
+        d = s.centroid_distances()
+        w = s.width
+        changed = s.changed_since(self.seen)
+        cap = s._dist.shape[0]
+        if self.summaries is not s or self.R is None or self.R.shape[0] != cap or 8 * len(changed) > w:
+            self._rebuild(s, d, cap)
+        else:
+            for c in changed.tolist():
+                self._change(s, d, c)
+        self.seen = s.version
+        live = s.slot_arrays()[0] > 0
+        return float(self.M[:w][live].mean())
+
+    def _rebuild(self, s, d, cap):
+        w = d.shape[0]
+        self.summaries = s
+        self.R, self.M, self.A, self.S = np.zeros((cap, cap)), np.zeros(cap), np.zeros(cap, np.intp), np.zeros(cap)
+        self.S[:w] = self.scatter(s, slice(0, w))
+        with np.errstate(divide="ignore"):
+            inv = np.where(d > 0, 1.0 / d, 0.0)
+        r = self.R[:w, :w]
+        np.add.outer(self.S[:w], self.S[:w], out=r)
+        r *= inv
+        self.M[:w] = r.max(axis=1)
+        self.A[:w] = r.argmax(axis=1)
+
+    def _change(self, s, d, c):
+        w = d.shape[0]
+        R, M, A, S = self.R, self.M[:w], self.A[:w], self.S
+        S[c] = self.scatter(s, c)
+        dc = d[c]
+        with np.errstate(divide="ignore"):
+            row = (S[c] + S[:w]) * np.where(dc > 0, 1.0 / dc, 0.0)
+        old = R[:w, c].copy()
+        R[c, :w] = row
+        R[:w, c] = row
+        up = row >= M
+        M[up] = row[up]
+        A[up] = c
+        fell = np.flatnonzero((A == c) & (row < old) & ~up)
+        for i in fell.tolist():
+            A[i] = int(R[i, :w].argmax())
+            M[i] = R[i, A[i]]
+        A[c] = int(row.argmax())
+        M[c] = row[A[c]]
 
 
 class Separation(IntrinsicMetric):
@@ -293,8 +358,8 @@ class RMSCompactness(IntrinsicMetric):
     def value(self, s):
         if s.k == 0:
             return NAN
-        _, counts, _, m2 = s.arrays()
-        return float(np.sqrt(m2 / counts).mean())
+        live = s.slot_arrays()[0] > 0
+        return float(_rms_scatter(s, slice(0, s.width))[live].mean())
 
 
 class RMSDaviesBouldin(IntrinsicMetric):
@@ -314,23 +379,15 @@ class RMSDaviesBouldin(IntrinsicMetric):
 
     bigger_is_better = False
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._cache = _DaviesBouldinCache(_rms_scatter)
+
     def value(self, s):
-        if s.k < 2:
-            return NAN
-        _, counts, _, m2 = s.arrays()
-        return _davies_bouldin(s, np.sqrt(m2 / counts))
+        return self._cache.value(s)
 
 
 # -- cosine ----------------------------------------------------------------------------------------
-def _cosine_compactness(s: ClusterSummaries) -> np.ndarray:
-    """Per cluster, the mean of ``1 - cos(x, mean_j)`` = ``1 - ||mean_j||`` for unit vectors,
-    computed as ``(M2_j/b[j]) / (1 + ||mean_j||)`` (``M2_j/b[j] = 1 - ||mean_j||²``), which keeps its
-    digits for tight clusters."""
-    _, counts, means, m2 = s.arrays()
-    norms = np.sqrt(np.einsum("ij,ij->i", means, means))
-    return (m2 / counts) / (1.0 + norms)
-
-
 class CosineCompactness(IntrinsicMetric):
     """Cosine compactness: the mean over clusters of the mean cosine distance ``1 - cos(x, mean_j)``
     of a cluster's points to its mean (Alink's ``cp`` with ``distanceType=COSINE``).
@@ -352,7 +409,8 @@ class CosineCompactness(IntrinsicMetric):
     def value(self, s):
         if s.k == 0:
             return NAN
-        return float(_cosine_compactness(s).mean())
+        live = s.slot_arrays()[0] > 0
+        return float(_cosine_scatter(s, slice(0, s.width))[live].mean())
 
 
 class CosineSSB(IntrinsicMetric):
@@ -371,7 +429,7 @@ class CosineSSB(IntrinsicMetric):
     def value(self, s):
         if s.n == 0:
             return 0.0
-        _, counts, means, _ = s.arrays()
+        counts, means, _ = s.slot_arrays()
         d = _distances(s.global_summary()[1], means, "cosine")
         return float(counts @ (d * d))
 
@@ -411,10 +469,12 @@ class CosineDaviesBouldin(IntrinsicMetric):
     space = "cosine"
     alink = "db"
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._cache = _DaviesBouldinCache(_cosine_scatter)
+
     def value(self, s):
-        if s.k < 2:
-            return NAN
-        return _davies_bouldin(s, _cosine_compactness(s))
+        return self._cache.value(s)
 
 
 # -- silhouettes -----------------------------------------------------------------------------------
@@ -449,14 +509,14 @@ class Silhouette(IntrinsicMetric, register=False):
     def _dissimilarities(self, xs, own, means, counts, m2):  # pragma: no cover - abstract
         """``(diss, a)``: the ``(points, k)`` mean distances from each row of ``xs`` to the members
         of each cluster, and each point's mean distance to the other members of its own cluster
-        (``own``: positions of the points' clusters among the live clusters)."""
+        (``own``: the slots of the points' clusters; ``counts`` is 0 at free slots)."""
         raise NotImplementedError
 
     def _scores(self, xs: np.ndarray, own: np.ndarray) -> np.ndarray:
-        """Silhouette of each row of ``xs`` (a member of the cluster in slot-position ``own``)
-        against the current summaries; NaN where no other cluster exists."""
-        s = self._summaries
-        _, counts, means, m2 = s.arrays()
+        """Silhouette of each row of ``xs`` (a member of the cluster in slot ``own``) against the
+        current summaries; NaN where no other cluster exists."""
+        counts, means, m2 = self._summaries.slot_arrays()
+        free = counts == 0
         out = np.empty(len(xs))
         step = max(1, 2_000_000 // max(1, means.size))
         rows = np.arange(len(xs))
@@ -465,6 +525,7 @@ class Silhouette(IntrinsicMetric, register=False):
             diss, own_a = self._dissimilarities(xs[sl], own[sl], means, counts, m2)
             r = rows[sl] - lo
             diss[r, own[sl]] = np.inf
+            diss[:, free] = np.inf
             b = diss.min(axis=1)
             a = own_a
             big = np.maximum(a, b)
@@ -484,9 +545,7 @@ class Silhouette(IntrinsicMetric, register=False):
         rec[1] += w
         fx = None
         if s.k >= 2:
-            slots = list(s._index.values())
-            pos = slots.index(s._index[y_pred])
-            score = float(self._scores(x[None, :], np.array([pos]))[0])
+            score = float(self._scores(x[None, :], np.array([s.slot(y_pred)]))[0])
             fx = round(score * _FX)
             self._sum += w * fx
             self._scored += w
@@ -530,10 +589,9 @@ class Silhouette(IntrinsicMetric, register=False):
         s = self._summaries
         if s.k < 2 or not self._points:
             return NAN
-        pos = {label: i for i, label in enumerate(s._index)}
         recs = list(self._points.items())
         xs = np.array([r[0] for _, r in recs])
-        own = np.array([pos[key[0]] for key, _ in recs])
+        own = np.array([s.slot(key[0]) for key, _ in recs])
         ws = np.array([r[1] for _, r in recs], dtype=np.float64)
         scores = self._scores(xs, own)
         return float(ws @ scores / ws.sum())
@@ -559,7 +617,7 @@ class SqEuclideanSilhouette(Silhouette):
     def _dissimilarities(self, xs, own, means, counts, m2):
         diff = xs[:, None, :] - means[None, :, :]
         sq = np.einsum("ijk,ijk->ij", diff, diff)
-        diss = sq + (m2 / counts)[None, :]
+        diss = sq + (m2 / np.maximum(counts, 1))[None, :]
         r = np.arange(len(xs))
         b = counts[own].astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -166,8 +166,8 @@ class ClusterReport:
     def get(self) -> dict:
         """Every metric that is exact while streaming, under the keys listed in the class doc."""
         s = self.summaries
-        out = {"count": s.n, "k": s.k, "cluster_array": s.labels()}
-        out["count_array"] = [s.cluster(label)[0] for label in out["cluster_array"]]
+        sizes = s.sizes()
+        out = {"count": s.n, "k": s.k, "cluster_array": list(sizes), "count_array": list(sizes.values())}
         out.update(self.intrinsic.get())
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())

@@ -10,7 +10,8 @@ Design notes
 - Update is Welford's method, weighted: adding ``w`` copies of ``x`` to ``(n, mean, M2)`` gives
   ``n' = n + w``, ``mean' = mean + (w/n')·(x - mean)``, ``M2' = M2 + (w·n/n')·||x - mean||²``.
 - Revert is the exact algebraic inverse: the same formulas with ``-w`` (``n' = n - w``,
-  ``mean' = mean - (w/n')·(x - mean)``, ``M2' = M2 - (w·n/n')·||x - mean||²``, clamped at 0).
+  ``mean' = mean - (w/n')·(x - mean)``, ``M2' = M2 - (w·n/n')·||x - mean||²``, clamped at 0,
+  and exactly 0 when one element is left).
   In floating point the round trip restores the count exactly and the mean and scatter up to
   rounding: ``|Δmean| ≤ 1e-9·(|mean| + |x|)`` and ``|ΔM2| ≤ 1e-9·(M2 + w·||x - mean||²)``, bounds
   the tests check (Welford's error per step is a few ulps of those scales).
@@ -107,8 +108,10 @@ class ClusterSummaries:
         self.n = 0
         self._gmean = np.zeros(self.dim or 0)
         self._gm2 = 0.0
+        self._touched = np.zeros(cap, dtype=np.int64)  # slot -> version of its last change
         self._dist = None  # cached distances between means (cap x cap), see centroid_distances
-        self._dirty: set = set()
+        self._dist_seen = -1  # version the cache reflects
+        self._ssb = (-1, 0.0)  # (version, SSB)
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
@@ -221,8 +224,8 @@ class ClusterSummaries:
         else:
             self._gmean, self._gm2 = _welford(self._gmean, self._gm2, self.n, g2, w, x)
         self.n = g2
-        self._dirty.add(slot)
         self.version += 1
+        self._touched[slot] = self.version
 
     def _new_slot(self, label) -> int:
         if self._free:
@@ -249,11 +252,11 @@ class ClusterSummaries:
         self._count = np.concatenate([self._count, np.zeros(cap - old, dtype=np.int64)])
         self._mean = np.vstack([self._mean, np.zeros((cap - old, self._mean.shape[1]))])
         self._m2 = np.concatenate([self._m2, np.zeros(cap - old)])
+        self._touched = np.concatenate([self._touched, np.zeros(cap - old, dtype=np.int64)])
         if self._dist is not None:
             dist = np.zeros((cap, cap))
             dist[:old, :old] = self._dist
             self._dist = dist
-            self._dirty.update(self._index.values())
 
     def merge(self, other: "ClusterSummaries") -> None:
         """Add the summaries of ``other`` into these (Chan's formula). O(k·d). ``other`` is unchanged.
@@ -289,7 +292,7 @@ class ClusterSummaries:
                 self._mean[mine], float(self._m2[mine]), na, other._mean[slot], float(other._m2[slot]), nb
             )
             self._count[mine] = na + nb
-            self._dirty.add(mine)
+            self._touched[mine] = self.version + 1
         self._gmean, self._gm2 = _chan(self._gmean, self._gm2, self.n, other._gmean, other._gm2, other.n)
         self.n += other.n
         self.version += 1
@@ -308,6 +311,11 @@ class ClusterSummaries:
         """The labels of the non-empty clusters. O(k)."""
         return list(self._index)
 
+    def sizes(self) -> dict:
+        """``{label: count}`` of the non-empty clusters, in first-seen order. O(k)."""
+        counts = self._count.tolist()
+        return {label: counts[slot] for label, slot in self._index.items()}
+
     def cluster(self, label):
         """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""
         slot = self._index.get(label)
@@ -318,12 +326,6 @@ class ClusterSummaries:
     def global_summary(self):
         """``(N, mean, total scatter SST)`` over every element. O(d)."""
         return self.n, self._gmean.copy(), self._gm2
-
-    def arrays(self):
-        """``(slots, counts, means, scatters)`` of the live clusters, as numpy arrays (views into
-        the state for counts/means/scatters indexed by ``slots``). O(k)."""
-        slots = np.fromiter(self._index.values(), dtype=np.intp, count=len(self._index))
-        return slots, self._count[slots], self._mean[slots], self._m2[slots]
 
     @property
     def ssw(self) -> float:
@@ -337,33 +339,58 @@ class ClusterSummaries:
         """
         if self.n == 0:
             return 0.0
-        _, counts, means, _ = self.arrays()
-        diff = means - self._gmean
-        return float(counts @ np.einsum("ij,ij->i", diff, diff))
+        if self._ssb[0] != self.version:  # cached per version: SSB and CH views share one read
+            counts, means, _ = self.slot_arrays()  # free slots have count 0
+            diff = means - self._gmean
+            self._ssb = (self.version, float(counts @ np.einsum("ij,ij->i", diff, diff)))
+        return self._ssb[1]
 
-    def centroid_distances(self):
-        """``(slots, D)``: the distances between the means of the live clusters (Euclidean, or
-        cosine distance ``1 - cos`` in the cosine space; 1 when a mean is zero).
+    @property
+    def width(self) -> int:
+        """The number of slots in use, live or free: per-slot arrays are read as ``[:width]``."""
+        return len(self._labels)
 
-        Cached; refreshed for the clusters changed since the last call: O(changed·k·d), and a
-        full O(k²·d) the first time.
+    def slot_arrays(self):
+        """``(counts, means, scatters)`` over slots ``[:width]``, as views (no copy); free slots
+        have count 0. O(1). Use :meth:`changed_since` to refresh caches kept per slot."""
+        w = len(self._labels)
+        return self._count[:w], self._mean[:w], self._m2[:w]
+
+    def slot(self, label):
+        """The slot of cluster ``label`` (or ``None``)."""
+        return self._index.get(label)
+
+    def changed_since(self, version: int) -> np.ndarray:
+        """Slots (live or freed) changed after ``version``. O(width)."""
+        return np.flatnonzero(self._touched[: len(self._labels)] > version)
+
+    def centroid_distances(self) -> np.ndarray:
+        """The ``width × width`` matrix of distances between the means of slots (a view of the
+        cache; rows and columns of free slots are 0): Euclidean, or cosine distance ``1 - cos`` in
+        the cosine space (1 when a mean is zero).
+
+        Refreshed for the clusters changed since the last call: O(changed·k·d); a full O(k²·d)
+        the first time.
         """
-        cap = len(self._count)
+        cap, w = len(self._count), len(self._labels)
         if self._dist is None or self._dist.shape[0] != cap:
             self._dist = np.zeros((cap, cap))
-            self._dirty = set(self._index.values())
-        slots = np.fromiter(self._index.values(), dtype=np.intp, count=len(self._index))
-        if self._dirty:
-            means = self._mean[slots]
-            for s in self._dirty:
-                if self._labels[s] is None:  # emptied since
-                    continue
-                row = _distances(self._mean[s], means, self.space)
-                self._dist[s, slots] = row
-                self._dist[slots, s] = row
-                self._dist[s, s] = 0.0
-            self._dirty = set()
-        return slots, self._dist[np.ix_(slots, slots)]
+            self._dist_seen = -1
+        changed = self.changed_since(self._dist_seen)
+        if len(changed):
+            live = self._count[:w] > 0
+            means = self._mean[:w]
+            for s in changed.tolist():
+                if live[s]:
+                    row = _distances(self._mean[s], means, self.space)
+                    row[~live] = 0.0
+                    row[s] = 0.0
+                else:
+                    row = 0.0
+                self._dist[s, :w] = row
+                self._dist[:w, s] = row
+            self._dist_seen = self.version
+        return self._dist[:w, :w]
 
     # -- state -----------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -479,7 +506,7 @@ def _welford(mean: np.ndarray, m2: float, n: int, n2: int, w: int, x: np.ndarray
     delta = x - mean
     new_mean = mean + delta * (w / n2)
     m2 = m2 + (w * n / n2) * float(delta @ delta)
-    return new_mean, (m2 if m2 > 0.0 else 0.0)
+    return new_mean, (m2 if m2 > 0.0 and n2 > 1 else 0.0)  # one element has no scatter
 
 
 def _chan(ma: np.ndarray, m2a: float, na: int, mb: np.ndarray, m2b: float, nb: int):

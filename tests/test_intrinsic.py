@@ -374,3 +374,34 @@ def test_cosine_report_batch_vs_streaming():
     assert "ssw" in b and "ssw" not in s  # Alink's cosine SSW (sum of squared 1-cos) is batch only
     with pytest.raises(ValueError, match="distance"):
         se.cluster_report(X, y, distance="manhattan")
+
+
+def test_cached_distance_views_under_random_updates_and_reverts():
+    """Separation and the Davies-Bouldin views keep caches refreshed per changed cluster; with
+    many clusters (the incremental path) they must equal the batch twins on the live points."""
+    rng = np.random.default_rng(17)
+    views = [se.Separation(), se.RMSDaviesBouldin(), se.CosineSeparation(), se.CosineDaviesBouldin()]
+    ev = se.IntrinsicEvaluator(views)
+    centers = rng.normal(scale=6.0, size=(40, 3))
+    live = []
+    for step in range(500):
+        if live and rng.random() < 0.45:
+            x, p = live.pop(int(rng.integers(len(live))))
+            ev.revert(x, p)
+        else:
+            p = int(rng.integers(40))
+            x = (centers[p] + rng.normal(size=3)).tolist()
+            ev.update(x, p)
+            live.append((x, p))
+        if (step % 5 and step < 450) or not live:
+            continue  # read after a few changes, as a dashboard would
+        X, y = np.array([x for x, _ in live]), [p for _, p in live]
+        got = ev.get()
+        want = {
+            "Separation": batch.separation_score(X, y),
+            "RMSDaviesBouldin": batch.rms_davies_bouldin_score(X, y),
+            "CosineSeparation": batch.separation_score(X, y, distance="cosine"),
+            "CosineDaviesBouldin": batch.davies_bouldin_score(X, y, distance="cosine"),
+        }
+        for key, v in want.items():
+            assert got[key] == pytest.approx(v, rel=1e-9, nan_ok=True), (step, key)
