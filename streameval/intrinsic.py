@@ -695,10 +695,10 @@ class IntrinsicEvaluator:
             raise TypeError(f"{name!r} is not an intrinsic metric: {metric!r}")
         if name in self.metrics:
             raise ValueError(f"a metric named {name!r} is already in the evaluator")
+        if any(x.n for x in self.summaries.values()):
+            raise ValueError(f"cannot add {name!r} after elements were seen: add every metric first")
         s = self.summaries.get(metric.space)
         if s is None:
-            if any(x.n for x in self.summaries.values()):
-                raise ValueError(f"cannot add a {metric.space!r} metric after elements were seen")
             s = self.summaries[metric.space] = ClusterSummaries(self._dim, self._features, metric.space)
         metric._bind(s)
         self.metrics[name] = metric

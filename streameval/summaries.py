@@ -273,11 +273,11 @@ class ClusterSummaries:
             raise ValueError(f"cannot merge a {other.space!r} summary into a {self.space!r} one")
         if other.n == 0:
             return
-        if self.dim is not None and self.n and other.dim != self.dim:
+        if self.dim is not None and other.dim != self.dim:
             raise InvalidVectorError(f"cannot merge dimension {other.dim} into dimension {self.dim}")
         if self.features is not None and other.features is not None and self.features != other.features:
             raise InvalidVectorError("cannot merge summaries with different feature orders")
-        if self.n == 0 and (self.dim is None or self._mean.shape[1] != other.dim):
+        if self.dim is None:
             self._fix_dim(other.dim)
         if self.features is None and other.features is not None:
             self.features = list(other.features)
