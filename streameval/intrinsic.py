@@ -538,7 +538,7 @@ class Silhouette(IntrinsicMetric, register=False):
 
     def _after_update(self, x, y_pred, w):
         s = self._summaries
-        key = (y_pred, x.tobytes())
+        key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
         rec = self._points.get(key)
         if rec is None:
             rec = self._points[key] = [x, 0, deque()]
@@ -552,7 +552,7 @@ class Silhouette(IntrinsicMetric, register=False):
         rec[2].append((w, fx))
 
     def _check_revert(self, x, y_pred, w):
-        key = (y_pred, x.tobytes())
+        key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
         rec = self._points.get(key)
         if rec is not None:
             for i, (wi, _) in enumerate(rec[2]):

@@ -303,3 +303,48 @@ def test_invariants_under_random_operations():
         s._check()
     assert s.n == sum(w for _, _, w in live)
     assert math.isfinite(s.ssw)
+
+
+# -- one stateful machine: random updates, reverts and merges, _check() after every step ---------
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule  # noqa: E402
+
+from streameval import batch  # noqa: E402
+
+
+class SummariesMachine(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.s = ClusterSummaries()
+        self.live = []  # (vector, label, w) currently in the summaries
+
+    @rule(x=st.lists(st.floats(-10, 10, allow_nan=False), min_size=2, max_size=2),
+          p=st.sampled_from("abcd"), w=st.integers(1, 3))
+    def update(self, x, p, w):
+        self.s.update(x, p, w)
+        self.live.append((x, p, w))
+
+    @precondition(lambda self: self.live)
+    @rule(i=st.integers(0, 10**6))
+    def revert(self, i):
+        x, p, w = self.live.pop(i % len(self.live))
+        self.s.revert(x, p, w)
+
+    @rule(x=st.lists(st.floats(-10, 10, allow_nan=False), min_size=2, max_size=2), p=st.sampled_from("ab"))
+    def merge_shard(self, x, p):
+        shard = ClusterSummaries()
+        shard.update(x, p)
+        self.s.merge(shard)
+        self.live.append((x, p, 1))
+
+    @invariant()
+    def consistent(self):
+        self.s._check()
+        assert self.s.n == sum(w for _, _, w in self.live)
+        if self.live:
+            X = np.array([x for x, _, w in self.live for _ in range(w)])
+            y = [p for _, p, w in self.live for _ in range(w)]
+            assert self.s.ssw == pytest.approx(batch.ssw_score(X, y), rel=1e-7, abs=1e-7)
+            assert self.s.ssb() == pytest.approx(batch.ssb_score(X, y), rel=1e-7, abs=1e-7)
+
+
+TestSummariesMachine = SummariesMachine.TestCase
