@@ -14,16 +14,18 @@ SSB                       ``sum_j b[j]·||mean_j - mean||²``                  O
 CalinskiHarabasz          ``(SSB/(k-1)) / (SSW/(N-k))``                      O(k·d)    vrc
 Separation                mean ``||mean_i - mean_j||`` over pairs             O(k²)*    sp
 RMSCompactness            mean over clusters of ``sqrt(M2_j/b[j])``          O(k)      (cp: not)
-RMSDaviesBouldin          DB index with ``s_j = sqrt(M2_j/b[j])`` (q = 2)    O(k²)*    (db: not)
+RMSDaviesBouldin          DB index with ``s_j = sqrt(M2_j/b[j])`` (q = 2)    O(k)*‡    (db: not)
 CosineCompactness         mean over clusters of mean ``1 - cos(x, mean_j)``  O(k·d)    cp
 CosineSSB                 ``sum_j b[j]·(1 - cos(mean_j, mean))²``            O(k·d)    ssb
 CosineSeparation          mean ``1 - cos(mean_i, mean_j)`` over pairs        O(k²)*    sp
-CosineDaviesBouldin       DB index with cosine compactness and distances     O(k²)*    db
+CosineDaviesBouldin       DB index with cosine compactness and distances     O(k)*‡    db
 SqEuclideanSilhouette     silhouette, squared Euclidean distance             O(1)†     silhouette
 CosineSilhouette          silhouette, cosine distance                        O(1)†     silhouette
 ========================  =================================================  ========  =========
 
 \\* plus O(k·d) per cluster changed since the last read (cached distances between means).
+‡ per cluster changed since the last read (and O(k) per row whose maximum fell); a full O(k²)
+rebuild on the first read or when more than k/8 clusters changed.
 † the silhouettes score each arriving point at update time (O(k·d)): ``get()`` is their running
 mean (*prequential*); :meth:`Silhouette.final` is the exact silhouette of the stored points
 against the final summaries (O(N·k·d)).
@@ -36,8 +38,8 @@ root-mean-square scatter (Davies & Bouldin's q = 2) under their own names. In th
 mean distance *is* a function of the mean of unit vectors, so Alink's cosine compactness and
 Davies-Bouldin are exact while streaming; its cosine SSW (``sum (1 - cos)²``) is not (batch only).
 
-Undefined values are NaN: with fewer than two clusters for CH, DB, separation and silhouette, and
-with no element for the others. CH is 1.0 when SSW is 0, DB is 0.0 when every scatter or every
+Undefined values are NaN: CH, DB, separation and silhouette with fewer than two clusters, and the
+compactnesses with no element (SSW and SSB are then 0). CH is 1.0 when SSW is 0, DB is 0.0 when every scatter or every
 distance between means is 0 (scikit-learn's conventions); pairs of coincident means are left out of
 DB's maximum.
 
@@ -57,7 +59,7 @@ from collections import deque
 
 import numpy as np
 
-from ._validate import check_label, check_weight
+from ._validate import check_weight
 from .errors import UnknownElementError
 from .summaries import ClusterSummaries, _distances
 

@@ -1,10 +1,10 @@
 """Batch functions: scikit-learn-style ``f(labels_true, labels_pred) -> value``.
 
-Label metrics (:mod:`.labels`) and intrinsic metrics over feature vectors (:mod:`.intrinsic`,
-``f(X, labels_pred)``). Written from the formulas with numpy, independently of the streaming
-code: they are the users' batch API and the reference the tests compare the streaming metrics against. Inputs are any
+Written from the formulas with numpy, independently of the streaming code: they are the users'
+batch API and the reference the tests compare the streaming metrics against. Inputs are any
 one-dimensional sequences of equal length (lists, numpy arrays, pandas Series); ``None`` or NaN
-labels are rejected.
+labels are rejected. Label metrics live in :mod:`.labels`; intrinsic metrics over feature vectors,
+``f(X, labels_pred)``, in :mod:`.intrinsic`.
 
 >>> from streameval import batch
 >>> batch.elm_score([1, 1, 2], [1, 1, 1])
