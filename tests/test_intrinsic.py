@@ -212,6 +212,8 @@ def test_silhouette_revert_restores_value_bit_for_bit():
     with pytest.raises(UnknownElementError, match="holds no such update"):
         m.revert(X[25], int(y[25]))  # already reverted: that vector is not in cluster y[25]
     assert (m.get(), m._sum, m._scored) == before and m.summaries.n == 20
+    # the stored points follow the reverts: the final pass is the batch value of the 20 left
+    assert m.final() == pytest.approx(skm.silhouette_score(X[:20], y[:20], metric="sqeuclidean"), rel=1e-9)
 
 
 def test_weights_equal_repeated_updates():
