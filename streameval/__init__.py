@@ -53,6 +53,27 @@ from .stats import ContingencyStats
 from .window import CountWindow, EventTimeWindow  # windows, live monitoring (issue 4)
 from .monitor import ClusterCostRanking, Monitor
 
+# intrinsic (feature-based) metrics: per-cluster vector summaries, views, Alink's report
+from .intrinsic import (
+    INTRINSIC_REGISTRY,
+    SSB,
+    SSW,
+    CalinskiHarabasz,
+    CosineCompactness,
+    CosineDaviesBouldin,
+    CosineSeparation,
+    CosineSilhouette,
+    CosineSSB,
+    IntrinsicEvaluator,
+    IntrinsicMetric,
+    RMSCompactness,
+    RMSDaviesBouldin,
+    Separation,
+    SqEuclideanSilhouette,
+)
+from .report import ClusterReport, cluster_report
+from .summaries import ClusterSummaries
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -96,4 +117,23 @@ __all__ = [
     "UnknownElementError",
     "InvalidStateError",
     "InvalidVectorError",
+    # intrinsic (feature-based) metrics
+    "ClusterSummaries",
+    "IntrinsicMetric",
+    "INTRINSIC_REGISTRY",
+    "IntrinsicEvaluator",
+    "SSW",
+    "SSB",
+    "CalinskiHarabasz",
+    "Separation",
+    "RMSCompactness",
+    "RMSDaviesBouldin",
+    "CosineCompactness",
+    "CosineSSB",
+    "CosineSeparation",
+    "CosineDaviesBouldin",
+    "SqEuclideanSilhouette",
+    "CosineSilhouette",
+    "ClusterReport",
+    "cluster_report",
 ]

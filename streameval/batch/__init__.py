@@ -3,7 +3,8 @@
 Written from the formulas with numpy, independently of the streaming code: they are the users'
 batch API and the reference the tests compare the streaming metrics against. Inputs are any
 one-dimensional sequences of equal length (lists, numpy arrays, pandas Series); ``None`` or NaN
-labels are rejected.
+labels are rejected. Label metrics live in :mod:`.labels`; intrinsic metrics over feature vectors,
+``f(X, labels_pred)``, in :mod:`.intrinsic`.
 
 >>> from streameval import batch
 >>> batch.elm_score([1, 1, 2], [1, 1, 1])
@@ -19,6 +20,19 @@ from .coreference import (
     cluster_accuracy_score,
     lea_score,
     muc_score,
+)
+from .intrinsic import (
+    calinski_harabasz_score,
+    compactness_score,
+    davies_bouldin_score,
+    prequential_silhouette_score,
+    rms_compactness_score,
+    rms_davies_bouldin_score,
+    separation_score,
+    silhouette_samples,
+    silhouette_score,
+    ssb_score,
+    ssw_score,
 )
 from .labels import (
     adjusted_rand_score,
@@ -69,4 +83,16 @@ __all__ = [
     "ceaf_score",
     "cluster_accuracy_score",
     "adjusted_mutual_info_score",
+    # intrinsic (feature-based) metrics
+    "ssw_score",
+    "ssb_score",
+    "calinski_harabasz_score",
+    "separation_score",
+    "compactness_score",
+    "davies_bouldin_score",
+    "rms_compactness_score",
+    "rms_davies_bouldin_score",
+    "silhouette_score",
+    "silhouette_samples",
+    "prequential_silhouette_score",
 ]
