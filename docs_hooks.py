@@ -41,6 +41,7 @@ MATHJAX_PARTS = ("tex-chtml.js", "output/chtml", "input/tex", "ui", "a11y", "sre
 _api_pages: dict = {}  # src_uri -> markdown, filled in on_config
 _bench_pages: list = []
 _mathjax: Path | None = None
+_canonical: dict = {}  # "streameval.ELM" -> "streameval.metrics.element.ELM"
 
 
 def _root(config) -> Path:
@@ -56,6 +57,7 @@ def _api(root: Path) -> dict:
         target = obj.final_target if obj.is_alias else obj
         module = target if target.is_module else target.module
         by_module.setdefault(module.path, []).append((name, target))
+        _canonical[f"{PACKAGE}.{name}"] = target.path
     # Modules that hold classes and functions first (in __all__ order), exported namespaces last.
     order = sorted(by_module, key=lambda m: any(t.path == m for _, t in by_module[m]))
     pages, rows = {}, []
@@ -137,7 +139,8 @@ _ROLE = re.compile(r":(?:class|meth|func|attr|mod|exc|data|obj):<code>(~?)([\w.]
 def _role(m: re.Match) -> str:
     tilde, ident = m.groups()
     shown = ident.rsplit(".", 1)[-1] if tilde else ident
-    return f'<autoref identifier="{html.escape(ident)}" optional><code>{shown}</code></autoref>'
+    target = html.escape(_canonical.get(ident, ident))
+    return f'<autoref identifier="{target}" optional><code>{shown}</code></autoref>'
 
 
 def on_page_content(content, page, config, files):
