@@ -68,7 +68,10 @@ def _api(root: Path) -> dict:
         if mod == PACKAGE:  # defined in __init__ itself: show only those, not the re-exports
             names = ", ".join(n for n, _ in by_module[mod])
             options = f"\n      members: [{names}]"
-        pages[uri] = f"::: {mod}\n    options:\n      show_root_heading: true\n      heading_level: 1{options}\n"
+        pages[uri] = (
+            f"::: {mod}\n    options:\n      show_root_heading: true\n      heading_level: 1"
+            f"{options}\n"
+        )
         for name, target in by_module[mod]:
             doc = target.docstring.value.strip().splitlines()[0] if target.docstring else ""
             rows.append(
@@ -108,10 +111,7 @@ def on_config(config):
     bench_dir = Path(config.docs_dir) / "benchmarks"
     found = sorted(bench_dir.glob("*.md"), key=lambda p: (p.stem != "core", p.stem))
     _bench_pages = [f"benchmarks/{p.name}" for p in found]
-    bench_nav = [{"Overview": "benchmarks.md"}] + [
-        {p.stem.replace("_", " ").replace("-", " ").capitalize(): f"benchmarks/{p.name}"}
-        for p in found
-    ]
+    bench_nav = [{"Overview": "benchmarks.md"}] + _bench_pages  # titled by their own headings
     if config.nav is not None:
         _set_section(config.nav, API_SECTION, api_nav)
         _set_section(config.nav, BENCH_SECTION, bench_nav)

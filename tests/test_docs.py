@@ -43,6 +43,8 @@ PAGES = {  # page -> a heading it must show
 
 
 def _hooks():
+    """``docs_hooks.py`` (the site's MkDocs hooks), loaded from the checkout."""
+    pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
     spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs_hooks.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -54,13 +56,17 @@ def site(tmp_path_factory) -> Path:
     """The site, built once with ``mkdocs build --strict`` into a temporary directory."""
     pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml", "-d", str(out)],
-        cwd=ROOT, capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+    run = _build(ROOT, out)
     assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout}\n{run.stderr}"
     return out
+
+
+def _build(root: Path, out: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml", "-d", str(out)],
+        cwd=root, capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
 
 
 def _inventory(site: Path) -> set:
@@ -89,6 +95,20 @@ def test_mkdocs_build_strict(site):
     html = (site / "metrics" / "index.html").read_text()
     assert 'class="arithmatex"' in html and "assets/mathjax/tex-chtml.js" in html
     assert "fonts.googleapis.com" not in html  # the theme's web font is off: nothing external
+
+
+def test_benchmark_pages_listed_when_they_land(site, tmp_path):
+    # a copy of the docs with one more benchmark table, as a benchmark script writes it
+    for part in ("mkdocs.yml", "docs_hooks.py", "docs", "streameval"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp_path / part)
+    (tmp_path / "docs" / "benchmarks").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "benchmarks" / "zeta.md").write_text("# Zeta timings\n\n| a |\n|---|\n| 1 |\n")
+    run = _build(tmp_path, tmp_path / "site")
+    assert run.returncode == 0, run.stdout + run.stderr
+    index = (tmp_path / "site" / "benchmarks" / "index.html").read_text()
+    assert 'href="zeta/"' in index and "Zeta timings" in index  # linked, and in the nav
+    assert (tmp_path / "site" / "benchmarks" / "zeta" / "index.html").is_file()
 
 
 def test_api_reference_covers_all(site):
