@@ -186,7 +186,7 @@ def browser():
         b.close()
 
 
-def test_site_in_browser(served, browser, tmp_path):
+def test_site_in_browser(served, browser):
     outside, errors = [], []
     context = browser.new_context(viewport={"width": 1280, "height": 900})
 
@@ -217,9 +217,8 @@ def test_site_in_browser(served, browser, tmp_path):
     )
     assert page.locator("mjx-merror").count() == 0
     assert page.locator("mjx-container[display='true']").count() == 2  # the $$ blocks
-    page.screenshot(path=str(tmp_path / "metrics.png"))
-    if os.environ.get("STREAMEVAL_SHOTS"):
-        page.screenshot(path=os.environ["STREAMEVAL_SHOTS"] + "/metrics.png", full_page=False)
+    if os.environ.get("STREAMEVAL_SHOTS"):  # a directory to keep screenshots in, for a person
+        page.screenshot(path=os.environ["STREAMEVAL_SHOTS"] + "/metrics.png")
 
     # search: the site's own index, in the browser, finds ELM
     with page.expect_response(lambda r: r.url.endswith("search/search_index.json")):
