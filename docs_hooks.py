@@ -75,7 +75,7 @@ def _api(root: Path) -> dict:
         for name, target in by_module[mod]:
             doc = target.docstring.value.strip().splitlines()[0] if target.docstring else ""
             rows.append(
-                f"| [`{name}`][{target.path}] | {target.kind.value} | [`{short}`]({short}.md) "
+                f"| [`{name}`]({short}.md#{target.path}) | {target.kind.value} | [`{short}`]({short}.md) "
                 f"| {doc.replace('|', '&#124;')} |"
             )
     pages["api/index.md"] = (
