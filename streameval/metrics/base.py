@@ -21,6 +21,7 @@ from ..stats import ONE
 __all__ = ["Metric", "REGISTRY"]
 
 REGISTRY: dict = {}
+"""``{class name: class}`` of every metric class (each subclass of :class:`Metric` registers itself)."""
 
 
 class Metric:
