@@ -83,6 +83,7 @@ __all__ = [
 ]
 
 INTRINSIC_REGISTRY: dict = {}
+"""Every public intrinsic metric class by name (the common tests run over it)."""
 NAN = float("nan")
 _FX = 2**53  # fixed-point scale of the silhouette sums (exact under update/revert)
 

@@ -501,3 +501,14 @@ def test_river_is_an_oracle_at_every_prefix(stream):
             theirs[name].update(t, p)
             assert close(ours[name].get(), theirs[name].get(), 1e-9), (name, ours[name].get(),
                                                                       theirs[name].get())
+
+
+def test_batch_accepts_lists_arrays_and_pandas_series():
+    pd = pytest.importorskip("pandas")
+    ts, ps = [0, 0, 1, 1, 2], ["a", "a", "a", "b", "b"]
+    want = se.batch.elm_score(ts, ps)
+    assert se.batch.elm_score(np.array(ts), np.array(ps)) == want
+    assert se.batch.elm_score(pd.Series(ts), pd.Series(ps)) == want
+    t = se.Contingency()
+    t.update_many(pd.Series(ts), pd.Series(ps))
+    assert sorted(t.items()) == [(0, "a", 2), (1, "a", 1), (1, "b", 1), (2, "b", 1)]
