@@ -319,10 +319,6 @@ CHECKPOINT_FORMAT = "streameval.watch-checkpoint"
 CHECKPOINT_VERSION = 1
 
 
-class _Stop(Exception):
-    """SIGTERM: stop like Ctrl-C."""
-
-
 class _Watch:
     """The state of ``streameval watch``: all-time and windowed metrics, counts, input position."""
 
@@ -576,21 +572,22 @@ def cmd_watch(args) -> int:
             state.skipped = policy.count
             save_checkpoint(args.checkpoint, state.to_body(input_desc))
 
-    def on_term(signum, frame):
-        raise _Stop()
-
-    old_term = signal.signal(signal.SIGTERM, on_term)
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)  # even if inherited as ignored
+    # Ctrl-C and SIGTERM only raise a flag, checked between rows: a row is never half counted
+    # (tables, window and input position always agree, so a checkpoint is always consistent).
+    interrupted = []
+    signals = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+    old = {sig: signal.signal(sig, lambda signum, _: interrupted.append(signals[signum]))
+           for sig in signals}
     threading.Thread(target=reader, daemon=True).start()
     now = time.monotonic()
     last_line = last_ck = last_pub = now
     rows_line, rows_ck = state.rows, state.rows
-    interrupted = None
+    saved_header = state.header
     error = None
     try:
         if prom is not None:
             prom.publish(state.values())
-        while True:
+        while not interrupted:
             try:
                 item = q.get(timeout=0.2)
             except queue.Empty:
@@ -600,6 +597,12 @@ def cmd_watch(args) -> int:
             if item is not None:
                 kind = item[0]
                 if kind == "row":
+                    if saved_header is not None:  # first row after a resume
+                        if item[4] != saved_header:
+                            error = CLIError(f"the header of {args.file} is not the one in the "
+                                             f"checkpoint ({item[4]} != {saved_header})")
+                            break
+                        saved_header = None
                     state.update(*item[1])
                     state.line, state.offset, state.header = item[2], item[3], item[4]
                 elif kind == "error":
@@ -626,18 +629,18 @@ def cmd_watch(args) -> int:
             ):
                 checkpoint()
                 rows_ck, last_ck = state.rows, now
-    except (KeyboardInterrupt, _Stop) as e:
-        interrupted = "Ctrl-C" if isinstance(e, KeyboardInterrupt) else "SIGTERM"
     finally:
         stop.set()
-        signal.signal(signal.SIGTERM, old_term)
-        signal.signal(signal.SIGINT, old_int)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if isinstance(error, CLIError):
+        raise error
     if error is not None and not isinstance(error, InputError):
         raise CLIError(f"cannot read {args.file}: {error}")
     checkpoint()
     values = emit(final=True)
     if jsonl is not sys.stdout:
-        why = f"interrupted ({interrupted})" if interrupted else (
+        why = f"interrupted ({interrupted[0]})" if interrupted else (
             "stopped at a malformed row" if error is not None else "end of input")
         print(f"streameval watch: final report, {why}: {values['rows']} rows, "
               f"{values['elements']} elements, {values['skipped']} skipped")
@@ -809,8 +812,8 @@ def main(argv=None) -> int:
             # the reader went away (e.g. '| head'); silence the flush at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
-        where = f" {e.filename}" if e.filename else ""
-        _warn(f"error: cannot read{where}: {e.strerror or e}")
+        where = f"{e.filename}: " if e.filename else ""
+        _warn(f"error: {where}{e.strerror or e}")
         return 1
 
 

@@ -216,7 +216,7 @@ def test_bad_parquet_row_and_missing_file(tmp_path):
     assert_clean_failure(run("score", path, "--true", "t", "--pred", "p"),
                          f"{path}, row 3: missing true label (column 't' is empty)")
     assert_clean_failure(run("score", tmp_path / "nope.csv", "--true", "t", "--pred", "p"),
-                         f"cannot read {tmp_path}/nope.csv: No such file or directory")
+                         f"error: {tmp_path}/nope.csv: No such file or directory")
     assert_clean_failure(run("score", tmp_path / "rows.xlsx", "--true", "t", "--pred", "p"),
                          "cannot tell the format", "--input-format")
 
