@@ -135,6 +135,16 @@ def _table(columns: dict, header=("metric", "value")) -> str:
     return "\n".join(lines)
 
 
+def _print_values(ev, fmt: str, title: str) -> None:
+    """The evaluator's values: a JSON object of name to value, or ``title`` and a table."""
+    values = ev.get()
+    if fmt == "json":
+        print(json.dumps({k: _finite(v) for k, v in values.items()}))
+    else:
+        print(title)
+        print(_table({k: [v] for k, v in values.items()}))
+
+
 def _progress(total: int, desc: str, enabled: bool):
     """A tqdm bar on a terminal, or a silent counter otherwise."""
     if enabled and sys.stderr.isatty():
@@ -227,14 +237,9 @@ def cmd_demo(args) -> int:
             for name, v in get().items():
                 trace[name].append(v)
     bar.close()
-    values = ev.get()
     table = ev.table
-    if args.format == "json":
-        print(json.dumps({k: _finite(v) for k, v in values.items()}))
-    else:
-        print(f"streameval demo: {n} pages (seed {args.seed}), {table.k_true} true documents, "
-              f"{table.k_pred} predicted segments")
-        print(_table({k: [v] for k, v in values.items()}))
+    _print_values(ev, args.format, f"streameval demo: {n} pages (seed {args.seed}), "
+                  f"{table.k_true} true documents, {table.k_pred} predicted segments")
     if args.plot:
         try:
             bounded = {k for k, m in ev.metrics.items() if m.bounds[1] == 1.0}
@@ -293,14 +298,9 @@ def cmd_score(args) -> int:
         ts[:] = [k[0] for k in counts]
         ps[:] = [k[1] for k in counts]
         ev.update_many(ts, ps, np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
-    values = ev.get()
     table = ev.table
-    if args.format == "json":
-        print(json.dumps({k: _finite(v) for k, v in values.items()}))
-    else:
-        print(f"{args.file}: {rows} rows, {table.n} elements, {table.k_true} true clusters, "
-              f"{table.k_pred} predicted clusters")
-        print(_table({k: [v] for k, v in values.items()}))
+    _print_values(ev, args.format, f"{args.file}: {rows} rows, {table.n} elements, "
+                  f"{table.k_true} true clusters, {table.k_pred} predicted clusters")
     if rows == 0:
         _warn(f"{args.file} holds no rows to score (an empty table scores 1.0 by convention)")
     policy.report()

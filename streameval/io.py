@@ -79,13 +79,17 @@ class RowSpec:
     """Which columns hold the true label, the predicted label and (optionally) the weight.
 
     Columns are names (header names, JSON keys, Parquet columns), or 1-based positions for text
-    files read with ``header=False``.
+    files read with ``header=False``. ``vector``: the columns of a feature vector, either several
+    numeric columns or one column holding the whole vector (a JSON or Parquet list, or numbers
+    separated by spaces in CSV/TSV); rows then carry a fourth item, the vector as a tuple of floats,
+    of one dimension per file (the first row's).
     """
 
     true: str
     pred: str
     weight: str | None = None
     header: bool = True
+    vector: tuple = ()
 
 
 def detect_format(path: str, fmt: str | None = None) -> str:
@@ -227,6 +231,43 @@ def _weight(value, column: str, err) -> int:
     return w
 
 
+class _Vectors:
+    """Feature vectors of one file: finite floats, one dimension (the first row's)."""
+
+    def __init__(self, columns):
+        self.columns, self.dim = tuple(columns), None
+
+    def parse(self, values: list, err) -> tuple:
+        """A vector from the raw values of the vector columns."""
+        cols = self.columns
+        if len(cols) == 1:
+            v = values[0]
+            if isinstance(v, str):
+                values = v.split()
+            elif isinstance(v, (list, tuple)):
+                values = v
+        out = []
+        for v in values:
+            try:
+                if isinstance(v, bool) or v is None or isinstance(v, (list, dict)):
+                    raise ValueError
+                x = float(v)
+            except (TypeError, ValueError):
+                x = math.nan
+            if not math.isfinite(x):
+                raise err(f"vector component {str(v)[:30]!r} in column "
+                          f"{', '.join(map(repr, cols))} is not a finite number")
+            out.append(x)
+        if self.dim is None:
+            if not out:
+                raise err(f"empty vector in column {cols[0]!r}")
+            self.dim = len(out)
+        elif len(out) != self.dim:
+            raise err(f"vector of the wrong size: {len(out)} values, expected {self.dim} "
+                      "(the first row's)")
+        return tuple(out)
+
+
 def _column_index(header: list, column: str, name: str, spec_header: bool) -> int:
     if spec_header:
         try:
@@ -277,7 +318,9 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
     it = _column_index(header, spec.true, name, spec.header)
     ip = _column_index(header, spec.pred, name, spec.header)
     iw = None if spec.weight is None else _column_index(header, spec.weight, name, spec.header)
-    need = max(k for k in (it, ip, iw) if k is not None) + 1
+    ivs = [_column_index(header, c, name, spec.header) for c in spec.vector]
+    vectors = _Vectors(spec.vector) if ivs else None
+    need = max(k for k in (it, ip, iw, *ivs) if k is not None) + 1
     tname, pname, wname = (spec.true, spec.pred, spec.weight)
     if start:
         source.seek(*start)
@@ -308,15 +351,18 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
             if not p:
                 raise err(f"missing predicted label (column {pname!r} is empty)")
             w = 1 if iw is None else _weight(row[iw], wname, err)
+            if vectors is not None:
+                x = vectors.parse([row[k] for k in ivs], err)
         except InputError as e:
             on_error(e)
             continue
-        yield t, p, w
+        yield (t, p, w) if vectors is None else (t, p, w, x)
 
 
 def _jsonl_rows(source: LineSource, spec: RowSpec, on_error):
     name = source.name
     tname, pname, wname = spec.true, spec.pred, spec.weight
+    vectors = _Vectors(spec.vector) if spec.vector else None
 
     def err(problem):
         return InputError(name, source.lineno, problem)
@@ -339,10 +385,12 @@ def _jsonl_rows(source: LineSource, spec: RowSpec, on_error):
                 raise err(f"missing weight (key {wname!r})")
             else:
                 w = _weight(obj[wname], wname, err)
+            if vectors is not None:
+                x = vectors.parse([obj.get(c) for c in spec.vector], err)
         except InputError as e:
             on_error(e)
             continue
-        yield t, p, w
+        yield (t, p, w) if vectors is None else (t, p, w, x)
 
 
 def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size=65536):
@@ -357,7 +405,9 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
         f = pq.ParquetFile(path)
     except Exception as e:  # pyarrow raises several types for a non-Parquet file
         raise InputError(path, None, f"not a readable Parquet file: {e}") from None
-    columns = [c for c in (spec.true, spec.pred, spec.weight) if c is not None]
+    columns = [c for c in (spec.true, spec.pred, spec.weight, *spec.vector) if c is not None]
+    columns = list(dict.fromkeys(columns))
+    vectors = _Vectors(spec.vector) if spec.vector else None
     names = f.schema_arrow.names
     for c in columns:
         if c not in names:
@@ -373,6 +423,7 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
             ts = batch.column(spec.true).to_pylist()
             ps = batch.column(spec.pred).to_pylist()
             ws = batch.column(spec.weight).to_pylist() if spec.weight else None
+            xs = [batch.column(c).to_pylist() for c in spec.vector]
             for k in range(len(ts)):
                 row += 1
                 try:
@@ -384,10 +435,12 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
                         raise err(f"missing weight (column {spec.weight!r} is null)")
                     else:
                         w = _weight(ws[k], spec.weight, err)
+                    if vectors is not None:
+                        x = vectors.parse([col[k] for col in xs], err)
                 except InputError as e:
                     on_error(e)
                     continue
-                yield t, p, w
+                yield (t, p, w) if vectors is None else (t, p, w, x)
     except InputError:
         raise
     except Exception as e:  # a corrupt page deep in the file
@@ -395,7 +448,8 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
 
 
 def read_rows(path: str, spec: RowSpec, fmt: str | None = None, on_error=raise_error):
-    """Yield the validated ``(y_true, y_pred, w)`` rows of a whole file (``"-"``: standard input)."""
+    """Yield the validated ``(y_true, y_pred, w)`` rows of a whole file (``"-"``: standard input);
+    ``(y_true, y_pred, w, vector)`` when ``spec.vector`` names vector columns."""
     fmt = detect_format(path, fmt)
     if fmt == "parquet":
         if path == "-":
