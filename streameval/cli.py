@@ -37,9 +37,8 @@ from .io import (
     LineSource,
     RowSpec,
     detect_format,
+    iter_parquet_rows,
     iter_text_rows,
-    raise_error,
-    read_rows,
 )
 
 __all__ = ["main", "build_parser", "make_demo_stream"]
@@ -145,13 +144,14 @@ def _print_values(ev, fmt: str, title: str) -> None:
         print(_table({k: [v] for k, v in values.items()}))
 
 
-def _progress(total: int, desc: str, enabled: bool):
+def _progress(total: int, desc: str, enabled: bool, unit: str = "row"):
     """A tqdm bar on a terminal, or a silent counter otherwise."""
     if enabled and sys.stderr.isatty():
         try:
             from tqdm import tqdm
 
-            return tqdm(total=total, desc=desc, unit="row", file=sys.stderr, leave=False)
+            return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit == "B",
+                        file=sys.stderr, leave=False)
         except ImportError:
             pass
 
@@ -284,13 +284,30 @@ def cmd_score(args) -> int:
     policy = _ErrorPolicy(args.on_error)
     spec = _spec(args)
     fmt = _format_or_usage(args.file, args.input_format)
+    if fmt == "parquet":
+        source = None
+        found = iter_parquet_rows(args.file, spec, policy)
+    else:
+        source = LineSource.open(args.file)
+        found = iter_text_rows(source, fmt, spec, policy)
+    big = source is not None and args.file != "-" and os.path.getsize(args.file) > 2**24
+    bar = _progress(os.path.getsize(args.file) if big else 0, args.file,
+                    big and not args.no_progress, unit="B")
     counts: dict = {}
     get = counts.get
-    rows = 0
-    for t, p, w in read_rows(args.file, spec, fmt, on_error=policy):
-        key = (t, p)
-        counts[key] = get(key, 0) + w
-        rows += 1
+    rows = done = 0
+    try:
+        for t, p, w in found:
+            key = (t, p)
+            counts[key] = get(key, 0) + w
+            rows += 1
+            if not rows & 0xFFFF and big:
+                bar.update(source.offset - done)
+                done = source.offset
+    finally:
+        bar.close()
+        if source is not None:
+            source.close()
     ev = _evaluator(classes)
     if counts:
         ts = np.empty(len(counts), dtype=object)
@@ -735,6 +752,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_row_options(p, stdin_ok=False)
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="a table, or a JSON object of metric name to value")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (shown on a terminal for files over 16 MB)")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("watch", help="follow a live stream of rows: windows, Prometheus, checkpoints",
