@@ -221,6 +221,10 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
 
 
 def cmd_demo(args) -> int:
+    """``streameval demo``: stream :func:`make_demo_stream` through the metrics; table and plot.
+
+    Cost: one O(1) update per page, and ``--points`` readings of every metric.
+    """
     classes = _metric_classes(args.metrics)
     ev = _evaluator(classes)
     y_true, y_pred = make_demo_stream(args.seed, args.pages)
@@ -278,6 +282,8 @@ def _plot(xs, trace, bounded, path, title) -> None:
 
 # ---------------------------------------------------------------------------------- score
 def cmd_score(args) -> int:
+    """``streameval score``: count the file's (true, pred) cells in a dict, build the table once
+    (:meth:`Evaluator.update_many`), print the values. O(1) per row; memory O(distinct cells)."""
     import numpy as np
 
     classes = _metric_classes(args.metrics)
@@ -363,8 +369,7 @@ class _Watch:
 
     # -- checkpoint ----------------------------------------------------------------
     def to_body(self, input_desc: dict) -> dict:
-        from .contingency import _label_to_json
-
+        """The checkpoint's content (labels from the readers are str, int, float or bool)."""
         body = {
             "input": input_desc,
             "position": {"offset": self.offset, "line": self.line, "header": self.header},
@@ -376,14 +381,14 @@ class _Watch:
         if self.window is not None:
             body["window"] = {
                 "size": self.window.size,
-                "items": [[_label_to_json(t), _label_to_json(p), w] for t, p, w in self.window],
+                "items": [list(item) for item in self.window],
                 "table": self.window.evaluator.table.to_dict(),
             }
         return body
 
     def load_body(self, body: dict, input_desc: dict, path: str) -> None:
         """Restore from a checkpoint body; raise :class:`CLIError` on anything inconsistent."""
-        from .contingency import Contingency, _label_from_json
+        from .contingency import Contingency
         from .errors import StreamevalError
 
         def refuse(why):
@@ -408,13 +413,13 @@ class _Watch:
             if (win is None) != (self.window is None) or (
                 win is not None and win.get("size") != self.window.size
             ):
-                size = None if win is None else win.get("size")
+                size = 0 if win is None else win.get("size")
                 refuse(f"its window size is {size}, but --window is "
                        f"{self.window.size if self.window is not None else 0}")
             if win is not None:
                 for item in win["items"]:
                     t, p, w = item
-                    self.window.update(_label_from_json(t), _label_from_json(p), w)
+                    self.window.update(t, p, w)
                 if Contingency.from_dict(win["table"]) != self.window.evaluator.table:
                     refuse("its window items do not add up to its window table")
         except CLIError:
@@ -518,6 +523,8 @@ def _json_line(values: dict, final=False) -> str:
 
 
 def cmd_watch(args) -> int:
+    """``streameval watch``: a reader thread parses rows into a queue; the main thread updates the
+    all-time evaluator and the window (O(1) per row), reports, publishes and checkpoints."""
     fmt = _format_or_usage(args.file, args.input_format)
     if fmt == "parquet":
         raise CLIError("watch reads text rows (csv, tsv, jsonl); use 'streameval score' for Parquet")
