@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 
+from .errors import StreamevalError
 from .io import (
     FORMATS,
     InputError,
@@ -709,15 +710,16 @@ def cmd_pss(argv) -> int:
 
 
 # ---------------------------------------------------------------------------------- parser
-def _add_row_options(p, *, stdin_ok: bool) -> None:
-    p.add_argument("file", help="input file" + (" ('-' for standard input)" if stdin_ok else ""))
+def _add_row_options(p, *, follow: bool) -> None:
+    p.add_argument("file", help="input file ('-' for standard input, read as CSV unless "
+                   "--input-format says otherwise)")
     p.add_argument("--true", required=True, metavar="COL", help="column of the true labels")
     p.add_argument("--pred", required=True, metavar="COL", help="column of the predicted labels")
     p.add_argument("--weight", metavar="COL",
                    help="column of positive integer multiplicities (default: 1 per row)")
-    p.add_argument("--input-format", choices=FORMATS if not stdin_ok else FORMATS[:3],
+    p.add_argument("--input-format", choices=FORMATS[:3] if follow else FORMATS,
                    help="file format (default: from the extension: .csv, .tsv, .jsonl/.ndjson/.json"
-                   + (", .parquet" if not stdin_ok else "") + ")")
+                   + ("" if follow else ", .parquet") + ")")
     p.add_argument("--no-header", action="store_true",
                    help="CSV/TSV without a header line: columns are 1-based numbers")
     p.add_argument("--metrics", nargs="+", metavar="NAME",
@@ -756,7 +758,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score a whole file of (true, predicted[, weight]) rows",
                        description="Compute the metrics of a file of (true label, predicted label"
                        "[, weight]) rows: CSV, TSV, JSON lines or Parquet.")
-    _add_row_options(p, stdin_ok=False)
+    _add_row_options(p, follow=False)
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="a table, or a JSON object of metric name to value")
     p.add_argument("--no-progress", action="store_true",
@@ -767,7 +769,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Read rows as they arrive from a file or standard input, keep "
                        "all-time and windowed metrics, print a line every N rows or T seconds, "
                        "and on Ctrl-C or at the end print the final report.")
-    _add_row_options(p, stdin_ok=True)
+    _add_row_options(p, follow=True)
     p.add_argument("--follow", "-f", action="store_true",
                    help="keep reading as the file grows, like tail -f (stop with Ctrl-C)")
     p.add_argument("--window", type=_non_negative, default=1000, metavar="N",
@@ -827,7 +829,7 @@ def main(argv=None) -> int:
         return args.func(args)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    except (CLIError, InputError) as e:
+    except (CLIError, StreamevalError) as e:  # InputError is a StreamevalError
         _warn(f"error: {e}")
         return 1
     except KeyboardInterrupt:

@@ -171,6 +171,9 @@ def test_score_table_and_metric_selection(tmp_path):
     assert [line.split() for line in lines[1:]] == [
         ["metric", "value"], ["ELM", "0.333333"], ["BCubed", "0.666667"], ["AdjustedRand", "0.000000"],
     ]
+    r = run("score", "-", "--true", "t", "--pred", "p", "--metrics", "ELM", "--format", "json",
+            input=path.read_text())  # standard input, CSV by default
+    assert r.returncode == 0 and json.loads(r.stdout) == {"ELM": pytest.approx(1 / 3)}
     r = run("score", path, "--true", "t", "--pred", "p", "--metrics", "NoSuchMetric")
     assert_clean_failure(r, "unknown metric 'NoSuchMetric'", "ELM")
 
