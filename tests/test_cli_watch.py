@@ -159,6 +159,28 @@ def test_follow_a_file_another_process_appends_to_then_ctrl_c(tmp_path):
     assert saved["body"]["rows"] == 400 and saved["body"]["position"]["line"] == 401
 
 
+def test_a_line_every_t_seconds_when_rows_arrived(tmp_path):
+    rows = sample(n=15, seed=9)
+    path = tmp_path / "slow.csv"
+    path.write_text("truth,guess,mult\n" + rows_text(rows[:10]))
+    out = tmp_path / "slow.jsonl"
+    proc = start(path, *WATCH, "--follow", "--every", 1000, "--interval", 0.3, "--jsonl", out)
+    try:
+        wait_for(lambda: [d for d in json_lines(out) if d["rows"] == 10], "a timed line at 10 rows")
+        with open(path, "a") as f:
+            f.write(rows_text(rows[10:]))
+        wait_for(lambda: [d for d in json_lines(out) if d["rows"] == 15], "a timed line at 15 rows")
+    finally:
+        code, _, stderr = finish(proc)
+    assert code == 0, stderr
+    reports = json_lines(out)
+    timed = [d["rows"] for d in reports if not d["final"]]
+    assert timed[0] == 10 and timed[-1] == 15
+    assert all(a < b for a, b in zip(timed, timed[1:]))  # no line while nothing arrived
+    assert reports[-1]["final"] and reports[-1]["rows"] == 15
+    assert_values(reports[-1]["all"], rows)
+
+
 def scrape(port: int) -> dict:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
         text = resp.read().decode()
