@@ -359,6 +359,19 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
         yield (t, p, w) if vectors is None else (t, p, w, x)
 
 
+def _typed_row(t, p, w, x, spec: RowSpec, vectors, err) -> tuple:
+    """A row from typed values (JSON, Parquet): labels, weight (``None``: missing), vector values."""
+    t = _label(t, spec.true, "true", err)
+    p = _label(p, spec.pred, "predicted", err)
+    if spec.weight is None:
+        w = 1
+    elif w is None:
+        raise err(f"missing weight (column {spec.weight!r} is null or absent)")
+    else:
+        w = _weight(w, spec.weight, err)
+    return (t, p, w) if vectors is None else (t, p, w, vectors.parse(x, err))
+
+
 def _jsonl_rows(source: LineSource, spec: RowSpec, on_error):
     name = source.name
     tname, pname, wname = spec.true, spec.pred, spec.weight
@@ -377,25 +390,18 @@ def _jsonl_rows(source: LineSource, spec: RowSpec, on_error):
                 raise err(f"not valid JSON: {e}") from None
             if not isinstance(obj, dict):
                 raise err(f"expected a JSON object per line, got {type(obj).__name__}")
-            t = _label(obj.get(tname), tname, "true", err)
-            p = _label(obj.get(pname), pname, "predicted", err)
-            if wname is None:
-                w = 1
-            elif wname not in obj or obj[wname] is None:
-                raise err(f"missing weight (key {wname!r})")
-            else:
-                w = _weight(obj[wname], wname, err)
-            if vectors is not None:
-                x = vectors.parse([obj.get(c) for c in spec.vector], err)
+            row = _typed_row(obj.get(tname), obj.get(pname), obj.get(wname) if wname else None,
+                             [obj.get(c) for c in spec.vector], spec, vectors, err)
         except InputError as e:
             on_error(e)
             continue
-        yield (t, p, w) if vectors is None else (t, p, w, x)
+        yield row
 
 
 def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size=65536):
     """Yield ``(y_true, y_pred, w)`` from a Parquet file (needs pyarrow; rows are numbered 1, 2, ...)."""
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(
@@ -403,7 +409,7 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
         ) from None
     try:
         f = pq.ParquetFile(path)
-    except Exception as e:  # pyarrow raises several types for a non-Parquet file
+    except (pa.ArrowException, OSError) as e:  # not Parquet, or unreadable
         raise InputError(path, None, f"not a readable Parquet file: {e}") from None
     columns = [c for c in (spec.true, spec.pred, spec.weight, *spec.vector) if c is not None]
     columns = list(dict.fromkeys(columns))
@@ -427,23 +433,13 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
             for k in range(len(ts)):
                 row += 1
                 try:
-                    t = _label(ts[k], spec.true, "true", err)
-                    p = _label(ps[k], spec.pred, "predicted", err)
-                    if ws is None:
-                        w = 1
-                    elif ws[k] is None:
-                        raise err(f"missing weight (column {spec.weight!r} is null)")
-                    else:
-                        w = _weight(ws[k], spec.weight, err)
-                    if vectors is not None:
-                        x = vectors.parse([col[k] for col in xs], err)
+                    item = _typed_row(ts[k], ps[k], ws[k] if ws else None, [c[k] for c in xs],
+                                      spec, vectors, err)
                 except InputError as e:
                     on_error(e)
                     continue
-                yield (t, p, w) if vectors is None else (t, p, w, x)
-    except InputError:
-        raise
-    except Exception as e:  # a corrupt page deep in the file
+                yield item
+    except (pa.ArrowException, OSError) as e:  # a corrupt page deep in the file
         raise InputError(path, row + 1, f"unreadable Parquet data: {e}", unit="row") from None
 
 
