@@ -587,7 +587,9 @@ def cmd_watch(args) -> int:
             q.put(("fatal", e))
         q.put(END)
 
-    prom = _Prometheus(args.prometheus_host, args.prometheus_port) if args.prometheus_port is not None else None
+    prom = None
+    if args.prometheus_port is not None:
+        prom = _Prometheus(args.prometheus_host, args.prometheus_port)
     jsonl = None
     if args.jsonl:
         jsonl = sys.stdout if args.jsonl == "-" else open(args.jsonl, "a", encoding="utf-8")  # noqa: SIM115
