@@ -124,6 +124,18 @@ class _Side:
         return self.doc + flag, self.skip_first_one
 
 
+def _checked_pages(true_flags, pred_flags, first_page: int):
+    """Both flag lists as 0/1 ints, or :class:`PageStreamError` before anything changes."""
+    true_flags, pred_flags = list(true_flags), list(pred_flags)
+    if len(true_flags) != len(pred_flags):
+        raise PageStreamError(
+            f"true and predicted flags differ in length: {len(true_flags)} and {len(pred_flags)}"
+        )
+    t = [_flag(v, f"page {first_page + i}, true flag") for i, v in enumerate(true_flags)]
+    p = [_flag(v, f"page {first_page + i}, predicted flag") for i, v in enumerate(pred_flags)]
+    return t, p
+
+
 def _metric_values(evaluator: Evaluator) -> dict:
     """``{name: value}``, with ``name.precision`` and ``name.recall`` after ELM and BCubed."""
     out = {}
@@ -196,14 +208,7 @@ class PageStream:
 
     def update_many(self, true_flags, pred_flags) -> None:
         """Add many pages (checked first: on a bad flag or a length mismatch nothing is added)."""
-        true_flags, pred_flags = list(true_flags), list(pred_flags)
-        if len(true_flags) != len(pred_flags):
-            raise PageStreamError(
-                f"true and predicted flags differ in length: {len(true_flags)} and {len(pred_flags)}"
-            )
-        for i, (t, p) in enumerate(zip(true_flags, pred_flags)):
-            _flag(t, f"page {self.pages + i}, true flag")
-            _flag(p, f"page {self.pages + i}, predicted flag")
+        true_flags, pred_flags = _checked_pages(true_flags, pred_flags, self.pages)
         for t, p in zip(true_flags, pred_flags):
             self.update(t, p)
 
@@ -253,8 +258,8 @@ class PageStreamEvaluator:
 
     def update_stream(self, stream_id, true_flags, pred_flags) -> None:
         """Add many pages of one stream (all checked before any is added)."""
-        true_flags, pred_flags = list(true_flags), list(pred_flags)
-        PageStream([], original_make_index=False).update_many(true_flags, pred_flags)  # checks
+        start = self.streams[stream_id].pages if stream_id in self.streams else 0
+        true_flags, pred_flags = _checked_pages(true_flags, pred_flags, start)
         for t, p in zip(true_flags, pred_flags):
             self.update(stream_id, t, p)
 
