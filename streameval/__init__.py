@@ -44,6 +44,10 @@ from .metrics import (
 from .stats import ContingencyStats
 from .window import CountWindow
 
+# page-stream segmentation (issue 6)
+from . import pss
+from .pss import PageStream, PageStreamError, PageStreamEvaluator
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -78,4 +82,9 @@ __all__ = [
     "UnknownElementError",
     "InvalidStateError",
     "InvalidVectorError",
+    # page-stream segmentation (issue 6)
+    "pss",
+    "PageStream",
+    "PageStreamEvaluator",
+    "PageStreamError",
 ]

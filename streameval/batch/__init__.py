@@ -34,6 +34,16 @@ from .labels import (
     variation_of_information,
 )
 
+# many candidate segmentations against one truth (issue 6)
+from .pss import (
+    contiguous_clusterings,
+    contiguous_f1_sums,
+    contiguous_rank_agreement,
+    rank_agreement,
+    score_candidates,
+    segment_entropy,
+)
+
 __all__ = [
     "contingency_cells",
     "elm_score",
@@ -54,4 +64,11 @@ __all__ = [
     "variation_of_information",
     "purity_score",
     "inverse_purity_score",
+    # many candidate segmentations against one truth (issue 6)
+    "contiguous_clusterings",
+    "score_candidates",
+    "contiguous_f1_sums",
+    "segment_entropy",
+    "rank_agreement",
+    "contiguous_rank_agreement",
 ]
