@@ -241,66 +241,112 @@ def _as_flags(flags, n: int) -> np.ndarray:
     return f
 
 
-def _tie_counts(x: np.ndarray, y: np.ndarray):
-    """Pairs tied in x, in y and in both (n1, n2, n3), from sorts. O(m log m)."""
+def _runs(sorted_rows: np.ndarray):
+    """Per row of a row-sorted array: a mask of run starts and the number of tied pairs."""
+    r, m = sorted_rows.shape
+    start = np.ones((r, m), dtype=bool)
+    start[:, 1:] = sorted_rows[:, 1:] != sorted_rows[:, :-1]
+    idx = np.flatnonzero(np.concatenate([start, np.ones((r, 1), dtype=bool)], axis=1).ravel())
+    lengths = np.diff(idx)
+    lengths = lengths[(idx[:-1] % (m + 1)) != m]  # drop the row separators
+    row_of_run = np.repeat(np.arange(r), start.sum(axis=1))
+    ties = np.bincount(row_of_run, weights=lengths * (lengths - 1) / 2, minlength=r)
+    return start, lengths, row_of_run, np.rint(ties).astype(np.int64)
 
-    def pairs(sorted_values):
-        new = np.concatenate([[True], sorted_values[1:] != sorted_values[:-1], [True]])
-        runs = np.diff(np.flatnonzero(new)).astype(np.int64)
-        return int((runs * (runs - 1) // 2).sum()), sorted_values[new[:-1]]
 
-    n1, ux = pairs(np.sort(x))
-    n2, uy = pairs(np.sort(y))
-    # one number per (x, y) pair: (rank of x) * |distinct y| + rank of y, exact in int64
-    key = np.searchsorted(ux, x).astype(np.int64) * len(uy) + np.searchsorted(uy, y)
-    n3, _ = pairs(np.sort(key))
-    return n1, n2, n3
+def _dense_rank(values: np.ndarray):
+    """Per row: dense ranks (0 = smallest) and the number of tied pairs. O(M log M) per row."""
+    order = np.argsort(values, axis=1)
+    start, _, _, ties = _runs(np.take_along_axis(values, order, axis=1))
+    rank = np.empty(values.shape, dtype=np.int64)
+    rank[np.arange(len(values))[:, None], order] = np.cumsum(start, axis=1) - 1
+    return rank, ties
+
+
+def _fenwick_paths(size: int):
+    """Index paths of a Fenwick tree over ``1..size``: prefix-sum reads and point updates,
+    padded (reads with 0, a cell that stays 0; updates with ``size + 1``, a spare cell)."""
+    levels = int(size).bit_length() + 1
+    v = np.arange(size + 1, dtype=np.int64)
+    reads = np.zeros((size + 1, levels), dtype=np.int64)
+    writes = np.full((size + 1, levels), size + 1, dtype=np.int64)
+    idx, up = v.copy(), v.copy()
+    for k in range(levels):
+        reads[:, k] = idx
+        idx = idx - (idx & -idx)
+        writes[:, k] = np.where((up >= 1) & (up <= size), up, size + 1)
+        up = up + (up & -up)
+    return reads, writes
+
+
+def _agreement(x: np.ndarray, y: np.ndarray):
+    """Row-wise Kendall tau-b and swapped pairs of two ``(R, M)`` arrays of exact values.
+
+    Candidates equal in both scores are merged into weighted groups, sorted by (x, y); a Fenwick
+    tree over the y-ranks, advanced for all rows at once, counts for each group the weight of
+    earlier groups with a larger y (their x is smaller: same-x groups come in increasing y).
+    """
+    r, m = x.shape
+    n0 = m * (m - 1) // 2
+    rx, n1 = _dense_rank(x)
+    ry, n2 = _dense_rank(y)
+    ky = int(ry.max()) + 1
+    key = np.sort(rx * ky + ry, axis=1)
+    start, weight, row_of_group, n3 = _runs(key)
+    groups = start.sum(axis=1)
+    slot = np.arange(len(weight)) - np.repeat(np.cumsum(groups) - groups, groups)
+    gy = np.zeros((r, int(groups.max())), dtype=np.int64)  # padding: weight 0
+    gw = np.zeros_like(gy)
+    gy[row_of_group, slot] = key[start] % ky + 1
+    gw[row_of_group, slot] = weight
+    reads, writes = _fenwick_paths(ky)
+    tree = np.zeros((r, ky + 2), dtype=np.int64)
+    rows = np.arange(r)[:, None]
+    seen = np.zeros(r, dtype=np.int64)
+    swapped = np.zeros(r, dtype=np.int64)
+    for j in range(gy.shape[1]):
+        v, w = gy[:, j], gw[:, j]
+        le = tree[rows, reads[v]].sum(axis=1)  # weight of earlier groups with y-rank <= this
+        swapped += w * (seen - le)
+        tree[rows, writes[v]] += w[:, None]
+        seen += w
+    concordant = n0 - n1 - n2 + n3 - swapped
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = (concordant - swapped) / np.sqrt((n0 - n1).astype(np.float64) * (n0 - n2))
+    return tau, swapped, n0
 
 
 def rank_agreement(x, y):
     """Kendall's tau-b of ``x`` and ``y`` and the number of pairs they order oppositely.
 
     Returns ``(tau_b, swapped, pairs)``: ``swapped`` (D) counts pairs ``i < j`` with
-    ``(x_i - x_j)(y_i - y_j) < 0`` (a tie in either is not a swap) and ``pairs = C(m, 2)``.
-    tau-b is :func:`scipy.stats.kendalltau`'s (O(m log m)); D follows exactly from
-    ``C + D = n0 - n1 - n2 + n3`` and ``C - D = tau_b·sqrt((n0 - n1)(n0 - n2))``, with ``n1``,
-    ``n2``, ``n3`` the pairs tied in x, in y, in both. tau-b is NaN when ``x`` or ``y`` is
-    constant (nothing is swapped then).
+    ``(x_i - x_j)(y_i - y_j) < 0`` (a tie in either is not a swap), ``pairs = n0 = C(m, 2)`` and
+    ``tau_b = (C - D) / sqrt((n0 - n1)(n0 - n2))`` with ``C + D = n0 - n1 - n2 + n3`` (``n1``,
+    ``n2``, ``n3``: pairs tied in x, in y, in both). Exact integer counts, O(m log m); tau-b is
+    NaN when ``x`` or ``y`` is constant. Equals :func:`scipy.stats.kendalltau` (variant b).
 
     >>> rank_agreement([1, 2, 3, 4], [1, 3, 2, 4])
-    (0.6666666666666669, 1, 6)
+    (0.6666666666666666, 1, 6)
     """
-    from scipy.stats import kendalltau
-
-    x = np.asarray(x, dtype=np.float64).reshape(-1)
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
-    if len(x) != len(y):
-        raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
-    m = len(x)
-    n0 = m * (m - 1) // 2
-    n1, n2, n3 = _tie_counts(x, y)
-    if n1 == n0 or n2 == n0:
-        return math.nan, 0, n0
-    tau = float(kendalltau(x, y, variant="b").statistic)
-    d = ((n0 - n1 - n2 + n3) - tau * math.sqrt((n0 - n1) * (n0 - n2))) / 2
-    swapped = round(d)
-    if abs(d - swapped) > 1e-3:  # pragma: no cover - x, y inexact beyond float precision
-        raise ArithmeticError(f"swapped pairs not integral ({d}); are x and y exact?")
-    return tau, int(swapped), n0
+    x = np.asarray(x, dtype=np.float64).reshape(1, -1)
+    y = np.asarray(y, dtype=np.float64).reshape(1, -1)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same length, got {x.shape[1]} and {y.shape[1]}")
+    if x.shape[1] < 2:
+        return math.nan, 0, 0
+    tau, swapped, n0 = _agreement(x, y)
+    return float(tau[0]), int(swapped[0]), n0
 
 
 def _agreement_block(args):
     n, lo, hi = args
     seg = _segments(n)
     elm, bc = seg.sums(seg.all_local[lo:hi], seg.all_local)
-    out = np.empty((hi - lo, 2))
-    for i in range(hi - lo):
-        tau, swapped, _ = rank_agreement(elm[i], bc[i])
-        out[i] = tau, swapped
-    return out
+    tau, swapped, _ = _agreement(elm, bc)
+    return np.stack([tau, swapped.astype(np.float64)], axis=1)
 
 
-def contiguous_rank_agreement(n_elements: int, *, n_jobs: int = 1, block: int = 256):
+def contiguous_rank_agreement(n_elements: int, *, n_jobs: int = 1, block: int = 1024):
     """For every contiguous truth of ``n`` elements, ELM vs BCubed over every contiguous candidate.
 
     Returns ``(tau_b, swapped)``: arrays of length ``2**(n-1)``, Kendall's tau-b between the two
