@@ -439,7 +439,15 @@ def load_csv(path) -> dict:
 
 
 def load_streams(path, fmt: str = "auto") -> dict:
-    """Read a JSON or CSV page-stream file; ``fmt="auto"`` decides by the file's extension."""
+    """Read a JSON or CSV page-stream file; ``fmt="auto"`` decides by the file's extension.
+
+    O(pages). Unknown extensions and formats raise :class:`PageStreamError`.
+
+    >>> load_streams("gold.txt")
+    Traceback (most recent call last):
+    ...
+    streameval.pss.PageStreamError: gold.txt: cannot tell the format from the extension '.txt'; use .json or .csv (or pass the format)
+    """
     path = Path(path)
     if fmt == "auto":
         fmt = {".json": "json", ".csv": "csv"}.get(path.suffix.lower())
@@ -505,7 +513,14 @@ def _pick_metrics(spec):
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    """Add the ``pss`` arguments: gold and predictions files, format, metrics, options."""
+    """Add the ``pss`` arguments: gold and predictions files, format, metrics, options.
+
+    >>> p = argparse.ArgumentParser(prog="streameval pss")
+    >>> configure_parser(p)
+    >>> a = p.parse_args(["gold.json", "pred.json", "--format", "json", "--metrics", "ELM"])
+    >>> a.gold, a.predictions, a.format, a.metrics, a.original_make_index
+    ('gold.json', 'pred.json', 'json', 'ELM', False)
+    """
     parser.add_argument("gold", help="gold page-stream file (.json {stream: [0/1]} or .csv stream,page,flag)")
     parser.add_argument("predictions", help="predicted page-stream file, same format and streams")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="report format")
@@ -539,6 +554,10 @@ def _num(v):
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
+def _cell(v: float) -> str:
+    return "    n/a" if math.isnan(v) else f"{v:7.4f}"
+
+
 def _report(ev: PageStreamEvaluator, fmt: str, per_stream: bool) -> str:
     summary = ev.summary()
     pages = sum(ps.pages for ps in ev.streams.values())
@@ -559,9 +578,7 @@ def _report(ev: PageStreamEvaluator, fmt: str, per_stream: bool) -> str:
         f"{'metric':<{width}}  {'mean':>7}  {'sd':>7}  {'pooled':>7}",
     ]
     for name, s in summary.items():
-        lines.append(
-            f"{name:<{width}}  {s['mean']:7.4f}  {s['sd']:7.4f}  {s['pooled']:7.4f}".replace("nan", "  n/a")
-        )
+        lines.append(f"{name:<{width}}  " + "  ".join(_cell(s[k]) for k in ("mean", "sd", "pooled")))
     if per_stream:
         names = list(summary)
         lines += ["", "stream\t" + "\t".join(names)]
@@ -574,7 +591,24 @@ def main(args: argparse.Namespace) -> int:
     """Score ``args.predictions`` against ``args.gold``; print the report; return the exit status.
 
     Bad input (unreadable or malformed files, mismatched streams, unknown metrics) prints one
-    ``streameval pss: error: ...`` line on stderr and returns 2.
+    ``streameval pss: error: ...`` line on stderr and returns 2. O(pages) plus the report.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> for name, flags in (("g.json", [1, 0, 1, 0, 0]), ("p.json", [1, 1, 1, 0, 0])):
+    ...     _ = open(os.path.join(d, name), "w").write(json.dumps({"s": flags}))
+    >>> p = argparse.ArgumentParser()
+    >>> configure_parser(p)
+    >>> main(p.parse_args([os.path.join(d, "g.json"), os.path.join(d, "p.json")]))
+    1 streams, 5 pages
+    metric              mean       sd   pooled
+    ELM               0.6000      n/a   0.6000
+    ELM.precision     1.0000      n/a   1.0000
+    ELM.recall        0.6000      n/a   0.6000
+    BCubed            0.8667      n/a   0.8667
+    BCubed.precision  1.0000      n/a   1.0000
+    BCubed.recall     0.8000      n/a   0.8000
+    0
     """
     try:
         ev = _evaluate(args)
