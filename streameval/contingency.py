@@ -52,6 +52,7 @@ from .errors import (
     UnknownElementError,
 )
 from .stats import (
+    FRAC_BITS,
     STAT_NAMES,
     ContingencyStats,
     beta_ratio,
@@ -63,6 +64,7 @@ from .stats import (
 
 __all__ = ["Contingency"]
 
+_F1 = FRAC_BITS + 1  # (1 + beta²) = 2 for beta = 1, folded into the shift
 _FORMAT = "streameval.Contingency"
 _VERSION = 1
 
@@ -231,24 +233,45 @@ class Contingency:
             )
         return key
 
-    def _f_near(self, t, p) -> list:
-        """Σ n·F_e over the cells of row ``t`` and column ``p``, per tracked spec."""
-        row, col = self._rows.get(t), self._cols.get(p)
-        cols, rows = self._cols, self._rows
-        out = []
-        for _, kind, num, den in self._fspecs:
-            total = 0
-            if row is not None:
-                a = row.size
-                for j, c in row.cells.items():
-                    total += f_term(kind, num, den, c, a, cols[j].size)
-            if col is not None:
-                b = col.size
-                for i, c in col.cells.items():
-                    if i != t:  # cell (t, p) was counted with the row
-                        total += f_term(kind, num, den, c, rows[i].size, b)
-            out.append(total)
-        return out
+    def _f_delta(self, t, p, d: int) -> None:
+        """Apply to each tracked F sum the change caused by adding ``d`` to cell ``(t, p)``.
+
+        Called before the counts change. Only the cells of row ``t`` and column ``p`` change their
+        ``n·F_e`` (through ``a[t]``, ``b[p]`` and ``n[t,p]``): O(cells in the row + column).
+        """
+        rows, cols = self._rows, self._cols
+        row, col = rows.get(t), cols.get(p)
+        a0 = row.size if row is not None else 0
+        b0 = col.size if col is not None else 0
+        n0 = row.cells.get(p, 0) if row is not None else 0
+        a1, b1, n1 = a0 + d, b0 + d, n0 + d
+        # the other cells of the row (their column sizes fixed) and of the column (row sizes fixed)
+        in_row = [(c, cols[j].size) for j, c in row.cells.items() if j != p] if row else ()
+        in_col = [(c, rows[i].size) for i, c in col.cells.items() if i != t] if col else ()
+        f_sums = self.f_sums
+        for key, kind, num, den in self._fspecs:
+            delta = (f_term(kind, num, den, n1, a1, b1) if n1 else 0) - (
+                f_term(kind, num, den, n0, a0, b0) if n0 else 0
+            )
+            if num == den:  # beta = 1: F_e is symmetric in a and b; inline the hot loop
+                for cells, x0, x1 in ((in_row, a0, a1), (in_col, b0, b1)):
+                    if kind == "bcubed":
+                        for c, y in cells:
+                            top = c * c << _F1
+                            delta += top // (x1 + y) - top // (x0 + y)
+                    else:
+                        for c, y in cells:
+                            top = c * (c - 1) << _F1
+                            s0, s1 = x0 + y - 2, x1 + y - 2
+                            delta += (top // s1 if s1 else c << FRAC_BITS) - (
+                                top // s0 if s0 else c << FRAC_BITS
+                            )
+            else:
+                for c, y in in_row:
+                    delta += f_term(kind, num, den, c, a1, y) - f_term(kind, num, den, c, a0, y)
+                for c, y in in_col:
+                    delta += f_term(kind, num, den, c, y, b1) - f_term(kind, num, den, c, y, b0)
+            f_sums[key] += delta
 
     # ------------------------------------------------------------------ mutation
     def _both_near(self, t, p) -> int:
@@ -269,8 +292,8 @@ class Contingency:
     def _change(self, t, p, d: int):
         """Add ``d`` (may be negative; the caller has checked the count stays >= 0) to cell (t, p)."""
         rows, cols = self._rows, self._cols
-        fspecs = self._fspecs
-        f_before = self._f_near(t, p) if fspecs else None
+        if self._fspecs:
+            self._f_delta(t, p, d)
         both_before = self._both_near(t, p)
         row = rows.get(t)
         if row is None:
@@ -307,10 +330,6 @@ class Contingency:
             del cols[p]
             self.k_pred -= 1
         self.both_singletons += self._both_near(t, p) - both_before
-        if fspecs:
-            f_sums = self.f_sums
-            for (key, *_), before, after in zip(fspecs, f_before, self._f_near(t, p)):
-                f_sums[key] += after - before
         self.version += 1
 
     def _labels(self, y_true, y_pred):
