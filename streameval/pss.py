@@ -306,8 +306,9 @@ def one_document(true_flags) -> list:
 def fixed_length(true_flags, length=None, *, original_make_index: bool = False) -> list:
     """Baseline: documents of a fixed length, by default the stream's mean true document length.
 
-    ``length = round(pages / true documents)`` (at least 1), true documents counted as
-    :func:`flags_to_labels` counts them; the last document takes the remainder.
+    ``length = round(pages / true documents)`` (Python's ``round``: halves go to even; at least
+    1), true documents counted as :func:`flags_to_labels` counts them; the last document takes
+    the remainder. O(pages).
 
     >>> fixed_length([1, 0, 0, 1, 0, 1])   # 6 pages, 3 documents: length 2
     [1, 0, 1, 0, 1, 0]
