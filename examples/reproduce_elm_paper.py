@@ -18,7 +18,6 @@ never copied.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
