@@ -118,6 +118,9 @@ def main(argv=None) -> int:
         rows.append((f"BERT predictions, 34 streams, {npages:,} pages (ELM, BCubed, pooled table)",
                      f"{wb:.2f} s ({wb / npages * 1e6:.1f} µs/page)", "the paper code recomputes every stream from scratch"))
 
+    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    rows.append(("peak resident memory of one process (all measurements above)", f"{peak:.0f} MB", ""))
     lines = [
         "# Benchmark: page streams and the ELM paper's experiments",
         "",
