@@ -74,6 +74,10 @@ from .intrinsic import (
 from .report import ClusterReport, cluster_report
 from .summaries import ClusterSummaries
 
+# page-stream segmentation (issue 6)
+from . import pss
+from .pss import PageStream, PageStreamError, PageStreamEvaluator
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -136,4 +140,9 @@ __all__ = [
     "CosineSilhouette",
     "ClusterReport",
     "cluster_report",
+    # page-stream segmentation (issue 6)
+    "pss",
+    "PageStream",
+    "PageStreamEvaluator",
+    "PageStreamError",
 ]

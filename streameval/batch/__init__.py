@@ -56,6 +56,16 @@ from .labels import (
     variation_of_information,
 )
 
+# many candidate segmentations against one truth (issue 6)
+from .pss import (
+    contiguous_clusterings,
+    contiguous_f1_sums,
+    contiguous_rank_agreement,
+    rank_agreement,
+    score_candidates,
+    segment_entropy,
+)
+
 __all__ = [
     "contingency_cells",
     "elm_score",
@@ -95,4 +105,11 @@ __all__ = [
     "silhouette_score",
     "silhouette_samples",
     "prequential_silhouette_score",
+    # many candidate segmentations against one truth (issue 6)
+    "contiguous_clusterings",
+    "score_candidates",
+    "contiguous_f1_sums",
+    "segment_entropy",
+    "rank_agreement",
+    "contiguous_rank_agreement",
 ]
