@@ -61,6 +61,7 @@ import numpy as np
 
 from ._validate import check_weight
 from .errors import UnknownElementError
+from .metrics.base import Described
 from .summaries import ClusterSummaries, _distances
 
 __all__ = [
@@ -88,7 +89,7 @@ NAN = float("nan")
 _FX = 2**53  # fixed-point scale of the silhouette sums (exact under update/revert)
 
 
-class IntrinsicMetric:
+class IntrinsicMetric(Described):
     """Base class of the intrinsic metrics: a view over :class:`ClusterSummaries`.
 
     Class metadata: ``bigger_is_better``, ``bounds`` (inclusive), ``space`` (``"euclidean"`` reads
@@ -158,20 +159,6 @@ class IntrinsicMetric:
         """The value from summaries ``s``."""
         raise NotImplementedError
 
-    def clone(self) -> "IntrinsicMetric":
-        """A fresh, empty metric with the same parameters."""
-        return type(self)(**self._params)
-
-    @property
-    def name(self) -> str:
-        """The class name, with the parameters given."""
-        if not self._params:
-            return type(self).__name__
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
-        return f"{type(self).__name__}({args})"
-
-    def __repr__(self) -> str:
-        return f"{self.name}: {self.get():.6f}"
 
 
 # -- sums of squares ---------------------------------------------------------------------------

@@ -92,7 +92,19 @@ class MutualInfo(Metric):
         return entropies(s)[2]
 
 
-class NormalizedMutualInfo(Metric):
+class _Normalised(Metric, register=False):
+    """MI normalised by a mean of the two entropies (``average_method``, scikit-learn's)."""
+
+    symmetric = True
+
+    def __init__(self, average_method: str = "arithmetic"):
+        if average_method not in _AVERAGES:
+            raise ValueError(f"average_method must be one of {_AVERAGES}, got {average_method!r}")
+        self.average_method = average_method
+        super().__init__(**({} if average_method == "arithmetic" else {"average_method": average_method}))
+
+
+class NormalizedMutualInfo(_Normalised):
     """Normalised mutual information ``MI / mean(H(T), H(P))``, scikit-learn's values. O(1).
 
     ``average_method``: ``"arithmetic"`` (default), ``"geometric"``, ``"min"`` or ``"max"``.
@@ -103,14 +115,6 @@ class NormalizedMutualInfo(Metric):
     >>> round(m.get(), 6)
     0.43987
     """
-
-    symmetric = True
-
-    def __init__(self, average_method: str = "arithmetic"):
-        if average_method not in _AVERAGES:
-            raise ValueError(f"average_method must be one of {_AVERAGES}, got {average_method!r}")
-        self.average_method = average_method
-        super().__init__(**({} if average_method == "arithmetic" else {"average_method": average_method}))
 
     def value(self, s) -> float:
         if s.k_true == s.k_pred and s.k_true <= 1:
@@ -315,7 +319,7 @@ def size_histograms(table) -> tuple[dict, dict]:
 _EPS = 2.220446049250313e-16  # float64 machine epsilon, scikit-learn's clamp
 
 
-class AdjustedMutualInfo(_OnDemand):
+class AdjustedMutualInfo(_OnDemand, _Normalised):
     """Adjusted mutual information ``(MI - E[MI]) / (mean(H(T), H(P)) - E[MI])``; on demand.
 
     Scikit-learn's ``adjusted_mutual_info_score``, edge cases included: 1.0 when both sides have
@@ -343,11 +347,6 @@ class AdjustedMutualInfo(_OnDemand):
     adjusted = True
     bounds = (-math.inf, 1.0)
 
-    def __init__(self, average_method: str = "arithmetic"):
-        if average_method not in _AVERAGES:
-            raise ValueError(f"average_method must be one of {_AVERAGES}, got {average_method!r}")
-        self.average_method = average_method
-        super().__init__(**({} if average_method == "arithmetic" else {"average_method": average_method}))
 
     def _compute(self, table) -> float:
         kt, kp = table.k_true, table.k_pred
