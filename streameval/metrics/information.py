@@ -343,10 +343,8 @@ class AdjustedMutualInfo(_OnDemand, _Normalised):
     0.461712
     """
 
-    symmetric = True
     adjusted = True
     bounds = (-math.inf, 1.0)
-
 
     def _compute(self, table) -> float:
         kt, kp = table.k_true, table.k_pred
