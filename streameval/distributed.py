@@ -13,8 +13,9 @@ is the number of distinct values, not the number of cells or clusters:
 
 :func:`stats_from_histograms` turns them into a ``ContingencyStats`` with the very term functions the
 streaming table uses, in exact integer arithmetic, so an engine's stats are bit-identical to a
-:class:`~streameval.Contingency` fed the same elements. :func:`expected_mutual_info` and
-:func:`adjusted_mutual_info` need only the two cluster-size histograms.
+:class:`~streameval.Contingency` fed the same elements. :func:`adjusted_mutual_info` needs only
+the two cluster-size histograms (through
+:func:`streameval.metrics.information.expected_mutual_info`).
 
 >>> h = Histograms(cells={2: 1, 1: 1, 3: 1}, rows={(3, 5): (1, 2), (3, 9): (1, 3)},
 ...                cols={(2, 4): (1, 2), (4, 10): (1, 3)},
@@ -27,7 +28,6 @@ True
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .errors import InvalidWeightError, MissingLabelError
@@ -37,7 +37,6 @@ __all__ = [
     "Histograms",
     "Report",
     "stats_from_histograms",
-    "expected_mutual_info",
     "adjusted_mutual_info",
     "plan_metrics",
     "make_report",
@@ -104,52 +103,18 @@ def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))
     return s
 
 
-def expected_mutual_info(sizes_true: dict, sizes_pred: dict, n: int) -> float:
-    """Expected mutual information (nats) under the permutation model, from two size histograms.
-
-    ``sizes_true`` and ``sizes_pred`` are ``{cluster size: number of clusters}``. The sum of
-    scikit-learn's ``expected_mutual_information`` over clusters is grouped by distinct sizes:
-    ``Σ_{a,b} cnt_a cnt_b Σ_nij (nij/N) log(N nij/(a b)) P(nij | a, b, N)`` with the hypergeometric
-    ``P``. Cost O(Σ over distinct size pairs of min(a, b)).
-
-    >>> round(expected_mutual_info({2: 2}, {2: 2}, 4), 6)
-    0.231049
-    """
-    import numpy as np
-    from scipy.special import gammaln
-
-    if n <= 1:
-        return 0.0
-    lg_n = gammaln(n + 1)
-    total = 0.0
-    for a, ca in sizes_true.items():
-        for b, cb in sizes_pred.items():
-            lo, hi = max(1, a + b - n), min(a, b)
-            if lo > hi:
-                continue
-            nij = np.arange(lo, hi + 1, dtype=np.float64)
-            log_p = (
-                gammaln(a + 1) + gammaln(b + 1) + gammaln(n - a + 1) + gammaln(n - b + 1)
-                - lg_n - gammaln(nij + 1) - gammaln(a - nij + 1) - gammaln(b - nij + 1)
-                - gammaln(n - a - b + nij + 1)
-            )
-            term = nij / n * (np.log(n * nij) - math.log(a * b)) * np.exp(log_p)
-            total += ca * cb * float(term.sum())
-    return total
-
-
 def adjusted_mutual_info(s, sizes_true: dict, sizes_pred: dict, average_method="arithmetic"):
     """Adjusted mutual information from the stats and the two size histograms.
 
     ``(MI - EMI) / (mean(H(T), H(P)) - EMI)`` with scikit-learn's edge cases
     (``adjusted_mutual_info_score``): 1.0 when both sides have one cluster or none.
-    Cost: :func:`expected_mutual_info`.
+    Cost: :func:`~streameval.metrics.information.expected_mutual_info`.
 
     >>> s = ContingencyStats.from_cells([(0, 0, 2), (1, 1, 2)])
     >>> adjusted_mutual_info(s, {2: 2}, {2: 2})
     1.0
     """
-    from .metrics.information import entropies, generalized_average
+    from .metrics.information import entropies, expected_mutual_info, generalized_average
 
     if (s.k_true == s.k_pred == 1) or (s.k_true == s.k_pred == 0):
         return 1.0
