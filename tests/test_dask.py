@@ -237,3 +237,20 @@ def test_worker_memory_limit_below_the_table(client):
     assert r.values["ELM"] == 0.0  # every element misses its true partner
     assert r.values["BCubed"] == pytest.approx(2 / 3, rel=1e-12)  # 2n/(a+b) = 2/3 per element
     assert r.sizes_true == {2: n // 2} and r.sizes_pred == {1: n}
+
+
+def test_example_quick_engines_agree():
+    """examples/distributed_er.py --quick: Dask and DuckDB give identical stats (Spark: spark job)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "distributed_er.py"
+    spec = importlib.util.spec_from_file_location("distributed_er", path)
+    er = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(er)
+    reports = er.main(["--quick", "--no-spark"])
+    assert reports["dask"].stats == reports["duckdb"].stats
+    assert reports["dask"].stats.n == 100_000 and reports["dask"].stats.k_true == 10_000
+    t, p = er.numpy_labels(0, 100_000, 100_000, 10)
+    ref, _ = streamed(t, p)
+    assert reports["duckdb"].stats == ref
