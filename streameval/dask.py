@@ -75,7 +75,10 @@ def cells(ddf, true, pred, weight=None, split_out=None, missing="raise"):
     the checks). Cost when computed: one groupby-sum over the elements.
     """
     frame, _, _ = _prepare(ddf, true, pred, weight, missing)
-    split_out = split_out or frame.npartitions
+    return _cells(frame, split_out or frame.npartitions)
+
+
+def _cells(frame, split_out):
     return frame.groupby(["t", "p"]).w.sum(split_out=split_out).rename("n").reset_index()
 
 
@@ -142,8 +145,7 @@ def contingency_stats(ddf, true, pred, weight=None, f_specs=(("elm", 1.0), ("bcu
 
     frame, n_missing, bad = _prepare(ddf, true, pred, weight, missing)
     split_out = split_out or frame.npartitions
-    c = frame.groupby(["t", "p"]).w.sum(split_out=split_out).rename("n").reset_index()
-    hists = _histogram_frames(c, split_out, need_fab=bool(f_specs))
+    hists = _histogram_frames(_cells(frame, split_out), split_out, need_fab=bool(f_specs))
 
     def build(nm, nb, *computed):
         check_counts(int(nm), int(nb), missing, "contingency_stats")
@@ -240,11 +242,10 @@ def evaluate(ddf, true, pred, weight=None, vectors=None, metrics=None, split_out
     chosen, f_specs = plan_metrics(metrics)
     frame, n_missing, bad = _prepare(ddf, true, pred, weight, missing, extra=vectors)
     split_out = split_out or frame.npartitions
-    c = frame.groupby(["t", "p"]).w.sum(split_out=split_out).rename("n").reset_index()
-    hists = _histogram_frames(c, split_out, need_fab=bool(f_specs))
+    hists = _histogram_frames(_cells(frame, split_out), split_out, need_fab=bool(f_specs))
     todo = [n_missing, bad, *hists]
     if vectors:
-        bad_vec = (~np.isfinite(frame[vectors])).sum().sum() if vectors else 0
+        bad_vec = (~np.isfinite(frame[vectors])).sum().sum()
         meta = {"count": "f8", **{v: "f8" for v in vectors}, "scatter": "f8"}
         shuffled = frame[["p", "w", *vectors]].shuffle(on="p", npartitions=split_out)
         todo += [bad_vec, shuffled.map_partitions(_summarise, vectors, meta=meta)]
