@@ -41,8 +41,42 @@ from .metrics import (
     VariationOfInformation,
     VBeta,
 )
+from .metrics import (  # coreference and on-demand matching metrics (issue 3)
+    BLANC,
+    CEAF,
+    LEA,
+    MUC,
+    AdjustedMutualInfo,
+    ClusterAccuracy,
+)
 from .stats import ContingencyStats
-from .window import CountWindow
+from .window import CountWindow, EventTimeWindow  # windows, live monitoring (issue 4)
+from .monitor import ClusterCostRanking, Monitor
+
+# intrinsic (feature-based) metrics: per-cluster vector summaries, views, Alink's report
+from .intrinsic import (
+    INTRINSIC_REGISTRY,
+    SSB,
+    SSW,
+    CalinskiHarabasz,
+    CosineCompactness,
+    CosineDaviesBouldin,
+    CosineSeparation,
+    CosineSilhouette,
+    CosineSSB,
+    IntrinsicEvaluator,
+    IntrinsicMetric,
+    RMSCompactness,
+    RMSDaviesBouldin,
+    Separation,
+    SqEuclideanSilhouette,
+)
+from .report import ClusterReport, cluster_report
+from .summaries import ClusterSummaries
+
+# page-stream segmentation (issue 6)
+from . import pss
+from .pss import PageStream, PageStreamError, PageStreamEvaluator
 
 __version__ = "0.1.0"
 
@@ -52,6 +86,9 @@ __all__ = [
     "ContingencyStats",
     "Evaluator",
     "CountWindow",
+    "EventTimeWindow",
+    "Monitor",
+    "ClusterCostRanking",
     "Metric",
     "REGISTRY",
     "ELM",
@@ -71,6 +108,12 @@ __all__ = [
     "VariationOfInformation",
     "Purity",
     "InversePurity",
+    "MUC",
+    "BLANC",
+    "LEA",
+    "CEAF",
+    "ClusterAccuracy",
+    "AdjustedMutualInfo",
     "StreamevalError",
     "MissingLabelError",
     "InvalidLabelError",
@@ -78,4 +121,28 @@ __all__ = [
     "UnknownElementError",
     "InvalidStateError",
     "InvalidVectorError",
+    # intrinsic (feature-based) metrics
+    "ClusterSummaries",
+    "IntrinsicMetric",
+    "INTRINSIC_REGISTRY",
+    "IntrinsicEvaluator",
+    "SSW",
+    "SSB",
+    "CalinskiHarabasz",
+    "Separation",
+    "RMSCompactness",
+    "RMSDaviesBouldin",
+    "CosineCompactness",
+    "CosineSSB",
+    "CosineSeparation",
+    "CosineDaviesBouldin",
+    "SqEuclideanSilhouette",
+    "CosineSilhouette",
+    "ClusterReport",
+    "cluster_report",
+    # page-stream segmentation (issue 6)
+    "pss",
+    "PageStream",
+    "PageStreamEvaluator",
+    "PageStreamError",
 ]

@@ -13,7 +13,7 @@ def is_missing(y) -> bool:
     if y is None:
         return True
     try:
-        return y != y  # NaN is the one value unequal to itself
+        return bool(y != y)  # NaN is the one value unequal to itself
     except Exception:  # pragma: no cover - exotic objects whose != raises
         return False
 
@@ -31,7 +31,7 @@ def check_label(y, name: str):
         raise InvalidLabelError(
             f"{name} must be hashable to name a cluster, got {type(y).__name__}: {y!r}"
         ) from None
-    if is_missing(y) is True:
+    if is_missing(y):
         raise MissingLabelError(
             f"{name} is missing (NaN); pass a label, or use Contingency(missing=\"skip\") "
             "to skip and count such elements"

@@ -52,6 +52,7 @@ from .errors import (
     UnknownElementError,
 )
 from .stats import (
+    FRAC_BITS,
     STAT_NAMES,
     ContingencyStats,
     beta_ratio,
@@ -63,6 +64,7 @@ from .stats import (
 
 __all__ = ["Contingency"]
 
+_F1 = FRAC_BITS + 1  # (1 + beta²) = 2 for beta = 1, folded into the shift
 _FORMAT = "streameval.Contingency"
 _VERSION = 1
 
@@ -231,24 +233,45 @@ class Contingency:
             )
         return key
 
-    def _f_near(self, t, p) -> list:
-        """Σ n·F_e over the cells of row ``t`` and column ``p``, per tracked spec."""
-        row, col = self._rows.get(t), self._cols.get(p)
-        cols, rows = self._cols, self._rows
-        out = []
-        for _, kind, num, den in self._fspecs:
-            total = 0
-            if row is not None:
-                a = row.size
-                for j, c in row.cells.items():
-                    total += f_term(kind, num, den, c, a, cols[j].size)
-            if col is not None:
-                b = col.size
-                for i, c in col.cells.items():
-                    if i != t:  # cell (t, p) was counted with the row
-                        total += f_term(kind, num, den, c, rows[i].size, b)
-            out.append(total)
-        return out
+    def _f_delta(self, t, p, d: int) -> None:
+        """Apply to each tracked F sum the change caused by adding ``d`` to cell ``(t, p)``.
+
+        Called before the counts change. Only the cells of row ``t`` and column ``p`` change their
+        ``n·F_e`` (through ``a[t]``, ``b[p]`` and ``n[t,p]``): O(cells in the row + column).
+        """
+        rows, cols = self._rows, self._cols
+        row, col = rows.get(t), cols.get(p)
+        a0 = row.size if row is not None else 0
+        b0 = col.size if col is not None else 0
+        n0 = row.cells.get(p, 0) if row is not None else 0
+        a1, b1, n1 = a0 + d, b0 + d, n0 + d
+        # the other cells of the row (their column sizes fixed) and of the column (row sizes fixed)
+        in_row = [(c, cols[j].size) for j, c in row.cells.items() if j != p] if row else ()
+        in_col = [(c, rows[i].size) for i, c in col.cells.items() if i != t] if col else ()
+        f_sums = self.f_sums
+        for key, kind, num, den in self._fspecs:
+            delta = (f_term(kind, num, den, n1, a1, b1) if n1 else 0) - (
+                f_term(kind, num, den, n0, a0, b0) if n0 else 0
+            )
+            if num == den:  # beta = 1: F_e is symmetric in a and b; inline the hot loop
+                for cells, x0, x1 in ((in_row, a0, a1), (in_col, b0, b1)):
+                    if kind == "bcubed":
+                        for c, y in cells:
+                            top = c * c << _F1
+                            delta += top // (x1 + y) - top // (x0 + y)
+                    else:
+                        for c, y in cells:
+                            top = c * (c - 1) << _F1
+                            s0, s1 = x0 + y - 2, x1 + y - 2
+                            delta += (top // s1 if s1 else c << FRAC_BITS) - (
+                                top // s0 if s0 else c << FRAC_BITS
+                            )
+            else:
+                for c, y in in_row:
+                    delta += f_term(kind, num, den, c, a1, y) - f_term(kind, num, den, c, a0, y)
+                for c, y in in_col:
+                    delta += f_term(kind, num, den, c, y, b1) - f_term(kind, num, den, c, y, b0)
+            f_sums[key] += delta
 
     # ------------------------------------------------------------------ mutation
     def _both_near(self, t, p) -> int:
@@ -269,8 +292,8 @@ class Contingency:
     def _change(self, t, p, d: int):
         """Add ``d`` (may be negative; the caller has checked the count stays >= 0) to cell (t, p)."""
         rows, cols = self._rows, self._cols
-        fspecs = self._fspecs
-        f_before = self._f_near(t, p) if fspecs else None
+        if self._fspecs:
+            self._f_delta(t, p, d)
         both_before = self._both_near(t, p)
         row = rows.get(t)
         if row is None:
@@ -307,10 +330,6 @@ class Contingency:
             del cols[p]
             self.k_pred -= 1
         self.both_singletons += self._both_near(t, p) - both_before
-        if fspecs:
-            f_sums = self.f_sums
-            for (key, *_), before, after in zip(fspecs, f_before, self._f_near(t, p)):
-                f_sums[key] += after - before
         self.version += 1
 
     def _labels(self, y_true, y_pred):
@@ -363,6 +382,128 @@ class Contingency:
                 "elements"
             )
         self._change(t, p, -w)
+
+    def relabel_pred(self, old, new) -> None:
+        """Move predicted cluster ``old`` into ``new`` (two clusters merged, or a rename).
+
+        Every element predicted ``old`` is now predicted ``new`` (``new`` may be a fresh label).
+        The state is bit-identical to reverting those elements and replaying them with ``new``,
+        because every sum is a sum of terms of the counts. Cost O(cells of ``old``), plus
+        O(cells of ``old`` + cells of ``new``) per tracked element-averaged F-score; independent
+        of the number of elements moved. :meth:`relabel_true` does the same for a true cluster.
+        An unknown ``old`` raises :class:`~streameval.errors.UnknownElementError` and changes
+        nothing.
+
+        >>> t = Contingency()
+        >>> for y, p in [(0, "a"), (0, "b"), (1, "b"), (1, "c")]:
+        ...     t.update(y, p)
+        >>> t.relabel_pred("a", "b")
+        >>> sorted(t.items()), t.k_pred
+        ([(0, 'b', 2), (1, 'b', 1), (1, 'c', 1)], 2)
+        """
+        self._relabel(old, new, False)
+
+    def relabel_true(self, old, new) -> None:
+        """Move true cluster ``old`` into ``new``: :meth:`relabel_pred` with the roles swapped."""
+        self._relabel(old, new, True)
+
+    def _relabel(self, old, new, true: bool) -> None:
+        own, oth = ("row", "col") if true else ("col", "row")
+        records, others = (self._rows, self._cols) if true else (self._cols, self._rows)
+        check_label(new, "new label")
+        if old not in records:
+            raise UnknownElementError(
+                f"relabel of {'true' if true else 'predicted'} cluster {old!r}: it holds no "
+                "elements"
+            )
+        if old == new:
+            return
+        src, dst = records[old], records.get(new)
+        fspecs, f_sums = self._fspecs, self.f_sums
+
+        def fsum(k) -> list:  # Σ n·F_e over the cells of cluster k, per tracked F-score
+            if k is None:
+                return [0] * len(fspecs)
+            return [
+                sum(
+                    f_term(kind, num, den, n, *((k.size, others[x].size) if true
+                                                else (others[x].size, k.size)))
+                    for x, n in k.cells.items()
+                )
+                for _, kind, num, den in fspecs
+            ]
+
+        def both(k) -> int:  # 1 if k is a singleton whose element is alone on the other side too
+            return k is not None and k.size == 1 and others[next(iter(k.cells))].size == 1
+
+        def terms(k, sign) -> None:  # add (sign=1) or remove (-1) cluster k's own terms
+            r = "r" if true else "p"
+            for name, v in (
+                (f"sum_{own}_sq", k.size * k.size),
+                (f"sum_{own}_xlogx", xlogx(k.size)),
+                (f"bcubed_{r}_sum", bcubed_term(k.sq, k.size)),
+                (f"elm_{r}_sum", elm_term(k.sq, k.size)),
+                (f"sum_{own}_max", k.max),
+                ("true_singletons" if true else "pred_singletons", k.size == 1),
+            ):
+                setattr(self, name, getattr(self, name) + sign * v)
+
+        f_before = [x + y for x, y in zip(fsum(src), fsum(dst))]
+        both_before = both(src) + both(dst)
+        terms(src, -1)
+        if dst is None:
+            dst = records[new] = _Cluster()
+        else:
+            terms(dst, -1)
+            if true:
+                self.k_true -= 1
+            else:
+                self.k_pred -= 1
+        d_cell_sq = d_cell_xl = d_cells = d_bc = d_elm = d_max = 0
+        for x, n in src.cells.items():
+            k = others[x]  # the cluster on the other side holding this cell (its size stays)
+            n0 = dst.cells.get(x, 0)
+            n1 = n0 + n
+            d_cell_sq += n1 * n1 - n0 * n0 - n * n
+            d_cell_xl += xlogx(n1) - xlogx(n0) - xlogx(n)
+            d_cells -= n0 > 0
+            q0 = k.sq
+            k.sq = q1 = q0 + n1 * n1 - n0 * n0 - n * n
+            d_bc += bcubed_term(q1, k.size) - bcubed_term(q0, k.size)
+            d_elm += elm_term(q1, k.size) - elm_term(q0, k.size)
+            del k.cells[old]
+            k.cells[new] = dst.cells[x] = n1
+            for rec, gone in ((k, (n, n0)), (dst, (n0,))):
+                hist = rec.hist
+                for v in gone:
+                    if v:
+                        left = hist[v] - 1
+                        if left:
+                            hist[v] = left
+                        else:
+                            del hist[v]
+                hist[n1] = hist.get(n1, 0) + 1
+            if n1 > k.max:  # cells only grow or move, so maxima only rise
+                d_max += n1 - k.max
+                k.max = n1
+            if n1 > dst.max:
+                dst.max = n1
+        dst.sq += src.sq + d_cell_sq
+        dst.size += src.size
+        del records[old]
+        terms(dst, +1)
+        self.sum_cell_sq += d_cell_sq
+        self.sum_cell_xlogx += d_cell_xl
+        self.cells += d_cells
+        r = "p" if true else "r"
+        for name, v in (
+            (f"bcubed_{r}_sum", d_bc), (f"elm_{r}_sum", d_elm), (f"sum_{oth}_max", d_max)
+        ):
+            setattr(self, name, getattr(self, name) + v)
+        self.both_singletons += both(dst) - both_before
+        for (key, *_), before, after in zip(fspecs, f_before, fsum(dst)):
+            f_sums[key] += after - before
+        self.version += 1
 
     def update_many(self, y_true, y_pred, w=None) -> None:
         """Add many elements at once from sequences or numpy arrays (vectorised).

@@ -70,6 +70,14 @@ class Evaluator:
         """Undo :meth:`update` with the same arguments. O(1)."""
         self.table.revert(y_true, y_pred, w)
 
+    def relabel_pred(self, old, new) -> None:
+        """Merge predicted cluster ``old`` into ``new`` (:meth:`Contingency.relabel_pred`)."""
+        self.table.relabel_pred(old, new)
+
+    def relabel_true(self, old, new) -> None:
+        """Merge true cluster ``old`` into ``new`` (:meth:`Contingency.relabel_true`)."""
+        self.table.relabel_true(old, new)
+
     def update_many(self, y_true, y_pred, w=None) -> None:
         """Vectorised bulk :meth:`update` (see :meth:`Contingency.update_many`)."""
         self.table.update_many(y_true, y_pred, w)

@@ -2,7 +2,9 @@
 
 A window keeps the elements it holds, and reverts the oldest from a shared
 :class:`~streameval.Evaluator` as new ones push it out, so every reading equals a batch computation
-over the window's content.
+over the window's content. :class:`CountWindow` holds the last ``size`` updates;
+:class:`EventTimeWindow` holds the elements whose *event time* lies in the last ``span``, and
+accepts elements that arrive out of order within an allowed lateness.
 
 >>> from streameval import ELM, Purity
 >>> w = CountWindow(3, [ELM(), Purity()])
@@ -18,10 +20,14 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._validate import check_weight
+from ._validate import check_label, check_weight
+from .contingency import _label_from_json, _label_to_json
+from .errors import InvalidStateError, StreamevalError
 from .evaluator import Evaluator
 
-__all__ = ["CountWindow"]
+__all__ = ["CountWindow", "EventTimeWindow"]
+
+_COUNT_FORMAT = "streameval.CountWindow"
 
 
 class CountWindow:
@@ -41,6 +47,7 @@ class CountWindow:
             raise ValueError(f"window size must be an int >= 1, got {size!r}")
         self.size = size
         self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
+        self.on_expire = None  # optional callback(y_true, y_pred, w) after an element leaves
         self._items: deque = deque()
 
     def update(self, y_true, y_pred, w=1) -> None:
@@ -49,11 +56,21 @@ class CountWindow:
         self.evaluator.update(y_true, y_pred, w)
         self._items.append((y_true, y_pred, w))
         if len(self._items) > self.size:
-            self.evaluator.revert(*self._items.popleft())
+            item = self._items.popleft()
+            self.evaluator.revert(*item)
+            if self.on_expire is not None:
+                self.on_expire(*item)
 
     def get(self) -> dict:
         """``{name: value}`` over the window's content."""
         return self.evaluator.get()
+
+    def relabel_pred(self, old, new) -> None:
+        """Predicted cluster ``old`` becomes ``new`` in the window (see
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + size)."""
+        if self.evaluator.table.pred_size(old):
+            self.evaluator.table.relabel_pred(old, new)
+            self._items = deque((y, new if p == old else p, w) for y, p, w in self._items)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -61,3 +78,201 @@ class CountWindow:
     def __iter__(self):
         """The window's ``(y_true, y_pred, w)`` updates, oldest first."""
         return iter(self._items)
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict: the size, the metrics (class name and parameters) and the held updates.
+
+        Labels as in :meth:`Contingency.to_dict`. O(size).
+
+        >>> import json
+        >>> from streameval import ELM
+        >>> w = CountWindow(2, [ELM(beta=2.0)])
+        >>> for t, p in [(0, "a"), (0, "a"), (1, "b")]:
+        ...     w.update(t, p)
+        >>> d = json.loads(json.dumps(w.to_dict()))
+        >>> d["metrics"], d["items"]
+        ([['ELM(beta=2.0)', 'ELM', {'beta': 2.0}]], [[0, 'a', 1], [1, 'b', 1]])
+        >>> CountWindow.from_dict(d).get() == w.get()
+        True
+        """
+        return {
+            "format": _COUNT_FORMAT,
+            "version": 1,
+            "size": self.size,
+            "metrics": [
+                [name, type(m).__name__, dict(m._params)]
+                for name, m in self.evaluator.metrics.items()
+            ],
+            "items": [[_label_to_json(t), _label_to_json(p), w] for t, p, w in self._items],
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "CountWindow":
+        """Rebuild a window from :meth:`to_dict` by replaying its updates. O(size).
+
+        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
+        """
+        from .metrics import REGISTRY
+
+        if not isinstance(state, dict) or state.get("format") != _COUNT_FORMAT:
+            raise InvalidStateError(f"not a streameval CountWindow state ({_COUNT_FORMAT!r})")
+        version = state.get("version")
+        if version != 1:
+            raise InvalidStateError(f"unsupported CountWindow state version {version!r}")
+        for key in ("size", "metrics", "items"):
+            if key not in state:
+                raise InvalidStateError(f"CountWindow state lacks the key {key!r}")
+        metrics = {}
+        for k, spec in enumerate(state["metrics"]):
+            try:
+                name, kind, params = spec
+                metrics[name] = REGISTRY[kind](**params)
+            except (TypeError, ValueError, KeyError) as e:
+                raise InvalidStateError(f"metrics[{k}]: cannot rebuild {spec!r}: {e!r}") from None
+        items = state["items"]
+        try:
+            window = cls(state["size"], metrics)
+        except ValueError as e:
+            raise InvalidStateError(f"invalid CountWindow state: {e}") from None
+        if not isinstance(items, list) or len(items) > window.size:
+            raise InvalidStateError(f"'items' must be a list of at most {window.size} updates")
+        for k, item in enumerate(items):
+            try:
+                t, p, w = item
+                window.update(_label_from_json(t), _label_from_json(p), w)
+            except (TypeError, ValueError) as e:
+                raise InvalidStateError(f"items[{k}]: {item!r}: {e}") from None
+        return window
+
+
+class EventTimeWindow:
+    """The metrics of the elements whose event time lies in ``(now - span, now]``.
+
+    ``now`` is the largest event time seen so far (a number, or a ``datetime`` with a
+    ``timedelta`` span). Elements may arrive out of order: one whose time is at most ``lateness``
+    behind ``now`` and still inside the window is added in its place; a later one is *late*: it is
+    dropped and counted in :attr:`late` (or raises :class:`~streameval.errors.StreamevalError`
+    when ``on_late="raise"``). When ``now`` advances, the elements that fall out of the window are
+    reverted, oldest event time first, so :meth:`get` always equals a batch computation over the
+    elements in ``(now - span, now]``.
+
+    Parameters
+    ----------
+    span : the window's length in event time (> 0).
+    metrics : what :class:`~streameval.Evaluator` accepts (``None``: every O(1) metric).
+    lateness : how far behind ``now`` an element may arrive (default: ``span``, i.e. anything
+        that still falls inside the window).
+    on_late : ``"drop"`` (default, counted in :attr:`late`) or ``"raise"``.
+
+    Cost: :meth:`update` is one table update plus O(log m) to keep the m held elements in event-time
+    order (a ``sortedcontainers.SortedList``, imported when a window is built), plus one revert
+    and O(log m) per element that expires; :meth:`get` is the evaluator's. Memory O(m + cells).
+
+    >>> from streameval import ELM, Purity
+    >>> w = EventTimeWindow(10, [ELM(), Purity()], lateness=5)
+    >>> for t, (y, p) in zip([0, 4, 2, 11, 12], [(0, "a"), (0, "a"), (1, "a"), (1, "b"), (1, "b")]):
+    ...     w.update(y, p, t=t)         # t=2 arrives late, within the lateness: kept in order
+    >>> [t for t, *_ in w]             # now = 12: times 0 and 2 have left the window (12 - 10)
+    [4, 11, 12]
+    >>> w.get()
+    {'ELM': 1.0, 'Purity': 1.0}
+    >>> w.update(0, "a", t=3)           # 9 behind now: later than the lateness allows
+    >>> w.late, len(w)
+    (1, 3)
+    """
+
+    def __init__(self, span, metrics=None, lateness=None, on_late: str = "drop"):
+        from sortedcontainers import SortedKeyList
+
+        try:
+            positive = span > span * 0
+        except TypeError:
+            positive = False
+        if isinstance(span, bool) or not positive:
+            raise ValueError(f"span must be a positive number or timedelta, got {span!r}")
+        if lateness is None:
+            lateness = span
+        elif isinstance(lateness, bool) or not lateness >= span * 0:
+            raise ValueError(f"lateness must be >= 0, got {lateness!r}")
+        if on_late not in ("drop", "raise"):
+            raise ValueError(f'on_late must be "drop" or "raise", got {on_late!r}')
+        self.span = span
+        self.lateness = lateness
+        self.on_late = on_late
+        self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
+        self.on_expire = None  # optional callback(y_true, y_pred, w) after an element leaves
+        self.now = None  # the largest event time seen
+        self.late = 0  # elements dropped for arriving too late
+        self._seq = 0  # arrival counter: orders ties, so labels are never compared
+        self._items = SortedKeyList(key=_event_key)
+
+    def update(self, y_true, y_pred, w=1, *, t) -> None:
+        """Add ``w`` elements with event time ``t``; expire what leaves the window. O(log m)."""
+        w = check_weight(w)
+        now = self.now
+        try:
+            t - self.span
+            if t != t:  # NaN
+                raise TypeError
+            too_late = now is not None and (t < now - self.lateness or t <= now - self.span)
+        except TypeError:
+            raise StreamevalError(
+                f"event time {t!r} must be a number or datetime, comparable with the window's "
+                f"time {now!r} and its span {self.span!r}"
+            ) from None
+        if too_late:
+            if self.evaluator.table.missing == "raise":
+                check_label(y_true, "y_true")
+                check_label(y_pred, "y_pred")
+            if self.on_late == "raise":
+                raise StreamevalError(
+                    f"event time {t!r} is too late: the window is at {now!r} with span "
+                    f"{self.span!r} and lateness {self.lateness!r}"
+                )
+            self.late += w
+            return
+        self.evaluator.update(y_true, y_pred, w)  # validates the labels before any change
+        self._seq += 1
+        self._items.add((t, self._seq, y_true, y_pred, w))
+        if now is None or t > now:
+            self._expire(t)
+
+    def advance(self, t) -> None:
+        """Move ``now`` to ``t`` without an element (a clock tick); expire what leaves. O(log m)."""
+        if self.now is None or t > self.now:
+            self._expire(t)
+
+    def _expire(self, t) -> None:
+        self.now = t
+        items, edge = self._items, t - self.span
+        revert = self.evaluator.revert
+        while items and items[0][0] <= edge:
+            _, _, y_true, y_pred, w = items.pop(0)
+            revert(y_true, y_pred, w)
+            if self.on_expire is not None:
+                self.on_expire(y_true, y_pred, w)
+
+    def get(self) -> dict:
+        """``{name: value}`` over the elements in ``(now - span, now]``."""
+        return self.evaluator.get()
+
+    def relabel_pred(self, old, new) -> None:
+        """Predicted cluster ``old`` becomes ``new`` in the window (see
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + m)."""
+        if self.evaluator.table.pred_size(old):
+            self.evaluator.table.relabel_pred(old, new)
+            items = [(t, s, y, new if p == old else p, w) for t, s, y, p, w in self._items]
+            self._items.clear()
+            self._items.update(items)
+
+    def __len__(self) -> int:
+        """The number of updates held."""
+        return len(self._items)
+
+    def __iter__(self):
+        """The held ``(t, y_true, y_pred, w)`` updates by event time (arrival order on ties)."""
+        return ((t, y, p, w) for t, _, y, p, w in self._items)
+
+
+def _event_key(item):
+    return item[0], item[1]

@@ -3,7 +3,8 @@
 Written from the formulas with numpy, independently of the streaming code: they are the users'
 batch API and the reference the tests compare the streaming metrics against. Inputs are any
 one-dimensional sequences of equal length (lists, numpy arrays, pandas Series); ``None`` or NaN
-labels are rejected.
+labels are rejected. Label metrics live in :mod:`.labels`; intrinsic metrics over feature vectors,
+``f(X, labels_pred)``, in :mod:`.intrinsic`.
 
 >>> from streameval import batch
 >>> batch.elm_score([1, 1, 2], [1, 1, 1])
@@ -12,6 +13,27 @@ labels are rejected.
 1.0
 """
 
+from .coreference import (
+    adjusted_mutual_info_score,
+    blanc_score,
+    ceaf_score,
+    cluster_accuracy_score,
+    lea_score,
+    muc_score,
+)
+from .intrinsic import (
+    calinski_harabasz_score,
+    compactness_score,
+    davies_bouldin_score,
+    prequential_silhouette_score,
+    rms_compactness_score,
+    rms_davies_bouldin_score,
+    separation_score,
+    silhouette_samples,
+    silhouette_score,
+    ssb_score,
+    ssw_score,
+)
 from .labels import (
     adjusted_rand_score,
     bcubed_score,
@@ -34,6 +56,16 @@ from .labels import (
     variation_of_information,
 )
 
+# many candidate segmentations against one truth (issue 6)
+from .pss import (
+    contiguous_clusterings,
+    contiguous_f1_sums,
+    contiguous_rank_agreement,
+    rank_agreement,
+    score_candidates,
+    segment_entropy,
+)
+
 __all__ = [
     "contingency_cells",
     "elm_score",
@@ -54,4 +86,30 @@ __all__ = [
     "variation_of_information",
     "purity_score",
     "inverse_purity_score",
+    # coreference and on-demand matching metrics (issue 3)
+    "muc_score",
+    "blanc_score",
+    "lea_score",
+    "ceaf_score",
+    "cluster_accuracy_score",
+    "adjusted_mutual_info_score",
+    # intrinsic (feature-based) metrics
+    "ssw_score",
+    "ssb_score",
+    "calinski_harabasz_score",
+    "separation_score",
+    "compactness_score",
+    "davies_bouldin_score",
+    "rms_compactness_score",
+    "rms_davies_bouldin_score",
+    "silhouette_score",
+    "silhouette_samples",
+    "prequential_silhouette_score",
+    # many candidate segmentations against one truth (issue 6)
+    "contiguous_clusterings",
+    "score_candidates",
+    "contiguous_f1_sums",
+    "segment_entropy",
+    "rank_agreement",
+    "contiguous_rank_agreement",
 ]

@@ -2,7 +2,9 @@
 
 from .base import REGISTRY, Metric
 from .element import ELM, BCubed
+from .coreference import BLANC, LEA, MUC
 from .information import (
+    AdjustedMutualInfo,
     Completeness,
     Homogeneity,
     MutualInfo,
@@ -10,7 +12,7 @@ from .information import (
     VariationOfInformation,
     VBeta,
 )
-from .matching import InversePurity, Purity
+from .matching import CEAF, ClusterAccuracy, InversePurity, Purity
 from .pairs import (
     AdjustedRand,
     FowlkesMallows,
@@ -42,6 +44,13 @@ __all__ = [
     "VariationOfInformation",
     "Purity",
     "InversePurity",
+    # coreference and on-demand matching metrics (issue 3)
+    "MUC",
+    "BLANC",
+    "LEA",
+    "CEAF",
+    "ClusterAccuracy",
+    "AdjustedMutualInfo",
 ]
 
 

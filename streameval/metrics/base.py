@@ -21,9 +21,40 @@ from ..stats import ONE
 __all__ = ["Metric", "REGISTRY"]
 
 REGISTRY: dict = {}
+"""``{class name: class}`` of every metric class (each subclass of :class:`Metric` registers itself)."""
 
 
-class Metric:
+class Described:
+    """What every metric object shares: its parameters (``_params``), a name, ``clone``, ``repr``.
+
+    >>> class Half(Described):
+    ...     def __init__(self, k=2):
+    ...         self._params = {} if k == 2 else {"k": k}
+    ...     def get(self):
+    ...         return 0.5
+    >>> Half(k=3).name, repr(Half())
+    ('Half(k=3)', 'Half: 0.500000')
+    """
+
+    _params: dict = {}
+
+    def clone(self):
+        """A fresh, empty metric with the same parameters."""
+        return type(self)(**self._params)
+
+    @property
+    def name(self) -> str:
+        """The class name, with the parameters that differ from the defaults."""
+        if not self._params:
+            return type(self).__name__
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
+        return f"{type(self).__name__}({args})"
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.get():.6f}"
+
+
+class Metric(Described):
     """Base class of the label metrics.
 
     Subclasses implement :meth:`value` from the stats (O(1) unless they say otherwise) and may
@@ -86,20 +117,16 @@ class Metric:
             getattr(model, "learn_predict_one", None)
         )
 
-    def clone(self) -> "Metric":
-        """A fresh, empty metric with the same parameters."""
-        return type(self)(**self._params)
 
-    @property
-    def name(self) -> str:
-        """The class name, with the parameters that differ from the defaults."""
-        if not self._params:
-            return type(self).__name__
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
-        return f"{type(self).__name__}({args})"
+    def __add__(self, other):
+        """``a + b``: a River ``Metrics`` union over one shared table (:func:`streameval.river.union`).
 
-    def __repr__(self) -> str:
-        return f"{self.name}: {self.get():.6f}"
+        Needs River (imported here, not by ``import streameval``).
+        """
+        from ..river import union
+
+        return union(self, other)
+
 
 
 def ratio(num: int, den: int, empty: float = 1.0) -> float:

@@ -1,0 +1,235 @@
+"""MkDocs hooks for the streameval site (named under ``hooks:`` in ``mkdocs.yml``).
+
+1. The API reference is generated, so it cannot fall behind the code. Every name in
+   ``streameval.__all__`` is resolved statically (griffe, no import) to the module that defines it;
+   each such module gets a page ``api/<module>.md`` holding one mkdocstrings ``::: module`` block
+   (the module's own ``__all__`` picks what it shows), and ``api/index.md`` lists every public name
+   with a link. The pages go under the nav entry ``API reference``. A new public name, or a new
+   module, appears with no edit here.
+2. Benchmarks: the nav entry ``Benchmarks`` lists ``benchmarks.md`` then every
+   ``docs/benchmarks/*.md`` that exists (``core.md`` first), and the marker
+   ``<!-- benchmark-pages -->`` in ``benchmarks.md`` becomes a list of links to them.
+3. Formulas render offline: MathJax 3 is copied from the ``django-static-mathjax`` wheel (a plain
+   copy of MathJax's ``es5`` build, no Django needed) into ``site/assets/mathjax/``.
+4. Docstrings are written for doctest and plain reading; :class:`MarkdownDocstrings` (a griffe
+   extension named in ``mkdocs.yml``) shows them well: ``>>>`` examples become code blocks, RST
+   simple tables become preformatted text, prose after a numpy ``Parameters`` list moves above it
+   (numpy sections run to the next section header); Sphinx roles left in docstrings
+   (``:class:`~streameval.Contingency```) become cross-references.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import re
+import shutil
+from pathlib import Path
+
+import griffe
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
+
+PACKAGE = "streameval"
+API_SECTION = "API reference"
+BENCH_SECTION = "Benchmarks"
+BENCH_MARKER = "<!-- benchmark-pages -->"
+# What of MathJax's es5 build the site needs: the TeX-to-HTML bundle, its fonts, the TeX
+# extensions it loads on demand, and the menu with its accessibility parts.
+MATHJAX_PARTS = ("tex-chtml.js", "output/chtml", "input/tex", "ui", "a11y", "sre")
+
+_api_pages: dict = {}  # src_uri -> markdown, filled in on_config
+_bench_pages: list = []
+_mathjax: Path | None = None
+_canonical: dict = {}  # "streameval.ELM" -> "streameval.metrics.element.ELM"
+
+
+def _root(config) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def _api(root: Path) -> dict:
+    """``{src_uri: markdown}`` for the API reference of ``streameval.__all__``."""
+    pkg = griffe.load(PACKAGE, search_paths=[str(root)], resolve_aliases=True)
+    by_module: dict = {}  # module path -> [(public name, object)]
+    for name in pkg.exports or ():
+        obj = pkg[name]
+        target = obj.final_target if obj.is_alias else obj
+        module = target if target.is_module else target.module
+        by_module.setdefault(module.path, []).append((name, target))
+        _canonical[f"{PACKAGE}.{name}"] = target.path
+    # Modules that hold classes and functions first (in __all__ order), exported namespaces last.
+    order = sorted(by_module, key=lambda m: any(t.path == m for _, t in by_module[m]))
+    pages, rows = {}, []
+    for mod in order:
+        short = mod.removeprefix(PACKAGE + ".") if mod != PACKAGE else PACKAGE
+        uri = f"api/{short}.md"
+        options = ""
+        if mod == PACKAGE:  # defined in __init__ itself: show only those, not the re-exports
+            names = ", ".join(n for n, _ in by_module[mod])
+            options = f"\n      members: [{names}]"
+        pages[uri] = (
+            f"::: {mod}\n    options:\n      show_root_heading: true\n      heading_level: 1"
+            f"{options}\n"
+        )
+        for name, target in by_module[mod]:
+            doc = target.docstring.value.strip().splitlines()[0] if target.docstring else ""
+            rows.append(
+                f"| [`{name}`]({short}.md#{target.path}) | {target.kind.value} | [`{short}`]({short}.md) "
+                f"| {doc.replace('|', '&#124;')} |"
+            )
+    pages["api/index.md"] = (
+        "# API reference\n\n"
+        f"Every public name of `{PACKAGE}` (its `__all__`), the module that defines it, and the "
+        "first line of its docstring. Each module page shows the module's docstring (the "
+        "formulas and costs of its family) and everything it exports. These pages are generated "
+        "from the code when the site is built.\n\n"
+        "| name | kind | module | summary |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
+    return pages
+
+
+def _set_section(nav, title: str, entries: list) -> None:
+    for item in nav:
+        if isinstance(item, dict) and title in item:
+            item[title] = entries
+            return
+        if isinstance(item, dict):
+            for value in item.values():
+                if isinstance(value, list):
+                    _set_section(value, title, entries)
+
+
+def on_config(config):
+    global _api_pages, _bench_pages, _mathjax
+    _mathjax = _mathjax_dir()  # fail early, before any page is built
+    root = _root(config)
+    _api_pages = _api(root)
+    api_nav = [{"Overview": "api/index.md"}] + [
+        {uri[4:-3]: uri} for uri in _api_pages if uri != "api/index.md"
+    ]
+    bench_dir = Path(config.docs_dir) / "benchmarks"
+    found = sorted(bench_dir.glob("*.md"), key=lambda p: (p.stem != "core", p.stem))
+    _bench_pages = [f"benchmarks/{p.name}" for p in found]
+    bench_nav = [{"Overview": "benchmarks.md"}] + _bench_pages  # titled by their own headings
+    if config.nav is not None:
+        _set_section(config.nav, API_SECTION, api_nav)
+        _set_section(config.nav, BENCH_SECTION, bench_nav)
+    return config
+
+
+def on_files(files, config):
+    for uri, text in _api_pages.items():
+        files.append(File.generated(config, uri, content=text))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == "benchmarks.md" and BENCH_MARKER in markdown:
+        links = [f"- [{Path(p).stem}]({p})" for p in _bench_pages] or [
+            "- (no benchmark tables on this build yet)"
+        ]
+        markdown = markdown.replace(BENCH_MARKER, "\n".join(links))
+    return markdown
+
+
+_ROLE = re.compile(r":(?:class|meth|func|attr|mod|exc|data|obj):<code>(~?)([\w.]+)</code>")
+
+
+def _role(m: re.Match) -> str:
+    tilde, ident = m.groups()
+    shown = ident.rsplit(".", 1)[-1] if tilde else ident
+    target = html.escape(_canonical.get(ident, ident))
+    return f'<autoref identifier="{target}" optional><code>{shown}</code></autoref>'
+
+
+def on_page_content(content, page, config, files):
+    return _ROLE.sub(_role, content)
+
+
+def _mathjax_dir() -> Path:
+    spec = importlib.util.find_spec("mathjax")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        es5 = Path(base) / "static" / "mathjax" / "es5"
+        if (es5 / "tex-chtml.js").is_file():
+            return es5
+    raise PluginError(
+        "MathJax not found: install the docs extra (pip install -e '.[docs]'), which brings the "
+        "django-static-mathjax wheel that ships MathJax's es5 build"
+    )
+
+
+def on_post_build(config):
+    src = _mathjax or _mathjax_dir()
+    dest = Path(config.site_dir) / "assets" / "mathjax"
+    for part in MATHJAX_PARTS:
+        if (src / part).is_dir():
+            shutil.copytree(src / part, dest / part, dirs_exist_ok=True)
+        else:
+            (dest / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / part, dest / part)
+
+
+# ---------------------------------------------------------------------------- docstrings
+_SECTION = re.compile(r"^(Parameters|Returns|Raises|Attributes|Yields|Examples|Notes)\s*$")
+_DASHES = re.compile(r"^-{3,}\s*$")
+_ITEM = re.compile(r"^\*{0,2}\w+(\s*,\s*\*{0,2}\w+)*( : .*)?$")  # "name : type" or "name"
+_RST_BORDER = re.compile(r"^\s*=+( +=+)+\s*$")
+
+
+def _prose_above_sections(lines: list) -> list:
+    """Move paragraphs that follow a numpy section's items (and are not items) above the section."""
+    for k in range(len(lines) - 1):
+        if _SECTION.match(lines[k]) and _DASHES.match(lines[k + 1]):
+            end = k + 2
+            while end < len(lines):
+                line = lines[end]
+                if end + 1 < len(lines) and _DASHES.match(lines[end + 1]):
+                    break  # the next section
+                if lines[end - 1].strip() == "" and line.strip() and not line.startswith(" "):
+                    if not _ITEM.match(line):
+                        moved = lines[end:]
+                        return _prose_above_sections(lines[:k] + moved + [""] + lines[k:end])
+                end += 1
+    return lines
+
+
+def _fence(lines: list) -> list:
+    """Wrap ``>>>`` examples and RST simple tables in code fences."""
+    out, k, in_fence = [], 0, False
+    while k < len(lines):
+        line = lines[k]
+        indent = line[: len(line) - len(line.lstrip())]
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and line.lstrip().startswith(">>>"):
+            end = k
+            while end < len(lines) and lines[end].strip():
+                end += 1
+            out += [indent + "```pycon", *lines[k:end], indent + "```"]
+            k = end
+            continue
+        elif not in_fence and _RST_BORDER.match(line):
+            end, borders = k + 1, 1
+            while end < len(lines) and borders < 3:
+                borders += bool(_RST_BORDER.match(lines[end]))
+                end += 1
+            out += [indent + "```text", *lines[k:end], indent + "```"]
+            k = end
+            continue
+        out.append(line)
+        k += 1
+    return out
+
+
+def markdown_docstring(text: str) -> str:
+    """A docstring written for doctest and plain reading, as Markdown for mkdocstrings."""
+    return "\n".join(_fence(_prose_above_sections(text.split("\n"))))
+
+
+class MarkdownDocstrings(griffe.Extension):
+    """Griffe extension: rewrite every docstring with :func:`markdown_docstring` as it loads."""
+
+    def on_instance(self, *, obj, **kwargs) -> None:
+        if obj.docstring is not None:
+            obj.docstring.value = markdown_docstring(obj.docstring.value)

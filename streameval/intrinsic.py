@@ -1,0 +1,737 @@
+"""Intrinsic (feature-based) cluster metrics: views over :class:`~streameval.ClusterSummaries`.
+
+Each metric has ``update(x, y_pred, w=1)``, ``revert`` with the same arguments and ``get()``. It owns
+summaries when used alone; an :class:`IntrinsicEvaluator` shares one set of summaries (one per
+space: raw vectors, or unit vectors for the cosine metrics) across many views. With ``b[j]`` the
+size, ``mean_j`` the mean and ``M2_j`` the scatter of cluster ``j``, ``N`` elements, ``k`` clusters
+and ``mean`` the global mean:
+
+========================  =================================================  ========  =========
+class                     value                                              get()     Alink
+========================  =================================================  ========  =========
+SSW                       ``sum_j M2_j``                                     O(k)      ssw
+SSB                       ``sum_j b[j]·||mean_j - mean||²``                  O(k·d)    ssb
+CalinskiHarabasz          ``(SSB/(k-1)) / (SSW/(N-k))``                      O(k·d)    vrc
+Separation                mean ``||mean_i - mean_j||`` over pairs             O(k²)*    sp
+RMSCompactness            mean over clusters of ``sqrt(M2_j/b[j])``          O(k)      (cp: not)
+RMSDaviesBouldin          DB index with ``s_j = sqrt(M2_j/b[j])`` (q = 2)    O(k)*‡    (db: not)
+CosineCompactness         mean over clusters of mean ``1 - cos(x, mean_j)``  O(k·d)    cp
+CosineSSB                 ``sum_j b[j]·(1 - cos(mean_j, mean))²``            O(k·d)    ssb
+CosineSeparation          mean ``1 - cos(mean_i, mean_j)`` over pairs        O(k²)*    sp
+CosineDaviesBouldin       DB index with cosine compactness and distances     O(k)*‡    db
+SqEuclideanSilhouette     silhouette, squared Euclidean distance             O(1)†     silhouette
+CosineSilhouette          silhouette, cosine distance                        O(1)†     silhouette
+========================  =================================================  ========  =========
+
+\\* plus O(k·d) per cluster changed since the last read (cached distances between means).
+‡ per cluster changed since the last read (and O(k) per row whose maximum fell); a full O(k²)
+rebuild on the first read or when more than k/8 clusters changed.
+† the silhouettes score each arriving point at update time (O(k·d)): ``get()`` is their running
+mean (*prequential*); :meth:`Silhouette.final` is the exact silhouette of the stored points
+against the final summaries (O(N·k·d)).
+
+What is exact. Everything in the table is exact (up to float rounding) for the metric it names.
+Alink's and scikit-learn's Euclidean *Compactness* and *Davies-Bouldin* use the mean (unsquared)
+distance to the final centroid, which no summary of fixed size determines: they are exact in
+:mod:`streameval.batch` and :func:`streameval.cluster_report`, and the streaming views offer the
+root-mean-square scatter (Davies & Bouldin's q = 2) under their own names. In the cosine space the
+mean distance *is* a function of the mean of unit vectors, so Alink's cosine compactness and
+Davies-Bouldin are exact while streaming; its cosine SSW (``sum (1 - cos)²``) is not (batch only).
+
+Undefined values are NaN: CH, DB, separation and silhouette with fewer than two clusters, and the
+compactnesses with no element (SSW and SSB are then 0). CH is 1.0 when SSW is 0, DB is 0.0 when every scatter or every
+distance between means is 0 (scikit-learn's conventions); pairs of coincident means are left out of
+DB's maximum.
+
+>>> ev = IntrinsicEvaluator([SSW(), SSB(), CalinskiHarabasz(), SqEuclideanSilhouette()])
+>>> for x, p in [((0, 0), "a"), ((0, 1), "a"), ((5, 5), "b"), ((5, 6), "b")]:
+...     ev.update(x, p)
+>>> {k: round(v, 4) for k, v in ev.get().items()}
+{'SSW': 1.0, 'SSB': 50.0, 'CalinskiHarabasz': 100.0, 'SqEuclideanSilhouette': 0.491}
+>>> round(ev["SqEuclideanSilhouette"].final(), 4)  # scikit-learn's silhouette_score(metric="sqeuclidean")
+0.98
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+from ._validate import check_weight
+from .errors import UnknownElementError
+from .metrics.base import Described
+from .summaries import ClusterSummaries, _distances
+
+__all__ = [
+    "IntrinsicMetric",
+    "INTRINSIC_REGISTRY",
+    "IntrinsicEvaluator",
+    "SSW",
+    "SSB",
+    "CalinskiHarabasz",
+    "Separation",
+    "RMSCompactness",
+    "RMSDaviesBouldin",
+    "CosineCompactness",
+    "CosineSSB",
+    "CosineSeparation",
+    "CosineDaviesBouldin",
+    "Silhouette",
+    "SqEuclideanSilhouette",
+    "CosineSilhouette",
+]
+
+INTRINSIC_REGISTRY: dict = {}
+"""Every public intrinsic metric class by name (the common tests run over it)."""
+NAN = float("nan")
+_FX = 2**53  # fixed-point scale of the silhouette sums (exact under update/revert)
+
+
+class IntrinsicMetric(Described):
+    """Base class of the intrinsic metrics: a view over :class:`ClusterSummaries`.
+
+    Class metadata: ``bigger_is_better``, ``bounds`` (inclusive), ``space`` (``"euclidean"`` reads
+    raw-vector summaries, ``"cosine"`` unit-vector ones), ``alink`` (the key of Alink's
+    ``EvalClusterBatchOp`` output this metric equals exactly, or ``None``). Subclasses implement
+    :meth:`value` from the summaries; every public subclass registers in ``INTRINSIC_REGISTRY``.
+    """
+
+    bigger_is_better = True
+    bounds = (0.0, math.inf)
+    space = "euclidean"
+    alink = None
+
+    def __init_subclass__(cls, register=True, **kw):
+        super().__init_subclass__(**kw)
+        if register and not cls.__name__.startswith("_"):
+            INTRINSIC_REGISTRY[cls.__name__] = cls
+
+    def __init__(self, **params):
+        self._params = params
+        self._summaries = ClusterSummaries(space=self.space)
+
+    @property
+    def summaries(self) -> ClusterSummaries:
+        """The summaries this metric reads (shared when bound by an IntrinsicEvaluator)."""
+        return self._summaries
+
+    def _bind(self, summaries: ClusterSummaries) -> None:
+        if summaries.space != self.space:
+            raise ValueError(f"{self.name} reads {self.space!r} summaries, got {summaries.space!r}")
+        if self._summaries is not summaries and self._summaries.n:
+            raise ValueError(f"{self.name} has already seen {self._summaries.n} elements; bind a fresh metric")
+        self._summaries = summaries
+
+    # hooks for views that keep per-point state (the silhouettes); run after the summaries change
+    def _after_update(self, x: np.ndarray, y_pred, w: int) -> None:
+        """Called with the checked vector after the summaries took ``w`` copies of it."""
+
+    def _check_revert(self, x: np.ndarray, y_pred, w: int):
+        """Raise if a revert cannot be undone by this view; return a token for :meth:`_on_revert`."""
+
+    def _on_revert(self, token) -> None:
+        """Called after the summaries gave back the element."""
+
+    def update(self, x, y_pred, w=1) -> None:
+        """Add ``w`` copies of vector ``x`` to cluster ``y_pred``. O(d) (silhouettes: O(k·d))."""
+        s = self._summaries
+        arr = s._checked(x, y_pred, w, False)
+        w = check_weight(w)
+        s._apply(arr, y_pred, w, x)
+        self._after_update(arr, y_pred, w)
+
+    def revert(self, x, y_pred, w=1) -> None:
+        """Undo :meth:`update` with the same arguments. O(d)."""
+        s = self._summaries
+        arr = s._checked(x, y_pred, w, True)
+        w = check_weight(w)
+        token = self._check_revert(arr, y_pred, w)
+        s._apply(arr, y_pred, -w, x)
+        self._on_revert(token)
+
+    def get(self) -> float:
+        """The current value (see the class for its cost)."""
+        return self.value(self._summaries)
+
+    def value(self, s: ClusterSummaries) -> float:  # pragma: no cover - abstract
+        """The value from summaries ``s``."""
+        raise NotImplementedError
+
+
+
+# -- sums of squares ---------------------------------------------------------------------------
+class SSW(IntrinsicMetric):
+    """Within-cluster sum of squares ``SSW = sum_j sum_{x in j} ||x - mean_j||² = sum_j M2_j``.
+
+    Alink's ``ssw`` and the denominator of Calinski-Harabasz. O(k) per ``get``; 0 when empty.
+
+    >>> m = SSW()
+    >>> for x in ([0.0], [1.0], [2.0]):
+    ...     m.update(x, "a")
+    >>> m.get()
+    2.0
+    """
+
+    bigger_is_better = False
+    alink = "ssw"
+
+    def value(self, s):
+        return s.ssw
+
+
+class SSB(IntrinsicMetric):
+    """Between-cluster sum of squares ``SSB = sum_j b[j]·||mean_j - mean||²`` (Alink's ``ssb``).
+
+    Computed from the means, O(k·d) per ``get``; 0 when empty.
+
+    >>> m = SSB()
+    >>> m.update([0.0], "a"); m.update([4.0], "b")
+    >>> m.get()
+    8.0
+    """
+
+    alink = "ssb"
+
+    def value(self, s):
+        return s.ssb()
+
+
+class CalinskiHarabasz(IntrinsicMetric):
+    """Calinski-Harabasz (variance ratio) ``(SSB/(k-1)) / (SSW/(N-k))``.
+
+    scikit-learn's ``calinski_harabasz_score`` and Alink's ``vrc``. NaN when ``k < 2``; 1.0 when
+    SSW is 0 (scikit-learn). O(k·d) per ``get``.
+
+    >>> m = CalinskiHarabasz()
+    >>> for x, p in [([0.0], "a"), ([1.0], "a"), ([10.0], "b"), ([11.0], "b")]:
+    ...     m.update(x, p)
+    >>> m.get()
+    200.0
+    """
+
+    alink = "vrc"
+
+    def value(self, s):
+        k, n = s.k, s.n
+        if k < 2:
+            return NAN
+        ssw = s.ssw
+        if ssw == 0.0:
+            return 1.0
+        return s.ssb() * (n - k) / (ssw * (k - 1))
+
+
+# -- distances between means -----------------------------------------------------------------------
+def _separation(s: ClusterSummaries) -> float:
+    k = s.k
+    if k < 2:
+        return NAN
+    return float(s.centroid_distances().sum()) / (k * (k - 1))
+
+
+def _rms_scatter(s: ClusterSummaries, slots) -> np.ndarray:
+    """``sqrt(M2_j / b[j])`` for ``slots`` (0 for free slots)."""
+    counts, _, m2 = s.slot_arrays()
+    c = counts[slots]
+    return np.sqrt(m2[slots] / np.maximum(c, 1)) * (c > 0)
+
+
+def _cosine_scatter(s: ClusterSummaries, slots) -> np.ndarray:
+    """Per slot, the mean of ``1 - cos(x, mean_j)`` = ``1 - ||mean_j||`` for unit vectors, computed
+    as ``(M2_j/b[j]) / (1 + ||mean_j||)`` (as ``M2_j/b[j] = 1 - ||mean_j||²``), which keeps its
+    digits for tight clusters; 0 for free slots."""
+    counts, means, m2 = s.slot_arrays()
+    c, mu = counts[slots], means[slots]
+    norms = np.sqrt(np.einsum("...j,...j->...", mu, mu))
+    return (m2[slots] / np.maximum(c, 1)) / (1.0 + norms) * (c > 0)
+
+
+class _DaviesBouldinCache:
+    """Incremental Davies-Bouldin: ``R[i,j] = (S_i + S_j)/d_ij`` (0 where ``d_ij = 0`` or a slot
+    is free), each row's maximum and its position. A changed cluster ``c`` rewrites row and column
+    ``c`` (O(k)); a row whose maximum sat in column ``c`` and fell is rescanned (O(k) each). Many
+    changes at once, or a first read: one full O(k²) rebuild."""
+
+    def __init__(self, scatter):
+        self.scatter = scatter  # (summaries, slots) -> per-slot scatter S
+        self.summaries = None
+        self.seen = -1
+        self.R = None
+
+    def value(self, s: ClusterSummaries) -> float:
+        if s.k < 2:
+            return NAN
+        d = s.centroid_distances()
+        w = s.width
+        changed = s.changed_since(self.seen)
+        cap = s._dist.shape[0]
+        if self.summaries is not s or self.R is None or self.R.shape[0] != cap or 8 * len(changed) > w:
+            self._rebuild(s, d, cap)
+        else:
+            for c in changed.tolist():
+                self._change(s, d, c)
+        self.seen = s.version
+        live = s.slot_arrays()[0] > 0
+        return float(self.M[:w][live].mean())
+
+    def _rebuild(self, s, d, cap):
+        w = d.shape[0]
+        self.summaries = s
+        self.R, self.M, self.A, self.S = np.zeros((cap, cap)), np.zeros(cap), np.zeros(cap, np.intp), np.zeros(cap)
+        self.S[:w] = self.scatter(s, slice(0, w))
+        with np.errstate(divide="ignore"):
+            inv = np.where(d > 0, 1.0 / d, 0.0)
+        r = self.R[:w, :w]
+        np.add.outer(self.S[:w], self.S[:w], out=r)
+        r *= inv
+        self.M[:w] = r.max(axis=1)
+        self.A[:w] = r.argmax(axis=1)
+
+    def _change(self, s, d, c):
+        w = d.shape[0]
+        R, M, A, S = self.R, self.M[:w], self.A[:w], self.S
+        S[c] = self.scatter(s, c)
+        dc = d[c]
+        with np.errstate(divide="ignore"):
+            row = (S[c] + S[:w]) * np.where(dc > 0, 1.0 / dc, 0.0)
+        old = R[:w, c].copy()
+        R[c, :w] = row
+        R[:w, c] = row
+        up = row >= M
+        M[up] = row[up]
+        A[up] = c
+        fell = np.flatnonzero((A == c) & (row < old) & ~up)
+        for i in fell.tolist():
+            A[i] = int(R[i, :w].argmax())
+            M[i] = R[i, A[i]]
+        A[c] = int(row.argmax())
+        M[c] = row[A[c]]
+
+
+class Separation(IntrinsicMetric):
+    """Mean Euclidean distance between the means of pairs of clusters (Alink's ``sp``):
+    ``2/(k(k-1))·sum_{i<j} ||mean_i - mean_j||``.
+
+    NaN when ``k < 2``. Cost per ``get``: O(k²) plus O(k·d) per cluster changed since the last read.
+
+    >>> m = Separation()
+    >>> for x, p in [([0.0, 0.0], 1), ([3.0, 4.0], 2), ([6.0, 8.0], 3)]:
+    ...     m.update(x, p)
+    >>> round(m.get(), 12)
+    6.666666666667
+    """
+
+    alink = "sp"
+
+    def value(self, s):
+        return _separation(s)
+
+
+class RMSCompactness(IntrinsicMetric):
+    """Root-mean-square compactness: the mean over clusters of ``sqrt(M2_j / b[j])``, the RMS
+    distance of a cluster's points to its mean.
+
+    Not Alink's/scikit-learn's compactness (their mean of *unsquared* distances is batch only:
+    :func:`streameval.batch.compactness_score`); it is never larger than RMS. NaN when empty. O(k).
+
+    >>> m = RMSCompactness()
+    >>> for x in ([0.0], [2.0]):
+    ...     m.update(x, "a")
+    >>> m.get()
+    1.0
+    """
+
+    bigger_is_better = False
+
+    def value(self, s):
+        if s.k == 0:
+            return NAN
+        live = s.slot_arrays()[0] > 0
+        return float(_rms_scatter(s, slice(0, s.width))[live].mean())
+
+
+class RMSDaviesBouldin(IntrinsicMetric):
+    """Davies-Bouldin index with q = 2 scatter: ``mean_i max_{j≠i} (S_i + S_j) / ||mean_i - mean_j||``
+    with ``S_j = sqrt(M2_j / b[j])`` (Davies & Bouldin's general form with q = 2, p = 2).
+
+    Not scikit-learn's/Alink's ``davies_bouldin_score`` (q = 1, mean unsquared distance; batch only:
+    :func:`streameval.batch.davies_bouldin_score`). NaN when ``k < 2``. Cost per ``get``: O(k²) plus
+    O(k·d) per cluster changed since the last read.
+
+    >>> m = RMSDaviesBouldin()
+    >>> for x, p in [([0.0], "a"), ([2.0], "a"), ([10.0], "b"), ([12.0], "b")]:
+    ...     m.update(x, p)
+    >>> m.get()
+    0.2
+    """
+
+    bigger_is_better = False
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._cache = _DaviesBouldinCache(_rms_scatter)
+
+    def value(self, s):
+        return self._cache.value(s)
+
+
+# -- cosine ----------------------------------------------------------------------------------------
+class CosineCompactness(IntrinsicMetric):
+    """Cosine compactness: the mean over clusters of the mean cosine distance ``1 - cos(x, mean_j)``
+    of a cluster's points to its mean (Alink's ``cp`` with ``distanceType=COSINE``).
+
+    Exact while streaming: for unit vectors ``x`` the mean of ``1 - cos(x, mean_j)`` is
+    ``1 - ||mean_j||``, a function of the mean of the unit vectors. NaN when empty. O(k·d).
+
+    >>> m = CosineCompactness()
+    >>> m.update([1.0, 0.0], "a"); m.update([0.0, 2.0], "a")
+    >>> round(m.get(), 12)
+    0.292893218813
+    """
+
+    bigger_is_better = False
+    bounds = (0.0, 1.0)
+    space = "cosine"
+    alink = "cp"
+
+    def value(self, s):
+        if s.k == 0:
+            return NAN
+        live = s.slot_arrays()[0] > 0
+        return float(_cosine_scatter(s, slice(0, s.width))[live].mean())
+
+
+class CosineSSB(IntrinsicMetric):
+    """``sum_j b[j]·(1 - cos(mean_j, mean))²`` over unit vectors (Alink's ``ssb`` with cosine
+    distance). O(k·d); 0 when empty.
+
+    >>> m = CosineSSB()
+    >>> m.update([1.0, 0.0], "a"); m.update([0.0, 1.0], "b")
+    >>> round(m.get(), 12)
+    0.171572875254
+    """
+
+    space = "cosine"
+    alink = "ssb"
+
+    def value(self, s):
+        if s.n == 0:
+            return 0.0
+        counts, means, _ = s.slot_arrays()
+        d = _distances(s.global_summary()[1], means, "cosine")
+        return float(counts @ (d * d))
+
+
+class CosineSeparation(IntrinsicMetric):
+    """Mean cosine distance ``1 - cos(mean_i, mean_j)`` between the means (of unit vectors) of
+    pairs of clusters (Alink's ``sp`` with cosine distance). NaN when ``k < 2``. O(k²) plus O(k·d)
+    per changed cluster.
+
+    >>> m = CosineSeparation()
+    >>> m.update([1.0, 0.0], "a"); m.update([0.0, 3.0], "b")
+    >>> m.get()
+    1.0
+    """
+
+    bounds = (0.0, 2.0)
+    space = "cosine"
+    alink = "sp"
+
+    def value(self, s):
+        return _separation(s)
+
+
+class CosineDaviesBouldin(IntrinsicMetric):
+    """Davies-Bouldin index with cosine compactness and cosine distance between means: Alink's
+    ``db`` with ``distanceType=COSINE``, exact while streaming. NaN when ``k < 2``. O(k²) plus
+    O(k·d) per changed cluster.
+
+    >>> m = CosineDaviesBouldin()
+    >>> for x, p in [([1.0, 0.0], "a"), ([1.0, 0.1], "a"), ([0.0, 1.0], "b")]:
+    ...     m.update(x, p)
+    >>> round(m.get(), 6)
+    0.001307
+    """
+
+    bigger_is_better = False
+    space = "cosine"
+    alink = "db"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._cache = _DaviesBouldinCache(_cosine_scatter)
+
+    def value(self, s):
+        return self._cache.value(s)
+
+
+# -- silhouettes -----------------------------------------------------------------------------------
+class Silhouette(IntrinsicMetric, register=False):
+    """Base of the streaming silhouettes: ``s(x) = (b - a) / max(a, b)`` where ``a`` is the mean
+    distance from ``x`` to the other members of its cluster and ``b`` the smallest mean distance to
+    the members of another cluster, both exact from the summaries.
+
+    - :meth:`get`: *prequential* silhouette, the mean of ``s(x)`` over arriving points, each scored
+      against the summaries right after it joined them (a point that arrives while it is in the
+      only cluster is not scored). :meth:`revert` removes the score the element got.
+    - :meth:`final`: the exact silhouette of every stored point against the current summaries:
+      after a stream, the batch silhouette of the whole data set.
+
+    ``singleton`` is the score of a point alone in its cluster: 0.0 (scikit-learn, the default) or
+    1.0 (Alink). ``s = 0`` when ``a = b = 0``. Distances are clipped at 0 against rounding.
+    The view stores each distinct (cluster, vector) with its multiplicity and the scores it got:
+    memory O(distinct points · d). Update O(k·d); get O(1); final O(N·k·d).
+    """
+
+    bounds = (-1.0, 1.0)
+
+    def __init__(self, singleton: float = 0.0):
+        if isinstance(singleton, bool) or not isinstance(singleton, (int, float)) or not -1 <= singleton <= 1:
+            raise ValueError(f"singleton must be a number in [-1, 1] (0.0: scikit-learn, 1.0: Alink), got {singleton!r}")
+        super().__init__(**({} if singleton == 0.0 else {"singleton": singleton}))
+        self.singleton = float(singleton)
+        self._points: dict = {}  # (label, bytes) -> [vector, multiplicity, deque of (w, fixed score)]
+        self._sum = 0  # sum of w·score, fixed point (scale 2**53): exact under update/revert
+        self._scored = 0  # total weight of scored points
+
+    def _dissimilarities(self, xs, own, means, counts, m2):  # pragma: no cover - abstract
+        """``(diss, a)``: the ``(points, k)`` mean distances from each row of ``xs`` to the members
+        of each cluster, and each point's mean distance to the other members of its own cluster
+        (``own``: the slots of the points' clusters; ``counts`` is 0 at free slots)."""
+        raise NotImplementedError
+
+    def _scores(self, xs: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """Silhouette of each row of ``xs`` (a member of the cluster in slot ``own``) against the
+        current summaries; NaN where no other cluster exists."""
+        counts, means, m2 = self._summaries.slot_arrays()
+        free = counts == 0
+        out = np.empty(len(xs))
+        step = max(1, 2_000_000 // max(1, means.size))
+        rows = np.arange(len(xs))
+        for lo in range(0, len(xs), step):
+            sl = slice(lo, lo + step)
+            diss, own_a = self._dissimilarities(xs[sl], own[sl], means, counts, m2)
+            r = rows[sl] - lo
+            diss[r, own[sl]] = np.inf
+            diss[:, free] = np.inf
+            b = diss.min(axis=1)
+            a = own_a
+            big = np.maximum(a, b)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                val = np.where(big > 0, (b - a) / np.where(big > 0, big, 1.0), 0.0)
+            val[counts[own[sl]] == 1] = self.singleton
+            val[~np.isfinite(b)] = np.nan
+            out[sl] = val
+        return out
+
+    def _after_update(self, x, y_pred, w):
+        s = self._summaries
+        key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
+        rec = self._points.get(key)
+        if rec is None:
+            rec = self._points[key] = [x, 0, deque()]
+        rec[1] += w
+        fx = None
+        if s.k >= 2:
+            score = float(self._scores(x[None, :], np.array([s.slot(y_pred)]))[0])
+            fx = round(score * _FX)
+            self._sum += w * fx
+            self._scored += w
+        rec[2].append((w, fx))
+
+    def _check_revert(self, x, y_pred, w):
+        key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
+        rec = self._points.get(key)
+        if rec is not None:
+            for i, (wi, _) in enumerate(rec[2]):
+                if wi == w:
+                    return key, i
+        raise UnknownElementError(
+            f"revert of (y_pred={y_pred!r}, w={w}) with this vector: {self.name} holds no such update"
+        )
+
+    def _on_revert(self, token):
+        key, i = token
+        rec = self._points[key]
+        w, fx = rec[2][i]
+        del rec[2][i]
+        rec[1] -= w
+        if not rec[1]:
+            del self._points[key]
+        if fx is not None:
+            self._sum -= w * fx
+            self._scored -= w
+
+    def get(self) -> float:
+        """Prequential silhouette: the weighted mean score of the scored arrivals (NaN if none). O(1)."""
+        return self._sum / (_FX * self._scored) if self._scored else NAN
+
+    def value(self, s):  # the prequential value is not a function of the summaries alone
+        return self.get()
+
+    def final(self) -> float:
+        """Exact silhouette of the stored points against the current summaries (NaN if k < 2).
+
+        After a stream this equals the batch silhouette of all its points. O(N·k·d).
+        """
+        s = self._summaries
+        if s.k < 2 or not self._points:
+            return NAN
+        recs = list(self._points.items())
+        xs = np.array([r[0] for _, r in recs])
+        own = np.array([s.slot(key[0]) for key, _ in recs])
+        ws = np.array([r[1] for _, r in recs], dtype=np.float64)
+        scores = self._scores(xs, own)
+        return float(ws @ scores / ws.sum())
+
+
+class SqEuclideanSilhouette(Silhouette):
+    """Silhouette with squared Euclidean distance (Alink's and Spark's definition; scikit-learn's
+    ``silhouette_score(X, labels, metric="sqeuclidean")``).
+
+    From the summaries: the mean squared distance from ``x`` to the members of cluster ``j`` is
+    ``||x - mean_j||² + M2_j/b[j]``; to the other members of its own cluster it is
+    ``(b·||x - mean||² + M2)/(b - 1)``. See :class:`Silhouette` for prequential vs final.
+
+    >>> m = SqEuclideanSilhouette(singleton=1.0)
+    >>> for x, p in [([0.0], "a"), ([1.0], "a"), ([9.0], "b")]:
+    ...     m.update(x, p)
+    >>> m.get(), round(m.final(), 6)  # only [9.0] was scored on arrival: a singleton
+    (1.0, 0.990676)
+    """
+
+    alink = "silhouetteCoefficient"
+
+    def _dissimilarities(self, xs, own, means, counts, m2):
+        diff = xs[:, None, :] - means[None, :, :]
+        sq = np.einsum("ijk,ijk->ij", diff, diff)
+        diss = sq + (m2 / np.maximum(counts, 1))[None, :]
+        r = np.arange(len(xs))
+        b = counts[own].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = np.where(b > 1, (b * sq[r, own] + m2[own]) / np.where(b > 1, b - 1, 1.0), 0.0)
+        return diss, a
+
+
+class CosineSilhouette(Silhouette):
+    """Silhouette with cosine distance ``1 - cos`` (scikit-learn's ``metric="cosine"``; Alink's
+    cosine silhouette).
+
+    For unit vectors the mean cosine distance from ``x`` to the members of cluster ``j`` is
+    ``1 - x·mean_j`` (``mean_j`` the mean of the unit vectors); to the other members of its own
+    cluster it is ``b(1 - x·mean)/(b - 1)``. See :class:`Silhouette` for prequential vs final.
+
+    >>> m = CosineSilhouette()
+    >>> for x, p in [([1.0, 0.0], "a"), ([1.0, 0.1], "a"), ([0.0, 1.0], "b"), ([0.1, 1.0], "b")]:
+    ...     m.update(x, p)
+    >>> round(m.final(), 6)
+    0.994474
+    """
+
+    space = "cosine"
+    alink = "silhouetteCoefficient"
+
+    def _dissimilarities(self, xs, own, means, counts, m2):
+        diss = np.clip(1.0 - xs @ means.T, 0.0, 2.0)
+        r = np.arange(len(xs))
+        b = counts[own].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = np.where(b > 1, b * diss[r, own] / np.where(b > 1, b - 1, 1.0), 0.0)
+        return diss, a
+
+
+# -- the evaluator -----------------------------------------------------------------------------------
+def default_intrinsic_metrics() -> list:
+    """One instance of every registered intrinsic metric, with default parameters."""
+    return [cls() for cls in INTRINSIC_REGISTRY.values()]
+
+
+class IntrinsicEvaluator:
+    """Many intrinsic metrics over shared summaries (one per space used), one update per element.
+
+    Parameters
+    ----------
+    metrics : a list of metrics (named by their ``name``), a ``{name: metric}`` dict, or ``None``
+        for every registered intrinsic metric.
+    dim, features : fix the dimension / dict feature order up front (default: the first vector).
+
+    A vector is checked in every space before any summary changes, so a rejected call (e.g. a zero
+    vector when a cosine metric is present) leaves everything as it was. Cost: :meth:`update` is
+    O(d) per space plus O(k·d) per silhouette; :meth:`get` is the sum of the metrics' read costs.
+
+    >>> ev = IntrinsicEvaluator([SSW(), CosineCompactness()])
+    >>> ev.update([3.0, 4.0], 0); ev.update([4.0, 3.0], 0)
+    >>> {k: round(v, 6) for k, v in ev.get().items()}
+    {'SSW': 1.0, 'CosineCompactness': 0.010051}
+    >>> sorted(ev.summaries)
+    ['cosine', 'euclidean']
+    """
+
+    def __init__(self, metrics=None, dim: int | None = None, features=None):
+        self.summaries: dict = {}
+        self.metrics: dict = {}
+        self._dim, self._features = dim, features
+        if metrics is None:
+            metrics = default_intrinsic_metrics()
+        items = metrics.items() if isinstance(metrics, dict) else ((m.name, m) for m in metrics)
+        for name, metric in items:
+            self.add(name, metric)
+
+    def add(self, name: str, metric: IntrinsicMetric) -> None:
+        """Bind ``metric`` to the shared summaries of its space under ``name``."""
+        if not isinstance(metric, IntrinsicMetric):
+            raise TypeError(f"{name!r} is not an intrinsic metric: {metric!r}")
+        if name in self.metrics:
+            raise ValueError(f"a metric named {name!r} is already in the evaluator")
+        if any(x.n for x in self.summaries.values()):
+            raise ValueError(f"cannot add {name!r} after elements were seen: add every metric first")
+        s = self.summaries.get(metric.space)
+        if s is None:
+            s = self.summaries[metric.space] = ClusterSummaries(self._dim, self._features, metric.space)
+        metric._bind(s)
+        self.metrics[name] = metric
+
+    def __getitem__(self, name: str) -> IntrinsicMetric:
+        return self.metrics[name]
+
+    def __iter__(self):
+        return iter(self.metrics)
+
+    def __len__(self) -> int:
+        return len(self.metrics)
+
+    def update(self, x, y_pred, w=1) -> None:
+        """Add ``w`` copies of ``x`` to cluster ``y_pred`` in every summary; score silhouettes."""
+        checked = [(s, s._checked(x, y_pred, w, False)) for s in self.summaries.values()]
+        w = check_weight(w)
+        for s, arr in checked:
+            s._apply(arr, y_pred, w, x)
+        for m in self.metrics.values():
+            m._after_update(self._arr(m, checked), y_pred, w)
+
+    def revert(self, x, y_pred, w=1) -> None:
+        """Undo :meth:`update` with the same arguments."""
+        checked = [(s, s._checked(x, y_pred, w, True)) for s in self.summaries.values()]
+        w = check_weight(w)
+        tokens = [(m, m._check_revert(self._arr(m, checked), y_pred, w)) for m in self.metrics.values()]
+        for s, arr in checked:
+            s._apply(arr, y_pred, -w, x)
+        for m, token in tokens:
+            m._on_revert(token)
+
+    @staticmethod
+    def _arr(metric, checked):
+        for s, arr in checked:
+            if s is metric._summaries:
+                return arr
+        raise AssertionError("metric bound to foreign summaries")  # pragma: no cover
+
+    def get(self) -> dict:
+        """``{name: value}`` for every metric."""
+        return {name: m.get() for name, m in self.metrics.items()}
+
+    def __repr__(self) -> str:
+        n = max((s.n for s in self.summaries.values()), default=0)
+        return f"IntrinsicEvaluator(n={n}, metrics={list(self.metrics)})"

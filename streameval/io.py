@@ -1,0 +1,459 @@
+"""Row readers for the command line: (true label, predicted label, weight) rows from CSV, TSV,
+JSON lines or Parquet files, validated row by row.
+
+Every problem is reported as an :class:`InputError` that names the file, the line (the row for
+Parquet) and the problem. A caller passes ``on_error``: a function of the error that either raises it
+(stop at the first bad row) or records it and returns (skip the row). Text is read as bytes and
+decoded line by line, so undecodable text is pinned to its line too.
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "rows.csv")
+>>> with open(path, "w") as f:
+...     _ = f.write("truth,guess,w\\na,x,1\\na,x,2\\nb,,1\\n")
+>>> spec = RowSpec("truth", "guess", "w")
+>>> rows = read_rows(path, spec, on_error=raise_error)
+>>> next(rows), next(rows)
+(('a', 'x', 1), ('a', 'x', 2))
+>>> next(rows)
+Traceback (most recent call last):
+...
+streameval.io.InputError: ...rows.csv, line 4: missing predicted label (column 'guess' is empty)
+
+Cost: O(1) per row (plus the row's length).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from .errors import StreamevalError
+
+__all__ = [
+    "InputError",
+    "RowSpec",
+    "LineSource",
+    "FORMATS",
+    "detect_format",
+    "read_rows",
+    "iter_text_rows",
+    "iter_parquet_rows",
+    "raise_error",
+]
+
+FORMATS = ("csv", "tsv", "jsonl", "parquet")
+_EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+
+class InputError(StreamevalError):
+    """A malformed input file or row: ``"<file>, line <n>: <problem>"``."""
+
+    def __init__(self, source: str, line: int | None, problem: str, unit: str = "line"):
+        self.source, self.line, self.problem = source, line, problem
+        where = source if line is None else f"{source}, {unit} {line}"
+        super().__init__(f"{where}: {problem}")
+
+
+def raise_error(error: InputError) -> None:
+    """The ``on_error`` policy that stops at the first bad row."""
+    raise error
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """Which columns hold the true label, the predicted label and (optionally) the weight.
+
+    Columns are names (header names, JSON keys, Parquet columns), or 1-based positions for text
+    files read with ``header=False``. ``vector``: the columns of a feature vector, either several
+    numeric columns or one column holding the whole vector (a JSON or Parquet list, or numbers
+    separated by spaces in CSV/TSV); rows then carry a fourth item, the vector as a tuple of floats,
+    of one dimension per file (the first row's).
+    """
+
+    true: str
+    pred: str
+    weight: str | None = None
+    header: bool = True
+    vector: tuple = ()
+
+
+def detect_format(path: str, fmt: str | None = None) -> str:
+    """``fmt`` if given, else the format named by the file's extension (standard input: CSV).
+
+    >>> detect_format("runs/day1.tsv"), detect_format("x.parquet"), detect_format("-", "jsonl")
+    ('tsv', 'parquet', 'jsonl')
+    """
+    if fmt:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown input format {fmt!r}; choose from {', '.join(FORMATS)}")
+        return fmt
+    if path == "-":
+        return "csv"
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext in _EXTENSIONS:
+        return _EXTENSIONS[ext]
+    raise ValueError(
+        f"cannot tell the format of {path!r} from its name; pass --input-format "
+        f"({', '.join(FORMATS)})"
+    )
+
+
+class LineSource:
+    """Decoded lines of a file or of standard input, with the position after the last line read.
+
+    ``lineno`` is the number of the last line handed out (1-based) and ``offset`` the byte offset
+    just after it, so a reader can resume exactly there (:meth:`open` with ``offset`` and
+    ``lineno``). With ``follow=True`` the source waits for more lines at the end of the file (like
+    ``tail -f``) until ``stop()`` returns true; an unterminated last line is held back until its
+    newline arrives (or until the source stops). Undecodable lines go to ``on_error`` (an
+    :class:`InputError`); if it returns, the line is dropped.
+    """
+
+    def __init__(self, stream, name: str, *, follow=False, poll=0.1, stop=None, offset=0, lineno=0):
+        self.stream, self.name = stream, name
+        self.follow, self.poll, self.stop = follow, poll, stop or (lambda: False)
+        self.offset, self.lineno = offset, lineno
+        self.on_error = raise_error
+        self.header = None  # the CSV/TSV header, once read
+        self._decode = codecs.getdecoder("utf-8")
+
+    @classmethod
+    def open(cls, path: str, **kw) -> "LineSource":
+        """A source over ``path`` (``"-"``: standard input), positioned at ``kw["offset"]``."""
+        if path == "-":
+            return cls(sys.stdin.buffer, "<stdin>", **kw)
+        return cls(open(path, "rb"), path, **kw)  # noqa: SIM115 - closed by close()
+
+    def seek(self, offset: int, lineno: int) -> None:
+        """Continue after byte ``offset``, which ends line ``lineno`` (a resumed read)."""
+        size = os.fstat(self.stream.fileno()).st_size
+        if size < offset:
+            raise InputError(
+                self.name, None, f"the file has {size} bytes, fewer than the {offset} already "
+                "read: was it truncated or replaced?"
+            )
+        self.stream.seek(offset)
+        self.offset, self.lineno = offset, lineno
+
+    def close(self) -> None:
+        if self.stream is not sys.stdin.buffer:
+            self.stream.close()
+
+    def _raw_lines(self):
+        readline = self.stream.readline
+        if not self.follow:
+            yield from iter(readline, b"")
+            return
+        pending = b""
+        while True:
+            chunk = readline()
+            if chunk:
+                pending += chunk
+                if pending.endswith(b"\n"):
+                    yield pending
+                    pending = b""
+                continue
+            if self.stop():
+                break
+            time.sleep(self.poll)
+        if pending:
+            yield pending
+
+    def __iter__(self):
+        decode, name = self._decode, self.name
+        for raw in self._raw_lines():
+            self.lineno += 1
+            self.offset += len(raw)
+            try:
+                yield decode(raw)[0]
+            except UnicodeDecodeError as e:
+                self.on_error(
+                    InputError(
+                        name, self.lineno,
+                        f"undecodable text: not UTF-8 (byte 0x{raw[e.start]:02x} at column "
+                        f"{e.start + 1})",
+                    )
+                )
+
+
+def _label(value, column: str, what: str, err):
+    """A label from a CSV field (str) or a JSON value; ``err(problem)`` builds the error."""
+    if value is None or value == "":
+        raise err(f"missing {what} label (column {column!r} is empty)")
+    if isinstance(value, str) or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise err(f"missing {what} label (column {column!r} is NaN)")
+        return value
+    raise err(
+        f"{what} label in column {column!r} must be a string, number or boolean, "
+        f"got {type(value).__name__}: {str(value)[:60]}"
+    )
+
+
+def _weight(value, column: str, err) -> int:
+    """A positive integer multiplicity from a CSV field or a JSON number."""
+    w = value
+    if isinstance(value, str):
+        try:
+            w = int(value)
+        except ValueError:
+            try:
+                w = float(value)
+            except ValueError:
+                w = None
+    if isinstance(w, bool) or not isinstance(w, (int, float)):
+        w = None
+    elif isinstance(w, float):
+        w = int(w) if math.isfinite(w) and w == int(w) else None
+    if w is None or w <= 0:
+        shown = value if isinstance(value, str) else json.dumps(value, default=str)
+        raise err(
+            f"bad weight {shown[:60]!r} in column {column!r}: must be a positive integer "
+            "multiplicity"
+        )
+    return w
+
+
+class _Vectors:
+    """Feature vectors of one file: finite floats, one dimension (the first row's)."""
+
+    def __init__(self, columns):
+        self.columns, self.dim = tuple(columns), None
+
+    def parse(self, values: list, err) -> tuple:
+        """A vector from the raw values of the vector columns."""
+        cols = self.columns
+        if len(cols) == 1:
+            v = values[0]
+            if isinstance(v, str):
+                values = v.split()
+            elif isinstance(v, (list, tuple)):
+                values = v
+        out = []
+        for v in values:
+            try:
+                if isinstance(v, bool) or v is None or isinstance(v, (list, dict)):
+                    raise ValueError
+                x = float(v)
+            except (TypeError, ValueError):
+                x = math.nan
+            if not math.isfinite(x):
+                raise err(f"vector component {str(v)[:30]!r} in column "
+                          f"{', '.join(map(repr, cols))} is not a finite number")
+            out.append(x)
+        if self.dim is None:
+            if not out:
+                raise err(f"empty vector in column {cols[0]!r}")
+            self.dim = len(out)
+        elif len(out) != self.dim:
+            raise err(f"vector of the wrong size: {len(out)} values, expected {self.dim} "
+                      "(the first row's)")
+        return tuple(out)
+
+
+def _column_index(header: list, column: str, name: str, spec_header: bool) -> int:
+    if spec_header:
+        try:
+            return header.index(column)
+        except ValueError:
+            shown = ", ".join(repr(h) for h in header[:20])
+            raise InputError(name, 1, f"no column {column!r} in the header ({shown})") from None
+    try:
+        k = int(column)
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise InputError(name, None, f"without a header, columns are 1-based numbers, got {column!r}")
+    return k - 1
+
+
+def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_error, start=None):
+    """Yield ``(y_true, y_pred, w)`` from a CSV, TSV or JSON-lines :class:`LineSource`.
+
+    After each row, ``source.lineno`` / ``source.offset`` point just past it. A bad row goes to
+    ``on_error`` (which raises to stop, or returns to skip it). Blank lines are ignored. CSV/TSV
+    fields are labels as text; an empty field is a missing label. ``start=(offset, lineno)`` resumes
+    a file after that position (the header, if any, is read first from the top of the file).
+    """
+    name = source.name
+    source.on_error = on_error
+    if fmt == "jsonl":
+        if start:
+            source.seek(*start)
+        yield from _jsonl_rows(source, spec, on_error)
+        return
+    lines = iter(source)
+    reader = csv.reader(lines, delimiter="\t" if fmt == "tsv" else ",")
+    ncols = None
+    if spec.header:
+        source.on_error = raise_error  # the header cannot be skipped
+        try:
+            header = next(reader, None)
+        except csv.Error as e:
+            raise InputError(name, source.lineno, f"unreadable header: {e}") from None
+        source.on_error = on_error
+        if header is None:
+            raise InputError(name, None, "the file is empty (no header line)")
+        ncols = len(header)
+        source.header = header
+    else:
+        header = []
+    it = _column_index(header, spec.true, name, spec.header)
+    ip = _column_index(header, spec.pred, name, spec.header)
+    iw = None if spec.weight is None else _column_index(header, spec.weight, name, spec.header)
+    ivs = [_column_index(header, c, name, spec.header) for c in spec.vector]
+    vectors = _Vectors(spec.vector) if ivs else None
+    need = max(k for k in (it, ip, iw, *ivs) if k is not None) + 1
+    tname, pname, wname = (spec.true, spec.pred, spec.weight)
+    if start:
+        source.seek(*start)
+
+    def err(problem):
+        return InputError(name, source.lineno, problem)
+
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            on_error(err(f"unreadable CSV: {e}"))
+            continue
+        if not row:
+            continue
+        try:
+            if ncols is not None:
+                if len(row) != ncols:
+                    raise err(f"expected {ncols} fields as in the header, got {len(row)}")
+            elif len(row) < need:
+                raise err(f"expected at least {need} fields, got {len(row)}")
+            t = row[it]
+            p = row[ip]
+            if not t:
+                raise err(f"missing true label (column {tname!r} is empty)")
+            if not p:
+                raise err(f"missing predicted label (column {pname!r} is empty)")
+            w = 1 if iw is None else _weight(row[iw], wname, err)
+            if vectors is not None:
+                x = vectors.parse([row[k] for k in ivs], err)
+        except InputError as e:
+            on_error(e)
+            continue
+        yield (t, p, w) if vectors is None else (t, p, w, x)
+
+
+def _typed_row(t, p, w, x, spec: RowSpec, vectors, err) -> tuple:
+    """A row from typed values (JSON, Parquet): labels, weight (``None``: missing), vector values."""
+    t = _label(t, spec.true, "true", err)
+    p = _label(p, spec.pred, "predicted", err)
+    if spec.weight is None:
+        w = 1
+    elif w is None:
+        raise err(f"missing weight (column {spec.weight!r} is null or absent)")
+    else:
+        w = _weight(w, spec.weight, err)
+    return (t, p, w) if vectors is None else (t, p, w, vectors.parse(x, err))
+
+
+def _jsonl_rows(source: LineSource, spec: RowSpec, on_error):
+    name = source.name
+    tname, pname, wname = spec.true, spec.pred, spec.weight
+    vectors = _Vectors(spec.vector) if spec.vector else None
+
+    def err(problem):
+        return InputError(name, source.lineno, problem)
+
+    for line in source:
+        if not line.strip():
+            continue
+        try:
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError) as e:
+                raise err(f"not valid JSON: {e}") from None
+            if not isinstance(obj, dict):
+                raise err(f"expected a JSON object per line, got {type(obj).__name__}")
+            row = _typed_row(obj.get(tname), obj.get(pname), obj.get(wname) if wname else None,
+                             [obj.get(c) for c in spec.vector], spec, vectors, err)
+        except InputError as e:
+            on_error(e)
+            continue
+        yield row
+
+
+def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size=65536):
+    """Yield ``(y_true, y_pred, w)`` from a Parquet file (needs pyarrow; rows are numbered 1, 2, ...)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(
+            path, None, "reading Parquet needs pyarrow: pip install 'streameval[cli]'"
+        ) from None
+    try:
+        f = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as e:  # not Parquet, or unreadable
+        raise InputError(path, None, f"not a readable Parquet file: {e}") from None
+    columns = [c for c in (spec.true, spec.pred, spec.weight, *spec.vector) if c is not None]
+    columns = list(dict.fromkeys(columns))
+    vectors = _Vectors(spec.vector) if spec.vector else None
+    names = f.schema_arrow.names
+    for c in columns:
+        if c not in names:
+            raise InputError(path, None, f"no column {c!r} in the file (columns: {', '.join(names)})")
+    row = 0
+
+    def err(problem):
+        return InputError(path, row, problem, unit="row")
+
+    try:
+        batches = f.iter_batches(batch_size=batch_size, columns=columns)
+        for batch in batches:
+            ts = batch.column(spec.true).to_pylist()
+            ps = batch.column(spec.pred).to_pylist()
+            ws = batch.column(spec.weight).to_pylist() if spec.weight else None
+            xs = [batch.column(c).to_pylist() for c in spec.vector]
+            for k in range(len(ts)):
+                row += 1
+                try:
+                    item = _typed_row(ts[k], ps[k], ws[k] if ws else None, [c[k] for c in xs],
+                                      spec, vectors, err)
+                except InputError as e:
+                    on_error(e)
+                    continue
+                yield item
+    except (pa.ArrowException, OSError) as e:  # a corrupt page deep in the file
+        raise InputError(path, row + 1, f"unreadable Parquet data: {e}", unit="row") from None
+
+
+def read_rows(path: str, spec: RowSpec, fmt: str | None = None, on_error=raise_error):
+    """Yield the validated ``(y_true, y_pred, w)`` rows of a whole file (``"-"``: standard input);
+    ``(y_true, y_pred, w, vector)`` when ``spec.vector`` names vector columns."""
+    fmt = detect_format(path, fmt)
+    if fmt == "parquet":
+        if path == "-":
+            raise InputError("<stdin>", None, "Parquet cannot be read from standard input")
+        yield from iter_parquet_rows(path, spec, on_error)
+        return
+    source = LineSource.open(path)
+    try:
+        yield from iter_text_rows(source, fmt, spec, on_error)
+    finally:
+        source.close()

@@ -1,0 +1,282 @@
+"""Live monitoring of a clustering stream: all-time and windowed metrics, drops, costly clusters.
+
+A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keeps
+
+- an all-time :class:`~streameval.Evaluator` and a window (:class:`~streameval.CountWindow`, or an
+  :class:`~streameval.EventTimeWindow` fed with event times) over the same metrics;
+- a *drop detector*: the watched metric is computed over consecutive, non-overlapping blocks of
+  ``block`` elements, and each block's value goes to a River drift detector (``drift.ADWIN`` by
+  default). Blocks make the detector's samples independent, as ADWIN's test assumes (the value of
+  a sliding window after every element is a moving average, strongly autocorrelated, and would
+  raise false alarms on a stationary stream). A detected change is a *drop* when the detector's
+  recent estimate is worse than before (lower, or higher for a metric where smaller is better);
+  rises are ignored;
+- a live ranking of the predicted clusters that cost the most (see :class:`ClusterCostRanking`),
+  over the window's table (over the all-time table without a window).
+
+Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_every`` elements and/or
+``report_seconds`` of wall time) and passed to ``on_report``.
+
+>>> from streameval import ELM, AdjustedRand
+>>> mon = Monitor([ELM(), AdjustedRand()], window=4, watch="ELM", block=2, detector=False)
+>>> for t, p in [(0, "a"), (0, "a"), (1, "b"), (1, "b"), (1, "a"), (0, "b")]:
+...     mon.update(t, p)
+>>> r = mon.report()
+>>> r["n"], round(r["all_time"]["ELM"], 4), round(r["window"]["ELM"], 4)
+(6, 0.3333, 0.25)
+>>> [(label, round(cost, 3)) for label, cost in r["worst"]]   # ELM precision loss, window
+[('b', 2.0), ('a', 0.0)]
+"""
+
+from __future__ import annotations
+
+import time
+
+from ._validate import check_weight
+from .contingency import Contingency
+from .evaluator import Evaluator
+from .stats import ONE, bcubed_term, elm_term
+from .window import CountWindow, EventTimeWindow
+
+__all__ = ["Monitor", "ClusterCostRanking"]
+
+
+class ClusterCostRanking:
+    """The predicted clusters of a table, ranked by cost, kept current in O(log k) per change.
+
+    ``cost="elm"`` (default): cluster ``j``'s ELM precision loss, ``b - Σ_e P_e`` over its ``b``
+    elements, which is ``(b² - Q)/(b - 1)`` for ``b > 1`` and 0 for a singleton
+    (``Q = Σ_i n[i,j]²``);
+    ``b² - Q`` is twice the number of pairs in ``j`` from different true clusters, so the cost is
+    the mixed pairs per element-neighbour. ``cost="bcubed"``: BCubed precision loss ``b - Q/b``.
+    Either way the costs of all clusters sum to ``N·(1 - precision)``: the ranking says which
+    clusters hold the precision the clustering is losing. Each cost is a fixed-point integer
+    computed from the column's ``(size, sq)`` record in O(1), so ties and order are exact.
+
+    Call :meth:`refresh` with a predicted label after the table changed that column; the ranking
+    is a ``sortedcontainers.SortedList`` of ``(-cost, id)`` (O(log k) per refresh).
+
+    >>> t = Contingency()
+    >>> for y, p in [(0, "a"), (1, "a"), (0, "b"), (0, "b"), (1, "c")]:
+    ...     t.update(y, p)
+    >>> rank = ClusterCostRanking(t)
+    >>> rank.top(2)
+    [('a', 2.0), ('b', 0.0)]
+    """
+
+    def __init__(self, table: Contingency, cost: str = "elm"):
+        from sortedcontainers import SortedList
+
+        if cost not in ("elm", "bcubed"):
+            raise ValueError(f'cost must be "elm" or "bcubed", got {cost!r}')
+        self.table = table
+        self.cost = cost
+        self._term = elm_term if cost == "elm" else bcubed_term
+        self._sorted = SortedList()
+        self._entry: dict = {}  # label -> (-cost, id)
+        self._label: dict = {}  # id -> label
+        self._next = 0
+        for p in list(table._cols):
+            self.refresh(p)
+
+    def _cost(self, k) -> int:
+        return k.size * ONE - self._term(k.sq, k.size)
+
+    def refresh(self, label) -> None:
+        """Re-rank predicted cluster ``label`` after a change to it (or its removal). O(log k)."""
+        entry = self._entry.pop(label, None)
+        if entry is not None:
+            self._sorted.remove(entry)
+        k = self.table._cols.get(label)
+        if k is None:
+            if entry is not None:
+                del self._label[entry[1]]
+            return
+        if entry is None:
+            ident = self._next
+            self._next += 1
+            self._label[ident] = label
+        else:
+            ident = entry[1]
+        entry = self._entry[label] = (-self._cost(k), ident)
+        self._sorted.add(entry)
+
+    def top(self, k: int = 5) -> list:
+        """The ``k`` costliest predicted clusters as ``(label, cost in elements)``. O(log n + k)."""
+        return [(self._label[i], -c / ONE) for c, i in self._sorted.islice(0, k)]
+
+    def __len__(self) -> int:
+        return len(self._sorted)
+
+
+class Monitor:
+    """Feeds an all-time evaluator and a window, reports on a schedule, flags drops, ranks clusters.
+
+    Parameters
+    ----------
+    metrics : a list of fresh metrics, a ``{name: metric}`` dict, or ``None`` (every O(1) metric).
+        The all-time evaluator gets them; the window gets clones.
+    window : an int (a :class:`~streameval.CountWindow` of that many updates), a window object
+        (``CountWindow`` or ``EventTimeWindow`` with its own metrics), or ``None``.
+    watch : the name of the metric whose drops are flagged (``None``: no drop detection).
+    block : elements per block of the watched metric fed to the detector.
+    detector : a River drift detector (``update(x)``, ``drift_detected``); ``None`` builds
+        ``river.drift.ADWIN(clock=1)``; ``False`` turns detection off.
+    report_every : report every that many elements; ``report_seconds``: every that many seconds
+        (checked at each update); ``on_report``: called with each report dict.
+    cost, top : the cluster ranking's cost (``"elm"`` or ``"bcubed"``) and report length.
+
+    Cost per :meth:`update`: one all-time table update, one window update (plus one revert per
+    element that leaves), one block-table update (a table of the block's elements, rebuilt every
+    ``block`` elements: O(1) amortised), O(log k) per changed column of the ranking, and the
+    detector's update once per block. :meth:`report` reads every metric.
+    """
+
+    def __init__(
+        self,
+        metrics=None,
+        *,
+        window=1000,
+        watch: str | None = "ELM",
+        block: int = 25,
+        detector=None,
+        report_every: int | None = None,
+        report_seconds: float | None = None,
+        on_report=None,
+        cost: str = "elm",
+        top: int = 5,
+    ):
+        self.all_time = Evaluator(metrics)
+        if window is None or isinstance(window, (CountWindow, EventTimeWindow)):
+            self.window = window
+        else:
+            clones = {name: m.clone() for name, m in self.all_time.metrics.items()}
+            self.window = CountWindow(window, clones)
+        if watch is not None and watch not in self.all_time.metrics:
+            raise ValueError(
+                f"watch={watch!r} is not one of the monitored metrics {list(self.all_time)}"
+            )
+        if not isinstance(block, int) or block < 1:
+            raise ValueError(f"block must be an int >= 1, got {block!r}")
+        self.watch = watch
+        self.block = block
+        if watch is None or detector is False:
+            self.detector = None
+        elif detector is None:
+            from river import drift
+
+            self.detector = drift.ADWIN(clock=1)
+        else:
+            self.detector = detector
+        self.report_every = report_every
+        self.report_seconds = report_seconds
+        self.on_report = on_report
+        self.top = top
+        self.n = 0  # updates seen
+        self.drops: list = []  # element counts at which a drop was flagged
+        self.block_values: list = []  # the watched metric over each block (one float per block)
+        self.last_report: dict | None = None
+        self._reported_drops = 0
+        self._last_time = time.monotonic()
+        self._block = None
+        self._block_len = 0
+        self._since = [0.0, 0]  # sum and count of the block values since the last change
+        if self.detector is not None:
+            self._new_block()
+        ranked = self.window.evaluator.table if self.window is not None else self.all_time.table
+        self.ranking = ClusterCostRanking(ranked, cost)
+        if self.window is not None:
+            self.window.on_expire = lambda y_true, y_pred, w: self.ranking.refresh(y_pred)
+
+    def _new_block(self):
+        self._block = Evaluator({self.watch: self.all_time.metrics[self.watch].clone()})
+        self._block_len = 0
+
+    def update(self, y_true, y_pred, w=1, *, t=None) -> None:
+        """Take one element (``t``: its event time, for an event-time window).
+
+        Bad input raises before anything changes.
+        """
+        w = check_weight(w)
+        window = self.window
+        if isinstance(window, EventTimeWindow):
+            if t is None:
+                raise ValueError("an event-time window needs the element's time: update(..., t=)")
+            window.update(y_true, y_pred, w, t=t)  # validates everything before changing
+            self.all_time.update(y_true, y_pred, w)
+        else:
+            self.all_time.update(y_true, y_pred, w)  # validates the labels before changing
+            if window is not None:
+                window.update(y_true, y_pred, w)
+        self.ranking.refresh(y_pred)
+        self.n += 1
+        if self.detector is not None:
+            self._block.update(y_true, y_pred, w)
+            self._block_len += 1
+            if self._block_len == self.block:
+                self._end_block()
+        if (self.report_every and self.n % self.report_every == 0) or (
+            self.report_seconds is not None
+            and time.monotonic() - self._last_time >= self.report_seconds
+        ):
+            self._emit()
+
+    def _end_block(self) -> None:
+        value = self._block.get()[self.watch]
+        self.block_values.append(value)
+        self._new_block()
+        det = self.detector
+        before = getattr(det, "estimation", None)
+        det.update(value)
+        if det.drift_detected:
+            after = getattr(det, "estimation", None)
+            if before is None or after is None:  # detectors without an estimate
+                total, count = self._since
+                before = total / count if count else value
+                after = value
+            better = self.all_time.metrics[self.watch].bigger_is_better
+            if (after < before) if better else (after > before):
+                self.drops.append(self.n)
+            self._since = [0.0, 0]
+        self._since[0] += value
+        self._since[1] += 1
+
+    def relabel_pred(self, old, new) -> None:
+        """The clusterer merged (or renamed) predicted cluster ``old`` into ``new``: move it in the
+        all-time table, the window and the current block (:meth:`Contingency.relabel_pred`)."""
+        self.all_time.table.relabel_pred(old, new)  # holds every element: raises if unknown
+        if self._block is not None and self._block.table.pred_size(old):
+            self._block.table.relabel_pred(old, new)
+        if self.window is not None:
+            self.window.relabel_pred(old, new)
+        self.ranking.refresh(old)
+        self.ranking.refresh(new)
+
+    def worst(self, k: int | None = None) -> list:
+        """The ``k`` (default ``top``) costliest predicted clusters, ``(label, cost)``."""
+        return self.ranking.top(self.top if k is None else k)
+
+    def report(self) -> dict:
+        """``{"n", "all_time", "window", "watch", "drops", "new_drop", "worst"}``.
+
+        ``all_time``/``window`` map metric names to values (``window`` is ``None`` without one);
+        ``drops`` lists the element counts at which drops were flagged; ``new_drop`` says whether
+        one was flagged since the previous report; ``worst`` is :meth:`worst`.
+        """
+        new_drop = len(self.drops) > self._reported_drops
+        self._reported_drops = len(self.drops)
+        return {
+            "n": self.n,
+            "all_time": self.all_time.get(),
+            "window": self.window.get() if self.window is not None else None,
+            "watch": self.watch,
+            "drops": list(self.drops),
+            "new_drop": new_drop,
+            "worst": self.worst(),
+        }
+
+    def _emit(self) -> None:
+        self._last_time = time.monotonic()
+        self.last_report = self.report()
+        if self.on_report is not None:
+            self.on_report(self.last_report)

@@ -1,0 +1,255 @@
+"""Alink's cluster evaluation in one call: :func:`cluster_report` (batch or streaming) and the
+streaming :class:`ClusterReport` behind it.
+
+Alink's ``EvalClusterBatchOp`` returns, for predicted clusters of vectors: ``count``, ``k``,
+``clusterArray``, ``countArray``, ``ssw``, ``ssb``, ``vrc`` (Calinski-Harabasz), ``cp``
+(compactness), ``sp`` (separation), ``db`` (Davies-Bouldin), ``silhouetteCoefficient`` and, with
+labels, ``purity``, ``nmi``, ``ari``, ``ri``. The report returns the same under these keys:
+
+==================  ====================  ========================================================
+Alink               report key            batch / streaming
+==================  ====================  ========================================================
+count, k            count, k              both
+clusterArray        cluster_array         both (predicted labels, first-seen order)
+countArray          count_array           both
+ssw                 ssw                   both Euclidean; cosine: batch only
+ssb                 ssb                   both
+vrc                 calinski_harabasz     both Euclidean; cosine: batch only
+cp                  compactness           batch; streaming cosine; streaming Euclidean gives
+                                          ``compactness_rms`` instead (RMS scatter)
+sp                  separation            both
+db                  davies_bouldin        batch; streaming cosine; streaming Euclidean gives
+                                          ``davies_bouldin_rms`` instead (q = 2)
+silhouetteCoeff.    silhouette            batch; streaming: exact over the stored points
+                                          (:meth:`ClusterReport.final`), and
+                                          ``silhouette_prequential`` while streaming
+purity, nmi, ...    purity, nmi, ari, ri  both, when labels are given
+==================  ====================  ========================================================
+
+The Euclidean silhouette uses squared distances (Alink's definition); the cosine one ``1 - cos``.
+A point alone in its cluster scores ``singleton`` (0.0 as in scikit-learn by default; pass 1.0
+for Alink's value). NMI is the arithmetic-mean normalisation (Alink's ``2·MI/(H(T)+H(P))``).
+
+>>> X = [[0, 0, 0], [0.1, 0.1, 0.1], [0.2, 0.2, 0.2], [9, 9, 9], [9.1, 9.1, 9.1], [9.2, 9.2, 9.2]]
+>>> r = cluster_report(X, [0, 0, 0, 1, 1, 1], labels_true=["a", "a", "a", "b", "b", "b"])
+>>> {k: round(v, 6) for k, v in r.items() if isinstance(v, float)}  # doctest: +NORMALIZE_WHITESPACE
+{'ssw': 0.12, 'ssb': 364.5, 'calinski_harabasz': 12150.0, 'compactness': 0.11547,
+ 'separation': 15.588457, 'davies_bouldin': 0.014815, 'silhouette': 0.999753,
+ 'purity': 1.0, 'nmi': 1.0, 'ari': 1.0, 'ri': 1.0}
+>>> r["count"], r["k"], r["cluster_array"], r["count_array"]
+(6, 2, [0, 1], [3, 3])
+"""
+
+from __future__ import annotations
+
+
+
+from ._validate import check_label, check_weight
+from .contingency import Contingency
+from .errors import UnknownElementError
+from .evaluator import Evaluator
+from .intrinsic import (
+    SSB,
+    SSW,
+    CalinskiHarabasz,
+    CosineCompactness,
+    CosineDaviesBouldin,
+    CosineSeparation,
+    CosineSilhouette,
+    CosineSSB,
+    IntrinsicEvaluator,
+    RMSCompactness,
+    RMSDaviesBouldin,
+    Separation,
+    SqEuclideanSilhouette,
+)
+from .metrics import AdjustedRand, NormalizedMutualInfo, Purity, Rand
+
+__all__ = ["cluster_report", "ClusterReport"]
+
+_DISTANCES = ("euclidean", "cosine")
+
+
+def _label_evaluator(table=None) -> Evaluator:
+    return Evaluator(
+        {"purity": Purity(), "nmi": NormalizedMutualInfo(), "ari": AdjustedRand(), "ri": Rand()}, table
+    )
+
+
+class ClusterReport:
+    """Streaming version of Alink's cluster evaluation: ``update(x, y_pred, y_true=None, w=1)``,
+    ``revert`` with the same arguments, ``get()`` and :meth:`final`.
+
+    Parameters
+    ----------
+    distance : ``"euclidean"`` or ``"cosine"``.
+    labels : ``True`` to also report purity, NMI, ARI and RI (then ``y_true`` is required).
+    singleton : silhouette of a point alone in its cluster (0.0: scikit-learn; 1.0: Alink).
+    dim, features : fix the dimension / dict feature order (default: the first vector).
+
+    Keys of :meth:`get`: ``count, k, cluster_array, count_array`` and, Euclidean: ``ssw, ssb,
+    calinski_harabasz, separation, compactness_rms, davies_bouldin_rms, silhouette_prequential``;
+    cosine: ``ssb, separation, compactness, davies_bouldin, silhouette_prequential``; with labels
+    ``purity, nmi, ari, ri``. Cost: update O(k·d) (the prequential silhouette; the rest O(d));
+    get O(k²) plus O(k·d) per cluster changed since the last read. Every rejected call leaves the
+    report as it was.
+
+    >>> rep = ClusterReport(labels=True)
+    >>> for x, p, t in [([0.0, 0.0], 0, "a"), ([0.0, 1.0], 0, "a"), ([5.0, 5.0], 1, "b"), ([5.0, 6.0], 1, "b")]:
+    ...     rep.update(x, p, t)
+    >>> r = rep.get()
+    >>> r["calinski_harabasz"], r["compactness_rms"], r["purity"], r["count_array"]
+    (100.0, 0.5, 1.0, [2, 2])
+    >>> round(rep.final()["silhouette"], 6)
+    0.980002
+    """
+
+    def __init__(self, distance: str = "euclidean", labels: bool = False, singleton: float = 0.0,
+                 dim: int | None = None, features=None):
+        if distance not in _DISTANCES:
+            raise ValueError(f"distance must be one of {_DISTANCES}, got {distance!r}")
+        self.distance = distance
+        self.labels = bool(labels)
+        if distance == "euclidean":
+            views = {
+                "ssw": SSW(),
+                "ssb": SSB(),
+                "calinski_harabasz": CalinskiHarabasz(),
+                "separation": Separation(),
+                "compactness_rms": RMSCompactness(),
+                "davies_bouldin_rms": RMSDaviesBouldin(),
+                "silhouette_prequential": SqEuclideanSilhouette(singleton),
+            }
+        else:
+            views = {
+                "ssb": CosineSSB(),
+                "separation": CosineSeparation(),
+                "compactness": CosineCompactness(),
+                "davies_bouldin": CosineDaviesBouldin(),
+                "silhouette_prequential": CosineSilhouette(singleton),
+            }
+        self.intrinsic = IntrinsicEvaluator(views, dim=dim, features=features)
+        self.summaries = self.intrinsic.summaries[distance]
+        self.table = Contingency() if labels else None
+        self._label_metrics = _label_evaluator(self.table) if labels else None
+
+    def _true(self, y_true):
+        if not self.labels:
+            if y_true is not None:
+                raise ValueError("this report was built with labels=False; pass y_true=None")
+            return None
+        return check_label(y_true, "y_true")
+
+    def update(self, x, y_pred, y_true=None, w=1) -> None:
+        """Add ``w`` copies of vector ``x`` predicted in ``y_pred`` (true label ``y_true``)."""
+        t = self._true(y_true)
+        check_label(y_pred, "y_pred")
+        check_weight(w)
+        self.intrinsic.update(x, y_pred, w)  # checks the vector before changing anything
+        if self.table is not None:
+            self.table.update(t, y_pred, w)
+
+    def revert(self, x, y_pred, y_true=None, w=1) -> None:
+        """Undo :meth:`update` with the same arguments."""
+        t = self._true(y_true)
+        check_label(y_pred, "y_pred")
+        w = check_weight(w)
+        if self.table is not None and self.table[t, y_pred] < w:
+            raise UnknownElementError(
+                f"revert of (y_true={t!r}, y_pred={y_pred!r}, w={w}): the table holds "
+                f"{self.table[t, y_pred]} such elements"
+            )
+        self.intrinsic.revert(x, y_pred, w)
+        if self.table is not None:
+            self.table.revert(t, y_pred, w)
+
+    def get(self) -> dict:
+        """Every metric that is exact while streaming, under the keys listed in the class doc."""
+        s = self.summaries
+        sizes = s.sizes()
+        out = {"count": s.n, "k": s.k, "cluster_array": list(sizes), "count_array": list(sizes.values())}
+        out.update(self.intrinsic.get())
+        if self._label_metrics is not None:
+            out.update(self._label_metrics.get())
+        return out
+
+    def final(self) -> dict:
+        """:meth:`get` plus ``silhouette``: the exact silhouette of the stored points. O(N·k·d)."""
+        out = self.get()
+        out["silhouette"] = self.intrinsic["silhouette_prequential"].final()
+        return out
+
+    def __repr__(self) -> str:
+        return f"ClusterReport(distance={self.distance!r}, labels={self.labels}, n={self.summaries.n})"
+
+
+def cluster_report(X, labels_pred, labels_true=None, distance: str = "euclidean",
+                   streaming: bool = False, singleton: float = 0.0) -> dict:
+    """Alink's ``EvalClusterBatchOp`` in one call: every metric it returns, under clear names.
+
+    Parameters
+    ----------
+    X : ``(N, d)`` vectors (array-like; rows may be dicts when ``streaming=True``).
+    labels_pred : the predicted cluster of each row. labels_true : optional true labels (adds
+        ``purity, nmi, ari, ri``).
+    distance : ``"euclidean"`` or ``"cosine"``.
+    streaming : ``False`` (default) computes every metric exactly in two passes
+        (:mod:`streameval.batch`), Alink's mean-distance compactness and Davies-Bouldin included.
+        ``True`` feeds the rows one by one through a :class:`ClusterReport` and returns
+        :meth:`ClusterReport.final` (the streaming keys, plus the exact final silhouette).
+    singleton : silhouette of a point alone in its cluster (0.0: scikit-learn; 1.0: Alink).
+
+    Batch keys: ``count, k, cluster_array, count_array, ssw, ssb, calinski_harabasz, compactness,
+    separation, davies_bouldin, silhouette`` (+ labels). Cost: batch O(N·k·d) (the silhouette);
+    streaming O(N·k·d) plus one report read.
+
+    >>> r = cluster_report([[1, 0], [1, 0.1], [0, 1], [0.1, 1]], [0, 0, 1, 1], distance="cosine")
+    >>> round(r["compactness"], 6), round(r["silhouette"], 6)
+    (0.001241, 0.994474)
+    >>> s = cluster_report([[1, 0], [1, 0.1], [0, 1], [0.1, 1]], [0, 0, 1, 1], distance="cosine",
+    ...                    streaming=True)
+    >>> round(s["compactness"], 6), round(s["silhouette"], 6), round(s["silhouette_prequential"], 6)
+    (0.001241, 0.994474, 0.497085)
+    """
+    if distance not in _DISTANCES:
+        raise ValueError(f"distance must be one of {_DISTANCES}, got {distance!r}")
+    labels_pred = list(labels_pred)
+    if labels_true is not None:
+        labels_true = list(labels_true)
+        if len(labels_true) != len(labels_pred):
+            raise ValueError(f"labels_true has {len(labels_true)} entries, labels_pred {len(labels_pred)}")
+    if streaming:
+        rep = ClusterReport(distance, labels=labels_true is not None, singleton=singleton)
+        ts = labels_true if labels_true is not None else [None] * len(labels_pred)
+        if len(X) != len(labels_pred):
+            raise ValueError(f"X has {len(X)} rows but labels_pred has {len(labels_pred)} entries")
+        for x, p, t in zip(X, labels_pred, ts):
+            rep.update(x, p, t)
+        return rep.final()
+    return _batch_report(X, labels_pred, labels_true, distance, singleton)
+
+
+def _batch_report(X, labels_pred, labels_true, distance, singleton) -> dict:
+    from . import batch
+
+    for p in labels_pred:
+        check_label(p, "labels_pred")
+    order: dict = {}
+    for p in labels_pred:
+        order[p] = order.get(p, 0) + 1
+    out = {"count": len(labels_pred), "k": len(order), "cluster_array": list(order),
+           "count_array": list(order.values())}
+    metric = "sqeuclidean" if distance == "euclidean" else "cosine"
+    out["ssw"] = batch.ssw_score(X, labels_pred, distance)
+    out["ssb"] = batch.ssb_score(X, labels_pred, distance)
+    out["calinski_harabasz"] = batch.calinski_harabasz_score(X, labels_pred, distance)
+    out["compactness"] = batch.compactness_score(X, labels_pred, distance)
+    out["separation"] = batch.separation_score(X, labels_pred, distance)
+    out["davies_bouldin"] = batch.davies_bouldin_score(X, labels_pred, distance)
+    out["silhouette"] = batch.silhouette_score(X, labels_pred, metric, singleton)
+    if labels_true is not None:
+        out["purity"] = batch.purity_score(labels_true, labels_pred)
+        out["nmi"] = batch.normalized_mutual_info_score(labels_true, labels_pred)
+        out["ari"] = batch.adjusted_rand_score(labels_true, labels_pred)
+        out["ri"] = batch.rand_score(labels_true, labels_pred)
+    return out

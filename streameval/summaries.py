@@ -1,0 +1,548 @@
+"""Per-cluster vector summaries: the one mutable state behind the intrinsic metrics.
+
+A :class:`ClusterSummaries` keeps, for every predicted cluster ``j``, its count ``b[j]``, its mean
+vector ``mean_j`` and its *scatter* ``M2_j = sum_{x in j} ||x - mean_j||²`` (the within-cluster sum
+of squared deviations), plus the same three numbers for the whole stream (the global summary).
+Every intrinsic metric (:mod:`streameval.intrinsic`) is a view that reads them.
+
+Design notes
+------------
+- Update is Welford's method, weighted: adding ``w`` copies of ``x`` to ``(n, mean, M2)`` gives
+  ``n' = n + w``, ``mean' = mean + (w/n')·(x - mean)``, ``M2' = M2 + (w·n/n')·||x - mean||²``.
+- Revert is the exact algebraic inverse: the same formulas with ``-w`` (``n' = n - w``,
+  ``mean' = mean - (w/n')·(x - mean)``, ``M2' = M2 - (w·n/n')·||x - mean||²``, clamped at 0,
+  and exactly 0 when one element is left).
+  In floating point the round trip restores the count exactly and the mean and scatter up to
+  rounding: ``|Δmean| ≤ 1e-9·(|mean| + |x|)`` and ``|ΔM2| ≤ 1e-9·(M2 + w·||x - mean||²)``, bounds
+  the tests check (Welford's error per step is a few ulps of those scales).
+- Merge is Chan's formula: ``M2 = M2_a + M2_b + ||mean_b - mean_a||²·n_a·n_b/n``.
+- The shortcut ``sum ||x||² - n·||mean||²`` is never used: it cancels catastrophically when the data
+  sit far from the origin (data shifted by 1e8 with unit spread lose every digit).
+- ``space="cosine"`` normalises each vector to unit length before it enters (the summaries of
+  Alink's cosine metrics: means of unit vectors). A zero vector is then rejected.
+- Vectors: lists, tuples, 1-D numpy arrays, or River-style ``{feature: value}`` dicts. The dimension
+  (and, for dicts, the feature order) is fixed by ``dim``/``features`` or by the first vector.
+  Wrong dimension, unknown or missing features and non-finite values raise
+  :class:`~streameval.errors.InvalidVectorError`, and the state is left as it was.
+- Clusters live in numpy slots (reused after a cluster empties), so a read over all clusters is
+  vectorised. Distances between cluster means, needed by Separation and Davies-Bouldin, are cached
+  and refreshed only for the clusters that changed since the last read: O(changed·k·d).
+
+>>> s = ClusterSummaries()
+>>> for x, p in [([0, 0], "a"), ([2, 0], "a"), ([10, 10], "b")]:
+...     s.update(x, p)
+>>> s.n, s.k, s.dim
+(3, 2, 2)
+>>> n, mean, m2 = s.cluster("a"); n, mean.tolist(), m2
+(2, [1.0, 0.0], 2.0)
+>>> s.ssw, round(s.ssb(), 6)
+(2.0, 120.666667)
+>>> s.revert([2, 0], "a")
+>>> s.cluster("a")[0], s.ssw
+(1, 0.0)
+>>> s.update([1, 2, 3], "a")
+Traceback (most recent call last):
+...
+streameval.errors.InvalidVectorError: vector has dimension 3, expected 2
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._validate import check_label, check_weight
+from .contingency import _label_from_json, _label_to_json
+from .errors import InvalidStateError, InvalidVectorError, UnknownElementError
+
+__all__ = ["ClusterSummaries", "SPACES"]
+
+_FORMAT = "streameval.ClusterSummaries"
+_VERSION = 1
+SPACES = ("euclidean", "cosine")
+
+
+class ClusterSummaries:
+    """Count, mean vector and scatter per predicted cluster, and for the whole stream.
+
+    Parameters
+    ----------
+    dim : the vector dimension (default: fixed by the first vector).
+    features : for dict vectors, the feature order (default: the first dict's key order).
+    space : ``"euclidean"`` (raw vectors) or ``"cosine"`` (each vector scaled to unit length).
+
+    Cost: :meth:`update`, :meth:`revert` O(d); :meth:`merge` O(k·d); reads of :attr:`ssw`, :attr:`n`,
+    :attr:`k` O(1) (SSW is summed on demand over the k clusters: O(k)); :meth:`ssb` O(k·d).
+    Memory O(k·d), plus a k×k cache of distances between means once they are read.
+
+    >>> s = ClusterSummaries(space="cosine")
+    >>> s.update({"u": 3.0, "v": 4.0}, 0)
+    >>> s.features, s.cluster(0)[1].tolist()
+    (['u', 'v'], [0.6, 0.8])
+    """
+
+    def __init__(self, dim: int | None = None, features=None, space: str = "euclidean"):
+        if space not in SPACES:
+            raise ValueError(f"space must be one of {SPACES}, got {space!r}")
+        if features is not None:
+            features = list(features)
+            if dim is not None and dim != len(features):
+                raise ValueError(f"dim={dim} but {len(features)} features were given")
+            dim = len(features)
+        if dim is not None and (not isinstance(dim, numbers.Integral) or dim < 1):
+            raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        self.space = space
+        self.features = features
+        self._fpos = None if features is None else {f: i for i, f in enumerate(features)}
+        self.dim = None if dim is None else int(dim)
+        self.version = 0  # bumped by every mutation: views cache on it
+        self._index: dict = {}  # label -> slot
+        self._labels: list = []  # slot -> label (None when free)
+        self._free: list = []
+        cap = 8
+        self._count = np.zeros(cap, dtype=np.int64)
+        self._mean = np.zeros((cap, self.dim or 0))
+        self._m2 = np.zeros(cap)
+        self.n = 0
+        self._gmean = np.zeros(self.dim or 0)
+        self._gm2 = 0.0
+        self._touched = np.zeros(cap, dtype=np.int64)  # slot -> version of its last change
+        self._dist = None  # cached distances between means (cap x cap), see centroid_distances
+        self._dist_seen = -1  # version the cache reflects
+        self._ssb = (-1, 0.0)  # (version, SSB)
+
+    # -- input -------------------------------------------------------------
+    def vector(self, x) -> np.ndarray:
+        """``x`` as a checked float64 array in this stream's feature order (unit length in the
+        cosine space). Raises :class:`InvalidVectorError`; never mutates the summaries. O(d).
+
+        >>> ClusterSummaries(dim=2).vector((1, float("nan")))
+        Traceback (most recent call last):
+        ...
+        streameval.errors.InvalidVectorError: vector has a non-finite value: [1.0, nan]
+        """
+        if isinstance(x, dict):
+            if self.features is None and self.n:
+                raise InvalidVectorError(
+                    "this stream's vectors are positional (lists, tuples, arrays), got a dict of features"
+                )
+            feats = self.features if self.features is not None else list(x)
+            if len(x) != len(feats) or (self._fpos is not None and any(k not in self._fpos for k in x)):
+                missing = [f for f in feats if f not in x]
+                extra = [k for k in x if self._fpos is not None and k not in self._fpos]
+                raise InvalidVectorError(
+                    f"dict vector does not match the features {feats!r}: missing {missing!r}, "
+                    f"unknown {extra!r}"
+                )
+            try:
+                arr = np.array([x[f] for f in feats], dtype=np.float64)
+            except (TypeError, ValueError) as e:
+                raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+        else:
+            if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
+                raise InvalidVectorError(
+                    f"a vector must be a list, tuple, numpy array or dict, got {type(x).__name__}"
+                )
+            if self.features is not None:
+                raise InvalidVectorError("this stream's vectors are dicts of named features")
+            try:
+                arr = np.array(x, dtype=np.float64)
+            except (TypeError, ValueError) as e:
+                raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+            if arr.ndim != 1:
+                raise InvalidVectorError(f"a vector must be one-dimensional, got shape {arr.shape}")
+        d = self.dim
+        if d is not None and arr.shape[0] != d:
+            raise InvalidVectorError(f"vector has dimension {arr.shape[0]}, expected {d}")
+        if arr.shape[0] == 0:
+            raise InvalidVectorError("a vector must have at least one value")
+        if not np.isfinite(arr).all():
+            raise InvalidVectorError(f"vector has a non-finite value: {arr.tolist()}")
+        if self.space == "cosine":
+            norm = math.sqrt(float(arr @ arr))
+            if norm == 0.0 or not math.isfinite(norm):
+                raise InvalidVectorError(
+                    "the cosine space needs a non-zero vector of finite norm (it is scaled to unit "
+                    "length)"
+                )
+            arr = arr / norm
+        return arr
+
+    def _fix_dim(self, d: int) -> None:
+        self.dim = d
+        self._mean = np.zeros((len(self._count), d))
+        self._gmean = np.zeros(d)
+
+    # -- mutation ------------------------------------------------------------
+    def update(self, x, y_pred, w=1) -> None:
+        """Add ``w`` copies of vector ``x`` to cluster ``y_pred`` (Welford). O(d)."""
+        self._apply(self._checked(x, y_pred, w, False), y_pred, check_weight(w), x)
+
+    def revert(self, x, y_pred, w=1) -> None:
+        """Undo :meth:`update` with the same arguments (Welford's exact inverse). O(d).
+
+        Raises :class:`UnknownElementError` when cluster ``y_pred`` holds fewer than ``w`` elements.
+        (A revert of a vector the cluster never saw cannot be detected from a summary.)
+        """
+        self._apply(self._checked(x, y_pred, w, True), y_pred, -check_weight(w), x)
+
+    def _checked(self, x, y_pred, w, revert: bool) -> np.ndarray:
+        check_label(y_pred, "y_pred")
+        w = check_weight(w)
+        arr = self.vector(x)
+        if revert:
+            slot = self._index.get(y_pred)
+            have = 0 if slot is None else int(self._count[slot])
+            if have < w:
+                raise UnknownElementError(
+                    f"revert of (y_pred={y_pred!r}, w={w}): the cluster holds {have} elements"
+                )
+        return arr
+
+    def _apply(self, x: np.ndarray, label, w: int, raw=None) -> None:
+        if self.dim is None or self._mean.shape[1] != self.dim:
+            self._fix_dim(x.shape[0])
+        if self.features is None and isinstance(raw, dict):  # the first dict fixes the order
+            self.features = list(raw)
+            self._fpos = {f: i for i, f in enumerate(self.features)}
+        slot = self._index.get(label)
+        if slot is None:
+            slot = self._new_slot(label)
+        n = int(self._count[slot])
+        n2 = n + w
+        if n2 == 0:
+            self._release(slot)
+        else:
+            self._mean[slot], self._m2[slot] = _welford(self._mean[slot], float(self._m2[slot]), n, n2, w, x)
+            self._count[slot] = n2
+        g2 = self.n + w
+        if g2 == 0:
+            self._gmean[:] = 0.0
+            self._gm2 = 0.0
+        else:
+            self._gmean, self._gm2 = _welford(self._gmean, self._gm2, self.n, g2, w, x)
+        self.n = g2
+        self.version += 1
+        self._touched[slot] = self.version
+
+    def _new_slot(self, label) -> int:
+        if self._free:
+            slot = self._free.pop()
+        else:
+            slot = len(self._labels)
+            if slot == len(self._count):
+                self._grow(2 * slot)
+            self._labels.append(None)
+        self._labels[slot] = label
+        self._index[label] = slot
+        return slot
+
+    def _release(self, slot: int) -> None:
+        del self._index[self._labels[slot]]
+        self._labels[slot] = None
+        self._count[slot] = 0
+        self._mean[slot] = 0.0
+        self._m2[slot] = 0.0
+        self._free.append(slot)
+
+    def _grow(self, cap: int) -> None:
+        old = len(self._count)
+        self._count = np.concatenate([self._count, np.zeros(cap - old, dtype=np.int64)])
+        self._mean = np.vstack([self._mean, np.zeros((cap - old, self._mean.shape[1]))])
+        self._m2 = np.concatenate([self._m2, np.zeros(cap - old)])
+        self._touched = np.concatenate([self._touched, np.zeros(cap - old, dtype=np.int64)])
+        if self._dist is not None:
+            dist = np.zeros((cap, cap))
+            dist[:old, :old] = self._dist
+            self._dist = dist
+
+    def merge(self, other: "ClusterSummaries") -> None:
+        """Add the summaries of ``other`` into these (Chan's formula). O(k·d). ``other`` is unchanged.
+
+        >>> a, b = ClusterSummaries(), ClusterSummaries()
+        >>> a.update([0.0], "x"); b.update([2.0], "x"); b.update([5.0], "y")
+        >>> a.merge(b)
+        >>> a.cluster("x")[1:], a.n
+        ((array([1.]), 2.0), 3)
+        """
+        if not isinstance(other, ClusterSummaries):
+            raise TypeError(f"can only merge ClusterSummaries, got {type(other).__name__}")
+        if other.space != self.space:
+            raise ValueError(f"cannot merge a {other.space!r} summary into a {self.space!r} one")
+        if other.n == 0:
+            return
+        if self.dim is not None and other.dim != self.dim:
+            raise InvalidVectorError(f"cannot merge dimension {other.dim} into dimension {self.dim}")
+        if self.features is not None and other.features is not None and self.features != other.features:
+            raise InvalidVectorError("cannot merge summaries with different feature orders")
+        if self.dim is None:
+            self._fix_dim(other.dim)
+        if self.features is None and other.features is not None:
+            self.features = list(other.features)
+            self._fpos = {f: i for i, f in enumerate(self.features)}
+        for label, slot in other._index.items():
+            nb = int(other._count[slot])
+            mine = self._index.get(label)
+            if mine is None:
+                mine = self._new_slot(label)
+            na = int(self._count[mine])
+            self._mean[mine], self._m2[mine] = _chan(
+                self._mean[mine], float(self._m2[mine]), na, other._mean[slot], float(other._m2[slot]), nb
+            )
+            self._count[mine] = na + nb
+            self._touched[mine] = self.version + 1
+        self._gmean, self._gm2 = _chan(self._gmean, self._gm2, self.n, other._gmean, other._gm2, other.n)
+        self.n += other.n
+        self.version += 1
+
+    def copy(self) -> "ClusterSummaries":
+        """An independent copy with the same state. O(k·d)."""
+        return ClusterSummaries.from_dict(self.to_dict())
+
+    # -- reads -----------------------------------------------------------------
+    @property
+    def k(self) -> int:
+        """The number of non-empty clusters. O(1)."""
+        return len(self._index)
+
+    def labels(self) -> list:
+        """The labels of the non-empty clusters. O(k)."""
+        return list(self._index)
+
+    def sizes(self) -> dict:
+        """``{label: count}`` of the non-empty clusters, in first-seen order. O(k)."""
+        counts = self._count.tolist()
+        return {label: counts[slot] for label, slot in self._index.items()}
+
+    def cluster(self, label):
+        """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""
+        slot = self._index.get(label)
+        if slot is None:
+            return 0, None, 0.0
+        return int(self._count[slot]), self._mean[slot].copy(), float(self._m2[slot])
+
+    def global_summary(self):
+        """``(N, mean, total scatter SST)`` over every element. O(d)."""
+        return self.n, self._gmean.copy(), self._gm2
+
+    @property
+    def ssw(self) -> float:
+        """Within-cluster sum of squares ``sum_j M2_j``. O(k)."""
+        return float(self._m2[: len(self._labels)].sum())
+
+    def ssb(self) -> float:
+        """Between-cluster sum of squares ``sum_j b[j]·||mean_j - mean||²``. O(k·d).
+
+        Computed from the means (not as ``SST - SSW``, which cancels when SSB is small).
+        """
+        if self.n == 0:
+            return 0.0
+        if self._ssb[0] != self.version:  # cached per version: SSB and CH views share one read
+            counts, means, _ = self.slot_arrays()  # free slots have count 0
+            diff = means - self._gmean
+            self._ssb = (self.version, float(counts @ np.einsum("ij,ij->i", diff, diff)))
+        return self._ssb[1]
+
+    @property
+    def width(self) -> int:
+        """The number of slots in use, live or free: per-slot arrays are read as ``[:width]``."""
+        return len(self._labels)
+
+    def slot_arrays(self):
+        """``(counts, means, scatters)`` over slots ``[:width]``, as views (no copy); free slots
+        have count 0. O(1). Use :meth:`changed_since` to refresh caches kept per slot."""
+        w = len(self._labels)
+        return self._count[:w], self._mean[:w], self._m2[:w]
+
+    def slot(self, label):
+        """The slot of cluster ``label`` (or ``None``)."""
+        return self._index.get(label)
+
+    def changed_since(self, version: int) -> np.ndarray:
+        """Slots (live or freed) changed after ``version``. O(width)."""
+        return np.flatnonzero(self._touched[: len(self._labels)] > version)
+
+    def centroid_distances(self) -> np.ndarray:
+        """The ``width × width`` matrix of distances between the means of slots (a view of the
+        cache; rows and columns of free slots are 0): Euclidean, or cosine distance ``1 - cos`` in
+        the cosine space (1 when a mean is zero).
+
+        Refreshed for the clusters changed since the last call: O(changed·k·d); a full O(k²·d)
+        the first time.
+        """
+        cap, w = len(self._count), len(self._labels)
+        if self._dist is None or self._dist.shape[0] != cap:
+            self._dist = np.zeros((cap, cap))
+            self._dist_seen = -1
+        changed = self.changed_since(self._dist_seen)
+        if len(changed):
+            live = self._count[:w] > 0
+            means = self._mean[:w]
+            for s in changed.tolist():
+                if live[s]:
+                    row = _distances(self._mean[s], means, self.space)
+                    row[~live] = 0.0
+                    row[s] = 0.0
+                else:
+                    row = 0.0
+                self._dist[s, :w] = row
+                self._dist[:w, s] = row
+            self._dist_seen = self.version
+        return self._dist[:w, :w]
+
+    # -- state -----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of the state (floats round-trip exactly through JSON).
+
+        >>> import json
+        >>> s = ClusterSummaries(); s.update([1.0, 2.0], "a", w=2)
+        >>> d = s.to_dict(); d["clusters"]
+        [['a', 2, [1.0, 2.0], 0.0]]
+        >>> ClusterSummaries.from_dict(json.loads(json.dumps(d))).to_dict() == d
+        True
+        """
+        clusters = [
+            [_label_to_json(label), int(self._count[s]), self._mean[s].tolist(), float(self._m2[s])]
+            for label, s in self._index.items()
+        ]
+        return {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "space": self.space,
+            "dim": self.dim,
+            "features": None if self.features is None else [_label_to_json(f) for f in self.features],
+            "n": self.n,
+            "mean": self._gmean.tolist(),
+            "scatter": self._gm2,
+            "clusters": clusters,
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "ClusterSummaries":
+        """Rebuild summaries from :meth:`to_dict`'s output, validating it. O(k·d).
+
+        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
+        """
+        if not isinstance(state, dict):
+            raise InvalidStateError(f"a ClusterSummaries state must be a dict, got {type(state).__name__}")
+        if state.get("format") != _FORMAT:
+            raise InvalidStateError(
+                f"not a streameval ClusterSummaries state: format is {state.get('format')!r}"
+            )
+        if state.get("version") != _VERSION:
+            raise InvalidStateError(f"unsupported ClusterSummaries state version {state.get('version')!r}")
+        for key in ("space", "dim", "features", "n", "mean", "scatter", "clusters"):
+            if key not in state:
+                raise InvalidStateError(f"ClusterSummaries state lacks the key {key!r}")
+        if state["space"] not in SPACES:
+            raise InvalidStateError(f"invalid space {state['space']!r}")
+        dim, feats = state["dim"], state["features"]
+        if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool) and dim >= 1):
+            raise InvalidStateError(f"'dim' must be a positive int or null, got {dim!r}")
+        if feats is not None:
+            if not isinstance(feats, list) or len(feats) != dim:
+                raise InvalidStateError("'features' must be a list with one name per dimension")
+            feats = [_label_from_json(f) for f in feats]
+        new = cls(dim=dim, features=feats, space=state["space"])
+        n = state["n"]
+        if not (isinstance(n, int) and not isinstance(n, bool) and n >= 0):
+            raise InvalidStateError(f"'n' must be an int >= 0, got {n!r}")
+        clusters = state["clusters"]
+        if not isinstance(clusters, list):
+            raise InvalidStateError("'clusters' must be a list of [label, count, mean, scatter]")
+        total = 0
+        for i, c in enumerate(clusters):
+            if not (isinstance(c, list) and len(c) == 4):
+                raise InvalidStateError(f"clusters[{i}] must be [label, count, mean, scatter], got {c!r}")
+            label, count, mean, m2 = _label_from_json(c[0]), c[1], c[2], c[3]
+            try:
+                check_label(label, "label")
+            except ValueError as e:
+                raise InvalidStateError(f"clusters[{i}]: {e}") from None
+            if label in new._index:
+                raise InvalidStateError(f"clusters[{i}]: duplicate label {label!r}")
+            if not (isinstance(count, int) and not isinstance(count, bool) and count >= 1):
+                raise InvalidStateError(f"clusters[{i}]: count must be an int >= 1, got {count!r}")
+            mean = _state_vector(mean, dim, f"clusters[{i}] mean")
+            m2 = _state_scatter(m2, f"clusters[{i}] scatter")
+            slot = new._new_slot(label)
+            new._count[slot], new._mean[slot], new._m2[slot] = count, mean, m2
+            total += count
+        if total != n:
+            raise InvalidStateError(f"'n' is {n} but the clusters hold {total} elements")
+        if n:
+            new._gmean = _state_vector(state["mean"], dim, "global mean")
+            new._gm2 = _state_scatter(state["scatter"], "global scatter")
+        new.n = n
+        return new
+
+    def _check(self) -> None:
+        """Assert every invariant (counts positive and summing to N, slots consistent, finite means,
+        scatters >= 0, global scatter = SSW + SSB up to rounding). O(k·d). For tests."""
+        assert len(self._labels) <= len(self._count)
+        total = 0
+        for label, slot in self._index.items():
+            assert self._labels[slot] == label
+            assert self._count[slot] >= 1
+            assert self._m2[slot] >= 0.0
+            assert np.isfinite(self._mean[slot]).all()
+            total += int(self._count[slot])
+        for slot in self._free:
+            assert self._labels[slot] is None and self._count[slot] == 0
+        assert total == self.n
+        if self.n:
+            sst = self.ssw + self.ssb()
+            assert abs(sst - self._gm2) <= 1e-7 * max(1.0, sst, self._gm2), (sst, self._gm2)
+
+    def __repr__(self) -> str:
+        return f"ClusterSummaries(space={self.space!r}, dim={self.dim}, n={self.n}, k={self.k})"
+
+
+def _welford(mean: np.ndarray, m2: float, n: int, n2: int, w: int, x: np.ndarray):
+    """``(mean', M2')`` after adding ``w`` copies of ``x`` (``w < 0`` removes them) to ``n``
+    elements, leaving ``n2 = n + w > 0``."""
+    delta = x - mean
+    new_mean = mean + delta * (w / n2)
+    m2 = m2 + (w * n / n2) * float(delta @ delta)
+    return new_mean, (m2 if m2 > 0.0 and n2 > 1 else 0.0)  # one element has no scatter
+
+
+def _chan(ma: np.ndarray, m2a: float, na: int, mb: np.ndarray, m2b: float, nb: int):
+    """Chan et al.'s merge of two ``(n, mean, M2)`` summaries."""
+    if na == 0:
+        return mb.copy(), m2b
+    n = na + nb
+    delta = mb - ma
+    return ma + delta * (nb / n), m2a + m2b + float(delta @ delta) * (na * nb / n)
+
+
+def _distances(m: np.ndarray, means: np.ndarray, space: str) -> np.ndarray:
+    """Distances from ``m`` to each row of ``means``: Euclidean (from the differences, never from
+    norms) or cosine distance ``1 - cos`` (1 when a norm is 0), clipped to ``[0, 2]``."""
+    if space == "euclidean":
+        diff = means - m
+        return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    norms = np.sqrt(np.einsum("ij,ij->i", means, means)) * math.sqrt(float(m @ m))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.where(norms > 0, (means @ m) / np.where(norms > 0, norms, 1.0), 0.0)
+    return np.clip(1.0 - cos, 0.0, 2.0)
+
+
+def _state_vector(v, dim, what):
+    if not isinstance(v, list) or (dim is not None and len(v) != dim):
+        raise InvalidStateError(f"{what} must be a list of {dim} numbers")
+    try:
+        arr = np.array(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidStateError(f"{what} must hold numbers") from None
+    if arr.ndim != 1 or not np.isfinite(arr).all():
+        raise InvalidStateError(f"{what} must hold finite numbers")
+    return arr
+
+
+def _state_scatter(v, what):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise InvalidStateError(f"{what} must be a finite number >= 0, got {v!r}")
+    return float(v)

@@ -1,0 +1,241 @@
+"""The documentation site: it builds with ``mkdocs build --strict``, its API reference covers
+``streameval.__all__``, its conventions table names real tests, and a real headless Chromium
+renders its pages, finds "ELM" with the site's search and shows its formulas, with no request
+leaving the machine.
+
+The build tests skip only where MkDocs is not installed; the browser test skips where the
+``playwright`` package or Debian's Chromium (``/usr/bin/chromium``) is missing (``.ci/run``
+installs Chromium, the ``test`` extra installs the rest).
+"""
+
+import ast
+import functools
+import http.server
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import zlib
+from pathlib import Path
+
+import pytest
+
+import streameval
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("STREAMEVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+PAGES = {  # page -> a heading it must show
+    "": "streameval",
+    "architecture/": "Architecture",
+    "metrics/": "Metric reference",
+    "conventions/": "Edge-case conventions",
+    "benchmarks/": "Benchmarks",
+    "api/": "API reference",
+    "api/metrics.element/": "streameval.metrics.element",
+}
+
+
+def _hooks():
+    """``docs_hooks.py`` (the site's MkDocs hooks), loaded from the checkout."""
+    pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs_hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built once with ``mkdocs build --strict`` into a temporary directory."""
+    pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
+    out = tmp_path_factory.mktemp("site")
+    run = _build(ROOT, out)
+    assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout}\n{run.stderr}"
+    return out
+
+
+def _build(root: Path, out: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml", "-d", str(out)],
+        cwd=root, capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+
+
+def _inventory(site: Path) -> set:
+    """The object names in the site's ``objects.inv`` (Sphinx inventory, version 2)."""
+    raw = (site / "objects.inv").read_bytes()
+    body = raw.split(b"\n", 4)[4]
+    return {line.split(" ", 1)[0] for line in zlib.decompress(body).decode().splitlines()}
+
+
+def _path(name: str):
+    """Where ``streameval.<name>`` is defined, as mkdocstrings names it (None if unknowable)."""
+    obj = getattr(streameval, name)
+    if hasattr(obj, "__path__") or type(obj).__name__ == "module":
+        return obj.__name__
+    if hasattr(obj, "__qualname__") and hasattr(obj, "__module__"):
+        return f"{obj.__module__}.{obj.__qualname__}"
+    return None
+
+
+def test_mkdocs_build_strict(site):
+    for page in PAGES:
+        assert (site / page / "index.html").is_file(), page
+    assert (site / "assets" / "mathjax" / "tex-chtml.js").is_file()
+    assert any((site / "assets" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
+    assert (site / "search" / "search_index.json").is_file()
+    html = (site / "metrics" / "index.html").read_text()
+    assert 'class="arithmatex"' in html and "assets/mathjax/tex-chtml.js" in html
+    assert "fonts.googleapis.com" not in html  # the theme's web font is off: nothing external
+
+
+def test_benchmark_pages_listed_when_they_land(site, tmp_path):
+    # a copy of the docs with one more benchmark table, as a benchmark script writes it
+    for part in ("mkdocs.yml", "docs_hooks.py", "docs", "streameval"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp_path / part)
+    (tmp_path / "docs" / "benchmarks").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "benchmarks" / "zeta.md").write_text("# Zeta timings\n\n| a |\n|---|\n| 1 |\n")
+    run = _build(tmp_path, tmp_path / "site")
+    assert run.returncode == 0, run.stdout + run.stderr
+    index = (tmp_path / "site" / "benchmarks" / "index.html").read_text()
+    assert 'href="zeta/"' in index and "Zeta timings" in index  # linked, and in the nav
+    assert (tmp_path / "site" / "benchmarks" / "zeta" / "index.html").is_file()
+
+
+def test_api_reference_covers_all(site):
+    inventory = _inventory(site)
+    index = (site / "api" / "index.html").read_text()
+    missing = []
+    for name in streameval.__all__:
+        path = _path(name)
+        found = path in inventory if path else any(
+            entry.startswith("streameval.") and entry.endswith("." + name) for entry in inventory
+        )
+        if not found or f"<code>{name}</code>" not in index:
+            missing.append(name)
+    assert not missing, f"public names missing from the API reference: {missing}"
+
+
+def test_api_pages_follow_all():
+    # the generated pages are a function of streameval.__all__: one per defining module
+    pages = _hooks()._api(ROOT)
+    text = "\n".join(pages.values())
+    assert "api/index.md" in pages and "api/contingency.md" in pages
+    assert "::: streameval.metrics.element" in pages["api/metrics.element.md"]
+    for name in streameval.__all__:
+        assert f"[`{name}`]" in pages["api/index.md"], name
+    assert text.count(":::") == len(pages) - 1
+
+
+def test_conventions_table_names_real_tests():
+    table = (ROOT / "docs" / "conventions.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "test_" in line]
+    named = [re.search(r"`(test_\w+)`", row).group(1) for row in rows]
+    module = ast.parse((ROOT / "tests" / "test_conventions.py").read_text())
+    tests = [n.name for n in module.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+    assert len(named) == len(set(named)), "a test is named in two rows"
+    assert sorted(named) == sorted(tests), "one row per convention test, one test per row"
+
+
+def test_markdown_docstring():
+    convert = _hooks().markdown_docstring
+    doc = "Sum.\n\nParameters\n----------\nx : int\n    A number.\n\nCost O(1).\n\n>>> 1 + 1\n2"
+    assert convert(doc) == (
+        "Sum.\n\nCost O(1).\n\n```pycon\n>>> 1 + 1\n2\n```\n\n"
+        "Parameters\n----------\nx : int\n    A number.\n"
+    )
+    table = "=  =\na  b\n=  =\n1  2\n=  =\n\nafter"
+    assert convert(table) == "```text\n" + table.replace("\n\nafter", "\n```\n\nafter")
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site over HTTP on 127.0.0.1 (an ephemeral port), for the browser."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def test_site_in_browser(served, browser):
+    outside, errors = [], []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+    def local_only(route):
+        url = route.request.url
+        if url.startswith(served) or url.startswith("data:") or url.startswith("blob:"):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    context.route("**/*", local_only)
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    for path, heading in PAGES.items():
+        response = page.goto(served + path)
+        assert response.status == 200, path
+        assert heading in page.locator("article h1").first.inner_text(), path
+
+    # formulas: every arithmatex span is typeset by MathJax, with no TeX error
+    page.goto(served + "metrics/")
+    page.wait_for_function(
+        "document.querySelectorAll('.arithmatex').length > 0 && "
+        "document.querySelectorAll('.arithmatex mjx-container').length === "
+        "document.querySelectorAll('.arithmatex').length",
+        timeout=30_000,
+    )
+    assert page.locator("mjx-merror").count() == 0
+    assert page.locator("mjx-container[display='true']").count() == 2  # the $$ blocks
+    if os.environ.get("STREAMEVAL_SHOTS"):  # a directory to keep screenshots in, for a person
+        page.screenshot(path=os.environ["STREAMEVAL_SHOTS"] + "/metrics.png")
+
+    # search: the site's own index, in the browser, finds ELM
+    with page.expect_response(lambda r: r.url.endswith("search/search_index.json")):
+        page.goto(served)
+    box, results = page.locator("input.md-search__input"), page.locator(".md-search-result__item")
+    box.click()
+    for _ in range(30):  # the search worker may still be indexing: type again until it answers
+        box.fill("")
+        box.press_sequentially("ELM", delay=20)
+        page.wait_for_timeout(1000)
+        if results.count():
+            break
+    assert results.count() >= 3
+    assert "ELM" in page.locator(".md-search-result").inner_text()
+    if os.environ.get("STREAMEVAL_SHOTS"):
+        page.screenshot(path=os.environ["STREAMEVAL_SHOTS"] + "/search.png")
+
+    context.close()
+    assert not outside, f"the site asked for outside resources: {outside}"
+    assert not errors, f"JavaScript errors: {errors}"

@@ -1,0 +1,181 @@
+"""Monitor: all-time and windowed values, the drop flag (real River models), the cost ranking."""
+
+import math
+import random
+from fractions import Fraction
+
+import pytest
+
+from streameval import ELM, AdjustedRand, BCubed, Evaluator, EventTimeWindow, Purity, batch
+from streameval.contingency import Contingency
+from streameval.errors import MissingLabelError, UnknownElementError
+from streameval.monitor import ClusterCostRanking, Monitor
+
+
+def _stream(n=150, seed=1, k_true=4, k_pred=6):
+    rng = random.Random(seed)
+    return [(rng.randrange(k_true), rng.randrange(k_pred)) for _ in range(n)]
+
+
+def _brute_costs(table, cost):
+    """Each predicted cluster's precision loss, from its column, with exact fractions."""
+    out = {}
+    for p in table.pred_sizes():
+        col = table.column(p)
+        b = sum(col.values())
+        if cost == "elm":
+            kept = sum(Fraction(n * (n - 1), b - 1) for n in col.values()) if b > 1 else 1
+        else:
+            kept = sum(Fraction(n * n, b) for n in col.values())
+        out[p] = b - kept
+    return out
+
+
+def _check_ranking(ranking, table, cost):
+    costs = _brute_costs(table, cost)
+    got = ranking.top(len(costs) + 3)
+    assert len(got) == len(costs) == len(ranking)
+    assert sorted(lbl for lbl, _ in got) == sorted(costs)
+    for lbl, c in got:
+        assert math.isclose(c, costs[lbl], abs_tol=1e-12)
+    assert [c for _, c in got] == sorted((c for _, c in got), reverse=True)
+
+
+@pytest.mark.parametrize("cost", ["elm", "bcubed"])
+def test_values_and_ranking_at_every_step(cost):
+    stream = _stream()
+    mon = Monitor([ELM(), BCubed(), AdjustedRand()], window=20, watch="ELM", detector=False,
+                  cost=cost)
+    alone = Evaluator([ELM(), BCubed(), AdjustedRand()])
+    for i, (y, p) in enumerate(stream):
+        mon.update(y, p)
+        alone.update(y, p)
+        r = mon.report()
+        assert r["all_time"] == alone.get()
+        yt, yp = zip(*stream[max(0, i - 19) : i + 1])
+        assert math.isclose(r["window"]["ELM"], batch.elm_score(yt, yp)[2], abs_tol=1e-12)
+        assert math.isclose(r["window"]["AdjustedRand"], batch.adjusted_rand_score(yt, yp),
+                            abs_tol=1e-12)
+        _check_ranking(mon.ranking, mon.window.evaluator.table, cost)
+    # the costs sum to N * (1 - precision) over the window
+    precision = (batch.elm_score if cost == "elm" else batch.bcubed_score)(yt, yp)[0]
+    assert math.isclose(sum(c for _, c in mon.worst(100)), 20 * (1 - precision), abs_tol=1e-9)
+
+
+def test_ranking_without_a_window_follows_the_all_time_table_and_its_doc_example():
+    t = Contingency()
+    rank = ClusterCostRanking(t, "bcubed")
+    for y, p in _stream(60, seed=4):
+        t.update(y, p)
+        rank.refresh(p)
+    _check_ranking(rank, t, "bcubed")
+    mon = Monitor([Purity()], window=None, watch=None)
+    for y, p in _stream(60, seed=4):
+        mon.update(y, p)
+    _check_ranking(mon.ranking, mon.all_time.table, "elm")
+    assert mon.report()["window"] is None
+    with pytest.raises(ValueError, match="cost"):
+        ClusterCostRanking(t, "gini")
+
+
+def test_relabel_moves_a_cluster_everywhere_like_replaying_with_the_new_label():
+    stream = _stream(80, seed=2)
+    mon = Monitor([ELM(), AdjustedRand()], window=30, watch="ELM", block=7, detector=False)
+    for y, p in stream:
+        mon.update(y, p)
+    mon.relabel_pred(3, 1)
+    ref = Monitor([ELM(), AdjustedRand()], window=30, watch="ELM", block=7, detector=False)
+    for y, p in stream:
+        ref.update(y, 1 if p == 3 else p)
+    assert mon.report()["all_time"] == ref.report()["all_time"]
+    assert mon.report()["window"] == ref.report()["window"]
+    assert list(mon.window) == list(ref.window)
+    assert mon.window.evaluator.table == ref.window.evaluator.table
+    _check_ranking(mon.ranking, mon.window.evaluator.table, "elm")
+    for y, p in _stream(40, seed=9):  # and it keeps going: old elements leave under label 1
+        mon.update(y, p)
+        ref.update(y, p)
+    assert mon.report()["window"] == ref.report()["window"]
+    mon.window.evaluator.table._check()
+    with pytest.raises(UnknownElementError):
+        mon.relabel_pred("nope", 1)
+
+
+def test_reports_on_schedule_and_bad_input_changes_nothing():
+    seen = []
+    mon = Monitor([ELM()], window=5, report_every=10, on_report=seen.append, detector=False)
+    for y, p in _stream(35):
+        mon.update(y, p)
+    assert [r["n"] for r in seen] == [10, 20, 30] and mon.last_report is seen[-1]
+    timed = []
+    clock = Monitor([ELM()], window=5, report_seconds=0.0, on_report=timed.append, detector=False)
+    for y, p in _stream(3):
+        clock.update(y, p)
+    assert [r["n"] for r in timed] == [1, 2, 3]
+    before = (mon.n, mon.all_time.table.copy(), list(mon.window), mon.worst())
+    with pytest.raises(MissingLabelError):
+        mon.update(None, 1)
+    with pytest.raises(ValueError):
+        mon.update(1, 1, w=-2)
+    assert (mon.n, mon.all_time.table, list(mon.window), mon.worst()) == before
+
+
+def test_event_time_window_in_a_monitor_needs_times():
+    mon = Monitor([ELM()], window=EventTimeWindow(10, [ELM()]), detector=False)
+    for t, (y, p) in enumerate(_stream(30)):
+        mon.update(y, p, t=t)
+    assert len(mon.window) == 10 and mon.all_time.table.n == 30
+    _check_ranking(mon.ranking, mon.window.evaluator.table, "elm")
+    with pytest.raises(ValueError, match="time"):
+        mon.update(0, 0)
+    with pytest.raises(ValueError, match="watch"):
+        Monitor([ELM()], watch="AdjustedRand")
+
+
+# --- the drop flag, on a real dataset with real River clusterers --------------------------
+def _run(switch: bool, seed=0):
+    river = pytest.importorskip("river")
+    from river import cluster, compose, datasets, preprocessing
+
+    data = list(datasets.ImageSegments())
+    random.Random(seed).shuffle(data)
+    data = data * 2
+    good = preprocessing.StandardScaler() | cluster.KMeans(n_clusters=7, halflife=0.3, sigma=1,
+                                                           seed=seed)
+    # the bad clusterer sees only the region's column position, unrelated to the class
+    bad = (compose.Select("region-centroid-col") | preprocessing.StandardScaler()
+           | cluster.KMeans(n_clusters=7, halflife=0.3, sigma=1, seed=seed))
+    mon = Monitor([ELM()], window=500, watch="ELM", block=25)
+    assert isinstance(mon.detector, river.drift.ADWIN)
+    half = len(data) // 2
+    for i, (x, y) in enumerate(data):
+        model = bad if switch and i >= half else good
+        mon.update(y, model.predict_one(x))
+        model.learn_one(x)
+    return mon, half
+
+
+def test_drop_flag_fires_after_the_clusterer_is_switched_to_a_bad_one():
+    mon, half = _run(switch=True)
+    assert mon.drops and all(n > half for n in mon.drops)
+    before = mon.block_values[: half // 25]
+    after = mon.block_values[half // 25 :]
+    assert sum(after) / len(after) < sum(before) / len(before) - 0.2
+    assert mon.report()["new_drop"] and not mon.report()["new_drop"]
+
+
+def test_drop_flag_stays_quiet_on_a_stationary_stream():
+    mon, _ = _run(switch=False)
+    assert mon.drops == []
+
+
+def test_a_detector_without_an_estimate_uses_the_block_values():
+    from river import drift
+
+    mon = Monitor([Purity()], window=None, watch="Purity", block=5,
+                  detector=drift.PageHinkley(mode="down", threshold=2.0))
+    rng = random.Random(0)
+    for i in range(1000):
+        y = rng.randrange(3)
+        mon.update(y, y if i < 500 or rng.random() < 0.2 else rng.randrange(3))
+    assert mon.drops and mon.drops[0] > 500
