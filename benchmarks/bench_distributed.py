@@ -133,7 +133,8 @@ def main(argv=None):
         "",
         "Peak memory is the resident set of the whole process tree (client, Dask workers and "
         "nanny, Spark's JVM), sampled every 50 ms. Wall time includes start-up (cluster, JVM) "
-        "and generating the data.",
+        "and generating the data. Engines run one after another; other processes on the machine "
+        "are not controlled.",
         "",
         "| engine | wall time (s) | peak memory (MiB) | time vs update_many | memory vs update_many |",
         "|---|---:|---:|---:|---:|",
