@@ -25,7 +25,9 @@ MEMORY_LIMIT = 400 * 2**20  # bytes per worker
 @pytest.fixture(scope="module")
 def client():
     """One real LocalCluster for the module: 2 worker processes, 1 thread, 400 MiB each."""
-    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
+    # Workers never pause (a paused worker at its limit can stall a shuffle); they spill to disk.
+    conf = {"dataframe.shuffle.method": "tasks", "distributed.worker.memory.pause": False}
+    with dask.config.set(conf):
         with distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT,
             dashboard_address=":0",
@@ -228,6 +230,7 @@ def test_worker_memory_limit_below_the_table(client):
     n = ROWS * PARTS
     table_bytes = _table_bytes_per_cell() * n
     assert table_bytes > MEMORY_LIMIT  # about 440 MiB against 400 MiB per worker
+    client.restart()  # start from fresh worker processes (no memory left over from other tests)
     ddf = dd.from_map(_big_part, range(PARTS))  # generated on the workers, never on the client
     r = evaluate(ddf, "gold", "guess", metrics=["Purity", "InversePurity", "ELM", "BCubed"])
     s = r.stats
