@@ -106,8 +106,10 @@ def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))
 def adjusted_mutual_info(s, sizes_true: dict, sizes_pred: dict, average_method="arithmetic"):
     """Adjusted mutual information from the stats and the two size histograms.
 
-    ``(MI - EMI) / (mean(H(T), H(P)) - EMI)`` with scikit-learn's edge cases
-    (``adjusted_mutual_info_score``): 1.0 when both sides have one cluster or none.
+    ``(MI - EMI) / (mean(H(T), H(P)) - EMI)`` with the edge cases of
+    :class:`~streameval.metrics.information.AdjustedMutualInfo` (scikit-learn's
+    ``adjusted_mutual_info_score``): 1.0 when both sides have one cluster (or none), 0.0 when
+    exactly one side has one; numerator and denominator kept away from 0 by machine epsilon.
     Cost: :func:`~streameval.metrics.information.expected_mutual_info`.
 
     >>> s = ContingencyStats.from_cells([(0, 0, 2), (1, 1, 2)])
@@ -116,14 +118,19 @@ def adjusted_mutual_info(s, sizes_true: dict, sizes_pred: dict, average_method="
     """
     from .metrics.information import entropies, expected_mutual_info, generalized_average
 
-    if (s.k_true == s.k_pred == 1) or (s.k_true == s.k_pred == 0):
+    kt, kp = s.k_true, s.k_pred
+    if kt == kp and kt <= 1:
         return 1.0
+    if kt == 1 or kp == 1:
+        return 0.0
     ht, hp, mi = entropies(s)
     emi = expected_mutual_info(sizes_true, sizes_pred, s.n)
-    denominator = generalized_average(ht, hp, average_method) - emi
-    eps = float(2.220446049250313e-16)
-    denominator = min(denominator, -eps) if denominator < 0 else max(denominator, eps)
-    return (mi - emi) / denominator
+    eps = 2.220446049250313e-16
+    den = generalized_average(ht, hp, average_method) - emi
+    den = min(den, -eps) if den < 0 else max(den, eps)
+    num = mi - emi
+    num = min(num, -eps) if num < 0 else max(num, eps)
+    return num / den
 
 
 def plan_metrics(metrics):
@@ -144,6 +151,11 @@ def plan_metrics(metrics):
             if m not in REGISTRY:
                 raise ValueError(f"unknown metric {m!r}; known: {sorted(REGISTRY)}")
             m = REGISTRY[m]()
+        if getattr(m, "on_demand", False) and type(m).__name__ != "AdjustedMutualInfo":
+            raise ValueError(
+                f"{m.name} needs the table's cells (an optimal matching): not available from an "
+                "engine's sums; evaluate it on a Contingency"
+            )
         out.append(m)
     scratch = Contingency()
     for m in out:
@@ -192,8 +204,15 @@ def make_report(h: Histograms, metrics, f_specs, ami=True, skipped=0, intrinsic=
     """Stats, every metric's value (through :meth:`Metric.value`) and AMI, from the histograms."""
     s = stats_from_histograms(h, f_specs)
     st, sp = h.sizes("rows"), h.sizes("cols")
-    values = {m.name: m.value(s) for m in metrics}
-    if ami:
+    values = {
+        m.name: (
+            adjusted_mutual_info(s, st, sp, m.average_method)
+            if getattr(m, "on_demand", False)  # AdjustedMutualInfo, from the size histograms
+            else m.value(s)
+        )
+        for m in metrics
+    }
+    if ami and "AdjustedMutualInfo" not in values:
         values["AdjustedMutualInfo"] = adjusted_mutual_info(s, st, sp)
     return Report(values, s, st, sp, skipped, intrinsic)
 

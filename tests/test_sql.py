@@ -80,3 +80,18 @@ def test_null_labels_and_bad_weights():
     bad = pd.DataFrame({"gold": [1, 2], "guess": [1, 1], "w": [1.0, 0.5]})
     with pytest.raises(InvalidWeightError):
         run(bad)
+
+
+def test_ami_metric_object_and_matching_metrics():
+    rng = np.random.default_rng(3)
+    t, p = rng.integers(0, 30, 3000), rng.integers(0, 20, 3000)
+    df = pd.DataFrame({"gold": t, "guess": p})
+    ami = se.metrics.REGISTRY["AdjustedMutualInfo"]
+    r = run(df, weight=None, metrics=[ami(average_method="max")])
+    ref = ami(average_method="max")
+    ref.table.update_many(t, p)
+    assert r.values[ref.name] == pytest.approx(ref.get(), rel=1e-12)
+    one = run(pd.DataFrame({"gold": [1, 1, 2], "guess": [5, 5, 5]}), weight=None)
+    assert one.values["AdjustedMutualInfo"] == 0.0  # one predicted cluster: as the metric says
+    with pytest.raises(ValueError, match="needs the table's cells"):
+        run(df, weight=None, metrics=["CEAF"])
