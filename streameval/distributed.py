@@ -1,0 +1,244 @@
+"""Shared helpers for the engines (Dask, Spark, SQL): from four small histograms to a report.
+
+Every O(1) extrinsic metric reads the sums of :class:`~streameval.stats.ContingencyStats`. An
+engine computes them in bulk without ever gathering the table: it groups the elements by cell
+``(true, pred)``, then the cells by row and by column, and returns four *histograms* whose length
+is the number of distinct values, not the number of cells or clusters:
+
+- ``cells``: ``{n: number of cells with count n}``;
+- ``rows`` / ``cols``: ``{(size, sq): (clusters, Σ largest cell)}`` per true / predicted cluster,
+  ``sq`` being the cluster's sum of squared cell counts;
+- ``fab``: ``{(n, a, b): cells}``, each cell joined with its row size ``a`` and column size ``b``
+  (the element-averaged F-scores couple the three).
+
+:func:`stats_from_histograms` turns them into a ``ContingencyStats`` with the very term functions the
+streaming table uses, in exact integer arithmetic, so an engine's stats are bit-identical to a
+:class:`~streameval.Contingency` fed the same elements. :func:`adjusted_mutual_info` needs only
+the two cluster-size histograms (through
+:func:`streameval.metrics.information.expected_mutual_info`).
+
+>>> h = Histograms(cells={2: 1, 1: 1, 3: 1}, rows={(3, 5): (1, 2), (3, 9): (1, 3)},
+...                cols={(2, 4): (1, 2), (4, 10): (1, 3)},
+...                fab={(2, 3, 2): 1, (1, 3, 4): 1, (3, 3, 4): 1})
+>>> s = stats_from_histograms(h)
+>>> from streameval.stats import ContingencyStats
+>>> s == ContingencyStats.from_cells([("a", "x", 2), ("a", "y", 1), ("b", "y", 3)])
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import InvalidWeightError, MissingLabelError
+from .stats import ContingencyStats, bcubed_term, beta_ratio, elm_term, f_term, xlogx
+
+__all__ = [
+    "Histograms",
+    "Report",
+    "stats_from_histograms",
+    "adjusted_mutual_info",
+    "plan_metrics",
+    "make_report",
+    "check_counts",
+    "intrinsic_from_summaries",
+]
+
+
+@dataclass
+class Histograms:
+    """The four histograms an engine returns (see the module docstring). Plain dicts of ints."""
+
+    cells: dict = field(default_factory=dict)
+    rows: dict = field(default_factory=dict)
+    cols: dict = field(default_factory=dict)
+    fab: dict = field(default_factory=dict)
+
+    def sizes(self, side: str) -> dict:
+        """``{cluster size: number of clusters}`` for ``side`` ``"rows"`` or ``"cols"``."""
+        out: dict = {}
+        for (size, _), (count, _) in getattr(self, side).items():
+            out[size] = out.get(size, 0) + count
+        return out
+
+
+def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))):
+    """Exact :class:`~streameval.stats.ContingencyStats` from the four histograms.
+
+    Each distinct value's term is computed once with :mod:`streameval.stats`'s term functions and
+    multiplied by its count, all in Python ints: the result equals the streaming table's stats bit
+    for bit. Cost O(distinct values in the histograms), independent of the number of elements.
+    """
+    s = ContingencyStats()
+    for n, count in h.cells.items():
+        s.n += n * count
+        s.cells += count
+        s.sum_cell_sq += n * n * count
+        s.sum_cell_xlogx += xlogx(n) * count
+    for side, hist in (("row", h.rows), ("col", h.cols)):
+        k = sq_total = xl_total = bc_total = elm_total = max_total = singles = 0
+        for (size, sq), (count, max_sum) in hist.items():
+            k += count
+            sq_total += size * size * count
+            xl_total += xlogx(size) * count
+            bc_total += bcubed_term(sq, size) * count
+            elm_total += elm_term(sq, size) * count
+            max_total += max_sum
+            if size == 1:
+                singles += count
+        if side == "row":
+            s.k_true, s.sum_row_sq, s.sum_row_xlogx = k, sq_total, xl_total
+            s.bcubed_r_sum, s.elm_r_sum = bc_total, elm_total
+            s.sum_row_max, s.true_singletons = max_total, singles
+        else:
+            s.k_pred, s.sum_col_sq, s.sum_col_xlogx = k, sq_total, xl_total
+            s.bcubed_p_sum, s.elm_p_sum = bc_total, elm_total
+            s.sum_col_max, s.pred_singletons = max_total, singles
+    s.both_singletons = h.fab.get((1, 1, 1), 0)
+    for kind, beta in f_specs:
+        num, den = beta_ratio(beta)
+        s.f_sums[(kind, float(beta))] = sum(
+            f_term(kind, num, den, n, a, b) * count for (n, a, b), count in h.fab.items()
+        )
+    return s
+
+
+def adjusted_mutual_info(s, sizes_true: dict, sizes_pred: dict, average_method="arithmetic"):
+    """Adjusted mutual information from the stats and the two size histograms.
+
+    ``(MI - EMI) / (mean(H(T), H(P)) - EMI)`` with the edge cases of
+    :class:`~streameval.metrics.information.AdjustedMutualInfo` (scikit-learn's
+    ``adjusted_mutual_info_score``): 1.0 when both sides have one cluster (or none), 0.0 when
+    exactly one side has one; numerator and denominator kept away from 0 by machine epsilon.
+    Cost: :func:`~streameval.metrics.information.expected_mutual_info`.
+
+    >>> s = ContingencyStats.from_cells([(0, 0, 2), (1, 1, 2)])
+    >>> adjusted_mutual_info(s, {2: 2}, {2: 2})
+    1.0
+    """
+    from .metrics.information import entropies, expected_mutual_info, generalized_average
+
+    kt, kp = s.k_true, s.k_pred
+    if kt == kp and kt <= 1:
+        return 1.0
+    if kt == 1 or kp == 1:
+        return 0.0
+    ht, hp, mi = entropies(s)
+    emi = expected_mutual_info(sizes_true, sizes_pred, s.n)
+    eps = 2.220446049250313e-16
+    den = generalized_average(ht, hp, average_method) - emi
+    den = min(den, -eps) if den < 0 else max(den, eps)
+    num = mi - emi
+    num = min(num, -eps) if num < 0 else max(num, eps)
+    return num / den
+
+
+def plan_metrics(metrics):
+    """The metric objects to report and the element-averaged F sums they need.
+
+    ``metrics``: ``None`` (every O(1) metric), or a list of metric objects or registry names.
+    Returns ``(list of metrics, list of (kind, beta))``; the F specs are the ones each metric asks
+    a table for, so the engine computes exactly what :meth:`Metric.value` will read.
+    """
+    from .contingency import Contingency
+    from .metrics import REGISTRY, default_metrics
+
+    if metrics is None:
+        metrics = default_metrics()
+    out = []
+    for m in metrics:
+        if isinstance(m, str):
+            if m not in REGISTRY:
+                raise ValueError(f"unknown metric {m!r}; known: {sorted(REGISTRY)}")
+            m = REGISTRY[m]()
+        if getattr(m, "on_demand", False) and type(m).__name__ != "AdjustedMutualInfo":
+            raise ValueError(
+                f"{m.name} needs the table's cells (an optimal matching): not available from an "
+                "engine's sums; evaluate it on a Contingency"
+            )
+        out.append(m)
+    scratch = Contingency()
+    for m in out:
+        m._attach(scratch)
+    return out, list(scratch.f_sums)
+
+
+def check_counts(missing: int, bad_weights: int, policy: str, where: str) -> None:
+    """Raise the library's errors for missing labels or bad weights counted by an engine."""
+    if bad_weights:
+        raise InvalidWeightError(
+            f"{where}: {bad_weights} weight(s) are not positive integers (null, zero, negative or "
+            "fractional)"
+        )
+    if missing and policy == "raise":
+        raise MissingLabelError(
+            f"{where}: {missing} element(s) have a missing (null/NaN) true or predicted label; "
+            'pass missing="skip" to skip and count them'
+        )
+
+
+@dataclass
+class Report:
+    """What an engine returns: metric values, the exact stats, the size histograms.
+
+    ``values``: ``{metric name: value}`` (plus ``"AdjustedMutualInfo"`` when asked);
+    ``stats``: the :class:`~streameval.stats.ContingencyStats`; ``sizes_true`` / ``sizes_pred``:
+    ``{cluster size: clusters}``; ``skipped``: elements skipped for a missing label;
+    ``intrinsic``: ``{name: value}`` from the vectors, or ``None``.
+    """
+
+    values: dict
+    stats: ContingencyStats
+    sizes_true: dict
+    sizes_pred: dict
+    skipped: int = 0
+    intrinsic: dict | None = None
+
+    def __getitem__(self, name):
+        if self.intrinsic and name in self.intrinsic:
+            return self.intrinsic[name]
+        return self.values[name]
+
+
+def make_report(h: Histograms, metrics, f_specs, ami=True, skipped=0, intrinsic=None) -> Report:
+    """Stats, every metric's value (through :meth:`Metric.value`) and AMI, from the histograms."""
+    s = stats_from_histograms(h, f_specs)
+    st, sp = h.sizes("rows"), h.sizes("cols")
+    values = {
+        m.name: (
+            adjusted_mutual_info(s, st, sp, m.average_method)
+            if getattr(m, "on_demand", False)  # AdjustedMutualInfo, from the size histograms
+            else m.value(s)
+        )
+        for m in metrics
+    }
+    if ami and "AdjustedMutualInfo" not in values:
+        values["AdjustedMutualInfo"] = adjusted_mutual_info(s, st, sp)
+    return Report(values, s, st, sp, skipped, intrinsic)
+
+
+def intrinsic_from_summaries(count, mean, scatter, silhouette_sum=None):
+    """Intrinsic values from per-cluster summaries (numpy arrays: ``b[j]``, ``mean_j``, ``SSW_j``).
+
+    ``SSW = Σ_j SSW_j``; ``SSB = Σ_j b[j] ||mean_j - mean||²``; Calinski-Harabasz
+    ``(SSB/(k-1)) / (SSW/(N-k))`` (scikit-learn's value, 1.0 when ``SSW = 0``); separation, the
+    mean Euclidean distance between pairs of cluster means (O(k²), given for ``k <= 2000``);
+    ``silhouette_sum``: the silhouette's per-element sum from the second pass. Cost O(k·d).
+    """
+    import numpy as np
+
+    count = np.asarray(count, dtype=np.float64)
+    n, k = float(count.sum()), len(count)
+    center = (count[:, None] * mean).sum(axis=0) / n
+    ssw = float(np.sum(scatter))
+    ssb = float(np.sum(count * ((mean - center) ** 2).sum(axis=1)))
+    out = {"count": int(n), "k": k, "SSW": ssw, "SSB": ssb}
+    if k > 1:
+        out["CalinskiHarabasz"] = 1.0 if ssw == 0 else ssb * (n - k) / (ssw * (k - 1))
+    if 1 < k <= 2000:
+        diff = mean[:, None, :] - mean[None, :, :]
+        dist = np.sqrt((diff**2).sum(axis=2))
+        out["Separation"] = float(dist[np.triu_indices(k, 1)].mean())
+    if silhouette_sum is not None:
+        out["Silhouette"] = silhouette_sum / n
+    return out
