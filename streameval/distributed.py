@@ -13,7 +13,7 @@ is the number of distinct values, not the number of cells or clusters:
 
 :func:`stats_from_histograms` turns them into a ``ContingencyStats`` with the very term functions the
 streaming table uses, in exact integer arithmetic, so an engine's stats are bit-identical to a
-:class:`~streameval.Contingency` fed the same elements. :func:`adjusted_mutual_info` needs only
+:class:`~streameval.Contingency` fed the same elements. :func:`~streameval.metrics.information.adjusted_mutual_info` needs only
 the two cluster-size histograms (through
 :func:`streameval.metrics.information.expected_mutual_info`).
 
@@ -31,13 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import InvalidWeightError, MissingLabelError
+from .metrics.information import adjusted_mutual_info
 from .stats import ContingencyStats, bcubed_term, beta_ratio, elm_term, f_term, xlogx
 
 __all__ = [
     "Histograms",
     "Report",
     "stats_from_histograms",
-    "adjusted_mutual_info",
     "plan_metrics",
     "make_report",
     "check_counts",
@@ -101,36 +101,6 @@ def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))
             f_term(kind, num, den, n, a, b) * count for (n, a, b), count in h.fab.items()
         )
     return s
-
-
-def adjusted_mutual_info(s, sizes_true: dict, sizes_pred: dict, average_method="arithmetic"):
-    """Adjusted mutual information from the stats and the two size histograms.
-
-    ``(MI - EMI) / (mean(H(T), H(P)) - EMI)`` with the edge cases of
-    :class:`~streameval.metrics.information.AdjustedMutualInfo` (scikit-learn's
-    ``adjusted_mutual_info_score``): 1.0 when both sides have one cluster (or none), 0.0 when
-    exactly one side has one; numerator and denominator kept away from 0 by machine epsilon.
-    Cost: :func:`~streameval.metrics.information.expected_mutual_info`.
-
-    >>> s = ContingencyStats.from_cells([(0, 0, 2), (1, 1, 2)])
-    >>> adjusted_mutual_info(s, {2: 2}, {2: 2})
-    1.0
-    """
-    from .metrics.information import entropies, expected_mutual_info, generalized_average
-
-    kt, kp = s.k_true, s.k_pred
-    if kt == kp and kt <= 1:
-        return 1.0
-    if kt == 1 or kp == 1:
-        return 0.0
-    ht, hp, mi = entropies(s)
-    emi = expected_mutual_info(sizes_true, sizes_pred, s.n)
-    eps = 2.220446049250313e-16
-    den = generalized_average(ht, hp, average_method) - emi
-    den = min(den, -eps) if den < 0 else max(den, eps)
-    num = mi - emi
-    num = min(num, -eps) if num < 0 else max(num, eps)
-    return num / den
 
 
 def plan_metrics(metrics):

@@ -33,6 +33,7 @@ __all__ = [
     "VBeta",
     "VariationOfInformation",
     "AdjustedMutualInfo",
+    "adjusted_mutual_info",
     "entropies",
     "expected_mutual_info",
     "size_histograms",
@@ -347,18 +348,35 @@ class AdjustedMutualInfo(_OnDemand, _Normalised):
     bounds = (-math.inf, 1.0)
 
     def _compute(self, table) -> float:
-        kt, kp = table.k_true, table.k_pred
-        if kt == kp and kt <= 1:
-            return 1.0
-        if kt == 1 or kp == 1:
-            return 0.0
-        ht, hp, mi = entropies(table)
-        emi = expected_mutual_info(*size_histograms(table), table.n)
-        den = generalized_average(ht, hp, self.average_method) - emi
-        den = min(den, -_EPS) if den < 0 else max(den, _EPS)
-        num = mi - emi
-        num = min(num, -_EPS) if num < 0 else max(num, _EPS)
-        return num / den
+        return adjusted_mutual_info(table, *size_histograms(table), self.average_method)
 
     def value(self, s) -> float:
         return self._result(s)
+
+
+def adjusted_mutual_info(s, sizes_true: dict, sizes_pred: dict, average_method="arithmetic"):
+    """Adjusted mutual information from the stats ``s`` and the two cluster-size histograms.
+
+    ``(MI - EMI) / (mean(H(T), H(P)) - EMI)`` with scikit-learn's edge cases
+    (``adjusted_mutual_info_score``): 1.0 when both sides have one cluster (or none), 0.0 when
+    exactly one side has one; numerator and denominator kept away from 0 by machine epsilon.
+    Shared by :class:`AdjustedMutualInfo` and the distributed engines, which return only the
+    histograms. Cost: :func:`expected_mutual_info`.
+
+    >>> from streameval.stats import ContingencyStats
+    >>> s = ContingencyStats.from_cells([(0, 0, 2), (1, 1, 2)])
+    >>> adjusted_mutual_info(s, {2: 2}, {2: 2})
+    1.0
+    """
+    kt, kp = s.k_true, s.k_pred
+    if kt == kp and kt <= 1:
+        return 1.0
+    if kt == 1 or kp == 1:
+        return 0.0
+    ht, hp, mi = entropies(s)
+    emi = expected_mutual_info(sizes_true, sizes_pred, s.n)
+    den = generalized_average(ht, hp, average_method) - emi
+    den = min(den, -_EPS) if den < 0 else max(den, _EPS)
+    num = mi - emi
+    num = min(num, -_EPS) if num < 0 else max(num, _EPS)
+    return num / den
