@@ -135,9 +135,11 @@ def _table(columns: dict, header=("metric", "value")) -> str:
     return "\n".join(lines)
 
 
-def _print_values(ev, fmt: str, title: str) -> None:
-    """The evaluator's values: a JSON object of name to value, or ``title`` and a table."""
+def _print_values(ev, fmt: str, title: str, extra: dict | None = None) -> None:
+    """The evaluator's values (and ``extra`` ones): a JSON object of name to value, or ``title``
+    and a table."""
     values = ev.get()
+    values.update(extra or {})
     if fmt == "json":
         print(json.dumps({k: _finite(v) for k, v in values.items()}))
     else:
@@ -167,7 +169,21 @@ def _progress(total: int, desc: str, enabled: bool, unit: str = "row"):
 
 
 def _spec(args) -> RowSpec:
-    return RowSpec(args.true, args.pred, args.weight, header=not args.no_header)
+    vector = tuple(getattr(args, "vector", None) or ())
+    return RowSpec(args.true, args.pred, args.weight, header=not args.no_header, vector=vector)
+
+
+def _intrinsic_evaluator(distance: str):
+    """The O(k)-per-read intrinsic metrics of one distance, over shared cluster summaries."""
+    from . import intrinsic as im
+
+    if distance == "cosine":
+        views = [im.CosineCompactness(), im.CosineSSB(), im.CosineSeparation(),
+                 im.CosineDaviesBouldin()]
+    else:
+        views = [im.SSW(), im.SSB(), im.CalinskiHarabasz(), im.Separation(), im.RMSCompactness(),
+                 im.RMSDaviesBouldin()]
+    return im.IntrinsicEvaluator(views)
 
 
 # ---------------------------------------------------------------------------------- demo
@@ -303,8 +319,16 @@ def cmd_score(args) -> int:
     counts: dict = {}
     get = counts.get
     rows = done = 0
+    vectors = _intrinsic_evaluator(args.distance) if spec.vector else None
     try:
-        for t, p, w in found:
+        for row in found:
+            t, p, w = row[0], row[1], row[2]
+            if vectors is not None:
+                try:
+                    vectors.update(row[3], p, w)
+                except StreamevalError as e:  # e.g. a zero vector under the cosine distance
+                    policy(InputError(args.file, rows + 1, str(e), unit="data row"))
+                    continue
             key = (t, p)
             counts[key] = get(key, 0) + w
             rows += 1
@@ -324,7 +348,8 @@ def cmd_score(args) -> int:
         ev.update_many(ts, ps, np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
     table = ev.table
     _print_values(ev, args.format, f"{args.file}: {rows} rows, {table.n} elements, "
-                  f"{table.k_true} true clusters, {table.k_pred} predicted clusters")
+                  f"{table.k_true} true clusters, {table.k_pred} predicted clusters",
+                  extra=vectors.get() if vectors is not None else None)
     if rows == 0:
         _warn(f"{args.file} holds no rows to score (an empty table scores 1.0 by convention)")
     policy.report()
@@ -775,6 +800,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a table, or a JSON object of metric name to value")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (shown on a terminal for files over 16 MB)")
+    p.add_argument("--vector", nargs="+", metavar="COL",
+                   help="feature-vector columns (several numeric columns, or one column holding "
+                   "the whole vector): also report the intrinsic metrics of the predicted clusters")
+    p.add_argument("--distance", choices=("euclidean", "cosine"), default="euclidean",
+                   help="distance of the intrinsic metrics (with --vector; default euclidean)")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("watch", help="follow a live stream of rows: windows, Prometheus, checkpoints",

@@ -271,3 +271,39 @@ def test_pss_subcommand_is_wired_to_streameval_pss():
 @pytest.mark.skipif(HAS_PSS, reason="streameval.pss is present")
 def test_pss_subcommand_says_clearly_when_the_module_is_absent():
     assert_clean_failure(run("pss", "--help"), "no streameval.pss module")
+
+
+def test_score_with_vector_columns_reports_the_intrinsic_metrics(tmp_path):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3)) + np.repeat(np.eye(3) * 6, 20, axis=0)
+    pred = np.repeat([0, 1, 2], 20)
+    true = pred.copy()
+    true[::7] = (true[::7] + 1) % 3
+    path = tmp_path / "vectors.csv"
+    lines = ["true,pred,x,y,z"] + [f"{t},{p},{a!r},{b!r},{c!r}" for t, p, (a, b, c)
+                                   in zip(true.tolist(), pred.tolist(), X.tolist())]
+    path.write_text("\n".join(lines) + "\n")
+    values = score_json(path, "--true", "true", "--pred", "pred", "--vector", "x", "y", "z")
+    assert_matches(values, true.tolist(), pred.tolist())
+    for name, f in (("SSW", batch.ssw_score), ("SSB", batch.ssb_score),
+                    ("CalinskiHarabasz", batch.calinski_harabasz_score),
+                    ("Separation", batch.separation_score),
+                    ("RMSCompactness", batch.rms_compactness_score),
+                    ("RMSDaviesBouldin", batch.rms_davies_bouldin_score)):
+        assert values[name] == pytest.approx(f(X, pred), rel=1e-9), name
+    cosine = score_json(path, "--true", "true", "--pred", "pred", "--vector", "x", "y", "z",
+                        "--distance", "cosine")
+    assert cosine["CosineSeparation"] == pytest.approx(
+        batch.separation_score(X, pred, distance="cosine"), rel=1e-9)
+
+
+def test_score_rejects_a_zero_vector_under_cosine_naming_the_row(tmp_path):
+    path = tmp_path / "zero.csv"
+    path.write_text("true,pred,x,y\na,0,1,2\na,0,0,0\n")
+    r = run("score", path, "--true", "true", "--pred", "pred", "--vector", "x", "y",
+            "--distance", "cosine")
+    assert_clean_failure(r, f"{path}, data row 2:", "non-zero vector")
+    r = run("score", path, "--true", "true", "--pred", "pred", "--vector", "x", "y",
+            "--distance", "cosine", "--on-error", "skip", "--format", "json")
+    assert r.returncode == 0 and "skipped 1 malformed row" in r.stderr
+    assert json.loads(r.stdout)["ELM"] == 1.0
