@@ -195,7 +195,7 @@ def test_bad_vectors_and_columns_raise():
         evaluate(ddf, "gold", "guess", metrics=["NoSuchMetric"], scheduler="sync")
 
 
-ROWS, PARTS = 100_000, 6  # 600,000 elements, each its own cell: 300,000 true, 600,000 predicted
+ROWS, PARTS = 50_000, 12  # 600,000 elements, each its own cell: 300,000 true, 600,000 predicted
 
 
 def _big_part(i):
