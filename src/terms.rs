@@ -1,0 +1,162 @@
+//! The fixed-point terms every running sum is made of: the Rust twin of `streameval/stats.py`.
+//!
+//! Each term is a deterministic function of integer counts, rounded once to a multiple of
+//! `2**-64`, so adding and then subtracting the same term is exact. The functions are written to
+//! give, bit for bit, the values of their Python definitions (`xlogx`, `bcubed_term`, `elm_term`,
+//! `f_term`); the differential tests check it.
+
+use num_bigint::BigUint;
+use num_traits::ToPrimitive;
+
+pub const FRAC_BITS: u32 = 64;
+pub const ONE: i128 = 1i128 << FRAC_BITS;
+const ONE_F: f64 = 18446744073709551616.0;
+
+/// The largest total count a table may hold (exclusive): every sum then fits in an `i128`
+/// (the largest, `Σ x log x · 2**64`, stays below `2**57 · ln(2**57) · 2**64 < 2**127`).
+pub const MAX_TOTAL: u64 = 1u64 << 57;
+
+/// `int(x * log(x) * 2**64)` (0 for `x <= 1`), as Python computes it: both use the C library's
+/// `log` on the double nearest to `x`, and truncate the product.
+#[inline]
+pub fn xlogx(x: u64) -> i128 {
+    if x > 1 {
+        let xf = x as f64;
+        (xf * xf.ln() * ONE_F) as i128
+    } else {
+        0
+    }
+}
+
+/// `floor(x * 2**64 / d)` for `x < 2**127 / 2**64 * d`, without a 192-bit intermediate.
+#[inline]
+pub fn shift_div(x: u128, d: u128) -> i128 {
+    let q = x / d;
+    let r = x % d;
+    ((q << FRAC_BITS) + ((r << FRAC_BITS) / d)) as i128
+}
+
+/// `sq / size` in fixed point: a cluster's share of `N * BCubed precision` (or recall).
+#[inline]
+pub fn bcubed_term(sq: u128, size: u64) -> i128 {
+    if size == 0 {
+        0
+    } else {
+        shift_div(sq, size as u128)
+    }
+}
+
+/// `(sq - size) / (size - 1)` in fixed point, `1` for a singleton, `0` for an empty cluster.
+#[inline]
+pub fn elm_term(sq: u128, size: u64) -> i128 {
+    if size > 1 {
+        shift_div(sq - size as u128, (size - 1) as u128)
+    } else if size == 1 {
+        ONE
+    } else {
+        0
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Elm,
+    Bcubed,
+}
+
+/// One tracked element-averaged F-score: its kind and `beta**2 = num / den`.
+#[derive(Clone, Debug)]
+pub struct FSpec {
+    pub kind: Kind,
+    pub num: BigUint,
+    pub den: BigUint,
+    /// `(num, den)` when both are below `2**16` (then every product fits in 128 bits).
+    small: Option<(u128, u128)>,
+}
+
+impl FSpec {
+    pub fn new(kind: Kind, num: BigUint, den: BigUint) -> FSpec {
+        let lim = BigUint::from(1u32 << 16);
+        let small = if num < lim && den < lim {
+            Some((num.to_u128().unwrap(), den.to_u128().unwrap()))
+        } else {
+            None
+        };
+        FSpec { kind, num, den, small }
+    }
+
+    /// `n * F_e` in fixed point for the `n` elements of a cell with row sum `a`, column sum `b`
+    /// (Python's `f_term(kind, num, den, n, a, b)`); 0 for an empty cell.
+    #[inline]
+    pub fn term(&self, n: u64, a: u64, b: u64) -> i128 {
+        if n == 0 {
+            return 0;
+        }
+        match self.small {
+            Some((num, den)) => {
+                let (n, a, b) = (n as u128, a as u128, b as u128);
+                match self.kind {
+                    Kind::Elm => {
+                        let d = num * (a - 1) + den * (b - 1);
+                        if d == 0 {
+                            (n as i128) << FRAC_BITS
+                        } else {
+                            shift_div((num + den) * n * (n - 1), d)
+                        }
+                    }
+                    Kind::Bcubed => shift_div((num + den) * n * n, num * a + den * b),
+                }
+            }
+            None => self.big_term(n, a, b),
+        }
+    }
+
+    #[cold]
+    fn big_term(&self, n: u64, a: u64, b: u64) -> i128 {
+        let (num, den) = (&self.num, &self.den);
+        let s = num + den;
+        let (top, d) = match self.kind {
+            Kind::Elm => {
+                let d = num * (a - 1) + den * (b - 1);
+                if d == BigUint::ZERO {
+                    return (n as i128) << FRAC_BITS;
+                }
+                (s * n * (n - 1), d)
+            }
+            Kind::Bcubed => (s * n * n, num * a + den * b),
+        };
+        ((top << FRAC_BITS) / d).to_i128().expect("an F term exceeds 128 bits")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_match_their_definitions() {
+        assert_eq!(xlogx(0), 0);
+        assert_eq!(xlogx(1), 0);
+        assert_eq!(bcubed_term(5, 3), (5i128 << 64) / 3);
+        assert_eq!(elm_term(1, 1), ONE);
+        assert_eq!(elm_term(2, 2), 0);
+        assert_eq!(elm_term(4, 2), 2 * ONE);
+        // a large cluster: the split division equals the wide one
+        let sq: u128 = (1u128 << 100) + 12345;
+        let size: u64 = (1u64 << 50) + 7;
+        let wide = BigUint::from(sq) << 64u32;
+        assert_eq!(bcubed_term(sq, size), (wide / size).to_i128().unwrap());
+    }
+
+    #[test]
+    fn small_and_big_f_paths_agree() {
+        for kind in [Kind::Elm, Kind::Bcubed] {
+            let small = FSpec::new(kind, BigUint::from(4u32), BigUint::from(9u32));
+            for &(n, a, b) in &[(1u64, 1u64, 1u64), (1, 2, 1), (3, 5, 7), (1000, 4000, 1000)] {
+                assert_eq!(small.term(n, a, b), small.big_term(n, a, b));
+            }
+        }
+        let f = FSpec::new(Kind::Bcubed, BigUint::from(1u32), BigUint::from(1u32));
+        assert_eq!(f.term(1, 2, 1), (2i128 << 64) / 3);
+    }
+}
