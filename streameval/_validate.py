@@ -57,3 +57,24 @@ def check_weight(w) -> int:
         f"weight w must be a positive integer multiplicity (an integral float such as 1.0 is "
         f"accepted), got {w!r}"
     )
+
+
+def check_labels(y_true, y_pred, skip: bool):
+    """``(y_true, y_pred)`` if both can name clusters; ``None`` when one is missing and ``skip``.
+
+    Otherwise raise :class:`~streameval.errors.MissingLabelError` or
+    :class:`~streameval.errors.InvalidLabelError` naming the argument. Never compares labels with
+    each other, so array-like labels cannot broadcast. O(1).
+    """
+    try:
+        bad = y_true is None or y_true != y_true or y_pred is None or y_pred != y_pred
+        hash(y_true), hash(y_pred)
+    except (TypeError, ValueError):
+        bad = True
+    if not bad:
+        return y_true, y_pred
+    if skip and (is_missing(y_true) or is_missing(y_pred)):
+        return None
+    check_label(y_true, "y_true")
+    check_label(y_pred, "y_pred")
+    raise InvalidLabelError(f"invalid labels {y_true!r}, {y_pred!r}")  # pragma: no cover

@@ -6,17 +6,22 @@ A :class:`Contingency` counts ``n[i,j]``, the elements with true label ``i`` and
 
 Design notes
 ------------
-- Each true cluster (row) and predicted cluster (column) is one :class:`_Cluster` record: its size,
-  its sum of squared cell counts, its cells, and a histogram of its cell counts whose largest key is
-  the cluster's largest cell (purity). Rows and columns go through the same code.
-- A change of one cell by ``d`` (``+w`` on update, ``-w`` on revert) changes one cell, one row and
-  one column; every global sum changes by the difference of one cell term, one row term and one
-  column term, all deterministic functions of integer counts (:mod:`streameval.stats`). So
-  update∘revert is the identity on the state, bit for bit, and a merge or :meth:`_rebuild` gives
-  the same bits as the stream.
-- The element-averaged F-scores of ELM and BCubed couple each cell with both of its margins: they are
-  tracked only when a metric asks (:meth:`track_f`), at O(cells in the row + cells in the column)
-  per update.
+- The state and the per-element work live in a Rust core (``streameval._native``, built by maturin
+  with ``pip install``): exact integer counts and 128-bit fixed-point sums, each term a
+  deterministic function of integer counts (:mod:`streameval.stats` is their definition), so
+  update∘revert is the identity on the state, bit for bit, and a merge gives the same bits as the
+  stream. The pure-Python :class:`~streameval.reference.ReferenceContingency` is the reference the
+  native table is tested against, state for state; it is also the fallback when the extension is
+  not built (:data:`NATIVE` says which one is in use).
+- Labels are arbitrary hashable Python objects compared with Python's equality (``1``, ``1.0``,
+  ``True`` and ``numpy.int64(1)`` are one cluster), interned once per distinct label.
+- The element-averaged F-scores of ELM and BCubed couple each cell with both of its margins: they
+  are tracked only when a metric asks (:meth:`Contingency.track_f`). A cluster with many cells
+  keeps them grouped by (count, size of the other cluster), so an update costs O(cells) of a small
+  cluster or O(groups) of a large one: flat for the degenerate predictions (one predicted cluster,
+  all singletons) whose cost grew with the stream before.
+- A table holds fewer than ``2**57`` elements (:data:`~streameval.stats.MAX_TOTAL`); an update
+  that would reach it is rejected before anything changes.
 - Cells, rows and columns that drop to zero are deleted: memory follows the live support.
 - Every mutator validates its input before touching anything.
 
@@ -38,791 +43,330 @@ streameval.errors.UnknownElementError: revert of (y_true=1, y_pred='a', w=1): th
 
 from __future__ import annotations
 
-import json
-import numbers
-
 import numpy as np
 
+from ._table import TableAPI
 from ._validate import check_label, check_weight, is_missing
-from .errors import (
-    InvalidLabelError,
-    InvalidStateError,
-    InvalidWeightError,
-    MissingLabelError,
-    UnknownElementError,
-)
-from .stats import (
-    FRAC_BITS,
-    STAT_NAMES,
-    ContingencyStats,
-    beta_ratio,
-    bcubed_term,
-    elm_term,
-    f_term,
-    xlogx,
-)
+from .errors import InvalidWeightError, MissingLabelError
+from .reference import ReferenceContingency
+from .stats import MAX_TOTAL, beta_ratio
 
-__all__ = ["Contingency"]
+try:
+    from ._native import Table as _NativeTable
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    _NativeTable = None
 
-_F1 = FRAC_BITS + 1  # (1 + beta²) = 2 for beta = 1, folded into the shift
-_FORMAT = "streameval.Contingency"
-_VERSION = 1
+NATIVE = _NativeTable is not None
+"""``True`` when :class:`Contingency` is the native (Rust) table, ``False`` for the fallback."""
+
+__all__ = ["Contingency", "NATIVE"]
 
 
-class _Cluster:
-    """One row (true cluster) or column (predicted cluster) of the table."""
+def _as_array(y, name: str) -> np.ndarray | list:
+    """A numpy array when ``y`` converts without changing any label's identity, else a list."""
+    if isinstance(y, np.ndarray):
+        return y
+    if hasattr(y, "to_numpy"):  # pandas Series, Index and the like
+        y = y.to_numpy()
+        if y.dtype.kind != "O":
+            return y
+        return list(y)
+    seq = list(y)
+    if seq and isinstance(seq[0], (list, np.ndarray)):
+        raise ValueError(f"{name} must be one-dimensional, got a sequence of sequences")
+    if not seq:
+        return np.zeros(0, dtype=np.int64)
+    arr = np.asarray(seq) if all(type(v) is int for v in seq[:1]) else None
+    # ints (and bools, equal to 0 and 1) keep their identity in an int array; anything mixed,
+    # strings (trailing NULs) and floats beside ints (2**53 + 1) stay Python objects
+    if arr is not None and arr.dtype.kind in "iu" and arr.ndim == 1:
+        return arr
+    return seq
 
-    __slots__ = ("size", "sq", "max", "hist", "cells")
 
-    def __init__(self):
-        self.size = 0  # number of elements
-        self.sq = 0  # sum of squared cell counts
-        self.max = 0  # largest cell count
-        self.hist = {}  # cell count -> number of cells with that count
-        self.cells = {}  # label on the other side -> cell count
-
-
-def _move(k: _Cluster, other, n0: int, n1: int, d: int):
-    """Change cell ``other`` of cluster ``k`` from ``n0`` to ``n1 = n0 + d``; return the deltas.
-
-    Returns ``(Δ size², Δ xlogx(size), Δ bcubed term, Δ elm term, Δ max, Δ is-singleton)``.
-    Cost O(1), except that a revert by ``w > 1`` of the largest cell looks for the next largest
-    count in O(min(w, distinct counts)).
-    """
-    s0, q0, m0 = k.size, k.sq, k.max
-    s1 = s0 + d
-    q1 = q0 + n1 * n1 - n0 * n0
-    hist = k.hist
-    if n0:
-        c = hist[n0] - 1
-        if c:
-            hist[n0] = c
-        else:
-            del hist[n0]
-    if n1:
-        hist[n1] = hist.get(n1, 0) + 1
-        k.cells[other] = n1
+def _weights(w, n: int):
+    """``None`` or an int64 array of checked weights (or a list of Python ints beyond int64)."""
+    if w is None:
+        return None
+    if isinstance(w, np.ndarray) or hasattr(w, "to_numpy"):
+        arr = np.asarray(w)
     else:
-        del k.cells[other]
-    if n1 > m0:
-        m1 = n1
-    elif n0 == m0 and n0 not in hist:
-        if not hist:
-            m1 = 0
-        elif len(hist) <= n0 - n1:
-            m1 = max(hist)
-        else:
-            m1 = n0 - 1
-            while m1 not in hist:
-                m1 -= 1
-    else:
-        m1 = m0
-    k.size, k.sq, k.max = s1, q1, m1
-    return (
-        s1 * s1 - s0 * s0,
-        xlogx(s1) - xlogx(s0),
-        bcubed_term(q1, s1) - bcubed_term(q0, s0),
-        elm_term(q1, s1) - elm_term(q0, s0),
-        m1 - m0,
-        (s1 == 1) - (s0 == 1),
-    )
-
-
-class Contingency:
-    """Exact streaming contingency table of (true label, predicted label) counts.
-
-    Parameters
-    ----------
-    missing : ``"raise"`` (default) or ``"skip"``
-        What to do with a ``None`` or NaN label: raise :class:`~streameval.errors.MissingLabelError`,
-        or skip the element and count it in :attr:`skipped`.
-
-    Cost per call: :meth:`update` and :meth:`revert` O(1) (plus O(cells in the row and the column)
-    for each element-averaged F-score tracked); every sum read O(1); :meth:`merge`, :meth:`to_dict`,
-    :meth:`from_dict`, :meth:`_check` O(cells). Memory O(cells).
-
-    The attributes named in :class:`~streameval.stats.ContingencyStats` (``n``, ``cells``,
-    ``k_true``, ``sum_cell_sq``, ...) are read-only views of the state.
-
-    >>> t = Contingency()
-    >>> t.update("cat", 1, w=3)
-    >>> t.update("dog", 1)
-    >>> t.n, t.sum_cell_sq, t.sum_col_max
-    (4, 10, 3)
-    """
-
-    def __init__(self, missing: str = "raise"):
-        if missing not in ("raise", "skip"):
-            raise ValueError(f'missing must be "raise" or "skip", got {missing!r}')
-        self.missing = missing
-        self.skipped = 0
-        self.version = 0  # bumped by every mutation: lets on-demand metrics cache their value
-        self._rows: dict = {}
-        self._cols: dict = {}
-        self._fspecs: list = []  # [(key, kind, num, den)] for the tracked element-averaged F-scores
-        self._zero_sums()
-
-    def _zero_sums(self):
-        for name in STAT_NAMES:
-            setattr(self, name, 0)
-        self.f_sums = {key: 0 for key, *_ in self._fspecs}
-
-    # ------------------------------------------------------------------ reading
-    def __getitem__(self, key) -> int:
-        """``table[t, p]``: the count of cell ``(t, p)``, 0 if absent (reading never creates it)."""
-        t, p = key
-        row = self._rows.get(t)
-        return row.cells.get(p, 0) if row is not None else 0
-
-    def items(self):
-        """Iterate over the non-zero cells as ``(true, pred, count)``. O(cells)."""
-        for t, row in self._rows.items():
-            for p, c in row.cells.items():
-                yield t, p, c
-
-    def true_sizes(self) -> dict:
-        """``{true label: a[i]}`` for the non-empty true clusters. O(k_true)."""
-        return {t: r.size for t, r in self._rows.items()}
-
-    def pred_sizes(self) -> dict:
-        """``{predicted label: b[j]}`` for the non-empty predicted clusters. O(k_pred)."""
-        return {p: c.size for p, c in self._cols.items()}
-
-    def row(self, t) -> dict:
-        """The cells of true cluster ``t`` as ``{pred: count}`` (a copy). O(cells in the row)."""
-        r = self._rows.get(t)
-        return dict(r.cells) if r is not None else {}
-
-    def column(self, p) -> dict:
-        """The cells of predicted cluster ``p`` as ``{true: count}`` (a copy). O(cells in the column)."""
-        c = self._cols.get(p)
-        return dict(c.cells) if c is not None else {}
-
-    def true_size(self, t) -> int:
-        """``a[t]``, 0 for an unseen label. O(1)."""
-        r = self._rows.get(t)
-        return r.size if r is not None else 0
-
-    def pred_size(self, p) -> int:
-        """``b[p]``, 0 for an unseen label. O(1)."""
-        c = self._cols.get(p)
-        return c.size if c is not None else 0
-
-    def stats(self) -> ContingencyStats:
-        """A snapshot of the sufficient statistics. O(number of tracked F-scores)."""
-        s = ContingencyStats(**{name: getattr(self, name) for name in STAT_NAMES})
-        s.f_sums = dict(self.f_sums)
-        return s
-
-    # ------------------------------------------------------------------ element-averaged F
-    def track_f(self, kind: str, beta: float = 1.0) -> tuple:
-        """Start keeping ``Σ n·F_e`` for ``kind`` ``"elm"`` or ``"bcubed"`` and ``beta``.
-
-        Returns the key of :attr:`f_sums`. The first call for a key costs O(cells); afterwards each
-        update costs O(cells in its row + cells in its column) more. Idempotent.
-        """
-        if kind not in ("elm", "bcubed"):
-            raise ValueError(f'kind must be "elm" or "bcubed", got {kind!r}')
-        num, den = beta_ratio(beta)
-        key = (kind, float(beta))
-        if key not in self.f_sums:
-            self._fspecs.append((key, kind, num, den))
-            self.f_sums[key] = sum(
-                f_term(kind, num, den, c, self._rows[t].size, self._cols[p].size)
-                for t, p, c in self.items()
-            )
-        return key
-
-    def _f_delta(self, t, p, d: int) -> None:
-        """Apply to each tracked F sum the change caused by adding ``d`` to cell ``(t, p)``.
-
-        Called before the counts change. Only the cells of row ``t`` and column ``p`` change their
-        ``n·F_e`` (through ``a[t]``, ``b[p]`` and ``n[t,p]``): O(cells in the row + column).
-        """
-        rows, cols = self._rows, self._cols
-        row, col = rows.get(t), cols.get(p)
-        a0 = row.size if row is not None else 0
-        b0 = col.size if col is not None else 0
-        n0 = row.cells.get(p, 0) if row is not None else 0
-        a1, b1, n1 = a0 + d, b0 + d, n0 + d
-        # the other cells of the row (their column sizes fixed) and of the column (row sizes fixed)
-        in_row = [(c, cols[j].size) for j, c in row.cells.items() if j != p] if row else ()
-        in_col = [(c, rows[i].size) for i, c in col.cells.items() if i != t] if col else ()
-        f_sums = self.f_sums
-        for key, kind, num, den in self._fspecs:
-            delta = (f_term(kind, num, den, n1, a1, b1) if n1 else 0) - (
-                f_term(kind, num, den, n0, a0, b0) if n0 else 0
-            )
-            if num == den:  # beta = 1: F_e is symmetric in a and b; inline the hot loop
-                for cells, x0, x1 in ((in_row, a0, a1), (in_col, b0, b1)):
-                    if kind == "bcubed":
-                        for c, y in cells:
-                            top = c * c << _F1
-                            delta += top // (x1 + y) - top // (x0 + y)
-                    else:
-                        for c, y in cells:
-                            top = c * (c - 1) << _F1
-                            s0, s1 = x0 + y - 2, x1 + y - 2
-                            delta += (top // s1 if s1 else c << FRAC_BITS) - (
-                                top // s0 if s0 else c << FRAC_BITS
-                            )
-            else:
-                for c, y in in_row:
-                    delta += f_term(kind, num, den, c, a1, y) - f_term(kind, num, den, c, a0, y)
-                for c, y in in_col:
-                    delta += f_term(kind, num, den, c, y, b1) - f_term(kind, num, den, c, y, b0)
-            f_sums[key] += delta
-
-    # ------------------------------------------------------------------ mutation
-    def _both_near(self, t, p) -> int:
-        """Elements alone in both clusters, among the cells of row ``t`` and column ``p``."""
-        rows, cols = self._rows, self._cols
-        found = 0
-        row = rows.get(t)
-        if row is not None and row.size == 1:
-            (j,) = row.cells
-            found += cols[j].size == 1
-        col = cols.get(p)
-        if col is not None and col.size == 1:
-            (i,) = col.cells
-            if i != t or row.size != 1:  # cell (t, p) was counted with the row
-                found += rows[i].size == 1
-        return found
-
-    def _change(self, t, p, d: int):
-        """Add ``d`` (may be negative; the caller has checked the count stays >= 0) to cell (t, p)."""
-        rows, cols = self._rows, self._cols
-        if self._fspecs:
-            self._f_delta(t, p, d)
-        both_before = self._both_near(t, p)
-        row = rows.get(t)
-        if row is None:
-            row = rows[t] = _Cluster()
-            self.k_true += 1
-        col = cols.get(p)
-        if col is None:
-            col = cols[p] = _Cluster()
-            self.k_pred += 1
-        n0 = row.cells.get(p, 0)
-        n1 = n0 + d
-        self.n += d
-        self.sum_cell_sq += n1 * n1 - n0 * n0
-        self.sum_cell_xlogx += xlogx(n1) - xlogx(n0)
-        self.cells += (n1 > 0) - (n0 > 0)
-        dsq, dxl, dbc, delm, dmax, dsingle = _move(row, p, n0, n1, d)
-        self.sum_row_sq += dsq
-        self.sum_row_xlogx += dxl
-        self.bcubed_r_sum += dbc
-        self.elm_r_sum += delm
-        self.sum_row_max += dmax
-        self.true_singletons += dsingle
-        dsq, dxl, dbc, delm, dmax, dsingle = _move(col, t, n0, n1, d)
-        self.sum_col_sq += dsq
-        self.sum_col_xlogx += dxl
-        self.bcubed_p_sum += dbc
-        self.elm_p_sum += delm
-        self.sum_col_max += dmax
-        self.pred_singletons += dsingle
-        if not row.size:
-            del rows[t]
-            self.k_true -= 1
-        if not col.size:
-            del cols[p]
-            self.k_pred -= 1
-        self.both_singletons += self._both_near(t, p) - both_before
-        self.version += 1
-
-    def _labels(self, y_true, y_pred):
-        """Checked labels, or ``None`` when a missing label is to be skipped."""
-        try:
-            bad = y_true is None or y_true != y_true or y_pred is None or y_pred != y_pred
-            hash(y_true), hash(y_pred)
-        except (TypeError, ValueError):
-            bad = True
-        if not bad:
-            return y_true, y_pred
-        if self.missing == "skip" and (is_missing(y_true) or is_missing(y_pred)):
-            return None
-        check_label(y_true, "y_true")
-        check_label(y_pred, "y_pred")
-        raise InvalidLabelError(f"invalid labels {y_true!r}, {y_pred!r}")  # pragma: no cover
-
-    def update(self, y_true, y_pred, w=1) -> None:
-        """Add ``w`` elements with true label ``y_true`` and predicted label ``y_pred``. O(1)."""
-        if w.__class__ is not int or w < 1:
-            w = check_weight(w)
-        labels = self._labels(y_true, y_pred)
-        if labels is None:
-            self.skipped += w
-            return
-        self._change(labels[0], labels[1], w)
-
-    def revert(self, y_true, y_pred, w=1) -> None:
-        """Remove ``w`` elements added by :meth:`update` with the same arguments. O(1).
-
-        Raises :class:`~streameval.errors.UnknownElementError` if the table holds fewer than ``w``
-        such elements; the table is then unchanged.
-        """
-        if w.__class__ is not int or w < 1:
-            w = check_weight(w)
-        labels = self._labels(y_true, y_pred)
-        if labels is None:
-            if self.skipped < w:
-                raise UnknownElementError(
-                    f"revert of {w} skipped element(s) with a missing label: only {self.skipped} "
-                    "were skipped"
-                )
-            self.skipped -= w
-            return
-        t, p = labels
-        have = self[t, p]
-        if have < w:
-            raise UnknownElementError(
-                f"revert of (y_true={t!r}, y_pred={p!r}, w={w}): the table holds {have} such "
-                "elements"
-            )
-        self._change(t, p, -w)
-
-    def relabel_pred(self, old, new) -> None:
-        """Move predicted cluster ``old`` into ``new`` (two clusters merged, or a rename).
-
-        Every element predicted ``old`` is now predicted ``new`` (``new`` may be a fresh label).
-        The state is bit-identical to reverting those elements and replaying them with ``new``,
-        because every sum is a sum of terms of the counts. Cost O(cells of ``old``), plus
-        O(cells of ``old`` + cells of ``new``) per tracked element-averaged F-score; independent
-        of the number of elements moved. :meth:`relabel_true` does the same for a true cluster.
-        An unknown ``old`` raises :class:`~streameval.errors.UnknownElementError` and changes
-        nothing.
-
-        >>> t = Contingency()
-        >>> for y, p in [(0, "a"), (0, "b"), (1, "b"), (1, "c")]:
-        ...     t.update(y, p)
-        >>> t.relabel_pred("a", "b")
-        >>> sorted(t.items()), t.k_pred
-        ([(0, 'b', 2), (1, 'b', 1), (1, 'c', 1)], 2)
-        """
-        self._relabel(old, new, False)
-
-    def relabel_true(self, old, new) -> None:
-        """Move true cluster ``old`` into ``new``: :meth:`relabel_pred` with the roles swapped."""
-        self._relabel(old, new, True)
-
-    def _relabel(self, old, new, true: bool) -> None:
-        own, oth = ("row", "col") if true else ("col", "row")
-        records, others = (self._rows, self._cols) if true else (self._cols, self._rows)
-        check_label(new, "new label")
-        if old not in records:
-            raise UnknownElementError(
-                f"relabel of {'true' if true else 'predicted'} cluster {old!r}: it holds no "
-                "elements"
-            )
-        if old == new:
-            return
-        src, dst = records[old], records.get(new)
-        fspecs, f_sums = self._fspecs, self.f_sums
-
-        def fsum(k) -> list:  # Σ n·F_e over the cells of cluster k, per tracked F-score
-            if k is None:
-                return [0] * len(fspecs)
-            return [
-                sum(
-                    f_term(kind, num, den, n, *((k.size, others[x].size) if true
-                                                else (others[x].size, k.size)))
-                    for x, n in k.cells.items()
-                )
-                for _, kind, num, den in fspecs
-            ]
-
-        def both(k) -> int:  # 1 if k is a singleton whose element is alone on the other side too
-            return k is not None and k.size == 1 and others[next(iter(k.cells))].size == 1
-
-        def terms(k, sign) -> None:  # add (sign=1) or remove (-1) cluster k's own terms
-            r = "r" if true else "p"
-            for name, v in (
-                (f"sum_{own}_sq", k.size * k.size),
-                (f"sum_{own}_xlogx", xlogx(k.size)),
-                (f"bcubed_{r}_sum", bcubed_term(k.sq, k.size)),
-                (f"elm_{r}_sum", elm_term(k.sq, k.size)),
-                (f"sum_{own}_max", k.max),
-                ("true_singletons" if true else "pred_singletons", k.size == 1),
-            ):
-                setattr(self, name, getattr(self, name) + sign * v)
-
-        f_before = [x + y for x, y in zip(fsum(src), fsum(dst))]
-        both_before = both(src) + both(dst)
-        terms(src, -1)
-        if dst is None:
-            dst = records[new] = _Cluster()
-        else:
-            terms(dst, -1)
-            if true:
-                self.k_true -= 1
-            else:
-                self.k_pred -= 1
-        d_cell_sq = d_cell_xl = d_cells = d_bc = d_elm = d_max = 0
-        for x, n in src.cells.items():
-            k = others[x]  # the cluster on the other side holding this cell (its size stays)
-            n0 = dst.cells.get(x, 0)
-            n1 = n0 + n
-            d_cell_sq += n1 * n1 - n0 * n0 - n * n
-            d_cell_xl += xlogx(n1) - xlogx(n0) - xlogx(n)
-            d_cells -= n0 > 0
-            q0 = k.sq
-            k.sq = q1 = q0 + n1 * n1 - n0 * n0 - n * n
-            d_bc += bcubed_term(q1, k.size) - bcubed_term(q0, k.size)
-            d_elm += elm_term(q1, k.size) - elm_term(q0, k.size)
-            del k.cells[old]
-            k.cells[new] = dst.cells[x] = n1
-            for rec, gone in ((k, (n, n0)), (dst, (n0,))):
-                hist = rec.hist
-                for v in gone:
-                    if v:
-                        left = hist[v] - 1
-                        if left:
-                            hist[v] = left
-                        else:
-                            del hist[v]
-                hist[n1] = hist.get(n1, 0) + 1
-            if n1 > k.max:  # cells only grow or move, so maxima only rise
-                d_max += n1 - k.max
-                k.max = n1
-            if n1 > dst.max:
-                dst.max = n1
-        dst.sq += src.sq + d_cell_sq
-        dst.size += src.size
-        del records[old]
-        terms(dst, +1)
-        self.sum_cell_sq += d_cell_sq
-        self.sum_cell_xlogx += d_cell_xl
-        self.cells += d_cells
-        r = "p" if true else "r"
-        for name, v in (
-            (f"bcubed_{r}_sum", d_bc), (f"elm_{r}_sum", d_elm), (f"sum_{oth}_max", d_max)
-        ):
-            setattr(self, name, getattr(self, name) + v)
-        self.both_singletons += both(dst) - both_before
-        for (key, *_), before, after in zip(fspecs, f_before, fsum(dst)):
-            f_sums[key] += after - before
-        self.version += 1
-
-    def update_many(self, y_true, y_pred, w=None) -> None:
-        """Add many elements at once from sequences or numpy arrays (vectorised).
-
-        Equivalent to calling :meth:`update` for each element, and gives a bit-identical state.
-        Cells are counted with numpy, then applied cell by cell when they are few compared with
-        the table, or added in bulk followed by one O(cells) rebuild of the sums. Every label and
-        weight is checked before anything changes.
-
-        >>> import numpy as np
-        >>> t = Contingency()
-        >>> t.update_many(np.array([0, 0, 1, 1]), np.array(["x", "x", "x", "y"]))
-        >>> sorted(t.items())
-        [(0, 'x', 2), (1, 'x', 1), (1, 'y', 1)]
-        """
-        triples = self._count_many(y_true, y_pred, w)
-        if triples is None:
-            return
-        triples, skipped = triples
-        self.skipped += skipped
-        if len(triples) * 4 < self.cells:
-            for t, p, c in triples:
-                self._change(t, p, c)
-        else:
-            self._add_cells(triples)
-
-    def _count_many(self, y_true, y_pred, w):
-        """Check and count a batch: ``([(t, p, count)], skipped)``; labels as Python scalars."""
-        yt = np.asarray(y_true) if not isinstance(y_true, np.ndarray) else y_true
-        yp = np.asarray(y_pred) if not isinstance(y_pred, np.ndarray) else y_pred
-        if yt.ndim != 1 or yp.ndim != 1:
-            raise ValueError(
-                f"y_true and y_pred must be one-dimensional, got shapes {yt.shape} and {yp.shape}"
-            )
-        if len(yt) != len(yp):
-            raise ValueError(
-                f"y_true and y_pred must have the same length, got {len(yt)} and {len(yp)}"
-            )
-        if w is None:
-            weights = None
-        else:
-            weights = np.asarray(w)
-            if weights.shape != yt.shape:
-                raise ValueError(
-                    f"w must have the same length as the labels, got shape {weights.shape}"
-                )
-            if weights.dtype.kind not in "iuf":
+        seq = list(w)
+        arr = np.asarray(seq) if seq and all(type(v) is int for v in seq) else np.asarray(seq, dtype=object)
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValueError(f"w must have the same length as the labels, got shape {arr.shape}")
+    if arr.dtype.kind in "iu":
+        bad = (arr < 1) | (arr >= MAX_TOTAL)
+        if bad.any():
+            v = arr[int(np.argmax(bad))].item()
+            check_weight(v)
+            raise InvalidWeightError(f"weight {v} is too large: a table holds fewer than 2**57 elements")
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind in "fbO":
+        out = np.empty(n, dtype=np.int64)
+        for i, v in enumerate(arr.tolist()):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) and arr.dtype.kind != "O":
+                check_weight(v)
+            v = check_weight(v)
+            if v >= MAX_TOTAL:
                 raise InvalidWeightError(
-                    f"w must hold positive integer multiplicities, got dtype {weights.dtype}"
+                    f"weight {v} is too large: a table holds fewer than 2**57 elements"
                 )
-            bad = ~np.isfinite(weights) | (weights <= 0) | (weights != np.floor(weights))
-            if bad.any():
-                i = int(np.argmax(bad))
-                check_weight(weights[i].item())
-            weights = weights.astype(np.int64)
-        keep = np.ones(len(yt), dtype=bool)
-        for arr, name in ((yt, "y_true"), (yp, "y_pred")):
-            if arr.dtype.kind == "f":
-                keep &= ~np.isnan(arr)
-            elif arr.dtype.kind == "O":
-                keep &= np.fromiter((not is_missing(v) for v in arr), bool, len(arr))
-        if not keep.all():
-            if self.missing == "raise":
-                i = int(np.argmin(keep))
-                for arr, name in ((yt, "y_true"), (yp, "y_pred")):
-                    v = arr[i]
-                    if is_missing(v):
-                        raise MissingLabelError(
-                            f"{name}[{i}] is missing ({v!r}); pass a label, or use "
-                            'Contingency(missing="skip") to skip and count such elements'
-                        )
-            skipped = int(weights[~keep].sum()) if weights is not None else int((~keep).sum())
-            yt, yp = yt[keep], yp[keep]
-            weights = weights[keep] if weights is not None else None
-        else:
+            out[i] = v
+        return out
+    raise InvalidWeightError(f"w must hold positive integer multiplicities, got dtype {arr.dtype}")
+
+
+def _missing_mask(y) -> np.ndarray:
+    if isinstance(y, np.ndarray):
+        if y.dtype.kind == "f":
+            return np.isnan(y)
+        if y.dtype.kind != "O":
+            return np.zeros(len(y), dtype=bool)
+        y = y.tolist()
+    return np.fromiter((is_missing(v) for v in y), bool, len(y))
+
+
+def _codes(y):
+    """``(codes, distinct labels)`` of a label array or list under Python's equality."""
+    if isinstance(y, np.ndarray) and y.dtype.kind in "iufbUS":
+        uniq, codes = np.unique(y, return_inverse=True)
+        return codes.astype(np.int64, copy=False), uniq.tolist()
+    index: dict = {}
+    labels: list = []
+    codes = np.empty(len(y), dtype=np.int64)
+    for i, v in enumerate(y.tolist() if isinstance(y, np.ndarray) else y):
+        check_label(v, "label")
+        c = index.get(v)
+        if c is None:
+            c = index[v] = len(labels)
+            labels.append(v)
+        codes[i] = c
+    return codes, labels
+
+
+def _count(key: np.ndarray, w):
+    """``(distinct keys, count per key)``: numpy's unique-counting, weights summed exactly."""
+    if w is None:
+        return np.unique(key, return_counts=True)
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
+    return k[starts], np.add.reduceat(w[order], starts)
+
+
+if NATIVE:
+
+    class Contingency(TableAPI, _NativeTable):
+        """Exact streaming contingency table of (true label, predicted label) counts.
+
+        Parameters
+        ----------
+        missing : ``"raise"`` (default) or ``"skip"``
+            What to do with a missing label (``None``, NaN): raise
+            :class:`~streameval.errors.MissingLabelError`, or skip the element and count it in
+            :attr:`skipped`.
+
+        Cost per call: :meth:`update` and :meth:`revert` O(1) (plus, per tracked
+        element-averaged F-score, O(cells) of a small cluster or O(groups) of a large one);
+        every sum read O(1); :meth:`merge`, :meth:`to_dict`, :meth:`from_dict`, :meth:`_check`
+        O(cells). Memory O(cells).
+
+        The attributes named in :class:`~streameval.stats.ContingencyStats` (``n``, ``cells``,
+        ``k_true``, ``sum_cell_sq``, ...) are read-only views of the state.
+
+        >>> t = Contingency()
+        >>> t.update("cat", 1, w=3)
+        >>> t.update("dog", 1)
+        >>> t.n, t.sum_cell_sq, t.sum_col_max
+        (4, 10, 3)
+        """
+
+        __slots__ = ()
+
+        # ---------------------------------------------------------------- reading
+        def __getitem__(self, key) -> int:
+            """``table[t, p]``: the count of cell ``(t, p)``, 0 if absent. O(1)."""
+            t, p = key
+            return self.get_cell(t, p)
+
+        def items(self):
+            """Iterate over the non-zero cells as ``(true, pred, count)``. O(cells)."""
+            return iter(self.cell_list())
+
+        def true_sizes(self) -> dict:
+            """``{true label: a[i]}`` for the non-empty true clusters. O(k_true)."""
+            return self.sizes(0)
+
+        def pred_sizes(self) -> dict:
+            """``{predicted label: b[j]}`` for the non-empty predicted clusters. O(k_pred)."""
+            return self.sizes(1)
+
+        def true_labels(self) -> list:
+            """The labels of the non-empty true clusters. O(k_true)."""
+            return self.labels_of(0)
+
+        def pred_labels(self) -> list:
+            """The labels of the non-empty predicted clusters. O(k_pred)."""
+            return self.labels_of(1)
+
+        def row(self, t) -> dict:
+            """The cells of true cluster ``t`` as ``{pred: count}``. O(cells in the row)."""
+            return self.cluster_cells(0, t)
+
+        def column(self, p) -> dict:
+            """The cells of predicted cluster ``p`` as ``{true: count}``. O(cells in the column)."""
+            return self.cluster_cells(1, p)
+
+        def true_size(self, t) -> int:
+            """``a[t]``, 0 for an unseen label. O(1)."""
+            s = self.cluster_stats(0, t)
+            return s[0] if s else 0
+
+        def pred_size(self, p) -> int:
+            """``b[p]``, 0 for an unseen label. O(1)."""
+            s = self.cluster_stats(1, p)
+            return s[0] if s else 0
+
+        def pred_cluster(self, p):
+            """``(size, sum of squared cells, largest cell)`` of predicted cluster ``p``, or
+            ``None``. O(1)."""
+            return self.cluster_stats(1, p)
+
+        def true_cluster(self, t):
+            """``(size, sum of squared cells, largest cell)`` of true cluster ``t``, or ``None``."""
+            return self.cluster_stats(0, t)
+
+        @property
+        def f_sums(self) -> dict:
+            """``{(kind, beta): Σ n·F_e}`` for the tracked element-averaged F-scores."""
+            return dict(self.f_items())
+
+        def tracked_f(self) -> list:
+            """The keys ``(kind, beta)`` of the tracked element-averaged F-scores, in order."""
+            return [key for key, _ in self.f_items()]
+
+        # ---------------------------------------------------------------- element-averaged F
+        def track_f(self, kind: str, beta: float = 1.0) -> tuple:
+            """Start keeping ``Σ n·F_e`` for ``kind`` ``"elm"`` or ``"bcubed"`` and ``beta``.
+
+            Returns the key of :attr:`f_sums`. The first call for a key costs O(cells);
+            afterwards each update costs O(cells) of a small cluster or O(groups) of a large one
+            on each side. Idempotent.
+            """
+            if kind not in ("elm", "bcubed"):
+                raise ValueError(f'kind must be "elm" or "bcubed", got {kind!r}')
+            num, den = beta_ratio(beta)
+            key = (kind, float(beta))
+            self._track(kind, float(beta), num, den)
+            if self.cells:
+                self.version += 1
+            return key
+
+        # ---------------------------------------------------------------- bulk
+        def update_many(self, y_true, y_pred, w=None) -> None:
+            """Add many elements at once from sequences or numpy arrays.
+
+            Gives exactly the state of calling :meth:`update` for each element: labels keep
+            Python's identity (``[1, "1"]`` are two labels, ``"a\\x00"`` keeps its NUL), weights
+            stay integers. Cells are counted columnar (integer arrays: one unique-count over a
+            combined key; other labels: codes under Python's equality), then added natively, cell
+            by cell when they are few compared with the table, else in bulk followed by one
+            O(cells) rebuild. Every label and weight is checked before anything changes.
+
+            >>> import numpy as np
+            >>> t = Contingency()
+            >>> t.update_many(np.array([0, 0, 1, 1]), np.array(["x", "x", "x", "y"]))
+            >>> sorted(t.items())
+            [(0, 'x', 2), (1, 'x', 1), (1, 'y', 1)]
+            """
+            yt, yp = _as_array(y_true, "y_true"), _as_array(y_pred, "y_pred")
+            for y in (yt, yp):
+                if isinstance(y, np.ndarray) and y.ndim != 1:
+                    raise ValueError(
+                        "y_true and y_pred must be one-dimensional, got shapes "
+                        f"{np.shape(yt)} and {np.shape(yp)}"
+                    )
+            if len(yt) != len(yp):
+                raise ValueError(
+                    f"y_true and y_pred must have the same length, got {len(yt)} and {len(yp)}"
+                )
+            w = _weights(w, len(yt))
+            gone = _missing_mask(yt) | _missing_mask(yp)
             skipped = 0
-        if len(yt) == 0:
-            return ([], skipped) if skipped else None
-        if yt.dtype.kind == "O" or yp.dtype.kind == "O":
-            counts: dict = {}
-            ws = weights.tolist() if weights is not None else [1] * len(yt)
-            for t, p, c in zip(yt.tolist(), yp.tolist(), ws):
-                check_label(t, "y_true")
-                check_label(p, "y_pred")
-                counts[t, p] = counts.get((t, p), 0) + c
-            return [(t, p, c) for (t, p), c in counts.items()], skipped
-        ut, it = np.unique(yt, return_inverse=True)
-        up, ip = np.unique(yp, return_inverse=True)
-        code = it.astype(np.int64) * len(up) + ip
-        if weights is None:
-            cells, counts = np.unique(code, return_counts=True)
-        else:
-            cells, inv = np.unique(code, return_inverse=True)
-            counts = np.bincount(inv, weights=weights, minlength=len(cells)).astype(np.int64)
-        ut, up = ut.tolist(), up.tolist()
-        kp = len(up)
-        return [
-            (ut[c // kp], up[c % kp], n) for c, n in zip(cells.tolist(), counts.tolist())
-        ], skipped
+            if gone.any():
+                if self.missing == "raise":
+                    i = int(np.argmax(gone))
+                    for y, name in ((yt, "y_true"), (yp, "y_pred")):
+                        if is_missing(y[i]):
+                            raise MissingLabelError(
+                                f"{name}[{i}] is missing ({y[i]!r}); pass a label, or use "
+                                'Contingency(missing="skip") to skip and count such elements'
+                            )
+                skipped = int(w[gone].sum()) if w is not None else int(gone.sum())
+                keep = ~gone
+                yt = yt[keep] if isinstance(yt, np.ndarray) else [v for v, k in zip(yt, keep) if k]
+                yp = yp[keep] if isinstance(yp, np.ndarray) else [v for v, k in zip(yp, keep) if k]
+                w = w[keep] if w is not None else None
+            if len(yt):
+                self._add_counted(yt, yp, w)
+            self.skipped += skipped
 
-    def _add_cells(self, triples) -> None:
-        """Add positive ``(t, p, count)`` triples in bulk, then rebuild the sums. O(cells)."""
-        rows, cols = self._rows, self._cols
-        for t, p, c in triples:
-            row = rows.get(t)
-            if row is None:
-                row = rows[t] = _Cluster()
-            col = cols.get(p)
-            if col is None:
-                col = cols[p] = _Cluster()
-            n = row.cells.get(p, 0) + c
-            row.cells[p] = n
-            col.cells[t] = n
-        self._rebuild()
-
-    def merge(self, other: "Contingency") -> None:
-        """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
-
-        The result is bit-identical to one stream that saw both streams' elements; the tracked
-        F-scores become the union of both tables'. ``other`` is unchanged.
-
-        >>> a, b = Contingency(), Contingency()
-        >>> a.update(1, "x"); b.update(1, "x"); b.update(2, "y")
-        >>> a.merge(b)
-        >>> sorted(a.items())
-        [(1, 'x', 2), (2, 'y', 1)]
-        """
-        if not isinstance(other, Contingency):
-            raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
-        triples = list(other.items())
-        for key, kind, num, den in other._fspecs:
-            if key not in self.f_sums:
-                self._fspecs.append((key, kind, num, den))
-        self.skipped += other.skipped
-        self._add_cells(triples)
-
-    def _rebuild(self) -> None:
-        """Recompute every cluster record and sum from the cells. O(cells)."""
-        rows, cols = self._rows, self._cols
-        self._zero_sums()
-        for records, side in ((rows, "row"), (cols, "col")):
-            for k in records.values():
-                cells = k.cells
-                k.size = sum(cells.values())
-                k.sq = sum(c * c for c in cells.values())
-                hist: dict = {}
-                for c in cells.values():
-                    hist[c] = hist.get(c, 0) + 1
-                k.hist = hist
-                k.max = max(hist) if hist else 0
-        s = ContingencyStats.from_cells(self.items(), [key for key, *_ in self._fspecs])
-        for name in STAT_NAMES:
-            setattr(self, name, getattr(s, name))
-        self.f_sums = s.f_sums
-        self.version += 1
-
-    # ------------------------------------------------------------------ state
-    def _state(self):
-        return (
-            {t: r.cells for t, r in self._rows.items()},
-            tuple(getattr(self, name) for name in STAT_NAMES),
-            self.f_sums,
-            self.skipped,
-        )
-
-    def __eq__(self, other) -> bool:
-        """Two tables are equal when their cells, every sum and the tracked F-scores are equal."""
-        if not isinstance(other, Contingency):
-            return NotImplemented
-        return self._state() == other._state()
-
-    __hash__ = None  # mutable
-
-    def __len__(self) -> int:
-        """The number of non-zero cells."""
-        return self.cells
-
-    def __repr__(self) -> str:
-        return (
-            f"Contingency(n={self.n}, cells={self.cells}, k_true={self.k_true}, "
-            f"k_pred={self.k_pred})"
-        )
-
-    def copy(self) -> "Contingency":
-        """An independent copy with the same state. O(cells)."""
-        new = Contingency(self.missing)
-        new._fspecs = list(self._fspecs)
-        new.skipped = self.skipped
-        new._add_cells(list(self.items()))
-        return new
-
-    def to_dict(self) -> dict:
-        """A JSON-safe dict of the state (labels: str, int, float, bool, or tuples of these).
-
-        >>> t = Contingency(); t.update("a", ("x", 1), w=2)
-        >>> d = t.to_dict(); d["cells"]
-        [['a', ['x', 1], 2]]
-        >>> Contingency.from_dict(json.loads(json.dumps(d))) == t
-        True
-        """
-        cells = [[_label_to_json(t), _label_to_json(p), c] for t, p, c in self.items()]
-        return {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "missing": self.missing,
-            "skipped": self.skipped,
-            "n": self.n,
-            "track_f": [[kind, key[1]] for key, kind, _, _ in self._fspecs],
-            "cells": cells,
-        }
-
-    @classmethod
-    def from_dict(cls, state: dict) -> "Contingency":
-        """Rebuild a table from :meth:`to_dict`'s output, validating it. O(cells).
-
-        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
-        """
-        if not isinstance(state, dict):
-            raise InvalidStateError(f"a Contingency state must be a dict, got {type(state).__name__}")
-        if state.get("format") != _FORMAT:
-            raise InvalidStateError(
-                f"not a streameval Contingency state: format is {state.get('format')!r}, "
-                f"expected {_FORMAT!r}"
+        def _add_counted(self, yt, yp, w) -> None:
+            ints = all(isinstance(y, np.ndarray) and y.dtype.kind in "iu" for y in (yt, yp))
+            if ints and yt.max(initial=0) < 2**63 and yp.max(initial=0) < 2**63:
+                lo_t, hi_t = int(yt.min()), int(yt.max())
+                lo_p, hi_p = int(yp.min()), int(yp.max())
+                span = hi_p - lo_p + 1
+                if (hi_t - lo_t + 1) * span < 2**62:
+                    key = (yt.astype(np.int64) - lo_t) * span + (yp.astype(np.int64) - lo_p)
+                    cells, counts = _count(key, w)
+                    t, p = np.divmod(cells, span)
+                    self._add_int_cells(
+                        (t + lo_t).astype(np.int64).tobytes(),
+                        (p + lo_p).astype(np.int64).tobytes(),
+                        counts.astype(np.int64).tobytes(),
+                    )
+                    return
+            ct, ut = _codes(yt)
+            cp, up = _codes(yp)
+            cells, counts = _count(ct * len(up) + cp, w)
+            t, p = np.divmod(cells, len(up))
+            self._add_coded_cells(
+                ut, up, t.astype(np.int64).tobytes(), p.astype(np.int64).tobytes(),
+                counts.astype(np.int64).tobytes(),
             )
-        if state.get("version") != _VERSION:
-            raise InvalidStateError(f"unsupported Contingency state version {state.get('version')!r}")
-        for key in ("missing", "skipped", "n", "track_f", "cells"):
-            if key not in state:
-                raise InvalidStateError(f"Contingency state lacks the key {key!r}")
-        if state["missing"] not in ("raise", "skip"):
-            raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
-        skipped = state["skipped"]
-        if not _is_count(skipped, allow_zero=True):
-            raise InvalidStateError(f"'skipped' must be an int >= 0, got {skipped!r}")
-        cells = state["cells"]
-        if not isinstance(cells, list):
-            raise InvalidStateError("'cells' must be a list of [true, pred, count]")
-        triples = []
-        seen = set()
-        total = 0
-        for k, cell in enumerate(cells):
-            if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
-                raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {cell!r}")
-            t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
-            for v, name in ((t, "true"), (p, "pred")):
-                try:
-                    check_label(v, name)
-                except (MissingLabelError, InvalidLabelError) as e:
-                    raise InvalidStateError(f"cells[{k}]: {e}") from None
-            if not _is_count(c):
-                raise InvalidStateError(f"cells[{k}]: count must be an int >= 1, got {c!r}")
-            if (t, p) in seen:
-                raise InvalidStateError(f"cells[{k}]: cell ({t!r}, {p!r}) appears twice")
-            seen.add((t, p))
-            triples.append((t, p, c))
-            total += c
-        if state["n"] != total:
-            raise InvalidStateError(
-                f"inconsistent state: 'n' is {state['n']!r} but the cells sum to {total}"
-            )
-        table = cls(state["missing"])
-        table.skipped = skipped
-        track = state["track_f"]
-        if not isinstance(track, list):
-            raise InvalidStateError("'track_f' must be a list of [kind, beta]")
-        for spec in track:
-            try:
-                kind, beta = spec
-                table.track_f(kind, beta)
-            except (TypeError, ValueError) as e:
-                raise InvalidStateError(f"invalid track_f entry {spec!r}: {e}") from None
-        table._add_cells(triples)
-        return table
 
-    def _check(self) -> None:
-        """Assert every invariant of the state (for tests; O(cells))."""
-        rows, cols = self._rows, self._cols
-        for records, others, side in ((rows, cols, "row"), (cols, rows, "col")):
-            for label, k in records.items():
-                assert k.cells, f"empty {side} {label!r} kept"
-                assert all(c > 0 for c in k.cells.values()), f"zero cell kept in {side} {label!r}"
-                assert k.size == sum(k.cells.values()), f"{side} {label!r} size"
-                assert k.sq == sum(c * c for c in k.cells.values()), f"{side} {label!r} sq"
-                hist: dict = {}
-                for c in k.cells.values():
-                    hist[c] = hist.get(c, 0) + 1
-                assert k.hist == hist, f"{side} {label!r} histogram"
-                assert k.max == max(hist), f"{side} {label!r} max"
-                for other, c in k.cells.items():
-                    assert others[other].cells.get(label) == c, f"{side} {label!r} mirror"
-        ref = ContingencyStats.from_cells(self.items(), [key for key, *_ in self._fspecs])
-        for name in STAT_NAMES:
-            assert getattr(self, name) == getattr(ref, name), f"sum {name} drifted"
-        assert self.f_sums == ref.f_sums, "tracked F sums drifted"
-        assert self.skipped >= 0
+        def _add_cells(self, triples) -> None:
+            """Add checked ``(true, pred, count)`` triples (bulk, as :meth:`from_dict` does)."""
+            self._add_triples(list(triples))
 
+        def merge(self, other: "Contingency") -> None:
+            """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
 
-def _is_count(v, allow_zero=False) -> bool:
-    return (
-        isinstance(v, numbers.Integral)
-        and not isinstance(v, bool)
-        and (v >= 0 if allow_zero else v >= 1)
-    )
+            The result is bit-identical to one stream that saw both streams' elements; the
+            tracked F-scores become the union of both tables'. ``other`` is unchanged.
 
+            >>> a, b = Contingency(), Contingency()
+            >>> a.update(1, "x"); b.update(1, "x"); b.update(2, "y")
+            >>> a.merge(b)
+            >>> sorted(a.items())
+            [(1, 'x', 2), (2, 'y', 1)]
+            """
+            if not isinstance(other, Contingency):
+                raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
+            self._merge_from(other.copy() if other is self else other)
 
-def _label_to_json(v):
-    if isinstance(v, tuple):
-        return [_label_to_json(x) for x in v]
-    if v is None or isinstance(v, (str, bool, int, float)):
-        return v
-    if isinstance(v, np.generic):
-        return v.item()
-    raise InvalidLabelError(
-        f"label {v!r} of type {type(v).__name__} cannot be saved as JSON; use str, int, float, "
-        "bool or tuples of these"
-    )
+        def copy(self) -> "Contingency":
+            """An independent copy with the same state. O(cells)."""
+            new = type(self)(self.missing)
+            new._copy_from(self)
+            return new
 
+        def _check(self) -> None:
+            """Assert every invariant of the state (for tests; O(cells))."""
+            self._check_native()
+            self._check_sums()
 
-def _label_from_json(v):
-    if isinstance(v, list):
-        return tuple(_label_from_json(x) for x in v)
-    return v
+else:  # pragma: no cover - only without the built extension
+    Contingency = ReferenceContingency  # type: ignore[misc, assignment]

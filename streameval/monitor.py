@@ -76,18 +76,18 @@ class ClusterCostRanking:
         self._entry: dict = {}  # label -> (-cost, id)
         self._label: dict = {}  # id -> label
         self._next = 0
-        for p in list(table._cols):
+        for p in table.pred_labels():
             self.refresh(p)
 
-    def _cost(self, k) -> int:
-        return k.size * ONE - self._term(k.sq, k.size)
+    def _cost(self, size: int, sq: int) -> int:
+        return size * ONE - self._term(sq, size)
 
     def refresh(self, label) -> None:
         """Re-rank predicted cluster ``label`` after a change to it (or its removal). O(log k)."""
         entry = self._entry.pop(label, None)
         if entry is not None:
             self._sorted.remove(entry)
-        k = self.table._cols.get(label)
+        k = self.table.pred_cluster(label)
         if k is None:
             if entry is not None:
                 del self._label[entry[1]]
@@ -98,7 +98,7 @@ class ClusterCostRanking:
             self._label[ident] = label
         else:
             ident = entry[1]
-        entry = self._entry[label] = (-self._cost(k), ident)
+        entry = self._entry[label] = (-self._cost(k[0], k[1]), ident)
         self._sorted.add(entry)
 
     def top(self, k: int = 5) -> list:

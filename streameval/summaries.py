@@ -54,7 +54,7 @@ import numbers
 import numpy as np
 
 from ._validate import check_label, check_weight
-from .contingency import _label_from_json, _label_to_json
+from ._table import _label_from_json, _label_to_json
 from .errors import InvalidStateError, InvalidVectorError, UnknownElementError
 
 __all__ = ["ClusterSummaries", "SPACES"]

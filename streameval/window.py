@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 
 from ._validate import check_label, check_weight
-from .contingency import _label_from_json, _label_to_json
+from ._table import _label_from_json, _label_to_json
 from .errors import InvalidStateError, StreamevalError
 from .evaluator import Evaluator
 

@@ -194,7 +194,7 @@ def test_update_then_revert_restores_a_bit_identical_state(stream, rnd):
         assert ev.get() == values  # bit-identical floats
         assert ev.table == d  # cells, every sum and the tracked F sums
     assert ev.table == se.Evaluator(full_evaluator().metrics).table
-    assert ev.table.n == 0 and ev.table._rows == {} and ev.table._cols == {}
+    assert ev.table.n == 0 and ev.table.true_sizes() == {} and ev.table.pred_sizes() == {}
 
 
 def test_long_sliding_window_stays_bit_identical():

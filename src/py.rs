@@ -1,0 +1,860 @@
+//! The Python binding: `streameval._native.Table`, the base class of `streameval.Contingency`.
+//!
+//! Labels are arbitrary hashable Python objects compared with Python's equality; each distinct
+//! label is interned once per side. An exact `int` that fits 64 bits is kept as a machine integer
+//! (hashed as Python hashes it), so `1`, `1.0`, `True` and `numpy.int64(1)` find one cluster, as
+//! in a dict. Every check runs before anything changes: a rejected call leaves the state as it was.
+
+use hashbrown::HashTable;
+use num_bigint::BigUint;
+use pyo3::exceptions::{PyAssertionError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::core::Core;
+use crate::terms::{FSpec, Kind, MAX_TOTAL};
+
+/// A label as stored: a machine integer, or the first Python object seen for it.
+enum Label {
+    Int(i64),
+    Obj(Py<PyAny>),
+}
+
+/// A label being looked up.
+#[derive(Clone, Copy)]
+enum Key<'a, 'py> {
+    Int(i64),
+    Obj(&'a Bound<'py, PyAny>),
+}
+
+/// Python's `hash(v)` for an int `v`.
+#[inline]
+fn int_hash(v: i64) -> i64 {
+    const M: u64 = (1u64 << 61) - 1;
+    let a = (v.unsigned_abs() % M) as i64;
+    let h = if v < 0 { -a } else { a };
+    if h == -1 {
+        -2
+    } else {
+        h
+    }
+}
+
+#[inline]
+fn mix(h: u32) -> u64 {
+    let x = (h as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^ (x >> 29)
+}
+
+fn key_of<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<(Key<'a, 'py>, u32)> {
+    if obj.is_exact_instance_of::<PyInt>() {
+        if let Ok(v) = obj.extract::<i64>() {
+            return Ok((Key::Int(v), int_hash(v) as u32));
+        }
+    }
+    Ok((Key::Obj(obj), obj.hash()? as u32))
+}
+
+/// The labels of one side: label <-> dense id, with ids of emptied clusters reused.
+#[derive(Default)]
+struct Interner {
+    table: HashTable<(u32, u32)>, // (id, low 32 bits of the Python hash)
+    labels: Vec<Option<Label>>,
+    free: Vec<u32>,
+}
+
+impl Interner {
+    fn equal(&self, py: Python<'_>, id: u32, key: Key) -> PyResult<bool> {
+        match (self.labels[id as usize].as_ref().expect("live id"), key) {
+            (Label::Int(a), Key::Int(b)) => Ok(*a == b),
+            (Label::Int(a), Key::Obj(o)) => o.eq(*a),
+            (Label::Obj(s), Key::Int(b)) => s.bind(py).eq(b),
+            (Label::Obj(s), Key::Obj(o)) => Ok(s.bind(py).is(o) || s.bind(py).eq(o)?),
+        }
+    }
+
+    fn find(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
+        let mut err = None;
+        let found = self.table.find(mix(h), |&(id, eh)| {
+            if eh != h || err.is_some() {
+                return false;
+            }
+            match self.equal(py, id, key) {
+                Ok(b) => b,
+                Err(e) => {
+                    err = Some(e);
+                    false
+                }
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(found.map(|&(id, _)| id)),
+        }
+    }
+
+    /// The id of `key`, interning it if new; `(id, was new)`.
+    fn intern(&mut self, py: Python<'_>, key: Key, h: u32) -> PyResult<(u32, bool)> {
+        if let Some(id) = self.find(py, key, h)? {
+            return Ok((id, false));
+        }
+        let label = match key {
+            Key::Int(v) => Label::Int(v),
+            Key::Obj(o) => Label::Obj(o.clone().unbind()),
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.labels[id as usize] = Some(label);
+                id
+            }
+            None => {
+                self.labels.push(Some(label));
+                (self.labels.len() - 1) as u32
+            }
+        };
+        self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
+        Ok((id, true))
+    }
+
+    fn hash_of(&self, py: Python<'_>, id: u32) -> u32 {
+        match self.labels[id as usize].as_ref().expect("live id") {
+            Label::Int(v) => int_hash(*v) as u32,
+            Label::Obj(o) => o.bind(py).hash().expect("an interned label stays hashable") as u32,
+        }
+    }
+
+    fn remove(&mut self, py: Python<'_>, id: u32) {
+        let h = self.hash_of(py, id);
+        if let Ok(entry) = self.table.find_entry(mix(h), |&(eid, _)| eid == id) {
+            entry.remove();
+        }
+        self.labels[id as usize] = None;
+        self.free.push(id);
+    }
+
+    fn label<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self.labels[id as usize].as_ref().expect("live id") {
+            Label::Int(v) => v.into_pyobject(py)?.into_any(),
+            Label::Obj(o) => o.bind(py).clone(),
+        })
+    }
+
+    fn key_at<'a, 'py>(&self, py: Python<'py>, id: u32, hold: &'a mut Option<Bound<'py, PyAny>>) -> (Key<'a, 'py>, u32) {
+        match self.labels[id as usize].as_ref().expect("live id") {
+            Label::Int(v) => (Key::Int(*v), int_hash(*v) as u32),
+            Label::Obj(o) => {
+                *hold = Some(o.bind(py).clone());
+                let b = hold.as_ref().unwrap();
+                (Key::Obj(b), b.hash().expect("hashable") as u32)
+            }
+        }
+    }
+
+    fn clone_ref(&self, py: Python<'_>) -> Interner {
+        Interner {
+            table: self.table.clone(),
+            labels: self
+                .labels
+                .iter()
+                .map(|l| {
+                    l.as_ref().map(|l| match l {
+                        Label::Int(v) => Label::Int(*v),
+                        Label::Obj(o) => Label::Obj(o.clone_ref(py)),
+                    })
+                })
+                .collect(),
+            free: self.free.clone(),
+        }
+    }
+}
+
+fn error(py: Python<'_>, name: &str, msg: String) -> PyErr {
+    match py.import("streameval.errors").and_then(|m| m.getattr(name)) {
+        Ok(cls) => match cls.call1((msg,)) {
+            Ok(inst) => PyErr::from_value(inst),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    }
+}
+
+/// A label that needs no further check (exact int or str, a float that is not NaN).
+#[inline]
+fn plain(obj: &Bound<'_, PyAny>) -> bool {
+    if obj.is_exact_instance_of::<PyInt>() || obj.is_exact_instance_of::<PyString>() {
+        return true;
+    }
+    if let Ok(f) = obj.downcast_exact::<PyFloat>() {
+        return !f.value().is_nan();
+    }
+    false
+}
+
+fn bytes_i64(b: &Bound<'_, PyBytes>) -> Vec<i64> {
+    b.as_bytes()
+        .chunks_exact(8)
+        .map(|c| i64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// A weight argument: absent (1) or given (checked by `Table::weight`).
+pub enum W<'py> {
+    One,
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'py> FromPyObject<'py> for W<'py> {
+    fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(W::Given(ob.clone()))
+    }
+}
+
+/// The native state of a contingency table (see `streameval.Contingency` for the API).
+#[pyclass(subclass, module = "streameval._native")]
+pub struct Table {
+    core: Core,
+    names: [Interner; 2],
+    missing_skip: bool,
+    /// Elements skipped for a missing label (``missing="skip"``).
+    #[pyo3(get, set)]
+    skipped: u128,
+    /// Bumped by every mutation (on-demand metrics cache their value against it).
+    #[pyo3(get, set)]
+    version: u64,
+    fkeys: Vec<(String, f64)>,
+}
+
+#[inline]
+fn int(py: Python<'_>, v: i128) -> PyResult<PyObject> {
+    Ok(match i64::try_from(v) {
+        Ok(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Err(_) => v.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+impl Table {
+    /// The weight as a count in [1, MAX_TOTAL), or the error `check_weight` gives.
+    fn weight(&self, py: Python<'_>, w: W<'_>) -> PyResult<u64> {
+        let w = match w {
+            W::One => return Ok(1),
+            W::Given(w) => w,
+        };
+        let w = &w;
+        let v: Bound<'_, PyAny> = if w.is_exact_instance_of::<PyInt>() {
+            w.clone()
+        } else {
+            py.import("streameval._validate")?.getattr("check_weight")?.call1((w,))?
+        };
+        match v.extract::<u64>() {
+            Ok(x) if (1..MAX_TOTAL).contains(&x) => Ok(x),
+            Ok(0) => {
+                py.import("streameval._validate")?.getattr("check_weight")?.call1((w,))?;
+                Err(error(py, "InvalidWeightError", format!("invalid weight {}", w.repr()?)))
+            }
+            _ => {
+                if v.lt(1)? {
+                    py.import("streameval._validate")?.getattr("check_weight")?.call1((w,))?;
+                }
+                Err(error(
+                    py,
+                    "InvalidWeightError",
+                    format!("weight {} is too large: a table holds fewer than 2**57 elements", w.repr()?),
+                ))
+            }
+        }
+    }
+
+    fn check_total(&self, py: Python<'_>, add: u128) -> PyResult<()> {
+        if (self.core.sums.n as u128) + add >= MAX_TOTAL as u128 {
+            return Err(error(
+                py,
+                "InvalidWeightError",
+                format!(
+                    "adding {add} elements to a table of {} would reach the supported bound of 2**57 elements",
+                    self.core.sums.n
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The checked labels, or None when a missing label is to be skipped.
+    fn labels<'py>(
+        &self,
+        py: Python<'py>,
+        y_true: &Bound<'py, PyAny>,
+        y_pred: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        if plain(y_true) && plain(y_pred) {
+            return Ok(Some((y_true.clone(), y_pred.clone())));
+        }
+        let r = py
+            .import("streameval._validate")?
+            .getattr("check_labels")?
+            .call1((y_true, y_pred, self.missing_skip))?;
+        if r.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(r.extract()?))
+    }
+
+    fn free_if_empty(&mut self, py: Python<'_>, side: usize, id: u32) {
+        if self.core.size(side, id) == 0 {
+            self.names[side].remove(py, id);
+        }
+    }
+
+    /// Intern a pair of labels; a failure after the first was interned forgets it again.
+    fn intern_pair(&mut self, py: Python<'_>, kt: (Key, u32), kp: (Key, u32)) -> PyResult<(u32, u32)> {
+        let (t, new_t) = self.names[0].intern(py, kt.0, kt.1)?;
+        match self.names[1].intern(py, kp.0, kp.1) {
+            Ok((p, _)) => Ok((t, p)),
+            Err(e) => {
+                if new_t {
+                    self.names[0].remove(py, t);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn change(&mut self, py: Python<'_>, t: u32, p: u32, d: i64) {
+        self.core.change(t, p, d);
+        if d < 0 {
+            self.free_if_empty(py, 0, t);
+            self.free_if_empty(py, 1, p);
+        }
+    }
+
+    fn side_of(&self, py: Python<'_>, side: usize, label: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+        let (k, h) = match key_of(label) {
+            Ok(x) => x,
+            Err(_) => return Ok(None), // unhashable: never a label of the table
+        };
+        self.names[side].find(py, k, h)
+    }
+
+    fn relabel(&mut self, py: Python<'_>, side: usize, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
+        py.import("streameval._validate")?.getattr("check_label")?.call1((new, "new label"))?;
+        let o = match self.side_of(py, side, old)? {
+            Some(o) => o,
+            None => {
+                let which = if side == 0 { "true" } else { "predicted" };
+                return Err(error(
+                    py,
+                    "UnknownElementError",
+                    format!("relabel of {which} cluster {}: it holds no elements", old.repr()?),
+                ));
+            }
+        };
+        if old.eq(new)? {
+            return Ok(());
+        }
+        let (k, h) = key_of(new)?;
+        let (nw, _) = self.names[side].intern(py, k, h)?;
+        let cells: Vec<(u32, u64)> = self.core.sides[side][o as usize]
+            .others()
+            .map(|z| {
+                let c = if side == 0 { self.core.cell(o, z) } else { self.core.cell(z, o) };
+                (z, c)
+            })
+            .collect();
+        for (z, c) in cells {
+            let (from, to) = if side == 0 { ((o, z), (nw, z)) } else { ((z, o), (z, nw)) };
+            self.core.change(from.0, from.1, -(c as i64));
+            self.core.change(to.0, to.1, c as i64);
+        }
+        self.names[side].remove(py, o);
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Add `(row id, col id, count)` cells: one by one (few compared with the table) or in bulk
+    /// followed by one rebuild, as the reference does. The total was checked.
+    fn add_ids(&mut self, ids: Vec<(u32, u32, u64)>) {
+        if ids.len() * 4 < self.core.sums.cells as usize {
+            for (t, p, c) in ids {
+                self.core.change(t, p, c as i64);
+                self.version += 1;
+            }
+        } else {
+            self.core.flatten();
+            for (t, p, c) in ids {
+                self.core.add_bulk(t, p, c);
+            }
+            self.core.rebuild();
+            self.version += 1;
+        }
+    }
+
+    fn add_keys(&mut self, py: Python<'_>, keys: Vec<((Key, u32), (Key, u32), u64)>) -> PyResult<()> {
+        let total: u128 = keys.iter().map(|k| k.2 as u128).sum();
+        self.check_total(py, total)?;
+        let mut ids = Vec::with_capacity(keys.len());
+        for (kt, kp, c) in keys {
+            let (t, p) = self.intern_pair(py, kt, kp)?;
+            ids.push((t, p, c));
+        }
+        self.add_ids(ids);
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Table {
+    #[new]
+    #[pyo3(signature = (missing = None, *_args, **_kwargs))]
+    fn new(
+        missing: Option<&Bound<'_, PyAny>>,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let skip = match missing {
+            None => false,
+            Some(m) => match m.extract::<String>().ok().as_deref() {
+                Some("raise") => false,
+                Some("skip") => true,
+                _ => {
+                    return Err(PyValueError::new_err(format!(
+                        "missing must be \"raise\" or \"skip\", got {}",
+                        m.repr()?
+                    )))
+                }
+            },
+        };
+        Ok(Table {
+            core: Core::new(),
+            names: [Interner::default(), Interner::default()],
+            missing_skip: skip,
+            skipped: 0,
+            version: 0,
+            fkeys: Vec::new(),
+        })
+    }
+
+    // the running sums, read-only (see streameval.stats.ContingencyStats)
+    #[getter]
+    fn n(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.n)
+    }
+
+    #[getter]
+    fn cells(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.cells)
+    }
+
+    #[getter]
+    fn k_true(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.k[0])
+    }
+
+    #[getter]
+    fn k_pred(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.k[1])
+    }
+
+    #[getter]
+    fn sum_cell_sq(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.cell_sq)
+    }
+
+    #[getter]
+    fn sum_row_sq(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[0][0])
+    }
+
+    #[getter]
+    fn sum_col_sq(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[1][0])
+    }
+
+    #[getter]
+    fn sum_cell_xlogx(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.cell_xlogx)
+    }
+
+    #[getter]
+    fn sum_row_xlogx(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[0][1])
+    }
+
+    #[getter]
+    fn sum_col_xlogx(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[1][1])
+    }
+
+    #[getter]
+    fn bcubed_p_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[1][2])
+    }
+
+    #[getter]
+    fn bcubed_r_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[0][2])
+    }
+
+    #[getter]
+    fn elm_p_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[1][3])
+    }
+
+    #[getter]
+    fn elm_r_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[0][3])
+    }
+
+    #[getter]
+    fn sum_col_max(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[1][4])
+    }
+
+    #[getter]
+    fn sum_row_max(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[0][4])
+    }
+
+    #[getter]
+    fn true_singletons(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[0][5])
+    }
+
+    #[getter]
+    fn pred_singletons(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.side[1][5])
+    }
+
+    #[getter]
+    fn both_singletons(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = &self.core.sums;
+        int(py, s.both_singletons)
+    }
+
+    /// ``"raise"`` or ``"skip"``: what a missing label does.
+    #[getter]
+    fn missing(&self) -> &'static str {
+        if self.missing_skip {
+            "skip"
+        } else {
+            "raise"
+        }
+    }
+
+    /// Add ``w`` elements with true label ``y_true`` and predicted label ``y_pred``. O(1).
+    #[pyo3(signature = (y_true, y_pred, w = W::One))]
+    fn update<'py>(&mut self, py: Python<'py>, y_true: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: W<'py>) -> PyResult<()> {
+        let w = self.weight(py, w)?;
+        let (t, p) = match self.labels(py, y_true, y_pred)? {
+            Some(x) => x,
+            None => {
+                self.skipped += w as u128;
+                return Ok(());
+            }
+        };
+        self.check_total(py, w as u128)?;
+        let (t, p) = self.intern_pair(py, key_of(&t)?, key_of(&p)?)?;
+        self.core.change(t, p, w as i64);
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Remove ``w`` elements added by :meth:`update` with the same arguments. O(1).
+    #[pyo3(signature = (y_true, y_pred, w = W::One))]
+    fn revert<'py>(&mut self, py: Python<'py>, y_true: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: W<'py>) -> PyResult<()> {
+        let w = self.weight(py, w)?;
+        let (yt, yp) = match self.labels(py, y_true, y_pred)? {
+            Some(x) => x,
+            None => {
+                if self.skipped < w as u128 {
+                    return Err(error(
+                        py,
+                        "UnknownElementError",
+                        format!(
+                            "revert of {w} skipped element(s) with a missing label: only {} were skipped",
+                            self.skipped
+                        ),
+                    ));
+                }
+                self.skipped -= w as u128;
+                return Ok(());
+            }
+        };
+        let t = self.side_of(py, 0, &yt)?;
+        let p = self.side_of(py, 1, &yp)?;
+        let have = match (t, p) {
+            (Some(t), Some(p)) => self.core.cell(t, p),
+            _ => 0,
+        };
+        if have < w {
+            return Err(error(
+                py,
+                "UnknownElementError",
+                format!(
+                    "revert of (y_true={}, y_pred={}, w={w}): the table holds {have} such elements",
+                    yt.repr()?,
+                    yp.repr()?
+                ),
+            ));
+        }
+        self.change(py, t.unwrap(), p.unwrap(), -(w as i64));
+        self.version += 1;
+        Ok(())
+    }
+
+    /// The count of cell ``(t, p)``, 0 if absent. O(1).
+    fn get_cell(&self, py: Python<'_>, t: &Bound<'_, PyAny>, p: &Bound<'_, PyAny>) -> PyResult<u64> {
+        Ok(match (self.side_of(py, 0, t)?, self.side_of(py, 1, p)?) {
+            (Some(t), Some(p)) => self.core.cell(t, p),
+            _ => 0,
+        })
+    }
+
+    /// Every non-zero cell as a list of ``(true, pred, count)``. O(cells).
+    fn cell_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for (t, p, c) in self.core.items() {
+            let tup = PyTuple::new(py, [self.names[0].label(py, t)?, self.names[1].label(py, p)?, c.into_pyobject(py)?.into_any()])?;
+            out.append(tup)?;
+        }
+        Ok(out)
+    }
+
+    /// ``{label: size}`` of the non-empty clusters of a side (0 true, 1 predicted). O(k).
+    fn sizes<'py>(&self, py: Python<'py>, side: usize) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (x, cl) in self.core.sides[side].iter().enumerate() {
+            if cl.size > 0 {
+                d.set_item(self.names[side].label(py, x as u32)?, cl.size)?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// The cells of cluster ``label`` of a side as ``{other label: count}``. O(its cells).
+    fn cluster_cells<'py>(&self, py: Python<'py>, side: usize, label: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        if let Some(x) = self.side_of(py, side, label)? {
+            for z in self.core.sides[side][x as usize].others() {
+                let c = if side == 0 { self.core.cell(x, z) } else { self.core.cell(z, x) };
+                d.set_item(self.names[1 - side].label(py, z)?, c)?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// ``(size, sum of squared cells, largest cell)`` of cluster ``label`` of a side, or None. O(1).
+    fn cluster_stats(&self, py: Python<'_>, side: usize, label: &Bound<'_, PyAny>) -> PyResult<Option<(u64, u128, u64)>> {
+        Ok(self.side_of(py, side, label)?.map(|x| {
+            let c = &self.core.sides[side][x as usize];
+            (c.size, c.sq, c.max)
+        }))
+    }
+
+    /// The labels of the non-empty clusters of a side. O(k).
+    fn labels_of<'py>(&self, py: Python<'py>, side: usize) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for (x, cl) in self.core.sides[side].iter().enumerate() {
+            if cl.size > 0 {
+                out.append(self.names[side].label(py, x as u32)?)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every running sum, in the order of ``streameval.stats.STAT_NAMES``. O(1).
+    fn stat_values(&self) -> Vec<i128> {
+        let s = &self.core.sums;
+        vec![
+            s.n, s.cells, s.k[0], s.k[1], s.cell_sq, s.side[0][0], s.side[1][0], s.cell_xlogx,
+            s.side[0][1], s.side[1][1], s.side[1][2], s.side[0][2], s.side[1][3], s.side[0][3],
+            s.side[1][4], s.side[0][4], s.side[0][5], s.side[1][5], s.both_singletons,
+        ]
+    }
+
+    /// ``[((kind, beta), Σ n·F_e)]`` for the tracked element-averaged F-scores. O(tracked).
+    fn f_items(&self) -> Vec<((String, f64), i128)> {
+        self.fkeys.iter().cloned().zip(self.core.fsums.iter().copied()).collect()
+    }
+
+    /// Start tracking ``kind`` with ``beta**2 = num/den`` under key ``(kind, beta)``. O(cells).
+    fn _track(&mut self, kind: &str, beta: f64, num: BigUint, den: BigUint) -> PyResult<bool> {
+        if self.fkeys.iter().any(|(k, b)| k == kind && *b == beta) {
+            return Ok(false);
+        }
+        let k = match kind {
+            "elm" => Kind::Elm,
+            "bcubed" => Kind::Bcubed,
+            _ => return Err(PyValueError::new_err(format!("kind must be \"elm\" or \"bcubed\", got {kind:?}"))),
+        };
+        self.core.track(FSpec::new(k, num, den));
+        self.fkeys.push((kind.to_string(), beta));
+        Ok(true)
+    }
+
+    /// Move predicted cluster ``old`` into ``new``. O(cells of ``old``) updates.
+    fn relabel_pred(&mut self, py: Python<'_>, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.relabel(py, 1, old, new)
+    }
+
+    /// Move true cluster ``old`` into ``new``. O(cells of ``old``) updates.
+    fn relabel_true(&mut self, py: Python<'_>, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.relabel(py, 0, old, new)
+    }
+
+    /// Add checked ``(true, pred, count)`` triples (labels valid, counts >= 1).
+    fn _add_triples(&mut self, py: Python<'_>, triples: &Bound<'_, PyList>) -> PyResult<()> {
+        let mut held = Vec::with_capacity(triples.len());
+        for item in triples.iter() {
+            let (t, p, c): (Bound<'_, PyAny>, Bound<'_, PyAny>, u64) = item.extract()?;
+            held.push((t, p, c));
+        }
+        let mut keys = Vec::with_capacity(held.len());
+        for (t, p, c) in held.iter() {
+            keys.push((key_of(t)?, key_of(p)?, *c));
+        }
+        self.add_keys(py, keys)
+    }
+
+    /// Add cells given as native-endian int64 buffers of true labels, predicted labels, counts.
+    fn _add_int_cells(&mut self, py: Python<'_>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>) -> PyResult<()> {
+        let (t, p, c) = (bytes_i64(t), bytes_i64(p), bytes_i64(c));
+        let keys = t
+            .iter()
+            .zip(p.iter())
+            .zip(c.iter())
+            .map(|((&t, &p), &c)| ((Key::Int(t), int_hash(t) as u32), (Key::Int(p), int_hash(p) as u32), c as u64))
+            .collect();
+        self.add_keys(py, keys)
+    }
+
+    /// Add cells given by codes into lists of distinct labels (int64 buffers of codes, counts).
+    fn _add_coded_cells(&mut self, py: Python<'_>, tu: &Bound<'_, PyList>, pu: &Bound<'_, PyList>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>) -> PyResult<()> {
+        let tl: Vec<Bound<'_, PyAny>> = tu.iter().collect();
+        let pl: Vec<Bound<'_, PyAny>> = pu.iter().collect();
+        let mut tk = Vec::with_capacity(tl.len());
+        for x in &tl {
+            tk.push(key_of(x)?);
+        }
+        let mut pk = Vec::with_capacity(pl.len());
+        for x in &pl {
+            pk.push(key_of(x)?);
+        }
+        let (t, p, c) = (bytes_i64(t), bytes_i64(p), bytes_i64(c));
+        let keys = t
+            .iter()
+            .zip(p.iter())
+            .zip(c.iter())
+            .map(|((&t, &p), &c)| (tk[t as usize], pk[p as usize], c as u64))
+            .collect();
+        self.add_keys(py, keys)
+    }
+
+    /// Add the cells of ``other`` (a different table) in bulk. O(cells of both).
+    fn _merge_from(&mut self, py: Python<'_>, other: PyRef<'_, Table>) -> PyResult<()> {
+        for ((kind, beta), spec) in other.fkeys.iter().zip(other.core.fspecs.iter()) {
+            if !self.fkeys.iter().any(|(k, b)| k == kind && b == beta) {
+                self.core.track(spec.clone());
+                self.fkeys.push((kind.clone(), *beta));
+            }
+        }
+        self.check_total(py, other.core.sums.n as u128)?;
+        let items = other.core.items();
+        let mut holds: Vec<(Option<Bound<'_, PyAny>>, Option<Bound<'_, PyAny>>)> = (0..items.len()).map(|_| (None, None)).collect();
+        let mut keys = Vec::with_capacity(items.len());
+        // two passes: the held objects must outlive the keys that borrow them
+        for (h, &(t, p, _)) in holds.iter_mut().zip(items.iter()) {
+            if let Some(Label::Obj(o)) = other.names[0].labels[t as usize].as_ref() {
+                h.0 = Some(o.bind(py).clone());
+            }
+            if let Some(Label::Obj(o)) = other.names[1].labels[p as usize].as_ref() {
+                h.1 = Some(o.bind(py).clone());
+            }
+        }
+        for (h, &(t, p, c)) in holds.iter().zip(items.iter()) {
+            let kt = match (&h.0, other.names[0].labels[t as usize].as_ref()) {
+                (Some(o), _) => (Key::Obj(o), o.hash()? as u32),
+                (None, Some(Label::Int(v))) => (Key::Int(*v), int_hash(*v) as u32),
+                _ => unreachable!(),
+            };
+            let kp = match (&h.1, other.names[1].labels[p as usize].as_ref()) {
+                (Some(o), _) => (Key::Obj(o), o.hash()? as u32),
+                (None, Some(Label::Int(v))) => (Key::Int(*v), int_hash(*v) as u32),
+                _ => unreachable!(),
+            };
+            keys.push((kt, kp, c));
+        }
+        self.skipped += other.skipped;
+        let total: u128 = keys.iter().map(|k| k.2 as u128).sum();
+        let _ = total;
+        // a merge always rebuilds, as the reference's does
+        let mut ids = Vec::with_capacity(keys.len());
+        for (kt, kp, c) in keys {
+            ids.push((self.intern_pair(py, kt, kp)?, c));
+        }
+        self.core.flatten();
+        for ((t, p), c) in ids {
+            self.core.add_bulk(t, p, c);
+        }
+        self.core.rebuild();
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Make this (empty) table a copy of ``other``. O(cells).
+    fn _copy_from(&mut self, py: Python<'_>, other: PyRef<'_, Table>) {
+        self.core = other.core.clone();
+        self.names = [other.names[0].clone_ref(py), other.names[1].clone_ref(py)];
+        self.skipped = other.skipped;
+        self.fkeys = other.fkeys.clone();
+        self.version += 1;
+    }
+
+    /// Assert the native invariants (cells mirrored, records, classes, groups, sums). O(cells).
+    fn _check_native(&self, py: Python<'_>) -> PyResult<()> {
+        self.core.check().map_err(PyAssertionError::new_err)?;
+        for side in 0..2 {
+            for (x, cl) in self.core.sides[side].iter().enumerate() {
+                let live = self.names[side].labels.get(x).is_some_and(|l| l.is_some());
+                if live != (cl.size > 0) {
+                    return Err(PyAssertionError::new_err(format!("side {side} id {x}: label and cluster disagree")));
+                }
+                if live {
+                    let mut hold = None;
+                    let (k, h) = self.names[side].key_at(py, x as u32, &mut hold);
+                    if self.names[side].find(py, k, h)? != Some(x as u32) {
+                        return Err(PyAssertionError::new_err(format!("side {side} id {x}: label not found")));
+                    }
+                }
+            }
+            if self.names[side].table.len() as i128 != self.core.sums.k[side] {
+                return Err(PyAssertionError::new_err("interned labels and clusters disagree"));
+            }
+        }
+        let _ = PyString::new(py, "");
+        Ok(())
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Table>()?;
+    m.add("MAX_TOTAL", MAX_TOTAL)?;
+    Ok(())
+}

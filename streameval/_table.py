@@ -1,0 +1,187 @@
+"""What every contingency table shares, whatever holds its state: equality, serialisation, checks.
+
+:class:`TableAPI` is mixed into the native table (:class:`streameval.Contingency`) and into the
+pure-Python reference (:class:`streameval.reference.ReferenceContingency`). It reads a table only
+through the public surface both provide: ``items()``, the sums named in
+:data:`~streameval.stats.STAT_NAMES`, ``f_sums``, ``tracked_f()``, ``skipped``, ``missing``,
+``track_f`` and ``_add_cells`` (a bulk add of checked cells).
+"""
+
+from __future__ import annotations
+
+import json  # noqa: F401  (the doctests use it)
+import numbers
+
+import numpy as np
+
+from ._validate import check_label
+from .errors import InvalidLabelError, InvalidStateError, MissingLabelError
+from .stats import MAX_TOTAL, STAT_NAMES, ContingencyStats
+
+_FORMAT = "streameval.Contingency"
+_VERSION = 1
+
+
+class TableAPI:
+    """Equality, ``stats()``, ``to_dict``/``from_dict`` and the sums check, over the public surface."""
+
+    __slots__ = ()
+
+    def stats(self) -> ContingencyStats:
+        """A snapshot of the sufficient statistics. O(number of tracked F-scores)."""
+        s = ContingencyStats(**{name: getattr(self, name) for name in STAT_NAMES})
+        s.f_sums = dict(self.f_sums)
+        return s
+
+    def _state(self):
+        cells: dict = {}
+        for t, p, c in self.items():
+            cells.setdefault(t, {})[p] = c
+        return (
+            cells,
+            tuple(getattr(self, name) for name in STAT_NAMES),
+            self.f_sums,
+            self.skipped,
+        )
+
+    def __eq__(self, other) -> bool:
+        """Two tables are equal when their cells, every sum and the tracked F-scores are equal."""
+        if not isinstance(other, TableAPI):
+            return NotImplemented
+        return self._state() == other._state()
+
+    __hash__ = None  # mutable
+
+    def __len__(self) -> int:
+        """The number of non-zero cells."""
+        return self.cells
+
+    def __repr__(self) -> str:
+        return (
+            f"Contingency(n={self.n}, cells={self.cells}, k_true={self.k_true}, "
+            f"k_pred={self.k_pred})"
+        )
+
+    def _check_sums(self) -> None:
+        """Assert that every kept sum equals its recomputation from the cells (the definition)."""
+        ref = ContingencyStats.from_cells(self.items(), self.tracked_f())
+        for name in STAT_NAMES:
+            assert getattr(self, name) == getattr(ref, name), f"sum {name} drifted"
+        assert self.f_sums == ref.f_sums, "tracked F sums drifted"
+        assert self.skipped >= 0
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of the state (labels: str, int, float, bool, or tuples of these).
+
+        >>> from streameval import Contingency
+        >>> t = Contingency(); t.update("a", ("x", 1), w=2)
+        >>> d = t.to_dict(); d["cells"]
+        [['a', ['x', 1], 2]]
+        >>> Contingency.from_dict(json.loads(json.dumps(d))) == t
+        True
+        """
+        cells = [[_label_to_json(t), _label_to_json(p), c] for t, p, c in self.items()]
+        return {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "missing": self.missing,
+            "skipped": self.skipped,
+            "n": self.n,
+            "track_f": [[kind, beta] for kind, beta in self.tracked_f()],
+            "cells": cells,
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "TableAPI":
+        """Rebuild a table from :meth:`to_dict`'s output, validating it. O(cells).
+
+        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
+        """
+        if not isinstance(state, dict):
+            raise InvalidStateError(f"a Contingency state must be a dict, got {type(state).__name__}")
+        if state.get("format") != _FORMAT:
+            raise InvalidStateError(
+                f"not a streameval Contingency state: format is {state.get('format')!r}, "
+                f"expected {_FORMAT!r}"
+            )
+        if state.get("version") != _VERSION:
+            raise InvalidStateError(f"unsupported Contingency state version {state.get('version')!r}")
+        for key in ("missing", "skipped", "n", "track_f", "cells"):
+            if key not in state:
+                raise InvalidStateError(f"Contingency state lacks the key {key!r}")
+        if state["missing"] not in ("raise", "skip"):
+            raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
+        skipped = state["skipped"]
+        if not _is_count(skipped, allow_zero=True):
+            raise InvalidStateError(f"'skipped' must be an int >= 0, got {skipped!r}")
+        cells = state["cells"]
+        if not isinstance(cells, list):
+            raise InvalidStateError("'cells' must be a list of [true, pred, count]")
+        triples = []
+        seen = set()
+        total = 0
+        for k, cell in enumerate(cells):
+            if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
+                raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {cell!r}")
+            t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
+            for v, name in ((t, "true"), (p, "pred")):
+                try:
+                    check_label(v, name)
+                except (MissingLabelError, InvalidLabelError) as e:
+                    raise InvalidStateError(f"cells[{k}]: {e}") from None
+            if not _is_count(c):
+                raise InvalidStateError(f"cells[{k}]: count must be an int >= 1, got {c!r}")
+            if (t, p) in seen:
+                raise InvalidStateError(f"cells[{k}]: cell ({t!r}, {p!r}) appears twice")
+            seen.add((t, p))
+            triples.append((t, p, c))
+            total += c
+        if total >= MAX_TOTAL:
+            raise InvalidStateError(
+                f"the cells sum to {total}: a table holds fewer than 2**57 elements"
+            )
+        if state["n"] != total:
+            raise InvalidStateError(
+                f"inconsistent state: 'n' is {state['n']!r} but the cells sum to {total}"
+            )
+        table = cls(state["missing"])
+        table.skipped = skipped
+        track = state["track_f"]
+        if not isinstance(track, list):
+            raise InvalidStateError("'track_f' must be a list of [kind, beta]")
+        for spec in track:
+            try:
+                kind, beta = spec
+                table.track_f(kind, beta)
+            except (TypeError, ValueError) as e:
+                raise InvalidStateError(f"invalid track_f entry {spec!r}: {e}") from None
+        table._add_cells(triples)
+        return table
+
+
+
+def _is_count(v, allow_zero=False) -> bool:
+    return (
+        isinstance(v, numbers.Integral)
+        and not isinstance(v, bool)
+        and (v >= 0 if allow_zero else v >= 1)
+    )
+
+
+def _label_to_json(v):
+    if isinstance(v, tuple):
+        return [_label_to_json(x) for x in v]
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    raise InvalidLabelError(
+        f"label {v!r} of type {type(v).__name__} cannot be saved as JSON; use str, int, float, "
+        "bool or tuples of these"
+    )
+
+
+def _label_from_json(v):
+    if isinstance(v, list):
+        return tuple(_label_from_json(x) for x in v)
+    return v
