@@ -78,3 +78,13 @@ def check_labels(y_true, y_pred, skip: bool):
     check_label(y_true, "y_true")
     check_label(y_pred, "y_pred")
     raise InvalidLabelError(f"invalid labels {y_true!r}, {y_pred!r}")  # pragma: no cover
+
+
+def check_total(n: int, w: int) -> None:
+    """Raise :class:`~streameval.errors.InvalidWeightError` unless a table of ``n`` elements can
+    take ``w`` more: a table holds fewer than ``2**57`` elements (``stats.MAX_TOTAL``). O(1)."""
+    if n + w >= 1 << 57:
+        raise InvalidWeightError(
+            f"weight {w} is too large: adding it to a table of {n} elements would reach the "
+            "supported bound of 2**57 elements"
+        )

@@ -72,15 +72,16 @@ def _as_array(y, name: str) -> np.ndarray | list:
             return y
         return list(y)
     seq = list(y)
-    if seq and isinstance(seq[0], (list, np.ndarray)):
+    if seq and all(isinstance(v, (list, np.ndarray)) for v in seq):
         raise ValueError(f"{name} must be one-dimensional, got a sequence of sequences")
     if not seq:
         return np.zeros(0, dtype=np.int64)
-    arr = np.asarray(seq) if all(type(v) is int for v in seq[:1]) else None
-    # ints (and bools, equal to 0 and 1) keep their identity in an int array; anything mixed,
-    # strings (trailing NULs) and floats beside ints (2**53 + 1) stay Python objects
-    if arr is not None and arr.dtype.kind in "iu" and arr.ndim == 1:
-        return arr
+    # plain ints keep their identity in an int array; anything else (strings with trailing NULs,
+    # floats beside ints such as 2**53 + 1, mixed types) stays a list of Python objects
+    if all(type(v) is int for v in seq):
+        arr = np.asarray(seq)
+        if arr.dtype.kind in "iu":
+            return arr
     return seq
 
 

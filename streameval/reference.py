@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._table import TableAPI
-from ._validate import check_label, check_labels, check_weight, is_missing
+from ._validate import check_label, check_labels, check_total, check_weight, is_missing
 from .errors import (
     InvalidLabelError,
     InvalidWeightError,
@@ -265,8 +265,9 @@ class ReferenceContingency(TableAPI):
         n0 = row.cells.get(p, 0) if row is not None else 0
         a1, b1, n1 = a0 + d, b0 + d, n0 + d
         # the other cells of the row (their column sizes fixed) and of the column (row sizes fixed)
-        in_row = [(c, cols[j].size) for j, c in row.cells.items() if j != p] if row else ()
-        in_col = [(c, rows[i].size) for i, c in col.cells.items() if i != t] if col else ()
+        # clusters are told apart by their records, never by comparing labels (no broadcasting)
+        in_row = [(c, cols[j].size) for j, c in row.cells.items() if cols[j] is not col] if row else ()
+        in_col = [(c, rows[i].size) for i, c in col.cells.items() if rows[i] is not row] if col else ()
         f_sums = self.f_sums
         for key, kind, num, den in self._fspecs:
             delta = (f_term(kind, num, den, n1, a1, b1) if n1 else 0) - (
@@ -304,7 +305,7 @@ class ReferenceContingency(TableAPI):
         col = cols.get(p)
         if col is not None and col.size == 1:
             (i,) = col.cells
-            if i != t or row.size != 1:  # cell (t, p) was counted with the row
+            if rows[i] is not row or row.size != 1:  # cell (t, p) was counted with the row
                 found += rows[i].size == 1
         return found
 
@@ -363,6 +364,7 @@ class ReferenceContingency(TableAPI):
         if labels is None:
             self.skipped += w
             return
+        check_total(self.n, w)
         self._change(labels[0], labels[1], w)
 
     def revert(self, y_true, y_pred, w=1) -> None:
@@ -373,6 +375,7 @@ class ReferenceContingency(TableAPI):
         """
         if w.__class__ is not int or w < 1:
             w = check_weight(w)
+        check_total(0, w)
         labels = self._labels(y_true, y_pred)
         if labels is None:
             if self.skipped < w:
@@ -614,6 +617,8 @@ class ReferenceContingency(TableAPI):
 
     def _add_cells(self, triples) -> None:
         """Add positive ``(t, p, count)`` triples in bulk, then rebuild the sums. O(cells)."""
+        triples = list(triples)
+        check_total(self.n, sum(c for _, _, c in triples))
         rows, cols = self._rows, self._cols
         for t, p, c in triples:
             row = rows.get(t)

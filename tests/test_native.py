@@ -1,0 +1,325 @@
+"""The native table against the pure-Python reference, state for state (differential tests).
+
+A hypothesis state machine drives a native :class:`streameval.Contingency` and a
+:class:`streameval.reference.ReferenceContingency` with the same operations — updates, reverts,
+bulk updates, merges, relabels, serialisation round trips, F tracking and rejected inputs — and
+after every step compares their whole state: the cells (under Python's equality), every running
+sum, the tracked F sums, the skipped count, and both tables' invariants (``_check()``). The
+native ``update_many`` is compared with the reference's element-by-element ``update``, which is
+its definition.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+import streameval as se
+from streameval.contingency import NATIVE
+from streameval.errors import StreamevalError
+from streameval.reference import ReferenceContingency
+from streameval.stats import MAX_TOTAL, STAT_NAMES
+
+pytestmark = pytest.mark.skipif(not NATIVE, reason="the native extension is not built")
+
+# Labels that collide under Python's equality (1, 1.0, True, np.int64(1)) and that must not
+# (1 and "1"; "a" and "a\x00"), big ints beyond 64 bits, negative ints, tuples.
+LABELS = st.one_of(
+    st.integers(-3, 6),
+    st.sampled_from([1.0, 2.5, -0.0, True, False, "1", "a", "a\x00", "", ("x", 1), (1,),
+                     2**64 + 1, -(2**63), 2**63 - 1, 2**61 - 1, -1, -2]),
+    st.builds(np.int64, st.integers(-2, 4)),
+)
+BETAS = [1.0, 0.5, 2.0, 0.3]
+
+
+def state(table) -> tuple:
+    """The whole observable state of a table: cells, sums, F sums, skipped."""
+    cells: dict = {}
+    for t, p, c in table.items():
+        assert (t, p) not in cells
+        cells[t, p] = c
+    return (
+        cells,
+        tuple(getattr(table, name) for name in STAT_NAMES),
+        table.f_sums,
+        table.skipped,
+        table.missing,
+    )
+
+
+def same(a, b) -> bool:
+    """Python equality of two labels, never broadcasting (a numpy scalar beside a tuple)."""
+    return isinstance(a, tuple) == isinstance(b, tuple) and bool(a == b)
+
+
+def outcome(fn):
+    """``None`` or the class of the streameval error ``fn()`` raised."""
+    try:
+        fn()
+    except (StreamevalError, ValueError, TypeError) as e:
+        return type(e)
+    return None
+
+
+class NativeAgainstReference(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.native = se.Contingency()
+        self.ref = ReferenceContingency()
+        self.live: list = []  # (t, p, w) added and not reverted
+        self.versions = [self.native.version]
+
+    def both(self, op):
+        """Apply ``op`` to both tables; they must agree on whether (and how) it fails."""
+        before = state(self.native)
+        a, b = outcome(lambda: op(self.native)), outcome(lambda: op(self.ref))
+        assert a == b, f"native raised {a}, reference raised {b}"
+        if a is not None:
+            assert state(self.native) == before, "a rejected call changed the state"
+        return a is None
+
+    @rule(t=LABELS, p=LABELS, w=st.integers(1, 4))
+    def update(self, t, p, w):
+        if self.both(lambda x: x.update(t, p, w)):
+            self.live.append((t, p, w))
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data())
+    def revert(self, data):
+        i = data.draw(st.integers(0, len(self.live) - 1))
+        t, p, w = self.live.pop(i)
+        assert self.both(lambda x: x.revert(t, p, w))
+
+    @rule(t=LABELS, p=LABELS, w=st.integers(1, 3))
+    def revert_unknown_or_too_many(self, t, p, w):
+        have = self.ref[t, p]
+        if self.both(lambda x: x.revert(t, p, have + w)):
+            raise AssertionError("a revert of more than the table holds succeeded")
+
+    @rule(w=st.sampled_from([0, -1, 1.5, float("nan"), float("inf"), "2", None, True,
+                             MAX_TOTAL, 10**300]))
+    def bad_weight(self, w):
+        assert not self.both(lambda x: x.update(1, 1, w))
+
+    @rule(bad=st.sampled_from([None, float("nan"), [1], {2: 3}, np.float64("nan")]))
+    def bad_label(self, bad):
+        assert not self.both(lambda x: x.update(bad, 1))
+        assert not self.both(lambda x: x.update(1, bad))
+
+    @rule(batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=30),
+          form=st.sampled_from(["list", "object", "weights", "none"]))
+    def update_many(self, batch, form):
+        ts, ps, ws = [b[0] for b in batch], [b[1] for b in batch], [b[2] for b in batch]
+        if form == "object":
+            ts, ps = np.array(ts + [0], dtype=object)[:-1], np.array(ps + [0], dtype=object)[:-1]
+        w = ws if form == "weights" else None
+        self.native.update_many(ts, ps, w)
+        for t, p, wi in zip(ts, ps, ws if w is not None else [1] * len(batch)):
+            self.ref.update(t, p, wi)
+            self.live.append((t, p, wi))
+
+    @rule(n=st.integers(1, 60), k=st.sampled_from([1, 3, 50, 2**40]), seed=st.integers(0, 9),
+          weighted=st.booleans())
+    def update_many_int_arrays(self, n, k, seed, weighted):
+        rng = np.random.default_rng(seed)
+        ts = rng.integers(-k, k, n)
+        ps = rng.integers(0, k, n).astype(np.uint32 if k < 2**32 else np.int64)
+        w = rng.integers(1, 4, n) if weighted else None
+        self.native.update_many(ts, ps, w)
+        for t, p, wi in zip(ts.tolist(), ps.tolist(), w.tolist() if weighted else [1] * n):
+            self.ref.update(t, p, wi)
+            self.live.append((t, p, wi))
+
+    @rule(batch=st.lists(st.tuples(LABELS, LABELS), min_size=2, max_size=10),
+          pick=st.integers(0, 9))
+    def update_many_with_a_bad_element_changes_nothing(self, batch, pick):
+        ts = [b[0] for b in batch]
+        ts[pick % len(ts)] = [1, 2]  # unhashable
+        before = state(self.native)
+        with pytest.raises(StreamevalError):
+            self.native.update_many(ts, [b[1] for b in batch])
+        assert state(self.native) == before
+
+    @rule(batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=12))
+    def merge(self, batch):
+        other_n, other_r = se.Contingency(), ReferenceContingency()
+        other_n.track_f("bcubed", 2.0)
+        other_r.track_f("bcubed", 2.0)
+        for t, p, w in batch:
+            other_n.update(t, p, w)
+            other_r.update(t, p, w)
+        self.native.merge(other_n)
+        self.ref.merge(other_r)
+        self.live.extend(batch)
+
+    @rule()
+    def merge_with_itself(self):
+        self.native.merge(self.native)
+        self.ref.merge(self.ref)
+        self.live.extend(self.live)
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data(), new=LABELS, true=st.booleans())
+    def relabel(self, data, new, true):
+        old = data.draw(st.sampled_from([e[0 if true else 1] for e in self.live]))
+        if true:
+            self.both(lambda x: x.relabel_true(old, new))
+        else:
+            self.both(lambda x: x.relabel_pred(old, new))
+        if not same(old, new):
+            i = 0 if true else 1
+            self.live = [
+                tuple(new if (j == i and same(v, old)) else v for j, v in enumerate(e))
+                for e in self.live
+            ]
+
+    @rule(label=LABELS)
+    def relabel_unknown(self, label):
+        if label not in self.ref.pred_sizes():
+            assert not self.both(lambda x: x.relabel_pred(label, 0))
+
+    @rule(kind=st.sampled_from(["elm", "bcubed"]), beta=st.sampled_from(BETAS))
+    def track_f(self, kind, beta):
+        assert self.native.track_f(kind, beta) == self.ref.track_f(kind, beta)
+
+    @rule()
+    def round_trip(self):
+        d = json.loads(json.dumps(self.native.to_dict()))
+        assert se.Contingency.from_dict(d) == self.native
+        assert state(ReferenceContingency.from_dict(d)) == state(self.ref)
+
+    @rule()
+    def copy(self):
+        c = self.native.copy()
+        assert state(c) == state(self.native)
+        self.native = c
+        self.versions.append(c.version)
+
+    @invariant()
+    def same_state(self):
+        assert state(self.native) == state(self.ref)
+        assert self.native.stats() == self.ref.stats()
+        assert self.native.true_sizes() == self.ref.true_sizes()
+        assert self.native.pred_sizes() == self.ref.pred_sizes()
+
+    @invariant()
+    def invariants_hold(self):
+        self.native._check()
+        self.ref._check()
+
+    @invariant()
+    def version_never_goes_back(self):
+        assert self.native.version >= self.versions[-1]
+        self.versions.append(self.native.version)
+
+
+NativeAgainstReference.TestCase.settings = settings(max_examples=80, stateful_step_count=40,
+                                                   deadline=None)
+test_native_against_reference = NativeAgainstReference.TestCase
+
+
+def test_native_core_is_in_use():
+    """CI builds the extension: the package must not silently fall back to the reference."""
+    assert NATIVE and any(k.__module__ == "streameval._native" for k in type(se.Contingency()).__mro__)
+
+
+def test_labels_equal_under_python_equality_are_one_cluster():
+    t = se.Contingency()
+    for label in (1, 1.0, True, np.int64(1), np.float32(1.0)):
+        t.update(label, "p")
+    t.update("1", "p")
+    t.update("a", "p")
+    t.update("a\x00", "p")
+    assert t.k_true == 4 and t[1, "p"] == 5 and t["a\x00", "p"] == 1
+    # the label kept is the first one seen, as a dict keeps its first key
+    assert [type(x).__name__ for x in t.true_sizes()] == ["int", "str", "str", "str"]
+
+
+def test_update_many_keeps_label_identity_and_exact_weights():
+    t = se.Contingency()
+    t.update_many([1, "1", True, "a", "a\x00"], ["x"] * 5, w=[2**53 + 1, 1, 1, 1, 1])
+    assert t[1, "x"] == 2**53 + 2 and t["1", "x"] == 1 and t["a\x00", "x"] == 1
+    assert t.k_true == 4
+
+
+def test_huge_weight_is_rejected_before_anything_changes():
+    t = se.Contingency()
+    t.update(0, 0, MAX_TOTAL - 2)
+    before = state(t)
+    for w in (2, 10**300, 1e286, MAX_TOTAL):
+        with pytest.raises(se.errors.InvalidWeightError, match="2\\*\\*57"):
+            t.update(1, 1, w)
+        assert state(t) == before
+    with pytest.raises(se.errors.InvalidWeightError):
+        t.update_many([1], [1], w=[10**30])
+    t.update(1, 1, 1)  # the largest table: every sum still exact
+    t._check()
+
+
+def test_largest_table_sums_are_exact():
+    t = se.Contingency()
+    t.track_f("elm")
+    t.track_f("bcubed", 0.3)
+    half = (MAX_TOTAL - 1) // 2
+    t.update("a", "x", half)
+    t.update("b", "x", half)
+    t._check()
+    assert t.sum_row_sq == 2 * half * half and t.sum_col_sq == (2 * half) ** 2
+    elm = se.Evaluator([se.ELM()], table=t)["ELM"]
+    assert math.isclose(elm.precision, (half - 1) / (2 * half - 1), rel_tol=1e-12)
+    assert elm.recall == 1.0
+
+
+@given(st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=40))
+@settings(max_examples=60)
+def test_update_then_revert_restores_the_native_state_bit_for_bit(stream):
+    t = se.Contingency()
+    t.track_f("elm")
+    t.track_f("bcubed")
+    snaps = []
+    for y, p, w in stream:
+        snaps.append(state(t))
+        t.update(y, p, w)
+    for (y, p, w), snap in zip(reversed(stream), reversed(snaps)):
+        t.revert(y, p, w)
+        assert state(t) == snap
+    t._check()
+
+
+@pytest.mark.parametrize("shape", ["one_predicted_cluster", "giant_true_cluster", "page_streams"])
+def test_degenerate_baselines_stay_exact_through_grouped_terms(shape):
+    """The grouped F terms of large clusters give the reference's sums on the three baselines."""
+    rng = np.random.default_rng(0)
+    native, ref = se.Contingency(), ReferenceContingency()
+    for t in (native, ref):
+        t.track_f("elm")
+        t.track_f("bcubed")
+    elements = []
+    if shape == "one_predicted_cluster":
+        elements = [(int(d), 0) for d in rng.integers(0, 300, 2000)]
+    elif shape == "giant_true_cluster":
+        elements = [(0, i) for i in range(2000)]
+    else:
+        doc = 0
+        for stream in range(4):
+            for _ in range(60):
+                doc += 1
+                elements += [(doc, stream)] * int(rng.integers(1, 12))
+    for i, (y, p) in enumerate(elements):
+        native.update(y, p)
+        ref.update(y, p)
+        if i % 400 == 0:
+            assert state(native) == state(ref)
+    assert state(native) == state(ref)
+    for y, p in elements[::3]:  # and back down through the hysteresis
+        native.revert(y, p)
+        ref.revert(y, p)
+    assert state(native) == state(ref)
+    native._check()
