@@ -43,7 +43,7 @@ import numbers
 
 import numpy as np
 
-from ._validate import check_label, check_weight, is_missing
+from ._validate import MAX_TOTAL, check_label, check_total, check_weight, is_missing
 from .errors import (
     InvalidLabelError,
     InvalidStateError,
@@ -51,6 +51,9 @@ from .errors import (
     MissingLabelError,
     UnknownElementError,
 )
+from .labels import factorize
+from .labels import label_from_json as _label_from_json
+from .labels import label_to_json as _label_to_json
 from .stats import (
     FRAC_BITS,
     STAT_NAMES,
@@ -246,8 +249,9 @@ class Contingency:
         n0 = row.cells.get(p, 0) if row is not None else 0
         a1, b1, n1 = a0 + d, b0 + d, n0 + d
         # the other cells of the row (their column sizes fixed) and of the column (row sizes fixed)
-        in_row = [(c, cols[j].size) for j, c in row.cells.items() if j != p] if row else ()
-        in_col = [(c, rows[i].size) for i, c in col.cells.items() if i != t] if col else ()
+        # labels are told apart by their records, never with != (numpy scalars broadcast)
+        in_row = [(c, cols[j].size) for j, c in row.cells.items() if cols[j] is not col] if row else ()
+        in_col = [(c, rows[i].size) for i, c in col.cells.items() if rows[i] is not row] if col else ()
         f_sums = self.f_sums
         for key, kind, num, den in self._fspecs:
             delta = (f_term(kind, num, den, n1, a1, b1) if n1 else 0) - (
@@ -285,7 +289,9 @@ class Contingency:
         col = cols.get(p)
         if col is not None and col.size == 1:
             (i,) = col.cells
-            if i != t or row.size != 1:  # cell (t, p) was counted with the row
+            # cell (t, p) was counted with the row; the records tell labels apart (never !=,
+            # which broadcasts a numpy scalar against a tuple)
+            if rows[i] is not row or row.size != 1:
                 found += rows[i].size == 1
         return found
 
@@ -349,12 +355,14 @@ class Contingency:
 
     def update(self, y_true, y_pred, w=1) -> None:
         """Add ``w`` elements with true label ``y_true`` and predicted label ``y_pred``. O(1)."""
-        if w.__class__ is not int or w < 1:
+        if w.__class__ is not int or not 0 < w < MAX_TOTAL:
             w = check_weight(w)
         labels = self._labels(y_true, y_pred)
         if labels is None:
             self.skipped += w
             return
+        if self.n + w >= MAX_TOTAL:
+            check_total(self.n, w)
         self._change(labels[0], labels[1], w)
 
     def revert(self, y_true, y_pred, w=1) -> None:
@@ -363,7 +371,7 @@ class Contingency:
         Raises :class:`~streameval.errors.UnknownElementError` if the table holds fewer than ``w``
         such elements; the table is then unchanged.
         """
-        if w.__class__ is not int or w < 1:
+        if w.__class__ is not int or not 0 < w < MAX_TOTAL:
             w = check_weight(w)
         labels = self._labels(y_true, y_pred)
         if labels is None:
@@ -416,9 +424,9 @@ class Contingency:
                 f"relabel of {'true' if true else 'predicted'} cluster {old!r}: it holds no "
                 "elements"
             )
-        if old == new:
-            return
         src, dst = records[old], records.get(new)
+        if dst is src:  # the same label (compared as dict keys, never with ==)
+            return
         fspecs, f_sums = self._fspecs, self.f_sums
 
         def fsum(k) -> list:  # Σ n·F_e over the cells of cluster k, per tracked F-score
@@ -531,22 +539,22 @@ class Contingency:
             self._add_cells(triples)
 
     def _count_many(self, y_true, y_pred, w):
-        """Check and count a batch: ``([(t, p, count)], skipped)``; labels as Python scalars."""
-        yt = np.asarray(y_true) if not isinstance(y_true, np.ndarray) else y_true
-        yp = np.asarray(y_pred) if not isinstance(y_pred, np.ndarray) else y_pred
-        if yt.ndim != 1 or yp.ndim != 1:
+        """Check and count a batch: ``([(t, p, count)], skipped)``; labels as Python scalars.
+
+        Labels are grouped by :func:`streameval.labels.factorize` (Python equality, as
+        :meth:`update`), never coerced through ``numpy.asarray``.
+        """
+        it, ut = factorize(y_true, "y_true", missing="skip")
+        ip, up = factorize(y_pred, "y_pred", missing="skip")
+        if len(it) != len(ip):
             raise ValueError(
-                f"y_true and y_pred must be one-dimensional, got shapes {yt.shape} and {yp.shape}"
-            )
-        if len(yt) != len(yp):
-            raise ValueError(
-                f"y_true and y_pred must have the same length, got {len(yt)} and {len(yp)}"
+                f"y_true and y_pred must have the same length, got {len(it)} and {len(ip)}"
             )
         if w is None:
             weights = None
         else:
             weights = np.asarray(w)
-            if weights.shape != yt.shape:
+            if weights.shape != it.shape:
                 raise ValueError(
                     f"w must have the same length as the labels, got shape {weights.shape}"
                 )
@@ -554,54 +562,48 @@ class Contingency:
                 raise InvalidWeightError(
                     f"w must hold positive integer multiplicities, got dtype {weights.dtype}"
                 )
-            bad = ~np.isfinite(weights) | (weights <= 0) | (weights != np.floor(weights))
+            with np.errstate(invalid="ignore"):
+                bad = (~np.isfinite(weights) | (weights <= 0) | (weights != np.floor(weights))
+                       | (weights >= float(MAX_TOTAL)))
             if bad.any():
                 i = int(np.argmax(bad))
                 check_weight(weights[i].item())
             weights = weights.astype(np.int64)
-        keep = np.ones(len(yt), dtype=bool)
-        for arr, name in ((yt, "y_true"), (yp, "y_pred")):
-            if arr.dtype.kind == "f":
-                keep &= ~np.isnan(arr)
-            elif arr.dtype.kind == "O":
-                keep &= np.fromiter((not is_missing(v) for v in arr), bool, len(arr))
+        keep = (it >= 0) & (ip >= 0)
         if not keep.all():
             if self.missing == "raise":
-                i = int(np.argmin(keep))
-                for arr, name in ((yt, "y_true"), (yp, "y_pred")):
-                    v = arr[i]
-                    if is_missing(v):
-                        raise MissingLabelError(
-                            f"{name}[{i}] is missing ({v!r}); pass a label, or use "
-                            'Contingency(missing="skip") to skip and count such elements'
-                        )
+                hint = '; pass a label, or use Contingency(missing="skip") to skip and count such elements'
+                factorize(y_true, "y_true", hint=hint)  # raises, naming the first missing label
+                factorize(y_pred, "y_pred", hint=hint)
             skipped = int(weights[~keep].sum()) if weights is not None else int((~keep).sum())
-            yt, yp = yt[keep], yp[keep]
+            it, ip = it[keep], ip[keep]
             weights = weights[keep] if weights is not None else None
         else:
             skipped = 0
-        if len(yt) == 0:
+        if len(it) == 0:
             return ([], skipped) if skipped else None
-        if yt.dtype.kind == "O" or yp.dtype.kind == "O":
-            counts: dict = {}
-            ws = weights.tolist() if weights is not None else [1] * len(yt)
-            for t, p, c in zip(yt.tolist(), yp.tolist(), ws):
-                check_label(t, "y_true")
-                check_label(p, "y_pred")
-                counts[t, p] = counts.get((t, p), 0) + c
-            return [(t, p, c) for (t, p), c in counts.items()], skipped
-        ut, it = np.unique(yt, return_inverse=True)
-        up, ip = np.unique(yp, return_inverse=True)
-        code = it.astype(np.int64) * len(up) + ip
+        kp = len(up)
+        code = it * kp + ip
         if weights is None:
             cells, counts = np.unique(code, return_counts=True)
+            total = len(code)
         else:
-            cells, inv = np.unique(code, return_inverse=True)
-            counts = np.bincount(inv, weights=weights, minlength=len(cells)).astype(np.int64)
-        ut, up = ut.tolist(), up.tolist()
-        kp = len(up)
+            order = np.argsort(code, kind="stable")
+            code, weights = code[order], weights[order]
+            starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+            cells = code[starts]
+            if int(weights.max()) * len(weights) < MAX_TOTAL:
+                counts = np.add.reduceat(weights, starts)  # exact: no int64 overflow possible
+                total = int(counts.sum())
+            else:  # huge weights: sum exactly with Python ints
+                ws = weights.tolist()
+                ends = starts[1:].tolist() + [len(ws)]
+                counts = [sum(ws[i:j]) for i, j in zip(starts.tolist(), ends)]
+                total = sum(counts)
+        check_total(self.n, total)
+        counts = counts.tolist() if isinstance(counts, np.ndarray) else counts
         return [
-            (ut[c // kp], up[c % kp], n) for c, n in zip(cells.tolist(), counts.tolist())
+            (ut[c // kp], up[c % kp], n) for c, n in zip(cells.tolist(), counts)
         ], skipped
 
     def _add_cells(self, triples) -> None:
@@ -737,7 +739,9 @@ class Contingency:
             raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
         skipped = state["skipped"]
         if not _is_count(skipped, allow_zero=True):
-            raise InvalidStateError(f"'skipped' must be an int >= 0, got {skipped!r}")
+            raise InvalidStateError(f"'skipped' must be an int >= 0 and < 2**63, got {skipped!r}")
+        if not _is_count(state["n"], allow_zero=True):
+            raise InvalidStateError(f"'n' must be an int >= 0 and < 2**63, got {state['n']!r}")
         cells = state["cells"]
         if not isinstance(cells, list):
             raise InvalidStateError("'cells' must be a list of [true, pred, count]")
@@ -747,19 +751,26 @@ class Contingency:
         for k, cell in enumerate(cells):
             if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
                 raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {cell!r}")
-            t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
+            try:
+                t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
+            except InvalidLabelError as e:
+                raise InvalidStateError(f"cells[{k}]: {e}") from None
             for v, name in ((t, "true"), (p, "pred")):
                 try:
                     check_label(v, name)
                 except (MissingLabelError, InvalidLabelError) as e:
                     raise InvalidStateError(f"cells[{k}]: {e}") from None
             if not _is_count(c):
-                raise InvalidStateError(f"cells[{k}]: count must be an int >= 1, got {c!r}")
+                raise InvalidStateError(
+                    f"cells[{k}]: count must be an int >= 1 and < 2**63, got {c!r}"
+                )
             if (t, p) in seen:
                 raise InvalidStateError(f"cells[{k}]: cell ({t!r}, {p!r}) appears twice")
             seen.add((t, p))
             triples.append((t, p, c))
             total += c
+        if total >= MAX_TOTAL:
+            raise InvalidStateError(f"the cells sum to {total}: the total must stay below 2**63")
         if state["n"] != total:
             raise InvalidStateError(
                 f"inconsistent state: 'n' is {state['n']!r} but the cells sum to {total}"
@@ -802,27 +813,10 @@ class Contingency:
 
 
 def _is_count(v, allow_zero=False) -> bool:
+    """An int (not a bool, not a float) in ``[1, 2**63)`` (or ``[0, 2**63)``)."""
     return (
         isinstance(v, numbers.Integral)
         and not isinstance(v, bool)
         and (v >= 0 if allow_zero else v >= 1)
+        and v < MAX_TOTAL
     )
-
-
-def _label_to_json(v):
-    if isinstance(v, tuple):
-        return [_label_to_json(x) for x in v]
-    if v is None or isinstance(v, (str, bool, int, float)):
-        return v
-    if isinstance(v, np.generic):
-        return v.item()
-    raise InvalidLabelError(
-        f"label {v!r} of type {type(v).__name__} cannot be saved as JSON; use str, int, float, "
-        "bool or tuples of these"
-    )
-
-
-def _label_from_json(v):
-    if isinstance(v, list):
-        return tuple(_label_from_json(x) for x in v)
-    return v

@@ -27,12 +27,11 @@ __all__ = [
 
 def _table(labels_true, labels_pred):
     """``(rows, cols, counts, a, b)``: the non-zero cells (row/column codes and counts) and sizes."""
-    yt, yp = np.asarray(labels_true), np.asarray(labels_pred)
-    if yt.ndim != 1 or yp.ndim != 1 or len(yt) != len(yp):
+    it, ip = _factorize(labels_true, "labels_true"), _factorize(labels_pred, "labels_pred")
+    if len(it) != len(ip):
         raise ValueError(
-            f"labels must be one-dimensional and of equal length, got shapes {yt.shape}, {yp.shape}"
+            f"labels must be one-dimensional and of equal length, got lengths {len(it)}, {len(ip)}"
         )
-    it, ip = _factorize(yt, "labels_true"), _factorize(yp, "labels_pred")
     if len(it) == 0:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z, z, z
