@@ -128,7 +128,11 @@ def lea_score(labels_true, labels_pred):
 
 def _assignment_total(rows, cols, sim, kt, kp) -> float:
     """Largest total similarity of a one-to-one matching, solved per connected block of cells."""
-    from scipy.optimize import linear_sum_assignment
+    from ..errors import require
+
+    linear_sum_assignment = require(
+        "scipy.optimize", "batch.ceaf_score and batch.cluster_accuracy_score", "sklearn"
+    ).linear_sum_assignment
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -191,7 +195,9 @@ def cluster_accuracy_score(labels_true, labels_pred) -> float:
 
 def _expected_mi(a, b, n) -> float:
     """``E[MI]`` under the permutation model, with ``scipy.stats.hypergeom`` probabilities."""
-    from scipy.stats import hypergeom
+    from ..errors import require
+
+    hypergeom = require("scipy.stats", "batch.adjusted_mutual_info_score", "sklearn").hypergeom
 
     emi = 0.0
     for ai in a.tolist():

@@ -102,7 +102,10 @@ def score_candidates(labels_true, candidates, *, metric: str = "elm", beta: floa
         # rows of labels grouped by Python equality, as Contingency.update does (never coerced)
         rows = [factorize(row, f"candidates[{i}]")[0] for i, row in enumerate(c)]
         if any(len(r) != len(t) for r in rows):
-            raise ValueError(f"every row of candidates must have {len(t)} labels to match labels_true")
+            raise ValueError(
+                f"candidates must have shape (M, {len(t)}) to match labels_true: a row has "
+                f"{next(len(r) for r in rows if len(r) != len(t))} labels"
+            )
         c = np.stack(rows) if rows else np.zeros((0, len(t)), dtype=np.int64)
     if c.ndim != 2 or c.shape[1] != len(t):
         raise ValueError(
@@ -188,7 +191,9 @@ class _Segments:
 
     def onehot(self, local: np.ndarray):
         """Sparse ``(M, S)`` 0/1 matrix: row ``c`` marks each element's segment in candidate ``c``."""
-        from scipy.sparse import csr_matrix
+        from ..errors import require
+
+        csr_matrix = require("scipy.sparse", "streameval.batch.contiguous_f1_sums", "pss").csr_matrix
 
         m = len(local)
         cols = (self.offset[None, :] + local).ravel()
