@@ -341,7 +341,7 @@ class Contingency:
     def _labels(self, y_true, y_pred):
         """Checked labels, or ``None`` when a missing label is to be skipped."""
         try:
-            bad = y_true is None or y_true != y_true or y_pred is None or y_pred != y_pred
+            bad = bool(y_true is None or y_true != y_true or y_pred is None or y_pred != y_pred)
             hash(y_true), hash(y_pred)
         except (TypeError, ValueError):
             bad = True

@@ -177,8 +177,6 @@ class CountWindow(Guarded):
                 raise InvalidStateError(
                     f"metrics[{k}]: cannot rebuild {spec!r:.80}: {e!r:.200}"
                 ) from None
-        if not metrics:
-            raise InvalidStateError("'metrics' must name at least one metric")
         items = state["items"]
         try:
             window = cls(state["size"], metrics)
