@@ -92,6 +92,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "batch",
+    "labels",
     "Contingency",
     "ContingencyStats",
     "Evaluator",

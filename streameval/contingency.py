@@ -635,6 +635,7 @@ class Contingency:
         """
         if not isinstance(other, Contingency):
             raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
+        check_total(self.n, other.n, "a table merged with another")
         triples = list(other.items())
         for key, kind, num, den in other._fspecs:
             if key not in self.f_sums:

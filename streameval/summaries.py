@@ -57,6 +57,7 @@ from ._validate import MAX_TOTAL, check_label, check_total, check_weight
 from .errors import InvalidLabelError, InvalidStateError, InvalidVectorError, UnknownElementError
 from .labels import label_from_json as _label_from_json
 from .labels import label_to_json as _label_to_json
+from .sync import Guarded, concurrent_use
 
 __all__ = ["ClusterSummaries", "SPACES"]
 
@@ -65,7 +66,7 @@ _VERSION = 1
 SPACES = ("euclidean", "cosine")
 
 
-class ClusterSummaries:
+class ClusterSummaries(Guarded):
     """Count, mean vector and scatter per predicted cluster, and for the whole stream.
 
     Parameters
@@ -113,6 +114,7 @@ class ClusterSummaries:
         self._dist = None  # cached distances between means (cap x cap), see centroid_distances
         self._dist_seen = -1  # version the cache reflects
         self._ssb = (-1, 0.0)  # (version, SSB)
+        self._init_guard()
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
@@ -205,6 +207,15 @@ class ClusterSummaries:
         return arr
 
     def _apply(self, x: np.ndarray, label, w: int, raw=None) -> None:
+        guard = self._guard  # not thread-safe: a concurrent change raises (streameval.sync)
+        if not guard.acquire(False):
+            concurrent_use(self, "update" if w > 0 else "revert")
+        try:
+            self._apply_unguarded(x, label, w, raw)
+        finally:
+            guard.release()
+
+    def _apply_unguarded(self, x: np.ndarray, label, w: int, raw=None) -> None:
         if self.dim is None or self._mean.shape[1] != self.dim:
             self._fix_dim(x.shape[0])
         if self.features is None and isinstance(raw, dict):  # the first dict fixes the order
@@ -276,6 +287,7 @@ class ClusterSummaries:
             raise ValueError(f"cannot merge a {other.space!r} summary into a {self.space!r} one")
         if other.n == 0:
             return
+        check_total(self.n, other.n, "summaries merged with others")
         if self.dim is not None and other.dim != self.dim:
             raise InvalidVectorError(f"cannot merge dimension {other.dim} into dimension {self.dim}")
         if self.features is not None and other.features is not None and self.features != other.features:

@@ -5,7 +5,8 @@
 :class:`~streameval.ClusterSummaries`) are **not thread-safe**: one object must be mutated by one
 thread at a time. To share one across threads, wrap it in :class:`Synchronized`, which serialises
 every method call with a lock. Objects that coordinate several tables (:class:`~streameval.CountWindow`,
-:class:`~streameval.EventTimeWindow`, :class:`~streameval.Monitor`) also carry a cheap guard: a
+:class:`~streameval.EventTimeWindow`, :class:`~streameval.Monitor`) and
+:class:`~streameval.ClusterSummaries` also carry a cheap guard: a
 mutation that starts while another is running on the same object raises
 :class:`~streameval.errors.ConcurrentUseError` instead of corrupting the state. The guard is a
 safety net, not a lock: the second caller fails, it does not wait.

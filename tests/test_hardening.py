@@ -403,6 +403,10 @@ def test_13_8_total_count_stays_below_2_pow_63():
     assert bulk.n == 0
     bulk.update_many([0, 0, 1], ["a", "a", "b"], np.array([2**61, 2**61, 5], dtype=np.int64))
     assert bulk[0, "a"] == 2**62 and bulk.n == 2**62 + 5  # exact: no float rounding
+    other = bulk.copy()
+    with pytest.raises(InvalidWeightError, match="2\\*\\*63"):
+        bulk.merge(other)
+    assert bulk == other
     mon = se.Monitor([se.ELM()], window=se.EventTimeWindow(10, [se.ELM()]), detector=False)
     mon.update(0, "a", 2**63 - 1, t=0)
     with pytest.raises(InvalidWeightError):
@@ -585,3 +589,21 @@ def test_13_16_non_finite_labels_are_standard_json_and_read_back():
     with pytest.raises(InvalidLabelError, match="cannot be saved"):
         table.update(b"bytes", 0)
         table.to_dict()
+
+
+def test_13_7_summaries_guard_and_pickling_keep_working():
+    import pickle
+
+    s = se.ClusterSummaries()
+    s.update([1.0, 2.0], "a")
+    s._guard.acquire()  # as if another thread were inside an update
+    try:
+        with pytest.raises(se.errors.ConcurrentUseError, match="ClusterSummaries.update"):
+            s.update([0.0, 0.0], "b")
+    finally:
+        s._guard.release()
+    assert s.n == 1 and s.k == 1
+    for obj in (s, se.CountWindow(3, [se.ELM()]), se.EventTimeWindow(3, [se.ELM()])):
+        copy = pickle.loads(pickle.dumps(obj))
+        copy._guard.acquire(False)  # a fresh, free guard
+        copy._guard.release()
