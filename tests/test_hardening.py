@@ -605,5 +605,5 @@ def test_13_7_summaries_guard_and_pickling_keep_working():
     assert s.n == 1 and s.k == 1
     for obj in (s, se.CountWindow(3, [se.ELM()]), se.EventTimeWindow(3, [se.ELM()])):
         copy = pickle.loads(pickle.dumps(obj))
-        copy._guard.acquire(False)  # a fresh, free guard
+        assert copy._guard.acquire(False)  # a fresh, free guard
         copy._guard.release()
