@@ -250,8 +250,12 @@ class Contingency:
         a1, b1, n1 = a0 + d, b0 + d, n0 + d
         # the other cells of the row (their column sizes fixed) and of the column (row sizes fixed)
         # labels are told apart by their records, never with != (numpy scalars broadcast)
-        in_row = [(c, cols[j].size) for j, c in row.cells.items() if cols[j] is not col] if row else ()
-        in_col = [(c, rows[i].size) for i, c in col.cells.items() if rows[i] is not row] if col else ()
+        in_row = (
+            [(c, cols[j].size) for j, c in row.cells.items() if cols[j] is not col] if row else ()
+        )
+        in_col = (
+            [(c, rows[i].size) for i, c in col.cells.items() if rows[i] is not row] if col else ()
+        )
         f_sums = self.f_sums
         for key, kind, num, den in self._fspecs:
             delta = (f_term(kind, num, den, n1, a1, b1) if n1 else 0) - (
@@ -572,10 +576,15 @@ class Contingency:
         keep = (it >= 0) & (ip >= 0)
         if not keep.all():
             if self.missing == "raise":
-                hint = '; pass a label, or use Contingency(missing="skip") to skip and count such elements'
+                hint = (
+                    '; pass a label, or use Contingency(missing="skip") to skip and count such '
+                    "elements"
+                )
                 factorize(y_true, "y_true", hint=hint)  # raises, naming the first missing label
                 factorize(y_pred, "y_pred", hint=hint)
-            skipped = int(weights[~keep].sum()) if weights is not None else int((~keep).sum())
+            skipped = (  # exact even for weights near 2**63 (a Python int sum)
+                sum(weights[~keep].tolist()) if weights is not None else int((~keep).sum())
+            )
             it, ip = it[keep], ip[keep]
             weights = weights[keep] if weights is not None else None
         else:
