@@ -4,7 +4,8 @@ Written independently of :mod:`streameval.summaries` (plain numpy: group means f
 distances of every point to its mean), these are the users' batch API, the exact path of
 :func:`streameval.cluster_report`, and the reference the streaming views are tested against.
 ``X`` is an ``(N, d)`` array-like of finite numbers, ``labels`` a length-``N`` sequence of cluster
-labels. ``distance`` is ``"euclidean"`` or ``"cosine"`` (``1 - cos``; vectors scaled to unit
+labels (grouped by Python equality; a missing label raises
+:class:`~streameval.errors.MissingLabelError`, as the streaming summaries do). ``distance`` is ``"euclidean"`` or ``"cosine"`` (``1 - cos``; vectors scaled to unit
 length first, as Alink does). Definitions follow Alink's ``EvalClusterBatchOp`` (and
 scikit-learn's functions of the same name where they exist); undefined values (fewer than two
 clusters) are NaN. Cost: O(N·d) except where stated.
