@@ -79,10 +79,17 @@ def factorize(values, name: str = "labels", *, missing: str = "raise", hint: str
     if missing not in ("raise", "skip"):
         raise ValueError(f'missing must be "raise" or "skip", got {missing!r}')
     if not isinstance(values, (np.ndarray, list, tuple)):
-        if hasattr(values, "__array__") and not isinstance(values, (str, bytes)):
+        if isinstance(values, (str, bytes)):
+            raise ValueError(f"{name} must be a sequence of labels, got a single {type(values).__name__}")
+        if hasattr(values, "__array__"):
             values = np.asarray(values)  # pandas objects: mixed values stay objects
-        else:
-            values = list(values)
+        elif hasattr(values, "__len__") and hasattr(values, "__iter__"):
+            values = list(values)  # range, dict views, ...: sized, so read more than once
+        else:  # an iterator would be consumed by the first of several passes
+            raise ValueError(
+                f"{name} must be a one-dimensional sequence of labels (a list, tuple, numpy array "
+                f"or pandas Series), got {type(values).__name__}"
+            )
     if isinstance(values, np.ndarray):
         if values.ndim != 1:
             raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")

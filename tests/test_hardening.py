@@ -165,6 +165,17 @@ def test_13_1_mixed_labels_agree_across_update_update_many_and_batch(stream):
         assert strict.n == 0 and strict.version == 0
 
 
+def test_13_1_label_sequences_are_sequences():
+    for bad in ("abc", 5, iter([1, 2, 3]), (x for x in [1, 2, 3])):
+        with pytest.raises(ValueError, match="labels_true must be a"):
+            batch.rand_score(bad, [1, 2, 3])
+        table = se.Contingency()
+        with pytest.raises(ValueError, match="y_true must be a"):
+            table.update_many(bad, [1, 2, 3])
+        assert table.n == 0
+    assert batch.rand_score(range(3), {0: 1, 1: 1, 2: 2}.values()) == batch.rand_score([0, 1, 2], [1, 1, 2])
+
+
 # ------------------------------------------------------------------------------------- item 2
 def test_13_2_numpy_scalar_beside_tuple_labels_never_broadcast():
     ev = se.Evaluator([se.ELM(), se.BCubed(), se.Purity()])
