@@ -233,47 +233,28 @@ fn int(py: Python<'_>, v: i128) -> PyResult<PyObject> {
 }
 
 impl Table {
-    /// The weight as a count in [1, MAX_TOTAL), or the error `check_weight` gives.
+    /// The weight as a count in [1, MAX_TOTAL), or the error Python's `check_weight` gives.
     fn weight(&self, py: Python<'_>, w: W<'_>) -> PyResult<u64> {
         let w = match w {
             W::One => return Ok(1),
             W::Given(w) => w,
         };
-        let w = &w;
-        let v: Bound<'_, PyAny> = if w.is_exact_instance_of::<PyInt>() {
-            w.clone()
-        } else {
-            py.import("streameval._validate")?.getattr("check_weight")?.call1((w,))?
-        };
-        match v.extract::<u64>() {
-            Ok(x) if (1..MAX_TOTAL).contains(&x) => Ok(x),
-            Ok(0) => {
-                py.import("streameval._validate")?.getattr("check_weight")?.call1((w,))?;
-                Err(error(py, "InvalidWeightError", format!("invalid weight {}", w.repr()?)))
-            }
-            _ => {
-                if v.lt(1)? {
-                    py.import("streameval._validate")?.getattr("check_weight")?.call1((w,))?;
+        if w.is_exact_instance_of::<PyInt>() {
+            if let Ok(x) = w.extract::<u64>() {
+                if (1..MAX_TOTAL).contains(&x) {
+                    return Ok(x);
                 }
-                Err(error(
-                    py,
-                    "InvalidWeightError",
-                    format!("weight {} is too large: a table holds fewer than 2**57 elements", w.repr()?),
-                ))
             }
         }
+        py.import("streameval._validate")?.getattr("check_weight")?.call1((&w,))?.extract()
     }
 
+    /// The error of Python's `check_total` when `add` more elements would reach the bound.
     fn check_total(&self, py: Python<'_>, add: u128) -> PyResult<()> {
         if (self.core.sums.n as u128) + add >= MAX_TOTAL as u128 {
-            return Err(error(
-                py,
-                "InvalidWeightError",
-                format!(
-                    "adding {add} elements to a table of {} would reach the supported bound of 2**57 elements",
-                    self.core.sums.n
-                ),
-            ));
+            py.import("streameval._validate")?
+                .getattr("check_total")?
+                .call1((self.core.sums.n, add))?;
         }
         Ok(())
     }
@@ -347,8 +328,8 @@ impl Table {
                 ));
             }
         };
-        if old.eq(new)? {
-            return Ok(());
+        if self.side_of(py, side, new)? == Some(o) {
+            return Ok(()); // the same label (found as the same cluster, never compared with ==)
         }
         let (k, h) = key_of(new)?;
         let (nw, _) = self.names[side].intern(py, k, h)?;

@@ -78,10 +78,21 @@ from .summaries import ClusterSummaries
 from . import pss
 from .pss import PageStream, PageStreamError, PageStreamEvaluator
 
+# label identity, threads (issue 13)
+from . import labels
+from .errors import ConcurrentUseError, MissingDependencyError
+from .sync import Synchronized
+
+if "river.metrics.base" in __import__("sys").modules:  # river_metric + streameval_metric
+    from .metrics.base import _register_with_river
+
+    _register_with_river()
+
 __version__ = "0.1.0"
 
 __all__ = [
     "batch",
+    "labels",
     "Contingency",
     "ContingencyStats",
     "Evaluator",
@@ -121,6 +132,9 @@ __all__ = [
     "UnknownElementError",
     "InvalidStateError",
     "InvalidVectorError",
+    "ConcurrentUseError",
+    "MissingDependencyError",
+    "Synchronized",
     # intrinsic (feature-based) metrics
     "ClusterSummaries",
     "IntrinsicMetric",

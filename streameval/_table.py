@@ -12,10 +12,11 @@ from __future__ import annotations
 import json  # noqa: F401  (the doctests use it)
 import numbers
 
-import numpy as np
 
 from ._validate import check_label
 from .errors import InvalidLabelError, InvalidStateError, MissingLabelError
+from .labels import label_from_json as _label_from_json
+from .labels import label_to_json as _label_to_json
 from .stats import MAX_TOTAL, STAT_NAMES, ContingencyStats
 
 _FORMAT = "streameval.Contingency"
@@ -113,7 +114,9 @@ class TableAPI:
             raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
         skipped = state["skipped"]
         if not _is_count(skipped, allow_zero=True):
-            raise InvalidStateError(f"'skipped' must be an int >= 0, got {skipped!r}")
+            raise InvalidStateError(f"'skipped' must be an int >= 0 and < 2**57, got {skipped!r}")
+        if not _is_count(state["n"], allow_zero=True):
+            raise InvalidStateError(f"'n' must be an int >= 0 and < 2**57, got {state['n']!r}")
         cells = state["cells"]
         if not isinstance(cells, list):
             raise InvalidStateError("'cells' must be a list of [true, pred, count]")
@@ -123,23 +126,26 @@ class TableAPI:
         for k, cell in enumerate(cells):
             if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
                 raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {cell!r}")
-            t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
+            try:
+                t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
+            except InvalidLabelError as e:
+                raise InvalidStateError(f"cells[{k}]: {e}") from None
             for v, name in ((t, "true"), (p, "pred")):
                 try:
                     check_label(v, name)
                 except (MissingLabelError, InvalidLabelError) as e:
                     raise InvalidStateError(f"cells[{k}]: {e}") from None
             if not _is_count(c):
-                raise InvalidStateError(f"cells[{k}]: count must be an int >= 1, got {c!r}")
+                raise InvalidStateError(
+                    f"cells[{k}]: count must be an int >= 1 and < 2**57, got {c!r}"
+                )
             if (t, p) in seen:
                 raise InvalidStateError(f"cells[{k}]: cell ({t!r}, {p!r}) appears twice")
             seen.add((t, p))
             triples.append((t, p, c))
             total += c
         if total >= MAX_TOTAL:
-            raise InvalidStateError(
-                f"the cells sum to {total}: a table holds fewer than 2**57 elements"
-            )
+            raise InvalidStateError(f"the cells sum to {total}: the total must stay below 2**57")
         if state["n"] != total:
             raise InvalidStateError(
                 f"inconsistent state: 'n' is {state['n']!r} but the cells sum to {total}"
@@ -159,29 +165,11 @@ class TableAPI:
         return table
 
 
-
 def _is_count(v, allow_zero=False) -> bool:
+    """An int (not a bool, not a float) in ``[1, 2**57)`` (or ``[0, 2**57)``)."""
     return (
         isinstance(v, numbers.Integral)
         and not isinstance(v, bool)
         and (v >= 0 if allow_zero else v >= 1)
+        and v < MAX_TOTAL
     )
-
-
-def _label_to_json(v):
-    if isinstance(v, tuple):
-        return [_label_to_json(x) for x in v]
-    if v is None or isinstance(v, (str, bool, int, float)):
-        return v
-    if isinstance(v, np.generic):
-        return v.item()
-    raise InvalidLabelError(
-        f"label {v!r} of type {type(v).__name__} cannot be saved as JSON; use str, int, float, "
-        "bool or tuples of these"
-    )
-
-
-def _label_from_json(v):
-    if isinstance(v, list):
-        return tuple(_label_from_json(x) for x in v)
-    return v

@@ -46,8 +46,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._table import TableAPI
-from ._validate import check_label, check_weight, is_missing
-from .errors import InvalidWeightError, MissingLabelError
+from ._validate import check_weight
+from .errors import InvalidWeightError
+from .labels import factorize
 from .reference import ReferenceContingency
 from .stats import MAX_TOTAL, beta_ratio
 
@@ -62,27 +63,15 @@ NATIVE = _NativeTable is not None
 __all__ = ["Contingency", "NATIVE"]
 
 
-def _as_array(y, name: str) -> np.ndarray | list:
-    """A numpy array when ``y`` converts without changing any label's identity, else a list."""
-    if isinstance(y, np.ndarray):
-        return y
-    if hasattr(y, "to_numpy"):  # pandas Series, Index and the like
+def _int_array(y):
+    """``y`` as a one-dimensional array of int64-representable integers, or ``None``."""
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
-        if y.dtype.kind != "O":
-            return y
-        return list(y)
-    seq = list(y)
-    if seq and all(isinstance(v, (list, np.ndarray)) for v in seq):
-        raise ValueError(f"{name} must be one-dimensional, got a sequence of sequences")
-    if not seq:
-        return np.zeros(0, dtype=np.int64)
-    # plain ints keep their identity in an int array; anything else (strings with trailing NULs,
-    # floats beside ints such as 2**53 + 1, mixed types) stays a list of Python objects
-    if all(type(v) is int for v in seq):
-        arr = np.asarray(seq)
-        if arr.dtype.kind in "iu":
-            return arr
-    return seq
+    if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iu"):
+        return None
+    if y.dtype == np.uint64 and len(y) and int(y.max()) >= 2**63:
+        return None
+    return y
 
 
 def _weights(w, n: int):
@@ -116,34 +105,6 @@ def _weights(w, n: int):
             out[i] = v
         return out
     raise InvalidWeightError(f"w must hold positive integer multiplicities, got dtype {arr.dtype}")
-
-
-def _missing_mask(y) -> np.ndarray:
-    if isinstance(y, np.ndarray):
-        if y.dtype.kind == "f":
-            return np.isnan(y)
-        if y.dtype.kind != "O":
-            return np.zeros(len(y), dtype=bool)
-        y = y.tolist()
-    return np.fromiter((is_missing(v) for v in y), bool, len(y))
-
-
-def _codes(y):
-    """``(codes, distinct labels)`` of a label array or list under Python's equality."""
-    if isinstance(y, np.ndarray) and y.dtype.kind in "iufbUS":
-        uniq, codes = np.unique(y, return_inverse=True)
-        return codes.astype(np.int64, copy=False), uniq.tolist()
-    index: dict = {}
-    labels: list = []
-    codes = np.empty(len(y), dtype=np.int64)
-    for i, v in enumerate(y.tolist() if isinstance(y, np.ndarray) else y):
-        check_label(v, "label")
-        c = index.get(v)
-        if c is None:
-            c = index[v] = len(labels)
-            labels.append(v)
-        codes[i] = c
-    return codes, labels
 
 
 def _count(key: np.ndarray, w):
@@ -269,11 +230,12 @@ if NATIVE:
             """Add many elements at once from sequences or numpy arrays.
 
             Gives exactly the state of calling :meth:`update` for each element: labels keep
-            Python's identity (``[1, "1"]`` are two labels, ``"a\\x00"`` keeps its NUL), weights
-            stay integers. Cells are counted columnar (integer arrays: one unique-count over a
-            combined key; other labels: codes under Python's equality), then added natively, cell
-            by cell when they are few compared with the table, else in bulk followed by one
-            O(cells) rebuild. Every label and weight is checked before anything changes.
+            Python's identity (``[1, "1"]`` are two labels, ``"a\\x00"`` keeps its NUL; see
+            :func:`streameval.labels.factorize`), weights stay integers. Cells are counted
+            columnar (integer arrays: one unique-count over a combined key; other labels: their
+            codes), then added natively, cell by cell when they are few compared with the table,
+            else in bulk followed by one O(cells) rebuild. Every label and weight is checked
+            before anything changes. Cost O(N log N) in numpy plus O(cells) natively.
 
             >>> import numpy as np
             >>> t = Contingency()
@@ -281,60 +243,59 @@ if NATIVE:
             >>> sorted(t.items())
             [(0, 'x', 2), (1, 'x', 1), (1, 'y', 1)]
             """
-            yt, yp = _as_array(y_true, "y_true"), _as_array(y_pred, "y_pred")
-            for y in (yt, yp):
-                if isinstance(y, np.ndarray) and y.ndim != 1:
-                    raise ValueError(
-                        "y_true and y_pred must be one-dimensional, got shapes "
-                        f"{np.shape(yt)} and {np.shape(yp)}"
-                    )
-            if len(yt) != len(yp):
+            yt, yp = _int_array(y_true), _int_array(y_pred)
+            if yt is not None and yp is not None and len(yt) == len(yp):
+                self._add_int_array(yt, yp, _weights(w, len(yt)))
+                return
+            it, ut = factorize(y_true, "y_true", missing="skip")
+            ip, up = factorize(y_pred, "y_pred", missing="skip")
+            if len(it) != len(ip):
                 raise ValueError(
-                    f"y_true and y_pred must have the same length, got {len(yt)} and {len(yp)}"
+                    f"y_true and y_pred must have the same length, got {len(it)} and {len(ip)}"
                 )
-            w = _weights(w, len(yt))
-            gone = _missing_mask(yt) | _missing_mask(yp)
+            w = _weights(w, len(it))
+            gone = (it < 0) | (ip < 0)
             skipped = 0
             if gone.any():
                 if self.missing == "raise":
-                    i = int(np.argmax(gone))
-                    for y, name in ((yt, "y_true"), (yp, "y_pred")):
-                        if is_missing(y[i]):
-                            raise MissingLabelError(
-                                f"{name}[{i}] is missing ({y[i]!r}); pass a label, or use "
-                                'Contingency(missing="skip") to skip and count such elements'
-                            )
-                skipped = int(w[gone].sum()) if w is not None else int(gone.sum())
-                keep = ~gone
-                yt = yt[keep] if isinstance(yt, np.ndarray) else [v for v, k in zip(yt, keep) if k]
-                yp = yp[keep] if isinstance(yp, np.ndarray) else [v for v, k in zip(yp, keep) if k]
-                w = w[keep] if w is not None else None
-            if len(yt):
-                self._add_counted(yt, yp, w)
+                    hint = (
+                        '; pass a label, or use Contingency(missing="skip") to skip and count '
+                        "such elements"
+                    )
+                    factorize(y_true, "y_true", hint=hint)  # raises, naming the first one
+                    factorize(y_pred, "y_pred", hint=hint)
+                skipped = sum(w[gone].tolist()) if w is not None else int(gone.sum())
+                it, ip = it[~gone], ip[~gone]
+                w = w[~gone] if w is not None else None
+            if len(it):
+                cells, counts = _count(it * len(up) + ip, w)
+                t, p = np.divmod(cells, len(up))
+                self._add_coded_cells(
+                    ut, up, t.astype(np.int64).tobytes(), p.astype(np.int64).tobytes(),
+                    counts.astype(np.int64).tobytes(),
+                )
             self.skipped += skipped
 
-        def _add_counted(self, yt, yp, w) -> None:
-            ints = all(isinstance(y, np.ndarray) and y.dtype.kind in "iu" for y in (yt, yp))
-            if ints and yt.max(initial=0) < 2**63 and yp.max(initial=0) < 2**63:
-                lo_t, hi_t = int(yt.min()), int(yt.max())
-                lo_p, hi_p = int(yp.min()), int(yp.max())
-                span = hi_p - lo_p + 1
-                if (hi_t - lo_t + 1) * span < 2**62:
-                    key = (yt.astype(np.int64) - lo_t) * span + (yp.astype(np.int64) - lo_p)
-                    cells, counts = _count(key, w)
-                    t, p = np.divmod(cells, span)
-                    self._add_int_cells(
-                        (t + lo_t).astype(np.int64).tobytes(),
-                        (p + lo_p).astype(np.int64).tobytes(),
-                        counts.astype(np.int64).tobytes(),
-                    )
-                    return
-            ct, ut = _codes(yt)
-            cp, up = _codes(yp)
-            cells, counts = _count(ct * len(up) + cp, w)
-            t, p = np.divmod(cells, len(up))
-            self._add_coded_cells(
-                ut, up, t.astype(np.int64).tobytes(), p.astype(np.int64).tobytes(),
+        def _add_int_array(self, yt: np.ndarray, yp: np.ndarray, w) -> None:
+            """Integer labels: cells counted over one combined key, no Python object per label."""
+            lo_t, hi_t = int(yt.min(initial=0)), int(yt.max(initial=0))
+            lo_p, hi_p = int(yp.min(initial=0)), int(yp.max(initial=0))
+            span = hi_p - lo_p + 1
+            if (hi_t - lo_t + 1) * span >= 2**62:  # too wide for one int64 key: code each side
+                it, ut = factorize(yt, "y_true")
+                ip, up = factorize(yp, "y_pred")
+                yt, yp, lo_t, lo_p, span = it, ip, 0, 0, len(up)
+                ut_arr, up_arr = np.asarray(ut, dtype=np.int64), np.asarray(up, dtype=np.int64)
+            else:
+                ut_arr = up_arr = None
+            key = (yt.astype(np.int64) - lo_t) * span + (yp.astype(np.int64) - lo_p)
+            cells, counts = _count(key, w)
+            t, p = np.divmod(cells, span)
+            t, p = t + lo_t, p + lo_p
+            if ut_arr is not None:
+                t, p = ut_arr[t], up_arr[p]
+            self._add_int_cells(
+                t.astype(np.int64).tobytes(), p.astype(np.int64).tobytes(),
                 counts.astype(np.int64).tobytes(),
             )
 
@@ -358,6 +319,9 @@ if NATIVE:
                 raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
             self._merge_from(other.copy() if other is self else other)
 
+        def __reduce__(self):
+            return (_unpickle, (self.missing, self.skipped, self.tracked_f(), self.cell_list()))
+
         def copy(self) -> "Contingency":
             """An independent copy with the same state. O(cells)."""
             new = type(self)(self.missing)
@@ -368,6 +332,15 @@ if NATIVE:
             """Assert every invariant of the state (for tests; O(cells))."""
             self._check_native()
             self._check_sums()
+
+    def _unpickle(missing, skipped, tracked, cells) -> "Contingency":
+        table = Contingency(missing)
+        for kind, beta in tracked:
+            table.track_f(kind, beta)
+        if cells:
+            table._add_cells(cells)
+        table.skipped = skipped
+        return table
 
 else:  # pragma: no cover - only without the built extension
     Contingency = ReferenceContingency  # type: ignore[misc, assignment]

@@ -41,3 +41,44 @@ class InvalidStateError(StreamevalError):
 
 class InvalidVectorError(StreamevalError):
     """A feature vector has the wrong dimension or a non-finite value."""
+
+
+class ConcurrentUseError(StreamevalError, RuntimeError):
+    """A guarded object was changed while another change to it was running (threads, callbacks).
+
+    streameval objects are not thread-safe; share one across threads through
+    :class:`streameval.Synchronized`.
+    """
+
+
+class MissingDependencyError(ImportError):
+    """An optional dependency is not installed; the message names the extra that provides it.
+
+    >>> raise MissingDependencyError("EventTimeWindow", "sortedcontainers", "window")
+    Traceback (most recent call last):
+    ...
+    streameval.errors.MissingDependencyError: EventTimeWindow needs the optional package 'sortedcontainers', which is not installed: pip install "streameval[window]"
+    """
+
+    def __init__(self, feature: str, package: str, extra: str):
+        super().__init__(
+            f"{feature} needs the optional package {package!r}, which is not installed: "
+            f'pip install "streameval[{extra}]"',
+            name=package,
+        )
+        self.feature, self.package, self.extra = feature, package, extra
+
+
+def require(module: str, feature: str, extra: str):
+    """Import and return ``module``, or raise :class:`MissingDependencyError` naming ``extra``.
+
+    >>> require("math", "this example", "none").__name__
+    'math'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        missing = (e.name or module).split(".")[0]
+        raise MissingDependencyError(feature, missing, extra) from None

@@ -86,6 +86,25 @@ class Evaluator:
         """``{name: value}`` for every metric."""
         return {name: m.get() for name, m in self.metrics.items()}
 
+    # -- River's metric protocol (``evaluate.progressive_val_score(dataset, model, evaluator)``)
+    requires_labels = True  # River passes predicted labels, not probabilities
+    works_with_weights = True
+
+    def works_with(self, model) -> bool:
+        """``True`` for models that predict a label per element (River clusterers, classifiers).
+
+        >>> from river import cluster
+        >>> Evaluator().works_with(cluster.KMeans())
+        True
+        """
+        return callable(getattr(model, "predict_one", None)) or callable(
+            getattr(model, "learn_predict_one", None)
+        )
+
+    def clone(self) -> "Evaluator":
+        """A fresh evaluator with fresh copies of the same metrics (same names)."""
+        return Evaluator({name: m.clone() for name, m in self.metrics.items()})
+
     def __repr__(self) -> str:
         body = ", ".join(f"{k}={v:.6f}" for k, v in self.get().items())
         return f"Evaluator(n={self.table.n}: {body})"

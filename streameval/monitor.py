@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import time
 
-from ._validate import check_weight
+from ._validate import check_total, check_weight
 from .contingency import Contingency
+from .errors import require
 from .evaluator import Evaluator
+from .sync import Guarded, concurrent_use
 from .stats import ONE, bcubed_term, elm_term
 from .window import CountWindow, EventTimeWindow
 
@@ -65,7 +67,7 @@ class ClusterCostRanking:
     """
 
     def __init__(self, table: Contingency, cost: str = "elm"):
-        from sortedcontainers import SortedList
+        SortedList = require("sortedcontainers", "ClusterCostRanking (Monitor)", "window").SortedList
 
         if cost not in ("elm", "bcubed"):
             raise ValueError(f'cost must be "elm" or "bcubed", got {cost!r}')
@@ -109,7 +111,7 @@ class ClusterCostRanking:
         return len(self._sorted)
 
 
-class Monitor:
+class Monitor(Guarded):
     """Feeds an all-time evaluator and a window, reports on a schedule, flags drops, ranks clusters.
 
     Parameters
@@ -130,6 +132,11 @@ class Monitor:
     element that leaves), one block-table update (a table of the block's elements, rebuilt every
     ``block`` elements: O(1) amortised), O(log k) per changed column of the ranking, and the
     detector's update once per block. :meth:`report` reads every metric.
+
+    Not thread-safe (see :mod:`streameval.sync`): an update that starts while another is running
+    raises :class:`~streameval.errors.ConcurrentUseError`; share a monitor through
+    :class:`~streameval.Synchronized`. :meth:`get` (a report that leaves ``new_drop`` pending)
+    makes a monitor a target of :func:`streameval.river.progressive_evaluate`.
     """
 
     def __init__(
@@ -163,7 +170,9 @@ class Monitor:
         if watch is None or detector is False:
             self.detector = None
         elif detector is None:
-            from river import drift
+            drift = require(
+                "river.drift", "Monitor's drop detection (detector=None)", "river"
+            )
 
             self.detector = drift.ADWIN(clock=1)
         else:
@@ -185,6 +194,7 @@ class Monitor:
             self._new_block()
         ranked = self.window.evaluator.table if self.window is not None else self.all_time.table
         self.ranking = ClusterCostRanking(ranked, cost)
+        self._init_guard()
         if self.window is not None:
             self.window.on_expire = lambda y_true, y_pred, w: self.ranking.refresh(y_pred)
 
@@ -198,10 +208,22 @@ class Monitor:
         Bad input raises before anything changes.
         """
         w = check_weight(w)
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update")
+        try:
+            emit = self._update(y_true, y_pred, w, t)
+        finally:
+            guard.release()
+        if emit:
+            self._emit()
+
+    def _update(self, y_true, y_pred, w, t) -> bool:
         window = self.window
         if isinstance(window, EventTimeWindow):
             if t is None:
                 raise ValueError("an event-time window needs the element's time: update(..., t=)")
+            check_total(self.all_time.table.n, w)  # the all-time table fills first: check it first
             window.update(y_true, y_pred, w, t=t)  # validates everything before changing
             self.all_time.update(y_true, y_pred, w)
         else:
@@ -215,11 +237,10 @@ class Monitor:
             self._block_len += 1
             if self._block_len == self.block:
                 self._end_block()
-        if (self.report_every and self.n % self.report_every == 0) or (
+        return bool(self.report_every and self.n % self.report_every == 0) or (
             self.report_seconds is not None
             and time.monotonic() - self._last_time >= self.report_seconds
-        ):
-            self._emit()
+        )
 
     def _end_block(self) -> None:
         value = self._block.get()[self.watch]
@@ -244,13 +265,19 @@ class Monitor:
     def relabel_pred(self, old, new) -> None:
         """The clusterer merged (or renamed) predicted cluster ``old`` into ``new``: move it in the
         all-time table, the window and the current block (:meth:`Contingency.relabel_pred`)."""
-        self.all_time.table.relabel_pred(old, new)  # holds every element: raises if unknown
-        if self._block is not None and self._block.table.pred_size(old):
-            self._block.table.relabel_pred(old, new)
-        if self.window is not None:
-            self.window.relabel_pred(old, new)
-        self.ranking.refresh(old)
-        self.ranking.refresh(new)
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "relabel_pred")
+        try:
+            self.all_time.table.relabel_pred(old, new)  # holds every element: raises if unknown
+            if self._block is not None and self._block.table.pred_size(old):
+                self._block.table.relabel_pred(old, new)
+            if self.window is not None:
+                self.window.relabel_pred(old, new)
+            self.ranking.refresh(old)
+            self.ranking.refresh(new)
+        finally:
+            guard.release()
 
     def worst(self, k: int | None = None) -> list:
         """The ``k`` (default ``top``) costliest predicted clusters, ``(label, cost)``."""
@@ -263,8 +290,23 @@ class Monitor:
         ``drops`` lists the element counts at which drops were flagged; ``new_drop`` says whether
         one was flagged since the previous report; ``worst`` is :meth:`worst`.
         """
-        new_drop = len(self.drops) > self._reported_drops
+        report = self.get()
         self._reported_drops = len(self.drops)
+        return report
+
+    def get(self) -> dict:
+        """The dict :meth:`report` returns, without marking the drops as reported.
+
+        So a monitor can be the target of :func:`streameval.river.progressive_evaluate`, which
+        yields ``(n, target.get())``.
+
+        >>> from streameval import ELM
+        >>> mon = Monitor([ELM()], window=2, detector=False)
+        >>> mon.update(0, "a"); mon.update(0, "a")
+        >>> mon.get()["window"]
+        {'ELM': 1.0}
+        """
+        new_drop = len(self.drops) > self._reported_drops
         return {
             "n": self.n,
             "all_time": self.all_time.get(),

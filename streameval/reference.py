@@ -47,13 +47,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._table import TableAPI
-from ._validate import check_label, check_labels, check_total, check_weight, is_missing
+from ._validate import MAX_TOTAL, check_label, check_labels, check_total, check_weight
 from .errors import (
-    InvalidLabelError,
     InvalidWeightError,
-    MissingLabelError,
     UnknownElementError,
 )
+from .labels import factorize
 from .stats import (
     FRAC_BITS,
     STAT_NAMES,
@@ -358,7 +357,7 @@ class ReferenceContingency(TableAPI):
 
     def update(self, y_true, y_pred, w=1) -> None:
         """Add ``w`` elements with true label ``y_true`` and predicted label ``y_pred``. O(1)."""
-        if w.__class__ is not int or w < 1:
+        if w.__class__ is not int or not 0 < w < MAX_TOTAL:
             w = check_weight(w)
         labels = self._labels(y_true, y_pred)
         if labels is None:
@@ -373,7 +372,7 @@ class ReferenceContingency(TableAPI):
         Raises :class:`~streameval.errors.UnknownElementError` if the table holds fewer than ``w``
         such elements; the table is then unchanged.
         """
-        if w.__class__ is not int or w < 1:
+        if w.__class__ is not int or not 0 < w < MAX_TOTAL:
             w = check_weight(w)
         check_total(0, w)
         labels = self._labels(y_true, y_pred)
@@ -427,9 +426,9 @@ class ReferenceContingency(TableAPI):
                 f"relabel of {'true' if true else 'predicted'} cluster {old!r}: it holds no "
                 "elements"
             )
-        if old == new:
-            return
         src, dst = records[old], records.get(new)
+        if dst is src:  # the same label (compared as dict keys, never with ==)
+            return
         fspecs, f_sums = self._fspecs, self.f_sums
 
         def fsum(k) -> list:  # Σ n·F_e over the cells of cluster k, per tracked F-score
@@ -542,22 +541,22 @@ class ReferenceContingency(TableAPI):
             self._add_cells(triples)
 
     def _count_many(self, y_true, y_pred, w):
-        """Check and count a batch: ``([(t, p, count)], skipped)``; labels as Python scalars."""
-        yt = np.asarray(y_true) if not isinstance(y_true, np.ndarray) else y_true
-        yp = np.asarray(y_pred) if not isinstance(y_pred, np.ndarray) else y_pred
-        if yt.ndim != 1 or yp.ndim != 1:
+        """Check and count a batch: ``([(t, p, count)], skipped)``; labels as Python scalars.
+
+        Labels are grouped by :func:`streameval.labels.factorize` (Python equality, as
+        :meth:`update`), never coerced through ``numpy.asarray``.
+        """
+        it, ut = factorize(y_true, "y_true", missing="skip")
+        ip, up = factorize(y_pred, "y_pred", missing="skip")
+        if len(it) != len(ip):
             raise ValueError(
-                f"y_true and y_pred must be one-dimensional, got shapes {yt.shape} and {yp.shape}"
-            )
-        if len(yt) != len(yp):
-            raise ValueError(
-                f"y_true and y_pred must have the same length, got {len(yt)} and {len(yp)}"
+                f"y_true and y_pred must have the same length, got {len(it)} and {len(ip)}"
             )
         if w is None:
             weights = None
         else:
             weights = np.asarray(w)
-            if weights.shape != yt.shape:
+            if weights.shape != it.shape:
                 raise ValueError(
                     f"w must have the same length as the labels, got shape {weights.shape}"
                 )
@@ -565,54 +564,53 @@ class ReferenceContingency(TableAPI):
                 raise InvalidWeightError(
                     f"w must hold positive integer multiplicities, got dtype {weights.dtype}"
                 )
-            bad = ~np.isfinite(weights) | (weights <= 0) | (weights != np.floor(weights))
+            with np.errstate(invalid="ignore"):
+                bad = (~np.isfinite(weights) | (weights <= 0) | (weights != np.floor(weights))
+                       | (weights >= float(MAX_TOTAL)))
             if bad.any():
                 i = int(np.argmax(bad))
                 check_weight(weights[i].item())
             weights = weights.astype(np.int64)
-        keep = np.ones(len(yt), dtype=bool)
-        for arr, name in ((yt, "y_true"), (yp, "y_pred")):
-            if arr.dtype.kind == "f":
-                keep &= ~np.isnan(arr)
-            elif arr.dtype.kind == "O":
-                keep &= np.fromiter((not is_missing(v) for v in arr), bool, len(arr))
+        keep = (it >= 0) & (ip >= 0)
         if not keep.all():
             if self.missing == "raise":
-                i = int(np.argmin(keep))
-                for arr, name in ((yt, "y_true"), (yp, "y_pred")):
-                    v = arr[i]
-                    if is_missing(v):
-                        raise MissingLabelError(
-                            f"{name}[{i}] is missing ({v!r}); pass a label, or use "
-                            'Contingency(missing="skip") to skip and count such elements'
-                        )
-            skipped = int(weights[~keep].sum()) if weights is not None else int((~keep).sum())
-            yt, yp = yt[keep], yp[keep]
+                hint = (
+                    '; pass a label, or use Contingency(missing="skip") to skip and count such '
+                    "elements"
+                )
+                factorize(y_true, "y_true", hint=hint)  # raises, naming the first missing label
+                factorize(y_pred, "y_pred", hint=hint)
+            skipped = (  # exact even for weights near 2**57 (a Python int sum)
+                sum(weights[~keep].tolist()) if weights is not None else int((~keep).sum())
+            )
+            it, ip = it[keep], ip[keep]
             weights = weights[keep] if weights is not None else None
         else:
             skipped = 0
-        if len(yt) == 0:
+        if len(it) == 0:
             return ([], skipped) if skipped else None
-        if yt.dtype.kind == "O" or yp.dtype.kind == "O":
-            counts: dict = {}
-            ws = weights.tolist() if weights is not None else [1] * len(yt)
-            for t, p, c in zip(yt.tolist(), yp.tolist(), ws):
-                check_label(t, "y_true")
-                check_label(p, "y_pred")
-                counts[t, p] = counts.get((t, p), 0) + c
-            return [(t, p, c) for (t, p), c in counts.items()], skipped
-        ut, it = np.unique(yt, return_inverse=True)
-        up, ip = np.unique(yp, return_inverse=True)
-        code = it.astype(np.int64) * len(up) + ip
+        kp = len(up)
+        code = it * kp + ip
         if weights is None:
             cells, counts = np.unique(code, return_counts=True)
+            total = len(code)
         else:
-            cells, inv = np.unique(code, return_inverse=True)
-            counts = np.bincount(inv, weights=weights, minlength=len(cells)).astype(np.int64)
-        ut, up = ut.tolist(), up.tolist()
-        kp = len(up)
+            order = np.argsort(code, kind="stable")
+            code, weights = code[order], weights[order]
+            starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+            cells = code[starts]
+            if int(weights.max()) * len(weights) < MAX_TOTAL:
+                counts = np.add.reduceat(weights, starts)  # exact: no int64 overflow possible
+                total = int(counts.sum())
+            else:  # huge weights: sum exactly with Python ints
+                ws = weights.tolist()
+                ends = starts[1:].tolist() + [len(ws)]
+                counts = [sum(ws[i:j]) for i, j in zip(starts.tolist(), ends)]
+                total = sum(counts)
+        check_total(self.n, total)
+        counts = counts.tolist() if isinstance(counts, np.ndarray) else counts
         return [
-            (ut[c // kp], up[c % kp], n) for c, n in zip(cells.tolist(), counts.tolist())
+            (ut[c // kp], up[c % kp], n) for c, n in zip(cells.tolist(), counts)
         ], skipped
 
     def _add_cells(self, triples) -> None:

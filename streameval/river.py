@@ -42,15 +42,21 @@ True
 from __future__ import annotations
 
 import functools
+import sys
 
-from .metrics.base import Metric
+from .errors import require
+from .metrics.base import Metric, _register_with_river
 
 __all__ = ["union", "Clusterer", "progressive_evaluate"]
+
+if "river.metrics.base" in sys.modules:  # river_metric + streameval_metric, when River is loaded
+    _register_with_river()
 
 
 @functools.cache
 def _union_class():
-    from river.metrics.base import Metrics
+    Metrics = require("river.metrics.base", "a union of metrics (metric + metric)", "river").Metrics
+    _register_with_river()
 
     from .contingency import Contingency
 
@@ -124,7 +130,7 @@ def union(*metrics, str_sep: str = "\n"):
 
 @functools.cache
 def _clusterer_class():
-    from river import base
+    base = require("river.base", "streameval.river.Clusterer", "river")
 
     class Clusterer(base.Clusterer):
         """A River clusterer whose prediction is ``None`` until the wrapped model has a cluster.

@@ -33,10 +33,7 @@ from fractions import Fraction
 
 FRAC_BITS = 64
 ONE = 1 << FRAC_BITS
-MAX_TOTAL = 1 << 57
-"""A table holds fewer than ``2**57`` elements (about 1.4·10¹⁷): every running sum then fits in a
-signed 128-bit integer (the largest, ``Σ x log x · 2**64``, stays below ``2**127``). An update
-that would reach the bound is rejected before anything changes."""
+from ._validate import MAX_TOTAL  # noqa: E402,F401  (re-exported: the table's bound)
 _ONE_F = float(ONE)
 _log = math.log
 

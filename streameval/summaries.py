@@ -53,9 +53,11 @@ import numbers
 
 import numpy as np
 
-from ._validate import check_label, check_weight
-from ._table import _label_from_json, _label_to_json
-from .errors import InvalidStateError, InvalidVectorError, UnknownElementError
+from ._validate import MAX_TOTAL, check_label, check_total, check_weight
+from .errors import InvalidLabelError, InvalidStateError, InvalidVectorError, UnknownElementError
+from .labels import label_from_json as _label_from_json
+from .labels import label_to_json as _label_to_json
+from .sync import Guarded, concurrent_use
 
 __all__ = ["ClusterSummaries", "SPACES"]
 
@@ -64,7 +66,7 @@ _VERSION = 1
 SPACES = ("euclidean", "cosine")
 
 
-class ClusterSummaries:
+class ClusterSummaries(Guarded):
     """Count, mean vector and scatter per predicted cluster, and for the whole stream.
 
     Parameters
@@ -112,6 +114,7 @@ class ClusterSummaries:
         self._dist = None  # cached distances between means (cap x cap), see centroid_distances
         self._dist_seen = -1  # version the cache reflects
         self._ssb = (-1, 0.0)  # (version, SSB)
+        self._init_guard()
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
@@ -192,6 +195,8 @@ class ClusterSummaries:
         check_label(y_pred, "y_pred")
         w = check_weight(w)
         arr = self.vector(x)
+        if not revert:
+            check_total(self.n, w, "the summaries")
         if revert:
             slot = self._index.get(y_pred)
             have = 0 if slot is None else int(self._count[slot])
@@ -202,6 +207,15 @@ class ClusterSummaries:
         return arr
 
     def _apply(self, x: np.ndarray, label, w: int, raw=None) -> None:
+        guard = self._guard  # not thread-safe: a concurrent change raises (streameval.sync)
+        if not guard.acquire(False):
+            concurrent_use(self, "update" if w > 0 else "revert")
+        try:
+            self._apply_unguarded(x, label, w, raw)
+        finally:
+            guard.release()
+
+    def _apply_unguarded(self, x: np.ndarray, label, w: int, raw=None) -> None:
         if self.dim is None or self._mean.shape[1] != self.dim:
             self._fix_dim(x.shape[0])
         if self.features is None and isinstance(raw, dict):  # the first dict fixes the order
@@ -273,6 +287,7 @@ class ClusterSummaries:
             raise ValueError(f"cannot merge a {other.space!r} summary into a {self.space!r} one")
         if other.n == 0:
             return
+        check_total(self.n, other.n, "summaries merged with others")
         if self.dim is not None and other.dim != self.dim:
             raise InvalidVectorError(f"cannot merge dimension {other.dim} into dimension {self.dim}")
         if self.features is not None and other.features is not None and self.features != other.features:
@@ -444,11 +459,14 @@ class ClusterSummaries:
         if feats is not None:
             if not isinstance(feats, list) or len(feats) != dim:
                 raise InvalidStateError("'features' must be a list with one name per dimension")
-            feats = [_label_from_json(f) for f in feats]
+            try:
+                feats = [_label_from_json(f) for f in feats]
+            except InvalidLabelError as e:
+                raise InvalidStateError(f"'features': {e}") from None
         new = cls(dim=dim, features=feats, space=state["space"])
         n = state["n"]
-        if not (isinstance(n, int) and not isinstance(n, bool) and n >= 0):
-            raise InvalidStateError(f"'n' must be an int >= 0, got {n!r}")
+        if not (isinstance(n, int) and not isinstance(n, bool) and 0 <= n < MAX_TOTAL):
+            raise InvalidStateError(f"'n' must be an int >= 0 and < 2**57, got {n!r:.80}")
         clusters = state["clusters"]
         if not isinstance(clusters, list):
             raise InvalidStateError("'clusters' must be a list of [label, count, mean, scatter]")
@@ -456,15 +474,17 @@ class ClusterSummaries:
         for i, c in enumerate(clusters):
             if not (isinstance(c, list) and len(c) == 4):
                 raise InvalidStateError(f"clusters[{i}] must be [label, count, mean, scatter], got {c!r}")
-            label, count, mean, m2 = _label_from_json(c[0]), c[1], c[2], c[3]
             try:
+                label, count, mean, m2 = _label_from_json(c[0]), c[1], c[2], c[3]
                 check_label(label, "label")
             except ValueError as e:
                 raise InvalidStateError(f"clusters[{i}]: {e}") from None
             if label in new._index:
                 raise InvalidStateError(f"clusters[{i}]: duplicate label {label!r}")
-            if not (isinstance(count, int) and not isinstance(count, bool) and count >= 1):
-                raise InvalidStateError(f"clusters[{i}]: count must be an int >= 1, got {count!r}")
+            if not (isinstance(count, int) and not isinstance(count, bool) and 1 <= count < MAX_TOTAL):
+                raise InvalidStateError(
+                    f"clusters[{i}]: count must be an int >= 1 and < 2**57, got {count!r:.80}"
+                )
             mean = _state_vector(mean, dim, f"clusters[{i}] mean")
             m2 = _state_scatter(m2, f"clusters[{i}] scatter")
             slot = new._new_slot(label)

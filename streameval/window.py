@@ -21,16 +21,17 @@ from __future__ import annotations
 from collections import deque
 
 from ._validate import check_label, check_weight
-from ._table import _label_from_json, _label_to_json
-from .errors import InvalidStateError, StreamevalError
+from .errors import InvalidStateError, StreamevalError, require
 from .evaluator import Evaluator
+from .labels import label_from_json, label_to_json, same_label
+from .sync import Guarded, concurrent_use
 
 __all__ = ["CountWindow", "EventTimeWindow"]
 
 _COUNT_FORMAT = "streameval.CountWindow"
 
 
-class CountWindow:
+class CountWindow(Guarded):
     """The metrics of the last ``size`` updates (each update, whatever its weight, is one slot).
 
     Parameters
@@ -40,6 +41,10 @@ class CountWindow:
 
     Cost: :meth:`update` is one table update plus at most one revert (O(1)); :meth:`get` is the
     evaluator's. Memory O(size + cells).
+
+    Not thread-safe (see :mod:`streameval.sync`): an update that starts while another is running
+    raises :class:`~streameval.errors.ConcurrentUseError`; share a window through
+    :class:`~streameval.Synchronized`.
     """
 
     def __init__(self, size: int, metrics=None):
@@ -49,17 +54,26 @@ class CountWindow:
         self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
         self.on_expire = None  # optional callback(y_true, y_pred, w) after an element leaves
         self._items: deque = deque()
+        self._init_guard()
 
     def update(self, y_true, y_pred, w=1) -> None:
         """Add an element; the oldest leaves once the window is full. O(1)."""
         w = check_weight(w)
-        self.evaluator.update(y_true, y_pred, w)
-        self._items.append((y_true, y_pred, w))
-        if len(self._items) > self.size:
-            item = self._items.popleft()
-            self.evaluator.revert(*item)
-            if self.on_expire is not None:
-                self.on_expire(*item)
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update")
+        try:
+            self.evaluator.update(y_true, y_pred, w)
+            self._items.append((y_true, y_pred, w))
+            if len(self._items) > self.size:
+                item = self._items.popleft()
+                self.evaluator.revert(*item)
+            else:
+                item = None
+        finally:
+            guard.release()
+        if item is not None and self.on_expire is not None:
+            self.on_expire(*item)
 
     def get(self) -> dict:
         """``{name: value}`` over the window's content."""
@@ -69,8 +83,16 @@ class CountWindow:
         """Predicted cluster ``old`` becomes ``new`` in the window (see
         :meth:`Contingency.relabel_pred`). O(cells of the two columns + size)."""
         if self.evaluator.table.pred_size(old):
-            self.evaluator.table.relabel_pred(old, new)
-            self._items = deque((y, new if p == old else p, w) for y, p, w in self._items)
+            guard = self._guard
+            if not guard.acquire(False):
+                concurrent_use(self, "relabel_pred")
+            try:
+                self.evaluator.table.relabel_pred(old, new)
+                self._items = deque(
+                    (y, new if same_label(p, old) else p, w) for y, p, w in self._items
+                )
+            finally:
+                guard.release()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -103,7 +125,7 @@ class CountWindow:
                 [name, type(m).__name__, dict(m._params)]
                 for name, m in self.evaluator.metrics.items()
             ],
-            "items": [[_label_to_json(t), _label_to_json(p), w] for t, p, w in self._items],
+            "items": [[label_to_json(t), label_to_json(p), w] for t, p, w in self._items],
         }
 
     @classmethod
@@ -111,10 +133,20 @@ class CountWindow:
         """Rebuild a window from :meth:`to_dict` by replaying its updates. O(size).
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
+
+        >>> CountWindow.from_dict({"format": "streameval.CountWindow", "version": 1, "size": 3,
+        ...                        "metrics": 5, "items": []})
+        Traceback (most recent call last):
+        ...
+        streameval.errors.InvalidStateError: 'metrics' must be a list of [name, class, params], got 5
         """
         from .metrics import REGISTRY
 
-        if not isinstance(state, dict) or state.get("format") != _COUNT_FORMAT:
+        if not isinstance(state, dict):
+            raise InvalidStateError(
+                f"a CountWindow state must be a dict, got {type(state).__name__}: {state!r:.80}"
+            )
+        if state.get("format") != _COUNT_FORMAT:
             raise InvalidStateError(f"not a streameval CountWindow state ({_COUNT_FORMAT!r})")
         version = state.get("version")
         if version != 1:
@@ -122,13 +154,29 @@ class CountWindow:
         for key in ("size", "metrics", "items"):
             if key not in state:
                 raise InvalidStateError(f"CountWindow state lacks the key {key!r}")
+        size = state["size"]
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise InvalidStateError(f"the window size must be an int >= 1, got {size!r:.80}")
+        specs = state["metrics"]
+        if not isinstance(specs, list):
+            raise InvalidStateError(
+                f"'metrics' must be a list of [name, class, params], got {specs!r:.80}"
+            )
         metrics = {}
-        for k, spec in enumerate(state["metrics"]):
+        for k, spec in enumerate(specs):
             try:
                 name, kind, params = spec
+                if not isinstance(name, str) or not isinstance(kind, str):
+                    raise TypeError("name and class must be strings")
+                if not isinstance(params, dict):
+                    raise TypeError("params must be a dict")
+                if name in metrics:
+                    raise ValueError(f"duplicate metric name {name!r}")
                 metrics[name] = REGISTRY[kind](**params)
             except (TypeError, ValueError, KeyError) as e:
-                raise InvalidStateError(f"metrics[{k}]: cannot rebuild {spec!r}: {e!r}") from None
+                raise InvalidStateError(
+                    f"metrics[{k}]: cannot rebuild {spec!r:.80}: {e!r:.200}"
+                ) from None
         items = state["items"]
         try:
             window = cls(state["size"], metrics)
@@ -139,13 +187,15 @@ class CountWindow:
         for k, item in enumerate(items):
             try:
                 t, p, w = item
-                window.update(_label_from_json(t), _label_from_json(p), w)
-            except (TypeError, ValueError) as e:
-                raise InvalidStateError(f"items[{k}]: {item!r}: {e}") from None
+                if isinstance(w, bool) or not isinstance(w, int):
+                    raise TypeError(f"the weight must be an int, got {w!r:.80}")
+                window.update(label_from_json(t), label_from_json(p), w)
+            except (TypeError, ValueError, RecursionError) as e:
+                raise InvalidStateError(f"items[{k}]: {item!r:.80}: {e!s:.300}") from None
         return window
 
 
-class EventTimeWindow:
+class EventTimeWindow(Guarded):
     """The metrics of the elements whose event time lies in ``(now - span, now]``.
 
     ``now`` is the largest event time seen so far (a number, or a ``datetime`` with a
@@ -182,7 +232,7 @@ class EventTimeWindow:
     """
 
     def __init__(self, span, metrics=None, lateness=None, on_late: str = "drop"):
-        from sortedcontainers import SortedKeyList
+        SortedKeyList = require("sortedcontainers", "EventTimeWindow", "window").SortedKeyList
 
         try:
             positive = span > span * 0
@@ -205,10 +255,20 @@ class EventTimeWindow:
         self.late = 0  # elements dropped for arriving too late
         self._seq = 0  # arrival counter: orders ties, so labels are never compared
         self._items = SortedKeyList(key=_event_key)
+        self._init_guard()
 
     def update(self, y_true, y_pred, w=1, *, t) -> None:
         """Add ``w`` elements with event time ``t``; expire what leaves the window. O(log m)."""
         w = check_weight(w)
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update")
+        try:
+            self._update(y_true, y_pred, w, t)
+        finally:
+            guard.release()
+
+    def _update(self, y_true, y_pred, w, t) -> None:
         now = self.now
         try:
             t - self.span
@@ -239,8 +299,14 @@ class EventTimeWindow:
 
     def advance(self, t) -> None:
         """Move ``now`` to ``t`` without an element (a clock tick); expire what leaves. O(log m)."""
-        if self.now is None or t > self.now:
-            self._expire(t)
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "advance")
+        try:
+            if self.now is None or t > self.now:
+                self._expire(t)
+        finally:
+            guard.release()
 
     def _expire(self, t) -> None:
         self.now = t
@@ -261,7 +327,9 @@ class EventTimeWindow:
         :meth:`Contingency.relabel_pred`). O(cells of the two columns + m)."""
         if self.evaluator.table.pred_size(old):
             self.evaluator.table.relabel_pred(old, new)
-            items = [(t, s, y, new if p == old else p, w) for t, s, y, p, w in self._items]
+            items = [
+                (t, s, y, new if same_label(p, old) else p, w) for t, s, y, p, w in self._items
+            ]
             self._items.clear()
             self._items.update(items)
 

@@ -30,3 +30,42 @@ def streams(draw, max_size: int = 30, weights: bool = True):
     ps = draw(labels(size))
     ws = [draw(st.integers(1, 3)) if weights and draw(st.booleans()) else 1 for _ in range(size)]
     return list(zip(ts, ps, ws))
+
+
+# Labels of mixed types (issue 13): values that Python equality merges (1, 1.0, True, numpy
+# scalars) and values it keeps apart although numpy coercion would merge them (1 and "1", True and
+# "True", "a" and "a\x00"), tuples, and the missing markers (None, NaN, pandas.NA, pandas.NaT).
+def _mixed_pool():
+    import math
+
+    import numpy as np
+
+    pool = [
+        0, 1, 2, 1.0, 2.0, 0.5, True, False, np.int64(1), np.int32(2), np.float64(0.5),
+        np.bool_(True), "1", "True", "a", "a\x00", "\x00", "", np.str_("a"), (1, "a"),
+        (1.0, "a"), (np.int64(1), ("x",)), float("inf"), -math.inf,
+    ]
+    return pool
+
+
+def _missing_pool():
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    return [None, math.nan, np.float64("nan"), pd.NA, pd.NaT]
+
+
+@st.composite
+def mixed_labels(draw, size: int, missing: bool = True):
+    """``size`` labels of mixed types; with ``missing``, some are missing markers."""
+    pool = _mixed_pool() + (_missing_pool() if missing else [])
+    return draw(st.lists(st.sampled_from(pool), min_size=size, max_size=size))
+
+
+@st.composite
+def mixed_streams(draw, max_size: int = 25, missing: bool = True):
+    """``(y_true, y_pred)`` lists of mixed-type labels of equal length."""
+    size = draw(st.integers(0, max_size))
+    return draw(mixed_labels(size, missing)), draw(mixed_labels(size, missing))

@@ -2,8 +2,10 @@
 
 Written from the formulas with numpy, independently of the streaming code: they are the users'
 batch API and the reference the tests compare the streaming metrics against. Inputs are any
-one-dimensional sequences of equal length (lists, numpy arrays, pandas Series); ``None`` or NaN
-labels are rejected. Label metrics live in :mod:`.labels`; intrinsic metrics over feature vectors,
+one-dimensional sequences of equal length (lists, numpy arrays, pandas Series). Labels are grouped
+as :meth:`streameval.Contingency.update` groups them (Python equality: ``1 == 1.0 == True``, while
+``1`` and ``"1"`` differ; see :mod:`streameval.labels`), and a missing label (``None``, NaN,
+``pandas.NA``, ``NaT``) raises :class:`~streameval.errors.MissingLabelError`. Label metrics live in :mod:`.labels`; intrinsic metrics over feature vectors,
 ``f(X, labels_pred)``, in :mod:`.intrinsic`.
 
 >>> from streameval import batch

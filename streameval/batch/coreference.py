@@ -27,12 +27,11 @@ __all__ = [
 
 def _table(labels_true, labels_pred):
     """``(rows, cols, counts, a, b)``: the non-zero cells (row/column codes and counts) and sizes."""
-    yt, yp = np.asarray(labels_true), np.asarray(labels_pred)
-    if yt.ndim != 1 or yp.ndim != 1 or len(yt) != len(yp):
+    it, ip = _factorize(labels_true, "labels_true"), _factorize(labels_pred, "labels_pred")
+    if len(it) != len(ip):
         raise ValueError(
-            f"labels must be one-dimensional and of equal length, got shapes {yt.shape}, {yp.shape}"
+            f"labels must be one-dimensional and of equal length, got lengths {len(it)}, {len(ip)}"
         )
-    it, ip = _factorize(yt, "labels_true"), _factorize(yp, "labels_pred")
     if len(it) == 0:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z, z, z
@@ -129,7 +128,11 @@ def lea_score(labels_true, labels_pred):
 
 def _assignment_total(rows, cols, sim, kt, kp) -> float:
     """Largest total similarity of a one-to-one matching, solved per connected block of cells."""
-    from scipy.optimize import linear_sum_assignment
+    from ..errors import require
+
+    linear_sum_assignment = require(
+        "scipy.optimize", "batch.ceaf_score and batch.cluster_accuracy_score", "sklearn"
+    ).linear_sum_assignment
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -192,7 +195,9 @@ def cluster_accuracy_score(labels_true, labels_pred) -> float:
 
 def _expected_mi(a, b, n) -> float:
     """``E[MI]`` under the permutation model, with ``scipy.stats.hypergeom`` probabilities."""
-    from scipy.stats import hypergeom
+    from ..errors import require
+
+    hypergeom = require("scipy.stats", "batch.adjusted_mutual_info_score", "sklearn").hypergeom
 
     emi = 0.0
     for ai in a.tolist():

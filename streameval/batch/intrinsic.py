@@ -4,7 +4,8 @@ Written independently of :mod:`streameval.summaries` (plain numpy: group means f
 distances of every point to its mean), these are the users' batch API, the exact path of
 :func:`streameval.cluster_report`, and the reference the streaming views are tested against.
 ``X`` is an ``(N, d)`` array-like of finite numbers, ``labels`` a length-``N`` sequence of cluster
-labels. ``distance`` is ``"euclidean"`` or ``"cosine"`` (``1 - cos``; vectors scaled to unit
+labels (grouped by Python equality; a missing label raises
+:class:`~streameval.errors.MissingLabelError`, as the streaming summaries do). ``distance`` is ``"euclidean"`` or ``"cosine"`` (``1 - cos``; vectors scaled to unit
 length first, as Alink does). Definitions follow Alink's ``EvalClusterBatchOp`` (and
 scikit-learn's functions of the same name where they exist); undefined values (fewer than two
 clusters) are NaN. Cost: O(N·d) except where stated.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidVectorError
+from ..labels import factorize
 
 __all__ = [
     "ssw_score",
@@ -46,6 +48,7 @@ __all__ = [
 ]
 
 NAN = float("nan")
+_HINT = "; every point needs a cluster label (the streaming summaries reject it too)"
 _DISTANCES = ("euclidean", "cosine")
 
 
@@ -59,9 +62,9 @@ def _prepare(X, labels, distance="euclidean"):
         raise InvalidVectorError(f"X must be a 2-D array of numbers: {e}") from None
     if X.ndim != 2 or X.shape[1] == 0:
         raise InvalidVectorError(f"X must be a 2-D array (N, d) with d >= 1, got shape {X.shape}")
-    labels = list(labels)
-    if len(labels) != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but labels has {len(labels)} entries")
+    inverse, uniques = factorize(labels, "labels", hint=_HINT)  # None/NaN labels: MissingLabelError
+    if len(inverse) != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but labels has {len(inverse)} entries")
     if not np.isfinite(X).all():
         raise InvalidVectorError("X has a non-finite value")
     if distance == "cosine":
@@ -69,9 +72,7 @@ def _prepare(X, labels, distance="euclidean"):
         if (norms == 0).any():
             raise InvalidVectorError("the cosine distance needs non-zero vectors")
         X = X / norms[:, None]
-    index: dict = {}
-    inverse = np.fromiter((index.setdefault(v, len(index)) for v in labels), dtype=np.intp, count=len(labels))
-    return X, inverse, list(index)
+    return X, inverse.astype(np.intp, copy=False), uniques
 
 
 def _means(X, inverse, k):

@@ -1,6 +1,9 @@
 """Batch twins of the label metrics, from a numpy contingency table (see :mod:`streameval.batch`).
 
-Each function is O(N log N) for the factorisation plus O(cells) for the score.
+Each function is O(N log N) for the factorisation plus O(cells) for the score. Labels are grouped
+as :meth:`streameval.Contingency.update` groups them (Python equality, see
+:mod:`streameval.labels`); a missing label (``None``, NaN, ``pandas.NA``, ``NaT``) raises
+:class:`~streameval.errors.MissingLabelError`.
 """
 
 from __future__ import annotations
@@ -9,21 +12,12 @@ import math
 
 import numpy as np
 
-from ..errors import MissingLabelError
+from ..labels import factorize
 
 
-def _factorize(values: np.ndarray, name: str) -> np.ndarray:
-    if values.dtype.kind == "f" and np.isnan(values).any():
-        raise MissingLabelError(f"{name}[{int(np.argmax(np.isnan(values)))}] is missing (NaN)")
-    if values.dtype.kind == "O":
-        codes: dict = {}
-        out = np.empty(len(values), dtype=np.int64)
-        for i, v in enumerate(values.tolist()):
-            if v is None or v != v:
-                raise MissingLabelError(f"{name}[{i}] is missing ({v!r})")
-            out[i] = codes.setdefault(v, len(codes))
-        return out
-    return np.unique(values, return_inverse=True)[1].reshape(-1)
+def _factorize(values, name: str) -> np.ndarray:
+    """Cluster indices of ``values``, grouped by Python equality (:func:`streameval.labels.factorize`)."""
+    return factorize(values, name)[0]
 
 
 def contingency_cells(labels_true, labels_pred):
@@ -36,16 +30,12 @@ def contingency_cells(labels_true, labels_pred):
     >>> n.tolist(), a.tolist(), b.tolist()
     ([1, 1, 1], [2, 2, 1], [1, 2, 2])
     """
-    yt = np.asarray(labels_true)
-    yp = np.asarray(labels_pred)
-    if yt.ndim != 1 or yp.ndim != 1:
-        raise ValueError(f"labels must be one-dimensional, got shapes {yt.shape} and {yp.shape}")
-    if len(yt) != len(yp):
+    it = _factorize(labels_true, "labels_true")
+    ip = _factorize(labels_pred, "labels_pred")
+    if len(it) != len(ip):
         raise ValueError(
-            f"labels_true and labels_pred must have the same length, got {len(yt)} and {len(yp)}"
+            f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
         )
-    it = _factorize(yt, "labels_true")
-    ip = _factorize(yp, "labels_pred")
     if len(it) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
@@ -59,7 +49,7 @@ def contingency_cells(labels_true, labels_pred):
 
 def _clusters(labels) -> np.ndarray:
     """Cluster sizes of one labelling."""
-    return np.bincount(_factorize(np.asarray(labels), "labels"))
+    return np.bincount(_factorize(labels, "labels"))
 
 
 # --------------------------------------------------------------------------- element-based
@@ -259,7 +249,9 @@ def homogeneity_completeness_v_measure(labels_true, labels_pred, *, beta=1.0):
     >>> [round(x, 3) for x in homogeneity_completeness_v_measure([0, 0, 1, 1], [0, 0, 0, 0])]
     [0.0, 1.0, 0.0]
     """
-    if len(np.asarray(labels_true)) == 0 and len(np.asarray(labels_pred)) == 0:
+    if len(_factorize(labels_true, "labels_true")) == 0 and len(
+        _factorize(labels_pred, "labels_pred")
+    ) == 0:
         return 1.0, 1.0, 1.0
     ht, hp, mi = _info(labels_true, labels_pred)
     h = mi / ht if ht else 1.0
@@ -308,8 +300,8 @@ def variation_of_information(labels_true, labels_pred) -> float:
 # --------------------------------------------------------------------------- matching
 def _purity(labels_major, labels_minor) -> float:
     """Share of elements in the largest ``labels_minor`` class of their ``labels_major`` cluster."""
-    major = _factorize(np.asarray(labels_major), "labels")
-    minor = _factorize(np.asarray(labels_minor), "labels")
+    major = _factorize(labels_major, "labels")
+    minor = _factorize(labels_minor, "labels")
     if len(major) != len(minor):
         raise ValueError(
             f"labels_true and labels_pred must have the same length, got {len(minor)} and "

@@ -32,6 +32,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..labels import factorize
+
 __all__ = [
     "contiguous_clusterings",
     "flags_to_labels",
@@ -94,8 +96,17 @@ def score_candidates(labels_true, candidates, *, metric: str = "elm", beta: floa
     """
     if metric not in ("elm", "bcubed"):
         raise ValueError(f'metric must be "elm" or "bcubed", got {metric!r}')
-    t = _codes(np.asarray(labels_true).reshape(-1))
-    c = np.asarray(candidates)
+    t = factorize(labels_true, "labels_true")[0]
+    c = candidates
+    if not (isinstance(c, np.ndarray) and c.dtype.kind in "biufUS"):
+        # rows of labels grouped by Python equality, as Contingency.update does (never coerced)
+        rows = [factorize(row, f"candidates[{i}]")[0] for i, row in enumerate(c)]
+        if any(len(r) != len(t) for r in rows):
+            raise ValueError(
+                f"candidates must have shape (M, {len(t)}) to match labels_true: a row has "
+                f"{next(len(r) for r in rows if len(r) != len(t))} labels"
+            )
+        c = np.stack(rows) if rows else np.zeros((0, len(t)), dtype=np.int64)
     if c.ndim != 2 or c.shape[1] != len(t):
         raise ValueError(
             f"candidates must have shape (M, {len(t)}) to match labels_true, got {c.shape}"
@@ -180,7 +191,9 @@ class _Segments:
 
     def onehot(self, local: np.ndarray):
         """Sparse ``(M, S)`` 0/1 matrix: row ``c`` marks each element's segment in candidate ``c``."""
-        from scipy.sparse import csr_matrix
+        from ..errors import require
+
+        csr_matrix = require("scipy.sparse", "streameval.batch.contiguous_f1_sums", "pss").csr_matrix
 
         m = len(local)
         cols = (self.offset[None, :] + local).ravel()

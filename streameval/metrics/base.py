@@ -15,6 +15,8 @@ random labelling).
 
 from __future__ import annotations
 
+import sys
+
 from ..contingency import Contingency
 from ..stats import ONE
 
@@ -76,6 +78,8 @@ class Metric(Described):
         self._params = params
         self._table = Contingency()
         self._attach(self._table)
+        if "river.metrics.base" in sys.modules:
+            _register_with_river()
 
     # -- the table ---------------------------------------------------------
     @property
@@ -127,6 +131,29 @@ class Metric(Described):
 
         return union(self, other)
 
+
+
+_RIVER_REGISTERED = False
+
+
+def _register_with_river() -> None:
+    """Make River see streameval metrics as label (classification-style) metrics.
+
+    River's ``ClassificationMetric.__add__`` refuses any right operand that is not one, so
+    ``river_metric + streameval_metric`` needs streameval's :class:`Metric` registered as a virtual
+    subclass (``abc`` registration: no River class changes, no River import by
+    ``import streameval``). Called when River's metrics are already loaded: at ``import
+    streameval``, by :mod:`streameval.river`, and when a metric is built.
+    """
+    global _RIVER_REGISTERED
+    if _RIVER_REGISTERED:
+        return
+    try:
+        from river.metrics.base import ClassificationMetric
+    except ImportError:  # pragma: no cover - River absent
+        return
+    ClassificationMetric.register(Metric)
+    _RIVER_REGISTERED = True
 
 
 def ratio(num: int, den: int, empty: float = 1.0) -> float:

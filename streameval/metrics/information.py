@@ -254,7 +254,9 @@ def expected_mutual_info(sizes_true, sizes_pred, n: int) -> float:
     0.0
     """
     import numpy as np
-    from scipy.special import gammaln
+    from ..errors import require
+
+    gammaln = require("scipy.special", "the expected mutual information (AMI)", "sklearn").gammaln
 
     if not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")

@@ -96,7 +96,9 @@ def optimal_matching(cells, weight):
     [(2, 3, 2), (3, 3, 4)]
     """
     import numpy as np
-    from scipy.sparse import csr_matrix
+    from ..errors import require
+
+    csr_matrix = require("scipy.sparse", "the optimal matching (CEAF, ClusterAccuracy)", "sklearn").csr_matrix
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
     rows: dict = {}

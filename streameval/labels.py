@@ -1,0 +1,219 @@
+"""Label identity and the label JSON codec: one rule for every path.
+
+**Identity.** Two labels name the same cluster exactly when Python's ``dict`` says so: when they
+are equal and hash alike. So ``1``, ``1.0``, ``True`` and ``numpy.int64(1)`` are one label, while
+``1`` and ``"1"``, ``True`` and ``"True"``, ``"a"`` and ``"a\\x00"`` are three pairs of different
+labels. :meth:`Contingency.update <streameval.Contingency.update>` keys its table by the labels;
+:func:`factorize` gives :meth:`~streameval.Contingency.update_many` and every
+:mod:`streameval.batch` function the same grouping. It never coerces a sequence through
+``numpy.asarray`` (which would turn ``[1, "1"]`` into two equal strings and drop trailing NULs):
+numeric and boolean numpy arrays, and numpy string arrays, take a vectorised path; everything
+else (lists, tuples, object arrays, pandas objects holding mixed values) is grouped by a dict.
+
+**Missing labels.** ``None``, ``pandas.NA``, and values unequal to themselves (float NaN, ``NaT``)
+are missing (:func:`streameval._validate.is_missing`), on every path.
+
+**JSON.** :func:`label_to_json` writes a label in one canonical, standard-JSON form, whichever of
+equal labels arrived first: a string as itself; a number equal to an integer (``True``, ``1.0``,
+``numpy.int64(1)``) as that integer; another finite number as a float; ``inf``/``-inf`` as
+``{"float": "inf"}``/``{"float": "-inf"}`` (``NaN`` as ``{"float": "nan"}``, which only a tuple
+label can hold); a tuple as a list of its encoded items, nested at most :data:`MAX_DEPTH` deep.
+:func:`label_from_json` reads that form back (a list as a tuple). Other label types (bytes,
+dates, ...) cannot be saved and raise :class:`~streameval.errors.InvalidLabelError`.
+
+>>> codes, uniques = factorize([1, "1", 1.0, True, "a", "a\\x00"], "y")
+>>> codes.tolist(), uniques
+([0, 1, 0, 0, 2, 3], [1, '1', 'a', 'a\\x00'])
+>>> [label_to_json(v) for v in (True, 1.0, 2.5, float("inf"), ("x", 3.0))]
+[1, 1, 2.5, {'float': 'inf'}, ['x', 3]]
+>>> label_from_json({"float": "-inf"}), label_from_json(["x", [1, 2]])
+(-inf, ('x', (1, 2)))
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._validate import is_missing, missing_repr
+from .errors import InvalidLabelError, MissingLabelError
+
+__all__ = ["factorize", "label_to_json", "label_from_json", "same_label", "MAX_DEPTH"]
+
+MAX_DEPTH = 32
+"""The deepest nesting of tuple labels that :func:`label_to_json` / :func:`label_from_json` accept."""
+
+_FAST_KINDS = "biufUS"  # numeric, bool, and numpy string arrays: grouped by np.unique
+_PY_SCALARS = (np.number, np.bool_, np.str_, np.bytes_)
+
+
+def _py(v):
+    """A numpy scalar as the equal Python scalar (so tables hold plain labels); else ``v``."""
+    return v.item() if isinstance(v, _PY_SCALARS) else v
+
+
+def factorize(values, name: str = "labels", *, missing: str = "raise", hint: str = ""):
+    """Group a one-dimensional sequence of labels by Python equality: ``(codes, uniques)``.
+
+    ``codes`` is an int64 array with ``uniques[codes[i]] == values[i]``; ``uniques`` is a list of
+    plain Python labels (numpy scalars converted with ``.item()``). A missing label raises
+    :class:`~streameval.errors.MissingLabelError` naming ``name[i]`` (``missing="raise"``), or gets
+    code ``-1`` (``missing="skip"``); an unhashable one raises
+    :class:`~streameval.errors.InvalidLabelError`. ``hint`` is appended to the missing-label message.
+
+    The order of ``uniques`` is sorted on the vectorised path (numeric, bool and numpy string
+    arrays) and first-seen otherwise. Cost O(N log N) vectorised, O(N) dict operations otherwise.
+
+    >>> import numpy as np
+    >>> factorize(np.array([3.0, 1.0, 3.0]))[0].tolist()
+    [1, 0, 1]
+    >>> factorize([None, "a"], missing="skip")
+    (array([-1,  0]), ['a'])
+    >>> factorize(["a", float("nan")], "y_pred")
+    Traceback (most recent call last):
+    ...
+    streameval.errors.MissingLabelError: y_pred[1] is missing (NaN)
+    """
+    if missing not in ("raise", "skip"):
+        raise ValueError(f'missing must be "raise" or "skip", got {missing!r}')
+    if not isinstance(values, (np.ndarray, list, tuple)):
+        if isinstance(values, (str, bytes)):
+            raise ValueError(f"{name} must be a sequence of labels, got a single {type(values).__name__}")
+        if hasattr(values, "__array__"):
+            values = np.asarray(values)  # pandas objects: mixed values stay objects
+        elif hasattr(values, "__len__") and hasattr(values, "__iter__"):
+            values = list(values)  # range, dict views, ...: sized, so read more than once
+        else:  # an iterator would be consumed by the first of several passes
+            raise ValueError(
+                f"{name} must be a one-dimensional sequence of labels (a list, tuple, numpy array "
+                f"or pandas Series), got {type(values).__name__}"
+            )
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
+        kind = values.dtype.kind
+        if kind in _FAST_KINDS:
+            return _factorize_array(values, name, missing, hint)
+        seq = values.tolist() if kind == "O" else list(values)
+    else:
+        seq = values
+    return _factorize_seq(seq, name, missing, hint)
+
+
+def _factorize_array(values: np.ndarray, name: str, missing: str, hint: str):
+    if values.dtype.kind == "f":
+        nan = np.isnan(values)
+        if nan.any():
+            i = int(np.argmax(nan))
+            if missing == "raise":
+                raise MissingLabelError(f"{name}[{i}] is missing (NaN){hint}")
+            codes = np.full(len(values), -1, dtype=np.int64)
+            uniq, inv = np.unique(values[~nan], return_inverse=True)
+            codes[~nan] = inv.reshape(-1)
+            return codes, uniq.tolist()
+    uniq, inv = np.unique(values, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64, copy=False), uniq.tolist()
+
+
+def _factorize_seq(seq, name: str, missing: str, hint: str):
+    try:
+        first = dict.fromkeys(seq)  # first-seen representatives, grouped by Python equality
+    except TypeError:
+        for i, v in enumerate(seq):
+            try:
+                hash(v)
+            except TypeError:
+                raise InvalidLabelError(
+                    f"{name}[{i}] must be hashable to name a cluster (labels are a one-dimensional "
+                    f"sequence of hashable values), got {type(v).__name__}: {v!r}"
+                ) from None
+        raise  # pragma: no cover - a TypeError from __eq__ of some label
+    pos: dict = {}
+    uniques: list = []
+    for k in first:
+        if is_missing(k):
+            pos[k] = -1
+        else:
+            pos[k] = len(uniques)
+            uniques.append(_py(k))
+    codes = np.fromiter(map(pos.__getitem__, seq), dtype=np.int64, count=len(seq))
+    if missing == "raise" and len(uniques) < len(pos):
+        i = int(np.argmax(codes < 0))
+        raise MissingLabelError(f"{name}[{i}] is missing ({missing_repr(seq[i])}){hint}")
+    return codes, uniques
+
+
+def same_label(a, b) -> bool:
+    """``True`` when ``a`` and ``b`` name the same cluster (Python equality, as a dict key).
+
+    Never broadcasts: a numpy scalar against a tuple is simply a different label. O(1).
+
+    >>> import numpy as np
+    >>> same_label(np.int64(1), True), same_label(np.int64(1), (1, 1)), same_label("a", "a\\x00")
+    (True, False, False)
+    """
+    if a is b:
+        return True
+    try:
+        return hash(a) == hash(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def label_to_json(v, _depth: int = 0):
+    """The canonical standard-JSON form of label ``v`` (see the module docstring). O(size of v).
+
+    >>> import numpy as np
+    >>> label_to_json(np.float64(3.0)), label_to_json(-0.0), label_to_json(float("-inf"))
+    (3, 0, {'float': '-inf'})
+    """
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isfinite(f):
+            return int(f) if f.is_integer() else f
+        return {"float": "nan" if f != f else ("inf" if f > 0 else "-inf")}
+    if isinstance(v, tuple):
+        if _depth >= MAX_DEPTH:
+            raise InvalidLabelError(
+                f"a tuple label nested more than {MAX_DEPTH} deep cannot be saved as JSON"
+            )
+        return [label_to_json(x, _depth + 1) for x in v]
+    if v is None:
+        return None
+    raise InvalidLabelError(
+        f"label {v!r} of type {type(v).__name__} cannot be saved as JSON; use str, int, float, "
+        "bool or tuples of these"
+    )
+
+
+_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def label_from_json(v, _depth: int = 0):
+    """Read a label written by :func:`label_to_json` (a list becomes a tuple). O(size of v).
+
+    Raises :class:`~streameval.errors.InvalidLabelError` for anything that form cannot hold
+    (objects other than ``{"float": ...}``, nesting deeper than :data:`MAX_DEPTH`).
+
+    >>> label_from_json([1, {"float": "inf"}, "a"])
+    (1, inf, 'a')
+    """
+    if isinstance(v, list):
+        if _depth >= MAX_DEPTH:
+            raise InvalidLabelError(f"a label nested more than {MAX_DEPTH} deep is not accepted")
+        return tuple(label_from_json(x, _depth + 1) for x in v)
+    if v is None or isinstance(v, (str, int, float)):
+        return v
+    if isinstance(v, dict) and len(v) == 1 and v.get("float") in _FLOATS:
+        return _FLOATS[v["float"]]
+    raise InvalidLabelError(
+        f"{v!r} is not a saved label (str, int, float, a list, or {{'float': 'inf'|'-inf'|'nan'}})"
+    )
