@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from .errors import InvalidWeightError, MissingLabelError
 from .metrics.information import adjusted_mutual_info
-from .stats import ContingencyStats, bcubed_term, beta_ratio, elm_term, f_term, xlogx
+from .stats import SIDE_STATS, ContingencyStats, add_side_terms, beta_ratio, f_term, xlogx
 
 __all__ = [
     "Histograms",
@@ -76,24 +76,11 @@ def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))
         s.sum_cell_sq += n * n * count
         s.sum_cell_xlogx += xlogx(n) * count
     for side, hist in (("row", h.rows), ("col", h.cols)):
-        k = sq_total = xl_total = bc_total = elm_total = max_total = singles = 0
         for (size, sq), (count, max_sum) in hist.items():
-            k += count
-            sq_total += size * size * count
-            xl_total += xlogx(size) * count
-            bc_total += bcubed_term(sq, size) * count
-            elm_total += elm_term(sq, size) * count
-            max_total += max_sum
-            if size == 1:
-                singles += count
-        if side == "row":
-            s.k_true, s.sum_row_sq, s.sum_row_xlogx = k, sq_total, xl_total
-            s.bcubed_r_sum, s.elm_r_sum = bc_total, elm_total
-            s.sum_row_max, s.true_singletons = max_total, singles
-        else:
-            s.k_pred, s.sum_col_sq, s.sum_col_xlogx = k, sq_total, xl_total
-            s.bcubed_p_sum, s.elm_p_sum = bc_total, elm_total
-            s.sum_col_max, s.pred_singletons = max_total, singles
+            # the largest cells enter as their sum over the clusters of this (size, sq)
+            add_side_terms(s, side, size, sq, 0, count)
+            setattr(s, SIDE_STATS[side][4], getattr(s, SIDE_STATS[side][4]) + max_sum)
+        setattr(s, "k_true" if side == "row" else "k_pred", sum(c for c, _ in hist.values()))
     s.both_singletons = h.fab.get((1, 1, 1), 0)
     for kind, beta in f_specs:
         num, den = beta_ratio(beta)

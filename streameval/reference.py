@@ -54,12 +54,11 @@ from .errors import (
 )
 from .labels import factorize
 from .stats import (
+    add_side_terms,
     FRAC_BITS,
     STAT_NAMES,
     ContingencyStats,
     beta_ratio,
-    bcubed_term,
-    elm_term,
     f_term,
     xlogx,
 )
@@ -85,10 +84,9 @@ class _Cluster:
 
 
 def _move(k: _Cluster, other, n0: int, n1: int, d: int):
-    """Change cell ``other`` of cluster ``k`` from ``n0`` to ``n1 = n0 + d``; return the deltas.
+    """Change cell ``other`` of cluster ``k`` from ``n0`` to ``n1 = n0 + d``.
 
-    Returns ``(Δ size², Δ xlogx(size), Δ bcubed term, Δ elm term, Δ max, Δ is-singleton)``.
-    Cost O(1), except that a revert by ``w > 1`` of the largest cell looks for the next largest
+    The caller moves the cluster's :func:`~streameval.stats.side_terms` in the sums. Cost O(1), except that a revert by ``w > 1`` of the largest cell looks for the next largest
     count in O(min(w, distinct counts)).
     """
     s0, q0, m0 = k.size, k.sq, k.max
@@ -120,14 +118,6 @@ def _move(k: _Cluster, other, n0: int, n1: int, d: int):
     else:
         m1 = m0
     k.size, k.sq, k.max = s1, q1, m1
-    return (
-        s1 * s1 - s0 * s0,
-        xlogx(s1) - xlogx(s0),
-        bcubed_term(q1, s1) - bcubed_term(q0, s0),
-        elm_term(q1, s1) - elm_term(q0, s0),
-        m1 - m0,
-        (s1 == 1) - (s0 == 1),
-    )
 
 
 class ReferenceContingency(TableAPI):
@@ -328,20 +318,10 @@ class ReferenceContingency(TableAPI):
         self.sum_cell_sq += n1 * n1 - n0 * n0
         self.sum_cell_xlogx += xlogx(n1) - xlogx(n0)
         self.cells += (n1 > 0) - (n0 > 0)
-        dsq, dxl, dbc, delm, dmax, dsingle = _move(row, p, n0, n1, d)
-        self.sum_row_sq += dsq
-        self.sum_row_xlogx += dxl
-        self.bcubed_r_sum += dbc
-        self.elm_r_sum += delm
-        self.sum_row_max += dmax
-        self.true_singletons += dsingle
-        dsq, dxl, dbc, delm, dmax, dsingle = _move(col, t, n0, n1, d)
-        self.sum_col_sq += dsq
-        self.sum_col_xlogx += dxl
-        self.bcubed_p_sum += dbc
-        self.elm_p_sum += delm
-        self.sum_col_max += dmax
-        self.pred_singletons += dsingle
+        for k, side, other in ((row, "row", p), (col, "col", t)):
+            add_side_terms(self, side, k.size, k.sq, k.max, -1)
+            _move(k, other, n0, n1, d)
+            add_side_terms(self, side, k.size, k.sq, k.max)
         if not row.size:
             del rows[t]
             self.k_true -= 1
@@ -447,16 +427,7 @@ class ReferenceContingency(TableAPI):
             return k is not None and k.size == 1 and others[next(iter(k.cells))].size == 1
 
         def terms(k, sign) -> None:  # add (sign=1) or remove (-1) cluster k's own terms
-            r = "r" if true else "p"
-            for name, v in (
-                (f"sum_{own}_sq", k.size * k.size),
-                (f"sum_{own}_xlogx", xlogx(k.size)),
-                (f"bcubed_{r}_sum", bcubed_term(k.sq, k.size)),
-                (f"elm_{r}_sum", elm_term(k.sq, k.size)),
-                (f"sum_{own}_max", k.max),
-                ("true_singletons" if true else "pred_singletons", k.size == 1),
-            ):
-                setattr(self, name, getattr(self, name) + sign * v)
+            add_side_terms(self, own, k.size, k.sq, k.max, sign)
 
         f_before = [x + y for x, y in zip(fsum(src), fsum(dst))]
         both_before = both(src) + both(dst)
@@ -469,18 +440,16 @@ class ReferenceContingency(TableAPI):
                 self.k_true -= 1
             else:
                 self.k_pred -= 1
-        d_cell_sq = d_cell_xl = d_cells = d_bc = d_elm = d_max = 0
+        d_cell_sq = d_cell_xl = d_cells = 0
         for x, n in src.cells.items():
             k = others[x]  # the cluster on the other side holding this cell (its size stays)
+            add_side_terms(self, oth, k.size, k.sq, k.max, -1)
             n0 = dst.cells.get(x, 0)
             n1 = n0 + n
             d_cell_sq += n1 * n1 - n0 * n0 - n * n
             d_cell_xl += xlogx(n1) - xlogx(n0) - xlogx(n)
             d_cells -= n0 > 0
-            q0 = k.sq
-            k.sq = q1 = q0 + n1 * n1 - n0 * n0 - n * n
-            d_bc += bcubed_term(q1, k.size) - bcubed_term(q0, k.size)
-            d_elm += elm_term(q1, k.size) - elm_term(q0, k.size)
+            k.sq += n1 * n1 - n0 * n0 - n * n
             del k.cells[old]
             k.cells[new] = dst.cells[x] = n1
             for rec, gone in ((k, (n, n0)), (dst, (n0,))):
@@ -494,8 +463,8 @@ class ReferenceContingency(TableAPI):
                             del hist[v]
                 hist[n1] = hist.get(n1, 0) + 1
             if n1 > k.max:  # cells only grow or move, so maxima only rise
-                d_max += n1 - k.max
                 k.max = n1
+            add_side_terms(self, oth, k.size, k.sq, k.max)
             if n1 > dst.max:
                 dst.max = n1
         dst.sq += src.sq + d_cell_sq
@@ -505,11 +474,6 @@ class ReferenceContingency(TableAPI):
         self.sum_cell_sq += d_cell_sq
         self.sum_cell_xlogx += d_cell_xl
         self.cells += d_cells
-        r = "p" if true else "r"
-        for name, v in (
-            (f"bcubed_{r}_sum", d_bc), (f"elm_{r}_sum", d_elm), (f"sum_{oth}_max", d_max)
-        ):
-            setattr(self, name, getattr(self, name) + v)
         self.both_singletons += both(dst) - both_before
         for (key, *_), before, after in zip(fspecs, f_before, fsum(dst)):
             f_sums[key] += after - before

@@ -106,6 +106,42 @@ def f_term(kind: str, num: int, den: int, n: int, a: int, b: int) -> int:
     return ((num + den) * n * n << FRAC_BITS) // (num * a + den * b)
 
 
+SIDE_STATS = {
+    "row": ("sum_row_sq", "sum_row_xlogx", "bcubed_r_sum", "elm_r_sum", "sum_row_max",
+            "true_singletons"),
+    "col": ("sum_col_sq", "sum_col_xlogx", "bcubed_p_sum", "elm_p_sum", "sum_col_max",
+            "pred_singletons"),
+}
+"""The sums of :func:`side_terms` over the true clusters (rows) and the predicted clusters
+(columns), in the order of the terms: the one place that names them."""
+
+
+def side_terms(size: int, sq: int, mx: int) -> tuple:
+    """A cluster's share of each per-side sum, in the order of :data:`SIDE_STATS`.
+
+    ``size`` is the cluster's size, ``sq`` its sum of squared cell counts, ``mx`` its largest
+    cell: ``(size², xlogx(size), bcubed_term(sq, size), elm_term(sq, size), mx, size == 1)``.
+    The one definition of the per-side terms: the reference table, :meth:`ContingencyStats.from_cells`
+    and the engines' :func:`~streameval.distributed.stats_from_histograms` call it, and the native
+    core's ``side_terms`` (``src/core.rs``) is its twin (the differential tests hold them equal).
+    An empty cluster's terms are all 0. Cost O(1).
+
+    >>> side_terms(2, 2, 1) == (4, xlogx(2), ONE, 0, 1, 0)
+    True
+    >>> side_terms(0, 0, 0)
+    (0, 0, 0, 0, 0, 0)
+    """
+    return (size * size, xlogx(size), bcubed_term(sq, size), elm_term(sq, size), mx,
+            int(size == 1))
+
+
+def add_side_terms(stats, side: str, size: int, sq: int, mx: int, times: int = 1) -> None:
+    """Add ``times`` clusters' :func:`side_terms` (negative ``times`` removes) to ``stats``'s
+    sums of ``side`` (``"row"`` or ``"col"``): any object with those attributes. O(1)."""
+    for name, term in zip(SIDE_STATS[side], side_terms(size, sq, mx)):
+        setattr(stats, name, getattr(stats, name) + term * times)
+
+
 @dataclass
 class ContingencyStats:
     """The sums every O(1) extrinsic metric is computed from (a snapshot, or an engine's result).
@@ -168,24 +204,10 @@ class ContingencyStats:
                 s.sum_cell_sq += c * c
                 s.sum_cell_xlogx += xlogx(c)
         for side, groups in (("row", rows), ("col", cols)):
-            sq_total = xl_total = bc_total = elm_total = max_total = singles = 0
             for group in groups.values():
-                size = sum(group.values())
-                sq = sum(c * c for c in group.values())
-                sq_total += size * size
-                xl_total += xlogx(size)
-                bc_total += bcubed_term(sq, size)
-                elm_total += elm_term(sq, size)
-                max_total += max(group.values())
-                singles += size == 1
-            if side == "row":
-                s.k_true, s.sum_row_sq, s.sum_row_xlogx = len(groups), sq_total, xl_total
-                s.bcubed_r_sum, s.elm_r_sum = bc_total, elm_total
-                s.sum_row_max, s.true_singletons = max_total, singles
-            else:
-                s.k_pred, s.sum_col_sq, s.sum_col_xlogx = len(groups), sq_total, xl_total
-                s.bcubed_p_sum, s.elm_p_sum = bc_total, elm_total
-                s.sum_col_max, s.pred_singletons = max_total, singles
+                counts = group.values()
+                add_side_terms(s, side, sum(counts), sum(c * c for c in counts), max(counts))
+        s.k_true, s.k_pred = len(rows), len(cols)
         a = {t: sum(r.values()) for t, r in rows.items()}
         b = {p: sum(c.values()) for p, c in cols.items()}
         s.both_singletons = sum(
