@@ -146,6 +146,10 @@ if NATIVE:
 
         __slots__ = ()
 
+        def __init__(self, missing: str = "raise") -> None:
+            # the native constructor (``__new__``) has checked and stored ``missing``
+            pass
+
         # ---------------------------------------------------------------- reading
         def __getitem__(self, key) -> int:
             """``table[t, p]``: the count of cell ``(t, p)``, 0 if absent. O(1)."""
