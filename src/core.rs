@@ -500,37 +500,30 @@ impl Core {
         }
     }
 
-    /// Add positive counts to cells in bulk (no sums kept up to date); [`Core::rebuild`] next.
+    /// Add positive counts to cells in bulk: the cells, lists and cluster records are kept, the
+    /// sums are not; [`Core::rebuild`] next. Big clusters must have been flattened first.
+    #[inline]
     pub fn add_bulk(&mut self, t: u32, p: u32, c: u64) {
         self.ensure(0, t);
         self.ensure(1, p);
         let e = self.cells.entry(key(t, p)).or_insert(0);
-        if *e == 0 {
-            self.sides[0][t as usize].cells.push(p);
-            self.sides[1][p as usize].cells.push(t);
+        let n0 = *e;
+        let n1 = n0 + c;
+        *e = n1;
+        let dsq = (n1 as u128) * (n1 as u128) - (n0 as u128) * (n0 as u128);
+        for (side, x, y) in [(0, t, p), (1, p, t)] {
+            let cl = &mut self.sides[side][x as usize];
+            if n0 == 0 {
+                cl.cells.push(y);
+            }
+            cl.size += c;
+            cl.sq += dsq;
+            cl.max = cl.max.max(n1);
         }
-        *e += c;
     }
 
-    /// Recompute every cluster record, class, group and sum from the cells. O(cells).
-    /// Big clusters must have been flattened (see [`Core::flatten`]) before any `add_bulk`.
+    /// Recompute every class, group and sum from the cells and the cluster records. O(cells).
     pub fn rebuild(&mut self) {
-        for side in 0..2 {
-            for x in 0..self.sides[side].len() {
-                let cells = &self.cells;
-                let cl = &mut self.sides[side][x];
-                let (mut size, mut sq, mut max) = (0u64, 0u128, 0u64);
-                for &z in cl.cells.iter() {
-                    let c = cells[&skey(side, x as u32, z)];
-                    size += c;
-                    sq += (c as u128) * (c as u128);
-                    max = max.max(c);
-                }
-                cl.size = size;
-                cl.sq = sq;
-                cl.max = max;
-            }
-        }
         for side in 0..2 {
             for x in 0..self.sides[side].len() {
                 if self.sides[side][x].cells.len() > BIG_AT {
@@ -563,17 +556,17 @@ impl Core {
         let mut fsums = vec![0i128; self.fspecs.len()];
         let (rows, cols) = (&self.sides[0], &self.sides[1]);
         for (&k, &c) in self.cells.iter() {
-            let (t, p) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
-            let (a, b) = (rows[t].size, cols[p].size);
             s.n += c as i128;
-            s.cells += 1;
             s.cell_sq += (c as i128) * (c as i128);
             s.cell_xlogx += xlogx(c);
-            s.both_singletons += (a == 1 && b == 1) as i128;
-            for (f, spec) in fsums.iter_mut().zip(self.fspecs.iter()) {
-                *f += spec.term(c, a, b);
+            if !self.fspecs.is_empty() {
+                let (a, b) = (rows[(k >> 32) as usize].size, cols[(k & 0xffff_ffff) as usize].size);
+                for (f, spec) in fsums.iter_mut().zip(self.fspecs.iter()) {
+                    *f += spec.term(c, a, b);
+                }
             }
         }
+        s.cells = self.cells.len() as i128;
         for side in 0..2 {
             for cl in self.sides[side].iter() {
                 if cl.size == 0 {
@@ -584,6 +577,13 @@ impl Core {
                 for i in 0..N_SIDE_TERMS {
                     s.side[side][i] += terms[i];
                 }
+            }
+        }
+        // an element alone in both its clusters: a row of size 1 whose one column has size 1
+        for row in rows.iter() {
+            if row.size == 1 {
+                let p = row.others().next().expect("a cell");
+                s.both_singletons += (cols[p as usize].size == 1) as i128;
             }
         }
         (s, fsums)
@@ -677,10 +677,80 @@ impl Core {
     }
 }
 
+/// Sort `keys` (below `2**bits`), carrying `weights` along, by least-significant-digit radix
+/// sort: O(N · bits / 11), no comparisons, two sequential sweeps a pass.
+pub fn radix_sort(keys: &mut Vec<u64>, weights: &mut Option<Vec<u64>>, bits: u32) {
+    const B: u32 = 11;
+    let n = keys.len();
+    let mut kbuf = vec![0u64; n];
+    let mut wbuf = weights.as_ref().map(|_| vec![0u64; n]);
+    let mut shift = 0;
+    while shift < bits.max(1) {
+        let mut off = vec![0usize; 1 << B];
+        for &k in keys.iter() {
+            off[((k >> shift) & ((1 << B) - 1)) as usize] += 1;
+        }
+        let mut total = 0;
+        for o in off.iter_mut() {
+            let c = *o;
+            *o = total;
+            total += c;
+        }
+        match (weights.as_ref(), wbuf.as_mut()) {
+            (Some(w), Some(wb)) => {
+                for (i, &k) in keys.iter().enumerate() {
+                    let b = ((k >> shift) & ((1 << B) - 1)) as usize;
+                    kbuf[off[b]] = k;
+                    wb[off[b]] = w[i];
+                    off[b] += 1;
+                }
+            }
+            _ => {
+                for &k in keys.iter() {
+                    let b = ((k >> shift) & ((1 << B) - 1)) as usize;
+                    kbuf[off[b]] = k;
+                    off[b] += 1;
+                }
+            }
+        }
+        std::mem::swap(keys, &mut kbuf);
+        if let (Some(w), Some(wb)) = (weights.as_mut(), wbuf.as_mut()) {
+            std::mem::swap(w, wb);
+        }
+        shift += B;
+    }
+}
+
+/// The distinct keys of a sorted array and their counts (or summed weights).
+pub fn run_lengths(keys: &[u64], weights: Option<&[u64]>) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (i, &k) in keys.iter().enumerate() {
+        let w = weights.map_or(1, |w| w[i]);
+        match out.last_mut() {
+            Some(last) if last.0 == k => last.1 += w,
+            _ => out.push((k, w)),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::terms::Kind;
+
+    #[test]
+    fn radix_sort_sorts_and_carries_weights() {
+        let mut rng = Rng(3);
+        let mut keys: Vec<u64> = (0..5000).map(|_| rng.below(1 << 40)).collect();
+        let mut w: Option<Vec<u64>> = Some(keys.iter().map(|k| k % 7 + 1).collect());
+        let mut expect = keys.clone();
+        expect.sort();
+        radix_sort(&mut keys, &mut w, 40);
+        assert_eq!(keys, expect);
+        assert!(keys.iter().zip(w.unwrap()).all(|(k, w)| w == k % 7 + 1));
+        assert_eq!(run_lengths(&[1, 1, 4, 9, 9, 9], None), vec![(1, 2), (4, 1), (9, 3)]);
+    }
     use num_bigint::BigUint;
 
     /// A small deterministic generator (xorshift) for the tests.

@@ -55,6 +55,15 @@ fn key_of<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<(Key<'a, 'py>, u32)> 
     Ok((Key::Obj(obj), obj.hash()? as u32))
 }
 
+fn label_eq(labels: &[Option<Label>], py: Python<'_>, id: u32, key: Key) -> PyResult<bool> {
+    match (labels[id as usize].as_ref().expect("live id"), key) {
+        (Label::Int(a), Key::Int(b)) => Ok(*a == b),
+        (Label::Int(a), Key::Obj(o)) => o.eq(*a),
+        (Label::Obj(s), Key::Int(b)) => s.bind(py).eq(b),
+        (Label::Obj(s), Key::Obj(o)) => Ok(s.bind(py).is(o) || s.bind(py).eq(o)?),
+    }
+}
+
 /// The labels of one side: label <-> dense id, with ids of emptied clusters reused.
 #[derive(Default)]
 struct Interner {
@@ -65,12 +74,7 @@ struct Interner {
 
 impl Interner {
     fn equal(&self, py: Python<'_>, id: u32, key: Key) -> PyResult<bool> {
-        match (self.labels[id as usize].as_ref().expect("live id"), key) {
-            (Label::Int(a), Key::Int(b)) => Ok(*a == b),
-            (Label::Int(a), Key::Obj(o)) => o.eq(*a),
-            (Label::Obj(s), Key::Int(b)) => s.bind(py).eq(b),
-            (Label::Obj(s), Key::Obj(o)) => Ok(s.bind(py).is(o) || s.bind(py).eq(o)?),
-        }
+        label_eq(&self.labels, py, id, key)
     }
 
     fn find(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
@@ -95,9 +99,28 @@ impl Interner {
 
     /// The id of `key`, interning it if new; `(id, was new)`.
     fn intern(&mut self, py: Python<'_>, key: Key, h: u32) -> PyResult<(u32, bool)> {
-        if let Some(id) = self.find(py, key, h)? {
-            return Ok((id, false));
+        let labels = &self.labels;
+        let mut err = None;
+        let entry = self.table.entry(
+            mix(h),
+            |&(id, eh)| {
+                if eh != h || err.is_some() {
+                    return false;
+                }
+                label_eq(labels, py, id, key).unwrap_or_else(|e| {
+                    err = Some(e);
+                    false
+                })
+            },
+            |&(_, eh)| mix(eh),
+        );
+        if let Some(e) = err {
+            return Err(e);
         }
+        let vacant = match entry {
+            hashbrown::hash_table::Entry::Occupied(o) => return Ok((o.get().0, false)),
+            hashbrown::hash_table::Entry::Vacant(v) => v,
+        };
         let label = match key {
             Key::Int(v) => Label::Int(v),
             Key::Obj(o) => Label::Obj(o.clone().unbind()),
@@ -112,8 +135,12 @@ impl Interner {
                 (self.labels.len() - 1) as u32
             }
         };
-        self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
+        vacant.insert((id, h));
         Ok((id, true))
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.table.reserve(n, |&(_, eh)| mix(eh));
     }
 
     fn hash_of(&self, py: Python<'_>, id: u32) -> u32 {
@@ -360,6 +387,7 @@ impl Table {
             }
         } else {
             self.core.flatten();
+            self.core.cells.reserve(ids.len());
             for (t, p, c) in ids {
                 self.core.add_bulk(t, p, c);
             }
@@ -711,6 +739,80 @@ impl Table {
             keys.push((key_of(t)?, key_of(p)?, *c));
         }
         self.add_keys(py, keys)
+    }
+
+    /// Add elements given as native-endian int64 buffers of true and predicted labels (and
+    /// checked weights): the cells are counted natively (radix sort of one combined key, then run
+    /// lengths) and added. ``False``, with nothing changed, when the labels' ranges are too wide
+    /// for one 64-bit key (the caller then counts another way).
+    #[pyo3(signature = (t, p, w = None))]
+    fn _add_int_arrays(&mut self, py: Python<'_>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, w: Option<&Bound<'_, PyBytes>>) -> PyResult<bool> {
+        let (t, p) = (bytes_i64(t), bytes_i64(p));
+        if t.is_empty() {
+            return Ok(true);
+        }
+        let (lo_t, hi_t) = (*t.iter().min().unwrap(), *t.iter().max().unwrap());
+        let (lo_p, hi_p) = (*p.iter().min().unwrap(), *p.iter().max().unwrap());
+        let span_t = (hi_t as i128 - lo_t as i128 + 1) as u128;
+        let span = (hi_p as i128 - lo_p as i128 + 1) as u128;
+        if span_t * span >= 1u128 << 63 {
+            return Ok(false);
+        }
+        let span = span as u64;
+        let mut keys: Vec<u64> = t
+            .iter()
+            .zip(p.iter())
+            .map(|(&a, &b)| (a.wrapping_sub(lo_t) as u64) * span + (b.wrapping_sub(lo_p) as u64))
+            .collect();
+        drop((t, p));
+        let mut weights = w.map(|w| bytes_i64(w).into_iter().map(|x| x as u64).collect::<Vec<u64>>());
+        let total: u128 = match &weights {
+            Some(w) => w.iter().map(|&x| x as u128).sum(),
+            None => keys.len() as u128,
+        };
+        self.check_total(py, total)?;
+        let bits = 64 - (span_t as u64 * span - 1).leading_zeros();
+        crate::core::radix_sort(&mut keys, &mut weights, bits);
+        let cells = crate::core::run_lengths(&keys, weights.as_deref());
+        drop(keys);
+        // the true labels come sorted: intern each once; the predicted ones are sorted apart
+        // (radix again, carrying the cell's index) so each is interned once too
+        let mut pkeys: Vec<u64> = cells.iter().map(|&(k, _)| k % span).collect();
+        let mut index: Option<Vec<u64>> = Some((0..cells.len() as u64).collect());
+        crate::core::radix_sort(&mut pkeys, &mut index, 64 - (span - 1).leading_zeros());
+        self.names[0].reserve(cells.len().min(span_t as usize));
+        self.names[1].reserve(cells.len().min(span as usize));
+        let mut pid = vec![0u32; cells.len()];
+        let mut last: Option<(u64, u32)> = None;
+        for (&pk, &i) in pkeys.iter().zip(index.as_ref().unwrap().iter()) {
+            let id = match last {
+                Some((v, id)) if v == pk => id,
+                _ => {
+                    let pv = pk as i64 + lo_p;
+                    let id = self.names[1].intern(py, Key::Int(pv), int_hash(pv) as u32)?.0;
+                    last = Some((pk, id));
+                    id
+                }
+            };
+            pid[i as usize] = id;
+        }
+        drop((pkeys, index));
+        let mut ids = Vec::with_capacity(cells.len());
+        let mut last: Option<(i64, u32)> = None;
+        for ((k, c), pid) in cells.into_iter().zip(pid) {
+            let tv = (k / span) as i64 + lo_t;
+            let tid = match last {
+                Some((v, id)) if v == tv => id,
+                _ => {
+                    let id = self.names[0].intern(py, Key::Int(tv), int_hash(tv) as u32)?.0;
+                    last = Some((tv, id));
+                    id
+                }
+            };
+            ids.push((tid, pid, c));
+        }
+        self.add_ids(ids);
+        Ok(true)
     }
 
     /// Add cells given as native-endian int64 buffers of true labels, predicted labels, counts.

@@ -281,27 +281,17 @@ if NATIVE:
             self.skipped += skipped
 
         def _add_int_array(self, yt: np.ndarray, yp: np.ndarray, w) -> None:
-            """Integer labels: cells counted over one combined key, no Python object per label."""
-            lo_t, hi_t = int(yt.min(initial=0)), int(yt.max(initial=0))
-            lo_p, hi_p = int(yp.min(initial=0)), int(yp.max(initial=0))
-            span = hi_p - lo_p + 1
-            if (hi_t - lo_t + 1) * span >= 2**62:  # too wide for one int64 key: code each side
-                it, ut = factorize(yt, "y_true")
-                ip, up = factorize(yp, "y_pred")
-                yt, yp, lo_t, lo_p, span = it, ip, 0, 0, len(up)
-                ut_arr, up_arr = np.asarray(ut, dtype=np.int64), np.asarray(up, dtype=np.int64)
-            else:
-                ut_arr = up_arr = None
-            key = (yt.astype(np.int64) - lo_t) * span + (yp.astype(np.int64) - lo_p)
-            cells, counts = _count(key, w)
-            t, p = np.divmod(cells, span)
-            t, p = t + lo_t, p + lo_p
-            if ut_arr is not None:
-                t, p = ut_arr[t], up_arr[p]
-            self._add_int_cells(
-                t.astype(np.int64).tobytes(), p.astype(np.int64).tobytes(),
-                counts.astype(np.int64).tobytes(),
-            )
+            """Integer labels: cells counted natively over one combined key (a radix sort), no
+            Python object per label; labels too spread for one 64-bit key are coded first."""
+            as_bytes = (lambda a: a.astype(np.int64, copy=False).tobytes())
+            wb = as_bytes(w) if w is not None else None
+            if self._add_int_arrays(as_bytes(yt), as_bytes(yp), wb):
+                return
+            it, ut = factorize(yt, "y_true")
+            ip, up = factorize(yp, "y_pred")
+            cells, counts = _count(it * len(up) + ip, w)
+            t, p = np.divmod(cells, len(up))
+            self._add_coded_cells(ut, up, as_bytes(t), as_bytes(p), as_bytes(counts))
 
         def _add_cells(self, triples) -> None:
             """Add checked ``(true, pred, count)`` triples (bulk, as :meth:`from_dict` does)."""
