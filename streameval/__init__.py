@@ -78,6 +78,10 @@ from .summaries import ClusterSummaries
 from . import pss
 from .pss import PageStream, PageStreamError, PageStreamEvaluator
 
+# confidence intervals and paired tests over resampling units (issue 16)
+from .comparison import ComparisonReport, compare, confidence_interval
+from .bootstrap import BootstrapEvaluator
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -145,4 +149,9 @@ __all__ = [
     "PageStream",
     "PageStreamEvaluator",
     "PageStreamError",
+    # confidence intervals and paired tests (issue 16)
+    "compare",
+    "confidence_interval",
+    "ComparisonReport",
+    "BootstrapEvaluator",
 ]
