@@ -109,14 +109,25 @@ def _seed64(seed) -> int:
     return int(seed) & _M64
 
 
-def _draws(seed: int, h: int, n_replicas: int) -> np.ndarray:
-    """The ``n_replicas`` Poisson(1) multiplicities of the unit with hash ``h``. O(B)."""
+def _draws_many(seed: int, hashes, n_replicas: int) -> np.ndarray:
+    """``(len(hashes), B)`` Poisson(1) multiplicities of the units with these 64-bit hashes.
+
+    ``z = mix(mix(seed ^ mix(h)) + (r + 1)·φ)`` with splitmix64's finaliser ``mix`` and its
+    increment ``φ = 0x9E3779B97F4A7C15`` (all mod 2**64); ``u = (z >> 11) / 2**53``; ``k`` is the
+    smallest integer with ``u < P(K <= k)``. O(U · B), vectorised.
+    """
     with np.errstate(over="ignore"):
-        base = _mix(np.array([seed ^ int(_mix(np.array([h], dtype=np.uint64))[0])], dtype=np.uint64))
+        h = np.asarray(hashes, dtype=np.uint64).reshape(-1)
+        base = _mix(np.uint64(seed) ^ _mix(h))
         r = np.arange(1, n_replicas + 1, dtype=np.uint64)
-        z = _mix(base + r * _GOLDEN)
+        z = _mix(base[:, None] + r[None, :] * _GOLDEN)
     u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
     return np.searchsorted(_CDF, u, side="right").astype(np.int64)
+
+
+def _draws(seed: int, h: int, n_replicas: int) -> np.ndarray:
+    """The ``n_replicas`` multiplicities of one unit (a row of :func:`_draws_many`)."""
+    return _draws_many(seed, [h], n_replicas)[0]
 
 
 def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
@@ -132,11 +143,10 @@ def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
     if isinstance(n_replicas, bool) or not isinstance(n_replicas, numbers.Integral) or n_replicas < 1:
         raise ValueError(f"n_replicas must be an int >= 1, got {n_replicas!r}")
     s = _seed64(seed)
-    units = list(units)
-    out = np.empty((len(units), int(n_replicas)), dtype=np.int64)
-    for i, u in enumerate(units):
-        out[i] = _draws(s, unit_hash(u), int(n_replicas))
-    return out
+    hashes = [unit_hash(u) for u in units]
+    if not hashes:
+        return np.zeros((0, int(n_replicas)), dtype=np.int64)
+    return _draws_many(s, hashes, int(n_replicas))
 
 
 class BootstrapEvaluator:
@@ -199,10 +209,13 @@ class BootstrapEvaluator:
             raise ValueError(
                 "BootstrapEvaluator.update needs the element's unit: update(y_true, y_pred, unit=...)"
             )
-        entry = self._units.get(unit)
+        try:
+            entry = self._units.get(unit)
+        except TypeError:
+            entry = None
         if entry is not None:
             return entry[1]
-        k = self.multiplicities(unit)
+        k = self.multiplicities(unit)  # a unit of an unsupported type raises here
         nz = np.flatnonzero(k)
         return list(zip(nz.tolist(), k[nz].tolist()))
 

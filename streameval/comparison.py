@@ -12,7 +12,8 @@ sufficient statistic of :class:`~streameval.stats.ContingencyStats` (cell, row a
 fixed-point BCubed/ELM/entropy sums, the element-averaged F sums, cluster counts, maxima, singletons)
 is the sum of the per-unit statistics. A resample with multiplicities ``m`` therefore has the stats
 ``Σ_u m_u · S_u``: :func:`compare` computes them for all resamples at once as one exact integer
-matrix product (the big fixed-point sums split into 31-bit limbs, so int64 arithmetic stays exact),
+matrix product (the big fixed-point sums split into 21-bit limbs, so a float64 BLAS product stays
+exact),
 then each metric's ``value(stats)``. The elements are never visited again, and the stats of a
 resample equal, bit for bit, those of the table built from its tagged copies.
 
@@ -78,8 +79,9 @@ __all__ = [
 DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("paired_bootstrap", "randomization")
 _AGGREGATES = ("pooled", "mean")
-_LIMB = 31  # bits per limb: a sum of m_u * limb stays exact in int64 while Σ m_u < 2**32
+_LIMB = 21  # bits per limb: Σ m_u * limb < 2**53 (exact in float64) while Σ m_u < 2**32
 _MASK = (1 << _LIMB) - 1
+_NSTAT = len(STAT_NAMES)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -130,8 +132,9 @@ class UnitStats:
     ``rows[u]`` lists unit ``u``'s :class:`~streameval.stats.ContingencyStats` fields (in
     :attr:`fields` order: the ``STAT_NAMES``, then the tracked F sums) as Python ints.
     :meth:`combine` returns ``Σ_u M[b, u] · rows[u]`` for every row ``b`` of a multiplicity matrix,
-    exactly: each column is split into 31-bit limbs, the product is an int64 matrix product (exact
-    while every row of ``M`` sums to less than ``2**32``), and the limbs are joined as Python ints.
+    exactly: each column is split into 21-bit limbs, the product is a float64 matrix product whose
+    partial sums are integers below ``2**53`` (exact while every row of ``M`` sums to less than
+    ``2**32``), and the limbs are joined as Python ints.
 
     Cost: :meth:`combine` is ``O(B · U · limbs)`` int64 operations plus ``O(B · fields)`` Python int
     operations; :meth:`stats` O(fields) per resample.
@@ -163,7 +166,7 @@ class UnitStats:
             self._limbs.append(n)
             for k in range(n):
                 cols.append([(r[f] >> (_LIMB * k)) & _MASK for r in rows])
-        self._x = np.array(cols, dtype=np.int64).T.reshape(len(rows), len(cols))
+        self._x = np.array(cols, dtype=np.float64).T.reshape(len(rows), len(cols))
         self.totals = [sum(r[f] for r in rows) for f in range(width)]
 
     def combine(self, m: np.ndarray) -> list:
@@ -173,27 +176,39 @@ class UnitStats:
             raise ValueError(f"multiplicities must have shape (resamples, {self.n_units}), got {m.shape}")
         if m.size and (m.min() < 0 or int(m.sum(axis=1).max()) >= 1 << 32):
             raise ValueError("multiplicities must be >= 0 and sum to less than 2**32 per resample")
-        prod = m @ self._x  # (B, limb columns), exact in int64
+        # (B, limb columns): a BLAS product of integers whose every partial sum is below 2**53,
+        # so exact in float64 whatever the summation order
+        prod = (m.astype(np.float64) @ self._x).astype(np.int64)
         out_cols = []
         c = 0
         for n in self._limbs:
-            parts = [prod[:, c + k].tolist() for k in range(n)]
-            c += n
             if n == 1:
-                out_cols.append(parts[0])
+                out_cols.append(prod[:, c].tolist())
             else:
-                col = parts[0]
+                col = prod[:, c].astype(object)
                 for k in range(1, n):
-                    shift = _LIMB * k
-                    col = [a + (b << shift) for a, b in zip(col, parts[k])]
-                out_cols.append(col)
+                    col = col + (prod[:, c + k].astype(object) << (_LIMB * k))
+                out_cols.append(col.tolist())
+            c += n
         return [list(r) for r in zip(*out_cols)] if out_cols else [[] for _ in range(len(m))]
+
+    def subset(self, index) -> "UnitStats":
+        """The statistics of the units ``index`` (in that order, repeats allowed). O(len · fields)."""
+        new = object.__new__(UnitStats)
+        index = np.asarray(index, dtype=np.int64)
+        new.f_keys, new.fields, new._limbs = self.f_keys, self.fields, self._limbs
+        new.rows = [self.rows[i] for i in index.tolist()]
+        new.n_units = len(new.rows)
+        new._x = self._x[index]
+        new.totals = [sum(col) for col in zip(*new.rows)] if new.rows else [0] * len(self.fields)
+        return new
 
     def stats(self, row) -> ContingencyStats:
         """A :class:`ContingencyStats` from one combined row. O(fields)."""
-        k = len(STAT_NAMES)
-        s = ContingencyStats(*row[:k])
-        s.f_sums = dict(zip(self.f_keys, row[k:]))
+        s = object.__new__(ContingencyStats)  # skips the dataclass __init__: a hot path
+        d = s.__dict__
+        d.update(zip(STAT_NAMES, row))
+        d["f_sums"] = dict(zip(self.f_keys, row[_NSTAT:]))
         return s
 
     def unit(self, u: int) -> ContingencyStats:
