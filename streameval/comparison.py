@@ -240,7 +240,7 @@ def _check_hashable(v, name: str, i: int):
         raise ValueError(f"{name}[{i}] is missing ({v!r})")
 
 
-def _group(y_true, preds: dict, units, labels: str):
+def _group(y_true, preds: dict, units, labels: str, weights=None):
     """``(unit order, {system: [cells per unit]}, cells of the truth alone)`` after the checks."""
     if units is None:
         raise ValueError(
@@ -264,6 +264,15 @@ def _group(y_true, preds: dict, units, labels: str):
         if u not in index:
             index[u] = len(index)
     uix = [index[u] for u in us]
+    if weights is None:
+        ws = [1] * n
+    else:
+        from ._validate import check_weight
+
+        ws = _as_list(weights, "w")
+        if len(ws) != n:
+            raise ValueError(f"w has {len(ws)} entries, y_true has {n}")
+        ws = [check_weight(x) for x in ws]
     for i, t in enumerate(yt):
         _check_hashable(t, "y_true", i)
     if labels == "global":
@@ -278,9 +287,9 @@ def _group(y_true, preds: dict, units, labels: str):
         if labels == "global":
             _check_partition(yp, us, f"system {name!r}")
         cells: list = [dict() for _ in index]
-        for k, t, p in zip(uix, yt, yp):
+        for k, t, p, w in zip(uix, yt, yp, ws):
             d = cells[k]
-            d[t, p] = d.get((t, p), 0) + 1
+            d[t, p] = d.get((t, p), 0) + w
         out[name] = cells
     return list(index), out
 
@@ -492,6 +501,7 @@ def compare(
     aggregate: str = "pooled",
     labels: str = "global",
     resampling: str = "multinomial",
+    w=None,
 ) -> ComparisonReport:
     """Each system's metric values with confidence intervals, and paired tests between systems.
 
@@ -514,6 +524,7 @@ def compare(
     resampling : ``"multinomial"`` (the classical bootstrap: ``U`` units drawn with replacement) or
         ``"poisson"`` (each unit's multiplicity Poisson(1), from ``(seed, unit, resample)`` exactly as
         :class:`~streameval.BootstrapEvaluator` draws it, so resample ``r`` equals its replica ``r``).
+    w : optional positive integer multiplicities of the elements (default 1 each).
 
     Returns a :class:`ComparisonReport`. Cost: grouping O(elements); per system one
     :class:`UnitStats` (O(cells)), one exact product of the ``(B, U)`` multiplicities with the unit
@@ -537,7 +548,7 @@ def compare(
         raise ValueError("systems must be a non-empty dict {name: predicted labels}")
     seed = _seed(seed)
     metrics = _metrics(metrics)
-    order, cells = _group(y_true, systems, units, labels)
+    order, cells = _group(y_true, systems, units, labels, w)
     n_units = len(order)
     stats = {name: unit_stats(c, metrics) for name, c in cells.items()}
     rng = np.random.default_rng(seed)
@@ -605,7 +616,7 @@ def compare(
         "aggregate": aggregate,
         "labels": labels,
         "units": n_units,
-        "elements": len(_as_list(y_true, "y_true")) if not isinstance(y_true, np.ndarray) else len(y_true),
+        "elements": sum(sum(d.values()) for d in next(iter(cells.values()))),
         "metrics": names,
         "systems": sys_names,
         "interval": "percentile bootstrap over units",
@@ -660,6 +671,7 @@ def confidence_interval(
     aggregate: str = "pooled",
     labels: str = "global",
     resampling: str = "multinomial",
+    w=None,
 ) -> dict:
     """``{metric: Interval(value, low, high)}``: one system's percentile bootstrap intervals over units.
 
@@ -673,5 +685,5 @@ def confidence_interval(
     """
     r = compare(y_true, {"system": y_pred}, units=units, metrics=metrics, n_resamples=n_resamples,
                 confidence=confidence, seed=seed, aggregate=aggregate, labels=labels,
-                resampling=resampling)
+                resampling=resampling, w=w)
     return dict(r.values["system"])
