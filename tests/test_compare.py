@@ -340,3 +340,46 @@ PINNED = [
     [0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 2, 1],
     [0, 0, 0, 1, 0, 0, 0, 1, 2, 0, 1, 2],
 ]
+
+
+# --------------------------------------------------------------------------- monitor
+def _docs(n_docs, quality, rng, start=0):
+    """Elements of documents of 6 elements, 3 true clusters; a share ``quality`` kept right."""
+    for d in range(start, start + n_docs):
+        for _ in range(6):
+            t = int(rng.integers(0, 3))
+            p = t if rng.random() < quality else int(rng.integers(0, 4))
+            yield d, (d, t), (d, p)
+
+
+def test_monitor_flags_a_drop_only_when_the_window_interval_lies_below_the_reference():
+    rng = np.random.default_rng(0)
+    mon = se.Monitor([ELM()], window=240, watch="ELM", block=30, detector=False, interval=30)
+    for d, t, p in _docs(100, 0.95, rng):
+        mon.update(t, p, unit=d)
+    assert mon.drops == []  # a stationary stream: the window's interval covers the all-time value
+    v, lo, hi = mon.report()["window_interval"]
+    assert lo <= mon.all_time.get()["ELM"] <= hi and lo <= v <= hi
+    for d, t, p in _docs(60, 0.5, rng, start=100):
+        mon.update(t, p, unit=d)
+    assert len(mon.drops) == 1 and 600 < mon.drops[0] <= 600 + 240
+    # the interval follows the window: it equals a fresh bootstrap over the window's elements
+    fresh = BootstrapEvaluator([ELM()], n_replicas=30)
+    for (t, p, w), u in zip(mon.window, mon._units):
+        fresh.update(t, p, w, unit=u)
+    assert fresh.get()["ELM"] == mon.window_interval()
+
+
+def test_monitor_interval_arguments_are_checked():
+    with pytest.raises(ValueError, match="needs each element's unit"):
+        m = se.Monitor([ELM()], window=10, detector=False, interval=5)
+        m.update(0, 0)
+    with pytest.raises(ValueError, match="count window"):
+        se.Monitor([ELM()], window=None, detector=False, interval=5)
+    with pytest.raises(ValueError, match="interval must be an int >= 1"):
+        se.Monitor([ELM()], window=10, detector=False, interval=0)
+    m = se.Monitor([ELM()], window=10, detector=False, interval=5)
+    m.update(0, 0, unit="a")
+    assert m.n == 1 and "window_interval" in m.report()
+    with pytest.raises(ValueError, match="not supported with interval="):
+        m.relabel_pred(0, 1)
