@@ -6,7 +6,9 @@ the multiplicity ``k ~ Poisson(1)``, a deterministic function of ``(seed, u, r)`
 counter-based generator (:func:`poisson_multiplicities`): splitmix64 of the seed, a stable 64-bit
 hash of the unit (BLAKE2b of a canonical encoding, not Python's salted ``hash``) and the replica
 index, turned into a Poisson(1) draw by inversion. An element of unit ``u`` enters replica ``r`` as
-``k`` disjoint copies, with labels ``(label, c)`` for ``c = 0 .. k-1`` — never as a weight ``k``.
+``k`` disjoint copies — never as a weight ``k``: copy 0 keeps its labels, copy ``c >= 1`` gets the
+labels ``(TAG, label, c)`` with a private marker ``TAG`` no user label can contain, so copies never
+meet (and 63% of the replica updates, the first copies, hash plain labels).
 
 Because the multiplicity depends only on ``(seed, u, r)``:
 
@@ -46,6 +48,21 @@ from .evaluator import Evaluator
 __all__ = ["BootstrapEvaluator", "poisson_multiplicities", "unit_hash"]
 
 _M64 = (1 << 64) - 1
+
+
+class _CopyTag:
+    """The marker of a copy's labels: one instance, compared by identity."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<copy>"
+
+    def __reduce__(self):
+        return "TAG"
+
+
+TAG = _CopyTag()
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xBF58476D1CE4E5B9)
 _C2 = np.uint64(0x94D049BB133111EB)
@@ -221,16 +238,17 @@ class BootstrapEvaluator:
 
     # -------------------------------------------------------------- River's protocol
     def update(self, y_true, y_pred, w=1, *, unit=None) -> None:
-        """Add ``w`` elements of ``unit``: once to the observed table, ``k_r`` tagged copies to replica
-        ``r``. Bad input raises before anything changes."""
+        """Add ``w`` elements of ``unit``: once to the observed table, ``k_r`` disjoint copies to
+        replica ``r`` (module docstring). Bad input raises before anything changes."""
         w = check_weight(w)
         plan = self._plan(unit)
         self.evaluator.update(y_true, y_pred, w)  # validates the labels first
         tables = self._tables
         for r, k in plan:
             table = tables[r]
-            for c in range(k):
-                table.update((y_true, c), (y_pred, c), w)
+            table.update(y_true, y_pred, w)
+            for c in range(1, k):
+                table.update((TAG, y_true, c), (TAG, y_pred, c), w)
         entry = self._units.get(unit)
         if entry is None:
             self._units[unit] = [w, plan]
@@ -256,8 +274,9 @@ class BootstrapEvaluator:
         tables = self._tables
         for r, k in plan:
             table = tables[r]
-            for c in range(k):
-                table.revert((y_true, c), (y_pred, c), w)
+            table.revert(y_true, y_pred, w)
+            for c in range(1, k):
+                table.revert((TAG, y_true, c), (TAG, y_pred, c), w)
         entry[0] -= w
         if not entry[0]:
             del self._units[unit]
