@@ -147,14 +147,18 @@ class UnitStats:
     """
 
     def __init__(self, stats: list, f_keys):
-        self.f_keys = [tuple(k) for k in f_keys]
-        self.fields = list(STAT_NAMES) + [("f", k) for k in self.f_keys]
+        f_keys = [tuple(k) for k in f_keys]
         rows = []
         for s in stats:
-            row = [getattr(s, name) for name in STAT_NAMES] + [s.f_sums[k] for k in self.f_keys]
+            row = [getattr(s, name) for name in STAT_NAMES] + [s.f_sums[k] for k in f_keys]
             if any(v < 0 for v in row):  # pragma: no cover - every statistic is a count or a sum of >= 0 terms
                 raise ValueError("negative unit statistic")
             rows.append(row)
+        self._build(rows, f_keys)
+
+    def _build(self, rows: list, f_keys: list) -> None:
+        self.f_keys = f_keys
+        self.fields = list(STAT_NAMES) + [("f", k) for k in f_keys]
         self.rows = rows
         self.n_units = len(rows)
         width = len(self.fields)
@@ -168,6 +172,14 @@ class UnitStats:
                 cols.append([(r[f] >> (_LIMB * k)) & _MASK for r in rows])
         self._x = np.array(cols, dtype=np.float64).T.reshape(len(rows), len(cols))
         self.totals = [sum(r[f] for r in rows) for f in range(width)]
+
+    def stack(self, other: "UnitStats") -> "UnitStats":
+        """The units of ``self`` followed by those of ``other`` (same fields). O(U · fields)."""
+        if other.f_keys != self.f_keys:
+            raise ValueError("cannot stack unit statistics of different F sums")
+        new = object.__new__(UnitStats)
+        new._build(self.rows + other.rows, self.f_keys)
+        return new
 
     def combine(self, m: np.ndarray) -> list:
         """``[[Σ_u m[b, u] · rows[u][f] for f in fields] for b]``: exact Python ints. See class."""
@@ -647,13 +659,15 @@ def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, 
         diff = pa - pb  # (metrics, U)
         signs = 1.0 - 2.0 * s  # unswapped +1, swapped -1
         return (signs @ diff.T / diff.shape[1]).T
-    ga, gb = sa.combine(swaps), sb.combine(swaps)
-    ta, tb = sa.totals, sb.totals
+    # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): one
+    # exact combination over the stacked units of both systems, with 0/1 multiplicities
+    both = sa.stack(sb)
+    keep = 1 - swaps
+    ra = both.combine(np.hstack([keep, swaps]))
+    rb = both.combine(np.hstack([swaps, keep]))
     out = np.empty((len(metrics), len(swaps)))
     for r in range(len(swaps)):
-        ra = [t - x + y for t, x, y in zip(ta, ga[r], gb[r])]
-        rb = [t - y + x for t, x, y in zip(tb, ga[r], gb[r])]
-        s_a, s_b = sa.stats(ra), sb.stats(rb)
+        s_a, s_b = both.stats(ra[r]), both.stats(rb[r])
         for k, metric in enumerate(metrics):
             out[k, r] = metric.value(s_a) - metric.value(s_b)
     return out

@@ -383,3 +383,23 @@ def test_monitor_interval_arguments_are_checked():
     assert m.n == 1 and "window_interval" in m.report()
     with pytest.raises(ValueError, match="not supported with interval="):
         m.relabel_pred(0, 1)
+
+
+@given(unit_data(), st.data())
+@settings(max_examples=30)
+def test_randomization_rounds_equal_the_swapped_labelings(elements, data):
+    from streameval.comparison import _randomized_deltas
+
+    n_units = max(u for u, _, _ in elements) + 1
+    other = [(u, t, (u, data.draw(st.integers(0, 2)))) for u, t, _ in elements]
+    swap = data.draw(st.lists(st.integers(0, 1), min_size=n_units, max_size=n_units))
+    metrics = _metrics(_suite())
+    sa = unit_stats(_cells(elements, n_units), metrics)
+    sb = unit_stats(_cells(other, n_units), metrics)
+    (got,) = _randomized_deltas(sa, sb, metrics, np.array([swap]), "pooled").T
+    ea, eb = Evaluator([m.clone() for m in metrics]), Evaluator([m.clone() for m in metrics])
+    for (u, t, pa), (_, _, pb) in zip(elements, other):
+        ea.update(t, pb if swap[u] else pa)
+        eb.update(t, pa if swap[u] else pb)
+    want = [ea.get()[m.name] - eb.get()[m.name] for m in metrics]
+    assert got.tolist() == want
