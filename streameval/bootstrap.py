@@ -6,9 +6,11 @@ the multiplicity ``k ~ Poisson(1)``, a deterministic function of ``(seed, u, r)`
 counter-based generator (:func:`poisson_multiplicities`): splitmix64 of the seed, a stable 64-bit
 hash of the unit (BLAKE2b of a canonical encoding, not Python's salted ``hash``) and the replica
 index, turned into a Poisson(1) draw by inversion. An element of unit ``u`` enters replica ``r`` as
-``k`` disjoint copies — never as a weight ``k``: copy 0 keeps its labels, copy ``c >= 1`` gets the
-labels ``(TAG, label, c)`` with a private marker ``TAG`` no user label can contain, so copies never
-meet (and 63% of the replica updates, the first copies, hash plain labels).
+``k`` *disjoint copies* — never as a weight ``k``. Since disjoint copies add their statistics, ``k``
+copies are kept as one copy in the replica's table *for multiplicity k*: replica ``r`` is a handful
+of tables ``T[r][k]`` (one per multiplicity that occurs, ``k = 1, 2, ...``) and its sufficient
+statistics are ``Σ_k k · stats(T[r][k])`` — bit for bit those of the table of ``k`` tagged copies
+(``tests/test_compare.py``), at the cost of one table update instead of ``k``.
 
 Because the multiplicity depends only on ``(seed, u, r)``:
 
@@ -19,10 +21,11 @@ Because the multiplicity depends only on ``(seed, u, r)``:
 - replica ``r`` equals, bit for bit, the batch computation of the same resample
   (:func:`streameval.compare` with ``resampling="poisson"`` and the same seed).
 
-Cost per element: one observed-table update plus ``Σ_r k_r`` replica updates, ``B`` in expectation
-(Poisson(1) has mean 1): at most ``B + 1`` table updates on average. A unit's ``B`` multiplicities
-are computed once (vectorised, O(B)) when it first appears and dropped when its last element is
-reverted: memory O(B · live units) besides the tables.
+Cost per element: one observed-table update plus one update in each replica where the unit's
+multiplicity is not 0: ``1 + (1 - e⁻¹)·B ≈ 1 + 0.63·B`` table updates on average, below ``B + 1``.
+A unit's ``B`` multiplicities are computed once (vectorised, O(B)) when it first appears and dropped
+when its last element is reverted: memory O(B · live units) besides the tables. A read sums the
+few multiplicity tables of each replica: O(B · distinct multiplicities) plus the metric reads.
 
 >>> from streameval import ELM
 >>> bs = BootstrapEvaluator([ELM()], n_replicas=50, seed=7)
@@ -43,26 +46,16 @@ import numbers
 import numpy as np
 
 from ._validate import check_weight
+from .contingency import Contingency
 from .evaluator import Evaluator
+from .stats import STAT_NAMES, ContingencyStats
 
 __all__ = ["BootstrapEvaluator", "poisson_multiplicities", "unit_hash"]
 
 _M64 = (1 << 64) - 1
 
 
-class _CopyTag:
-    """The marker of a copy's labels: one instance, compared by identity."""
 
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<copy>"
-
-    def __reduce__(self):
-        return "TAG"
-
-
-TAG = _CopyTag()
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xBF58476D1CE4E5B9)
 _C2 = np.uint64(0x94D049BB133111EB)
@@ -181,9 +174,10 @@ class BootstrapEvaluator:
     whole true and predicted clusters (labels of different units never meet), e.g. labels
     ``(stream, document)`` with unit ``stream``.
 
-    Cost: :meth:`update` and :meth:`revert` are ``1 + Σ_r k_r`` table updates (``B + 1`` on
-    average) plus O(B) once per new unit; :meth:`get` reads every metric on ``B + 1`` tables
-    (O(B) for O(1) metrics) and sorts the ``B`` values; :meth:`merge` is O(cells of all tables).
+    Cost: :meth:`update` and :meth:`revert` are ``1 + #{r: k_r > 0}`` table updates (``1 + 0.63·B``
+    on average) plus O(B) once per new unit; :meth:`get` sums each replica's few multiplicity
+    tables and reads every metric (O(B) for O(1) metrics), then sorts the ``B`` values;
+    :meth:`merge` is O(cells of all tables).
 
     >>> from streameval import BCubed
     >>> a = BootstrapEvaluator([BCubed()], n_replicas=20, seed=1)
@@ -209,12 +203,18 @@ class BootstrapEvaluator:
         for name, m in self.evaluator.metrics.items():
             if getattr(m, "on_demand", False):
                 raise ValueError(f"{name} is not an O(1) metric; the bootstrap replicas need O(1) reads")
-        self.replicas = [
-            Evaluator({name: m.clone() for name, m in self.evaluator.metrics.items()})
-            for _ in range(self.n_replicas)
-        ]
-        self._tables = [ev.table for ev in self.replicas]
+        self._f_keys = list(self.evaluator.table.f_sums)
+        self._metrics = list(self.evaluator.metrics.items())
+        self._tables = [dict() for _ in range(self.n_replicas)]  # replica -> {k: Contingency}
         self._units: dict = {}  # unit -> [live weight, [(replica, k) for k > 0]]
+
+    def _table(self, r: int, k: int) -> Contingency:
+        t = self._tables[r].get(k)
+        if t is None:
+            t = self._tables[r][k] = Contingency()
+            for kind, beta in self._f_keys:
+                t.track_f(kind, beta)
+        return t
 
     # -------------------------------------------------------------- multiplicities
     def multiplicities(self, unit) -> np.ndarray:
@@ -245,10 +245,10 @@ class BootstrapEvaluator:
         self.evaluator.update(y_true, y_pred, w)  # validates the labels first
         tables = self._tables
         for r, k in plan:
-            table = tables[r]
+            table = tables[r].get(k)
+            if table is None:
+                table = self._table(r, k)
             table.update(y_true, y_pred, w)
-            for c in range(1, k):
-                table.update((TAG, y_true, c), (TAG, y_pred, c), w)
         entry = self._units.get(unit)
         if entry is None:
             self._units[unit] = [w, plan]
@@ -273,10 +273,7 @@ class BootstrapEvaluator:
         self.evaluator.revert(y_true, y_pred, w)  # raises, unchanged, if no such element
         tables = self._tables
         for r, k in plan:
-            table = tables[r]
-            table.revert(y_true, y_pred, w)
-            for c in range(1, k):
-                table.revert((TAG, y_true, c), (TAG, y_pred, c), w)
+            tables[r][k].revert(y_true, y_pred, w)
         entry[0] -= w
         if not entry[0]:
             del self._units[unit]
@@ -287,12 +284,30 @@ class BootstrapEvaluator:
         """Elements in the observed table."""
         return self.evaluator.table.n
 
+    def replica_stats(self, r: int) -> ContingencyStats:
+        """Replica ``r``'s sufficient statistics, ``Σ_k k · stats(T[r][k])``: those of the table
+        holding ``k`` disjoint copies of every unit of multiplicity ``k``. O(distinct k)."""
+        total = [0] * len(STAT_NAMES)
+        f_sums = dict.fromkeys(self._f_keys, 0)
+        for k, t in self._tables[r].items():
+            if not t.n:
+                continue
+            for i, name in enumerate(STAT_NAMES):
+                total[i] += k * getattr(t, name)
+            for key, v in t.f_sums.items():
+                f_sums[key] += k * v
+        s = ContingencyStats(*total)
+        s.f_sums = f_sums
+        return s
+
     def replica_values(self) -> dict:
-        """``{name: array of the B replica values}``. O(B · metrics)."""
-        return {
-            name: np.array([ev.metrics[name].get() for ev in self.replicas])
-            for name in self.evaluator.metrics
-        }
+        """``{name: array of the B replica values}``. O(B · (distinct k + metrics))."""
+        out = np.empty((len(self._metrics), self.n_replicas))
+        for r in range(self.n_replicas):
+            s = self.replica_stats(r)
+            for i, (_, m) in enumerate(self._metrics):
+                out[i, r] = m.value(s)
+        return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
 
     def get(self) -> dict:
         """``{name: (value, low, high)}``: the observed value and the percentile interval of the
@@ -307,7 +322,7 @@ class BootstrapEvaluator:
     def interval(self, name: str, confidence: float | None = None) -> tuple:
         """``(low, high)`` of one metric at ``confidence`` (default :attr:`confidence`)."""
         c = self.confidence if confidence is None else confidence
-        vals = np.array([ev.metrics[name].get() for ev in self.replicas])
+        vals = self.replica_values()[name]
         lo, hi = np.quantile(vals, [(1 - c) / 2, 1 - (1 - c) / 2])
         return float(lo), float(hi)
 
@@ -330,8 +345,10 @@ class BootstrapEvaluator:
                 f"{list(other.evaluator.metrics)})"
             )
         self.evaluator.table.merge(other.evaluator.table)
-        for mine, theirs in zip(self._tables, other._tables):
-            mine.merge(theirs)
+        for r, theirs in enumerate(other._tables):
+            for k, table in theirs.items():
+                if table.n or table.skipped:
+                    self._table(r, k).merge(table)
         for unit, (w, plan) in other._units.items():
             entry = self._units.get(unit)
             if entry is None:
@@ -347,7 +364,7 @@ class BootstrapEvaluator:
             (self.seed, self.n_replicas, list(self.evaluator.metrics))
             == (other.seed, other.n_replicas, list(other.evaluator.metrics))
             and self.evaluator.table == other.evaluator.table
-            and all(a == b for a, b in zip(self._tables, other._tables))
+            and all(_live(a) == _live(b) for a, b in zip(self._tables, other._tables))
             and {u: e[0] for u, e in self._units.items()} == {u: e[0] for u, e in other._units.items()}
         )
 
@@ -355,3 +372,8 @@ class BootstrapEvaluator:
 
     def __repr__(self) -> str:
         return f"BootstrapEvaluator(n={self.n}, replicas={self.n_replicas}, seed={self.seed})"
+
+
+def _live(tables: dict) -> dict:
+    """A replica's multiplicity tables that hold something (an emptied table equals none)."""
+    return {k: t for k, t in tables.items() if t.n or t.skipped}

@@ -17,8 +17,8 @@ exact),
 then each metric's ``value(stats)``. The elements are never visited again, and the stats of a
 resample equal, bit for bit, those of the table built from its tagged copies.
 
-Methods
--------
+The methods:
+
 - **Percentile bootstrap** (one system): ``B`` resamples of the units with replacement; the interval is
   the ``α/2`` and ``1-α/2`` quantiles (numpy's linear interpolation) of the ``B`` values.
 - **Paired bootstrap** (Koehn 2004, as sacreBLEU): the same resamples for every system; ``δ_b = m_A -

@@ -240,8 +240,14 @@ def test_streaming_replicas_equal_the_batch_poisson_resamples_bit_for_bit(elemen
     metrics = _metrics(_suite())
     ustats = unit_stats(_cells(elements, n_units), metrics)
     m = poisson_multiplicities(range(n_units), 6, seed).T
-    for ev, row in zip(bs.replicas, ustats.combine(m)):
-        assert ev.table.stats() == ustats.stats(row)
+    for r, row in enumerate(ustats.combine(m)):
+        assert bs.replica_stats(r) == ustats.stats(row)
+    # ... and the table of k tagged copies of every unit of multiplicity k
+    copies = Evaluator(_suite())
+    for u, t, p in elements:
+        for c in range(m[0, u]):
+            copies.update((t, c), (p, c))
+    assert bs.replica_stats(0) == copies.table.stats()
     # and the batch API with resampling="poisson" reports the same intervals
     units = [u for u, _, _ in elements]
     r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
