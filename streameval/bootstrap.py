@@ -301,30 +301,31 @@ class BootstrapEvaluator:
         return s
 
     def replica_values(self) -> dict:
-        """``{name: array of the B replica values}``. O(B · (distinct k + metrics))."""
+        """``{name: array of the B replica values}`` (NaN for a replica that drew none of the units
+        seen). O(B · (distinct k + metrics))."""
         out = np.empty((len(self._metrics), self.n_replicas))
         for r in range(self.n_replicas):
             s = self.replica_stats(r)
+            if not s.n:  # the replica drew none of the units seen: no value
+                out[:, r] = np.nan
+                continue
             for i, (_, m) in enumerate(self._metrics):
                 out[i, r] = m.value(s)
         return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
 
     def get(self) -> dict:
         """``{name: (value, low, high)}``: the observed value and the percentile interval of the
-        replicas at :attr:`confidence`."""
-        a = (1 - self.confidence) / 2
+        replicas at :attr:`confidence` (empty replicas left out; NaN bounds before any element)."""
         out = {}
         for name, vals in self.replica_values().items():
-            lo, hi = np.quantile(vals, [a, 1 - a])
-            out[name] = (self.evaluator.metrics[name].get(), float(lo), float(hi))
+            lo, hi = _interval(vals, self.confidence)
+            out[name] = (self.evaluator.metrics[name].get(), lo, hi)
         return out
 
     def interval(self, name: str, confidence: float | None = None) -> tuple:
         """``(low, high)`` of one metric at ``confidence`` (default :attr:`confidence`)."""
         c = self.confidence if confidence is None else confidence
-        vals = self.replica_values()[name]
-        lo, hi = np.quantile(vals, [(1 - c) / 2, 1 - (1 - c) / 2])
-        return float(lo), float(hi)
+        return _interval(self.replica_values()[name], c)
 
     # -------------------------------------------------------------- merging
     def merge(self, other: "BootstrapEvaluator") -> None:
@@ -377,3 +378,11 @@ class BootstrapEvaluator:
 def _live(tables: dict) -> dict:
     """A replica's multiplicity tables that hold something (an emptied table equals none)."""
     return {k: t for k, t in tables.items() if t.n or t.skipped}
+
+
+def _interval(values: np.ndarray, confidence: float) -> tuple:
+    """The percentile interval of the non-NaN values (``(nan, nan)`` if none), as
+    :func:`streameval.compare` computes it."""
+    from .comparison import _quantiles
+
+    return _quantiles(values, confidence)

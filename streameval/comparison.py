@@ -13,14 +13,14 @@ fixed-point BCubed/ELM/entropy sums, the element-averaged F sums, cluster counts
 is the sum of the per-unit statistics. A resample with multiplicities ``m`` therefore has the stats
 ``Σ_u m_u · S_u``: :func:`compare` computes them for all resamples at once as one exact integer
 matrix product (the big fixed-point sums split into 21-bit limbs, so a float64 BLAS product stays
-exact),
-then each metric's ``value(stats)``. The elements are never visited again, and the stats of a
+exact), then each metric's ``value(stats)``. The elements are never visited again, and the stats of a
 resample equal, bit for bit, those of the table built from its tagged copies.
 
 The methods:
 
 - **Percentile bootstrap** (one system): ``B`` resamples of the units with replacement; the interval is
-  the ``α/2`` and ``1-α/2`` quantiles (numpy's linear interpolation) of the ``B`` values.
+  the ``α/2`` and ``1-α/2`` quantiles (numpy's linear interpolation) of the ``B`` values (a Poisson
+  resample that drew no unit at all has no value and is left out).
 - **Paired bootstrap** (Koehn 2004, as sacreBLEU): the same resamples for every system; ``δ_b = m_A -
   m_B``; the interval of ``δ`` from its quantiles; the p-value is the *centred two-sided* variant:
   ``p = (1 + #{|δ_b - δ_obs| ≥ |δ_obs|}) / (1 + B)`` (the resampled differences, shifted to mean the
@@ -350,6 +350,9 @@ def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=
     out = np.empty((len(metrics), len(rows)))
     for b, row in enumerate(rows):
         s = ustats.stats(row)
+        if not s.n:  # a Poisson resample that drew no unit: no value (left out of the quantiles)
+            out[:, b] = np.nan
+            continue
         for k, metric in enumerate(metrics):
             out[k, b] = metric.value(s)
     return out
