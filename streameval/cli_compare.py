@@ -172,7 +172,8 @@ def cmd_compare(args) -> int:
 
 # ------------------------------------------------------------------------------ score --ci
 def add_score_ci_options(p) -> None:
-    """Add ``--ci``, ``--unit``, ``--n-resamples``, ``--confidence``, ``--seed`` to ``score``."""
+    """Add ``--ci``, ``--unit``, ``--n-resamples``, ``--confidence``, ``--seed``, ``--labels`` to
+    ``score``."""
     g = p.add_argument_group("confidence intervals (--ci)")
     g.add_argument("--ci", action="store_true",
                    help="also report percentile bootstrap intervals over the units of --unit")
@@ -182,6 +183,9 @@ def add_score_ci_options(p) -> None:
     g.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
                    help="coverage of the --ci intervals (default 0.95)")
     g.add_argument("--seed", type=_seed, default=0, help="random seed of --ci (default 0)")
+    g.add_argument("--labels", choices=("global", "per_unit"), default="global",
+                   help="with --ci: labels name the same cluster everywhere (default; a cluster "
+                   "spanning two units is an error), or only within their unit")
 
 
 def _numbered_rows(path, spec, fmt, on_error):
@@ -251,7 +255,7 @@ def cmd_score_ci(args) -> int:
             [labels[k][0] for k in keys], [labels[k][1] for k in keys],
             units=[units[k][0] for k in keys], w=[labels[k][2] for k in keys],
             metrics=[c() for c in classes], n_resamples=args.n_resamples,
-            confidence=args.confidence, seed=args.seed,
+            confidence=args.confidence, seed=args.seed, labels=args.labels,
         )
     except (ValueError, TypeError) as e:
         raise CompareError(str(e)) from None
@@ -260,7 +264,7 @@ def cmd_score_ci(args) -> int:
         print(json.dumps({
             "metrics": {k: iv.to_dict() for k, iv in ci.items()},
             "settings": {"rows": len(keys), "units": n_units, "n_resamples": args.n_resamples,
-                         "confidence": args.confidence, "seed": args.seed,
+                         "confidence": args.confidence, "seed": args.seed, "labels": args.labels,
                          "interval": "percentile bootstrap over units"},
         }))
     else:

@@ -314,7 +314,8 @@ def _check_partition(labels: list, units: list, what: str) -> None:
             raise ValueError(
                 f"{what}: label {y!r} occurs in unit {h!r} and in unit {u!r} (element {i}); a unit "
                 "must hold whole clusters. If labels are only unique within a unit (document "
-                'numbers restarting per stream), pass labels="per_unit".'
+                'numbers restarting per stream), pass labels="per_unit" (on the command line: '
+                "--labels per_unit)."
             )
 
 
