@@ -119,8 +119,9 @@ def _seed64(seed) -> int:
     return int(seed) & _M64
 
 
-def _draws_many(seed: int, hashes, n_replicas: int) -> np.ndarray:
-    """``(len(hashes), B)`` Poisson(1) multiplicities of the units with these 64-bit hashes.
+def _draws_many(seed: int, hashes, n_replicas: int, start: int = 0) -> np.ndarray:
+    """``(len(hashes), B)`` Poisson(1) multiplicities of the units with these 64-bit hashes, for the
+    replicas ``start .. start + B - 1``.
 
     ``z = mix(mix(seed ^ mix(h)) + (r + 1)·φ)`` with splitmix64's finaliser ``mix`` and its
     increment ``φ = 0x9E3779B97F4A7C15`` (all mod 2**64); ``u = (z >> 11) / 2**53``; ``k`` is the
@@ -129,7 +130,7 @@ def _draws_many(seed: int, hashes, n_replicas: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         h = np.asarray(hashes, dtype=np.uint64).reshape(-1)
         base = _mix(np.uint64(seed) ^ _mix(h))
-        r = np.arange(1, n_replicas + 1, dtype=np.uint64)
+        r = np.arange(start + 1, start + n_replicas + 1, dtype=np.uint64)
         z = _mix(base[:, None] + r[None, :] * _GOLDEN)
     u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
     return np.searchsorted(_CDF, u, side="right").astype(np.int64)

@@ -340,6 +340,30 @@ def bootstrap_multiplicities(n_units: int, n_resamples: int, rng) -> np.ndarray:
     return np.bincount(flat, minlength=n_resamples * n_units).reshape(n_resamples, n_units).astype(np.int64)
 
 
+_BLOCK = 1 << 22  # multiplicities per block of resamples
+
+
+def _block_rows(n_units: int) -> int:
+    return max(1, _BLOCK // max(1, n_units))
+
+
+def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: str):
+    """The ``(b, U)`` multiplicity matrices of consecutive blocks of resamples."""
+    rows = _block_rows(len(order))
+    hashes = None
+    if resampling == "poisson":
+        from .bootstrap import _draws_many, _seed64, unit_hash
+
+        hashes = [unit_hash(u) for u in order]
+        s64 = _seed64(seed)
+    for start in range(0, n_resamples, rows):
+        size = min(rows, n_resamples - start)
+        if hashes is None:
+            yield bootstrap_multiplicities(len(order), size, rng)
+        else:
+            yield np.ascontiguousarray(_draws_many(s64, hashes, size, start).T)
+
+
 def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=None) -> np.ndarray:
     """``(metrics, B)`` float values of the resamples with multiplicities ``m`` (B x U)."""
     if aggregate == "mean":
@@ -545,7 +569,8 @@ def compare(
     Returns a :class:`ComparisonReport`. Cost: grouping O(elements); per system one
     :class:`UnitStats` (O(cells)), one exact product of the ``(B, U)`` multiplicities with the unit
     statistics, and ``B`` metric reads (O(1) each); randomization adds the same for ``R`` swaps per
-    pair. Memory O(B · U).
+    pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the same numbers as one
+    draw), so memory is O(U · cells + B · metrics · systems), not O(B · U).
 
     >>> r = compare([0, 0, 1, 1, 2, 2], {"A": [0, 0, 1, 1, 2, 2], "B": [0, 1, 1, 1, 2, 2]},
     ...             units=[0, 0, 0, 0, 1, 1], metrics=["BCubed"], n_resamples=100, seed=0)
@@ -568,14 +593,8 @@ def compare(
     n_units = len(order)
     stats = {name: unit_stats(c, metrics) for name, c in cells.items()}
     rng = np.random.default_rng(seed)
-    if resampling == "poisson":
-        from .bootstrap import poisson_multiplicities
-
-        m = np.ascontiguousarray(poisson_multiplicities(order, n_resamples, seed).T)
-    else:
-        m = bootstrap_multiplicities(n_units, n_resamples, rng)
     names = [mt.name for mt in metrics]
-    observed, samples, per_unit = {}, {}, {}
+    observed, per_unit = {}, {}
     for name, us in stats.items():
         if aggregate == "mean":
             per_unit[name] = _per_unit(us, metrics)
@@ -583,7 +602,13 @@ def compare(
         else:
             total = us.total()
             observed[name] = np.array([mt.value(total) for mt in metrics])
-        samples[name] = _values(us, metrics, m, aggregate, per_unit.get(name))
+    # resamples in blocks of at most _BLOCK multiplicities (memory O(_BLOCK), whatever B and U);
+    # every system reads the same block, so the resamples are paired
+    parts: dict = {name: [] for name in stats}
+    for m in _resample_blocks(order, n_resamples, seed, rng, resampling):
+        for name, us in stats.items():
+            parts[name].append(_values(us, metrics, m, aggregate, per_unit.get(name)))
+    samples = {name: np.concatenate(p, axis=1) for name, p in parts.items()}
     values = {
         name: {
             mn: Interval(float(observed[name][k]), *_quantiles(samples[name][k], confidence))
@@ -596,13 +621,19 @@ def compare(
     differences = {}
     swaps = None
     if method == "randomization" and pairs:
-        swaps = (rng.random((n_resamples, n_units)) < 0.5).astype(np.int64)
+        swaps = True
+        rparts: dict = {pair: [] for pair in pairs}
+        for start in range(0, n_resamples, _block_rows(n_units)):
+            size = min(_block_rows(n_units), n_resamples - start)
+            block = (rng.random((size, n_units)) < 0.5).astype(np.int64)
+            for a, b in pairs:
+                rparts[a, b].append(_randomized_deltas(stats[a], stats[b], metrics, block, aggregate,
+                                                       per_unit.get(a), per_unit.get(b)))
     for a, b in pairs:
         delta_obs = observed[a] - observed[b]
         deltas = samples[a] - samples[b]
         if swaps is not None:
-            rand = _randomized_deltas(stats[a], stats[b], metrics, swaps, aggregate,
-                                      per_unit.get(a), per_unit.get(b))
+            rand = np.concatenate(rparts[a, b], axis=1)
         d = {}
         for k, mn in enumerate(names):
             lo, hi = _quantiles(deltas[k], confidence)

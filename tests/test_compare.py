@@ -409,3 +409,17 @@ def test_randomization_rounds_equal_the_swapped_labelings(elements, data):
         eb.update(t, pa if swap[u] else pb)
     want = [ea.get()[m.name] - eb.get()[m.name] for m in metrics]
     assert got.tolist() == want
+
+
+@pytest.mark.parametrize("resampling", ["multinomial", "poisson"])
+@pytest.mark.parametrize("method", ["paired_bootstrap", "randomization"])
+def test_blocks_of_resamples_give_the_same_report(monkeypatch, resampling, method):
+    import streameval.comparison as cmp
+
+    y, a, b, units = _two_systems()
+    args = dict(units=units, metrics=["ELM", "AdjustedRand"], n_resamples=97, seed=3,
+                resampling=resampling, method=method)
+    whole = compare(y, {"A": a, "B": b}, **args)
+    monkeypatch.setattr(cmp, "_BLOCK", 30 * 7)  # blocks of 7 resamples of the 30 units
+    blocks = compare(y, {"A": a, "B": b}, **args)
+    assert blocks.to_dict() == whole.to_dict()
