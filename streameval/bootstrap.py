@@ -24,7 +24,8 @@ Because the multiplicity depends only on ``(seed, u, r)``:
 Cost per element: one observed-table update plus one update in each replica where the unit's
 multiplicity is not 0: ``1 + (1 - e⁻¹)·B ≈ 1 + 0.63·B`` table updates on average, below ``B + 1``.
 A unit's ``B`` multiplicities are computed once (vectorised, O(B)) when it first appears and dropped
-when its last element is reverted: memory O(B · live units) besides the tables. A read sums the
+when its last element is reverted: memory O(B · live units) besides the tables, plus each live unit's cells (so that a
+revert with the wrong unit is refused before anything changes). A read sums the
 few multiplicity tables of each replica: O(B · distinct multiplicities) plus the metric reads.
 
 >>> from streameval import ELM
@@ -46,6 +47,7 @@ import numbers
 import numpy as np
 
 from ._validate import check_weight
+from .errors import UnknownElementError
 from .contingency import Contingency
 from .evaluator import Evaluator
 from .stats import STAT_NAMES, ContingencyStats
@@ -207,7 +209,7 @@ class BootstrapEvaluator:
         self._f_keys = list(self.evaluator.table.f_sums)
         self._metrics = list(self.evaluator.metrics.items())
         self._tables = [dict() for _ in range(self.n_replicas)]  # replica -> {k: Contingency}
-        self._units: dict = {}  # unit -> [live weight, [(replica, k) for k > 0]]
+        self._units: dict = {}  # unit -> [{(true, pred): count}, [(replica, k) for k > 0]]
 
     def _table(self, r: int, k: int) -> Contingency:
         t = self._tables[r].get(k)
@@ -252,9 +254,10 @@ class BootstrapEvaluator:
             table.update(y_true, y_pred, w)
         entry = self._units.get(unit)
         if entry is None:
-            self._units[unit] = [w, plan]
+            self._units[unit] = [{(y_true, y_pred): w}, plan]
         else:
-            entry[0] += w
+            cells = entry[0]
+            cells[y_true, y_pred] = cells.get((y_true, y_pred), 0) + w
 
     def revert(self, y_true, y_pred, w=1, *, unit=None) -> None:
         """Undo :meth:`update` with the same arguments (same unit). Raises
@@ -263,21 +266,27 @@ class BootstrapEvaluator:
         w = check_weight(w)
         plan = self._plan(unit)
         entry = self._units.get(unit)
-        if entry is None or entry[0] < w:
-            from .errors import UnknownElementError
-
-            have = 0 if entry is None else entry[0]
+        try:
+            have = entry[0].get((y_true, y_pred), 0) if entry is not None else 0
+        except TypeError:  # unhashable labels: the evaluator's revert names the problem
+            self.evaluator.revert(y_true, y_pred, w)
+            raise  # pragma: no cover - the line above raises
+        if have < w:
             raise UnknownElementError(
-                f"revert of (y_true={y_true!r}, y_pred={y_pred!r}, w={w}) in unit {unit!r}: the "
-                f"unit holds {have} element(s)"
+                f"revert of (y_true={y_true!r}, y_pred={y_pred!r}, w={w}) in unit {unit!r}: the unit "
+                f"holds {have} such element(s)"
             )
-        self.evaluator.revert(y_true, y_pred, w)  # raises, unchanged, if no such element
+        self.evaluator.revert(y_true, y_pred, w)
         tables = self._tables
         for r, k in plan:
             tables[r][k].revert(y_true, y_pred, w)
-        entry[0] -= w
-        if not entry[0]:
-            del self._units[unit]
+        cells = entry[0]
+        if have == w:
+            del cells[y_true, y_pred]
+            if not cells:
+                del self._units[unit]
+        else:
+            cells[y_true, y_pred] = have - w
 
     # -------------------------------------------------------------- reading
     @property
@@ -351,12 +360,14 @@ class BootstrapEvaluator:
             for k, table in theirs.items():
                 if table.n or table.skipped:
                     self._table(r, k).merge(table)
-        for unit, (w, plan) in other._units.items():
+        for unit, (theirs, plan) in other._units.items():
             entry = self._units.get(unit)
             if entry is None:
-                self._units[unit] = [w, plan]
+                self._units[unit] = [dict(theirs), plan]
             else:
-                entry[0] += w
+                cells = entry[0]
+                for key, c in theirs.items():
+                    cells[key] = cells.get(key, 0) + c
 
     def __eq__(self, other) -> bool:
         """Same settings, same observed table and same replica tables."""

@@ -311,12 +311,20 @@ def test_bad_input_leaves_the_evaluator_unchanged():
         bs.revert(1, 1, unit="v")
     with pytest.raises(InvalidLabelError):
         bs.update([1], 1, unit="u")
+    with pytest.raises(InvalidLabelError):
+        bs.revert([1], 1, unit="u")
     with pytest.raises(TypeError, match="a unit must be"):
         bs.update(1, 1, unit=[0])
     with pytest.raises(ValueError, match="needs the element's unit"):
         bs.update(1, 1)
     with pytest.raises(se.InvalidWeightError):
         bs.update(1, 1, 0, unit="u")
+    assert bs == before
+    # an element reverted with the wrong unit: refused, and everything rolled back
+    for b in (bs, before):
+        b.update(2, 2, unit="v")
+    with pytest.raises(UnknownElementError, match="in unit 'v': the unit holds 0 such element"):
+        bs.revert(1, 1, unit="v")
     assert bs == before
 
 
