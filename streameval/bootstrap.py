@@ -47,8 +47,8 @@ import numbers
 import numpy as np
 
 from ._validate import check_weight
-from .errors import UnknownElementError
 from .contingency import Contingency
+from .errors import UnknownElementError
 from .evaluator import Evaluator
 from .stats import STAT_NAMES, ContingencyStats
 
@@ -338,7 +338,7 @@ class BootstrapEvaluator:
         return _interval(self.replica_values()[name], c)
 
     # -------------------------------------------------------------- merging
-    def merge(self, other: "BootstrapEvaluator") -> None:
+    def merge(self, other: BootstrapEvaluator) -> None:
         """Add ``other``'s elements (another shard with the same seed, replicas and metrics).
 
         Exact: the result equals one evaluator that saw both shards' elements. ``other`` is unchanged.

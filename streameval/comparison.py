@@ -173,7 +173,7 @@ class UnitStats:
         self._x = np.array(cols, dtype=np.float64).T.reshape(len(rows), len(cols))
         self.totals = [sum(r[f] for r in rows) for f in range(width)]
 
-    def stack(self, other: "UnitStats") -> "UnitStats":
+    def stack(self, other: UnitStats) -> UnitStats:
         """The units of ``self`` followed by those of ``other`` (same fields). O(U · fields)."""
         if other.f_keys != self.f_keys:
             raise ValueError("cannot stack unit statistics of different F sums")
@@ -204,7 +204,7 @@ class UnitStats:
             c += n
         return [list(r) for r in zip(*out_cols)] if out_cols else [[] for _ in range(len(m))]
 
-    def subset(self, index) -> "UnitStats":
+    def subset(self, index) -> UnitStats:
         """The statistics of the units ``index`` (in that order, repeats allowed). O(len · fields)."""
         new = object.__new__(UnitStats)
         index = np.asarray(index, dtype=np.int64)

@@ -53,7 +53,7 @@ def test_compare_prints_the_same_numbers_as_the_api(files, capsys):
 
 
 def test_compare_reports_misaligned_files(files, tmp_path, capsys):
-    gold, a, _ = files["data"]
+    _, a, _ = files["data"]
     shifted = _write(tmp_path / "s.csv", "doc,label", a[1:] + a[:1])
     assert main(["compare", files["gold"], shifted, "--unit", "doc"]) == 1
     assert "data row 6 is in unit 'd1', the gold file's row is in unit 'd0'" in capsys.readouterr().err
