@@ -88,6 +88,10 @@ if "river.metrics.base" in __import__("sys").modules:  # river_metric + streamev
 
     _register_with_river()
 
+# confidence intervals and paired tests over resampling units (issue 16)
+from .comparison import ComparisonReport, compare, confidence_interval
+from .bootstrap import BootstrapEvaluator
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -159,4 +163,9 @@ __all__ = [
     "PageStream",
     "PageStreamEvaluator",
     "PageStreamError",
+    # confidence intervals and paired tests (issue 16)
+    "compare",
+    "confidence_interval",
+    "ComparisonReport",
+    "BootstrapEvaluator",
 ]

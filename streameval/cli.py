@@ -303,6 +303,10 @@ def cmd_score(args) -> int:
     (:meth:`Evaluator.update_many`), print the values. O(1) per row; memory O(distinct cells)."""
     import numpy as np
 
+    if getattr(args, "ci", False):  # intervals over units: streameval.cli_compare
+        from .cli_compare import cmd_score_ci
+
+        return cmd_score_ci(args)
     classes = _metric_classes(args.metrics)
     policy = _ErrorPolicy(args.on_error)
     spec = _spec(args)
@@ -730,6 +734,10 @@ def cmd_pss(argv) -> int:
     """``streameval pss ...``: parsed and run by :mod:`streameval.pss`, imported only here."""
     import importlib
 
+    if "--compare" in argv:  # intervals and paired tests: streameval.cli_compare
+        from .cli_compare import cmd_pss_compare
+
+        return cmd_pss_compare([a for a in argv if a != "--compare"])
     try:
         pss = importlib.import_module(f"{__package__}.pss")
     except ModuleNotFoundError as e:
@@ -805,6 +813,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "the whole vector): also report the intrinsic metrics of the predicted clusters")
     p.add_argument("--distance", choices=("euclidean", "cosine"), default="euclidean",
                    help="distance of the intrinsic metrics (with --vector; default euclidean)")
+    from .cli_compare import add_parser as add_compare_parser, add_score_ci_options
+
+    add_score_ci_options(p)  # score --ci --unit COL
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("watch", help="follow a live stream of rows: windows, Prometheus, checkpoints",
@@ -838,6 +849,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "where it stopped)")
     p.add_argument("--poll", type=float, default=0.1, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_watch)
+
+    add_compare_parser(sub)  # streameval compare GOLD SYS... --unit COL
 
     sub.add_parser("pss", add_help=False, help="score predicted page streams against gold ones "
                    "(see 'streameval pss --help')")

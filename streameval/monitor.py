@@ -12,7 +12,11 @@ A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keep
   recent estimate is worse than before (lower, or higher for a metric where smaller is better);
   rises are ignored;
 - a live ranking of the predicted clusters that cost the most (see :class:`ClusterCostRanking`),
-  over the window's table (over the all-time table without a window).
+  over the window's table (over the all-time table without a window);
+- optionally (``interval=``), an online Poisson bootstrap of the window
+  (:class:`~streameval.BootstrapEvaluator`, elements given with their resampling ``unit``): a drop
+  is then flagged only when the window's confidence interval of the watched metric lies entirely
+  below the reference (the all-time value, or ``reference=``) — a small window's noise is no drop.
 
 Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_every`` elements and/or
 ``report_seconds`` of wall time) and passed to ``on_report``.
@@ -127,6 +131,12 @@ class Monitor(Guarded):
     report_every : report every that many elements; ``report_seconds``: every that many seconds
         (checked at each update); ``on_report``: called with each report dict.
     cost, top : the cluster ranking's cost (``"elm"`` or ``"bcubed"``) and report length.
+    interval : ``None`` (default), an int ``B`` or a fresh :class:`~streameval.BootstrapEvaluator`
+        holding the watched metric: bootstrap the count window over units (``update(..., unit=)``).
+        A drop the detector finds is kept only if the window's interval lies below the reference;
+        with ``detector=False`` the interval alone is checked every ``block`` elements, and a drop
+        is flagged when the interval newly falls below the reference.
+    reference : the value the window is compared with (default: the all-time value when checked).
 
     Cost per :meth:`update`: one all-time table update, one window update (plus one revert per
     element that leaves), one block-table update (a table of the block's elements, rebuilt every
@@ -152,6 +162,8 @@ class Monitor(Guarded):
         on_report=None,
         cost: str = "elm",
         top: int = 5,
+        interval=None,
+        reference: float | None = None,
     ):
         self.all_time = Evaluator(metrics)
         if window is None or isinstance(window, (CountWindow, EventTimeWindow)):
@@ -197,28 +209,87 @@ class Monitor(Guarded):
         self._init_guard()
         if self.window is not None:
             self.window.on_expire = lambda y_true, y_pred, w: self.ranking.refresh(y_pred)
+        self.interval = None
+        self.reference = reference
+        if interval is not None:
+            self._setup_interval(interval)
+
+    # ------------------------------------------------------------------ bootstrap interval
+    def _setup_interval(self, interval) -> None:
+        from collections import deque
+
+        from .bootstrap import BootstrapEvaluator
+
+        if self.watch is None:
+            raise ValueError("interval= needs a watched metric (watch=)")
+        if not isinstance(self.window, CountWindow):
+            raise ValueError("interval= bootstraps a count window: pass window=N or a CountWindow")
+        if isinstance(interval, BootstrapEvaluator):
+            if interval.n or self.watch not in interval.evaluator.metrics:
+                raise ValueError(
+                    f"interval= must be a fresh BootstrapEvaluator holding {self.watch!r}"
+                )
+            self.interval = interval
+        elif isinstance(interval, int) and not isinstance(interval, bool) and interval >= 1:
+            self.interval = BootstrapEvaluator(
+                {self.watch: self.all_time.metrics[self.watch].clone()}, n_replicas=interval
+            )
+        else:
+            raise ValueError(f"interval must be an int >= 1 or a BootstrapEvaluator, got {interval!r}")
+        self._units = deque()
+        self._ci_count = 0
+        self._below = False
+        ranking_refresh = self.window.on_expire
+
+        def expire(y_true, y_pred, w):
+            ranking_refresh(y_true, y_pred, w)
+            self.interval.revert(y_true, y_pred, w, unit=self._units.popleft())
+
+        self.window.on_expire = expire
+
+    def window_interval(self) -> tuple | None:
+        """``(value, low, high)`` of the watched metric over the window (``None`` without
+        ``interval=``)."""
+        return None if self.interval is None else self.interval.get()[self.watch]
+
+    def _interval_below(self) -> bool:
+        """Whether the window's interval lies entirely on the bad side of the reference."""
+        _, low, high = self.window_interval()
+        ref = self.reference
+        if ref is None:
+            ref = self.all_time.metrics[self.watch].get()
+        if self.all_time.metrics[self.watch].bigger_is_better:
+            return high < ref
+        return low > ref
 
     def _new_block(self):
         self._block = Evaluator({self.watch: self.all_time.metrics[self.watch].clone()})
         self._block_len = 0
 
-    def update(self, y_true, y_pred, w=1, *, t=None) -> None:
-        """Take one element (``t``: its event time, for an event-time window).
+    def update(self, y_true, y_pred, w=1, *, t=None, unit=None) -> None:
+        """Take one element (``t``: its event time, for an event-time window; ``unit``: its
+        resampling unit, required with ``interval=``).
 
         Bad input raises before anything changes.
         """
         w = check_weight(w)
+        if self.interval is not None:
+            if unit is None:
+                raise ValueError("a Monitor with interval= needs each element's unit: update(..., unit=)")
+            from .bootstrap import unit_hash
+
+            unit_hash(unit)  # an unsupported unit raises before anything changes
         guard = self._guard
         if not guard.acquire(False):
             concurrent_use(self, "update")
         try:
-            emit = self._update(y_true, y_pred, w, t)
+            emit = self._update(y_true, y_pred, w, t, unit)
         finally:
             guard.release()
         if emit:
             self._emit()
 
-    def _update(self, y_true, y_pred, w, t) -> bool:
+    def _update(self, y_true, y_pred, w, t, unit) -> bool:
         window = self.window
         if isinstance(window, EventTimeWindow):
             if t is None:
@@ -229,9 +300,21 @@ class Monitor(Guarded):
         else:
             self.all_time.update(y_true, y_pred, w)  # validates the labels before changing
             if window is not None:
+                if self.interval is not None:
+                    self._units.append(unit)
                 window.update(y_true, y_pred, w)
+        if self.interval is not None:
+            self.interval.update(y_true, y_pred, w, unit=unit)
         self.ranking.refresh(y_pred)
         self.n += 1
+        if self.interval is not None and self.detector is None:
+            self._ci_count += 1
+            if self._ci_count == self.block:
+                self._ci_count = 0
+                below = self._interval_below()
+                if below and not self._below:
+                    self.drops.append(self.n)
+                self._below = below
         if self.detector is not None:
             self._block.update(y_true, y_pred, w)
             self._block_len += 1
@@ -256,7 +339,9 @@ class Monitor(Guarded):
                 before = total / count if count else value
                 after = value
             better = self.all_time.metrics[self.watch].bigger_is_better
-            if (after < before) if better else (after > before):
+            if ((after < before) if better else (after > before)) and (
+                self.interval is None or self._interval_below()
+            ):
                 self.drops.append(self.n)
             self._since = [0.0, 0]
         self._since[0] += value
@@ -265,6 +350,9 @@ class Monitor(Guarded):
     def relabel_pred(self, old, new) -> None:
         """The clusterer merged (or renamed) predicted cluster ``old`` into ``new``: move it in the
         all-time table, the window and the current block (:meth:`Contingency.relabel_pred`)."""
+        if self.interval is not None:
+            raise ValueError("relabel_pred is not supported with interval= (the bootstrap replicas "
+                             "hold tagged copies of the labels)")
         guard = self._guard
         if not guard.acquire(False):
             concurrent_use(self, "relabel_pred")
@@ -288,7 +376,8 @@ class Monitor(Guarded):
 
         ``all_time``/``window`` map metric names to values (``window`` is ``None`` without one);
         ``drops`` lists the element counts at which drops were flagged; ``new_drop`` says whether
-        one was flagged since the previous report; ``worst`` is :meth:`worst`.
+        one was flagged since the previous report; ``worst`` is :meth:`worst`. With ``interval=``
+        the report also has ``window_interval``: ``(value, low, high)`` of the watched metric.
         """
         report = self.get()
         self._reported_drops = len(self.drops)
@@ -307,6 +396,7 @@ class Monitor(Guarded):
         {'ELM': 1.0}
         """
         new_drop = len(self.drops) > self._reported_drops
+        extra = {} if self.interval is None else {"window_interval": self.window_interval()}
         return {
             "n": self.n,
             "all_time": self.all_time.get(),
@@ -315,6 +405,7 @@ class Monitor(Guarded):
             "drops": list(self.drops),
             "new_drop": new_drop,
             "worst": self.worst(),
+            **extra,
         }
 
     def _emit(self) -> None:

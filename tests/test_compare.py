@@ -1,0 +1,433 @@
+"""Unit resampling: exact combination of unit statistics, the streaming Poisson bootstrap's laws,
+the batch API's values, errors and reports. (Coverage and calibration: test_compare_coverage.py.)"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streameval as se
+from streameval import (
+    ELM,
+    AdjustedRand,
+    BCubed,
+    BootstrapEvaluator,
+    Contingency,
+    Evaluator,
+    NormalizedMutualInfo,
+    Purity,
+    compare,
+    confidence_interval,
+)
+from streameval.bootstrap import poisson_multiplicities, unit_hash
+from streameval.comparison import (
+    UnitStats,
+    _metrics,
+    bootstrap_multiplicities,
+    unit_stats,
+)
+from streameval.errors import InvalidLabelError, UnknownElementError
+
+
+def _suite():
+    return [ELM(), BCubed(), ELM(beta=2.0), AdjustedRand(), NormalizedMutualInfo(), Purity()]
+
+
+@st.composite
+def unit_data(draw, max_units=5):
+    """Elements as (unit, true, pred) with labels scoped by unit (so units hold whole clusters)."""
+    n_units = draw(st.integers(1, max_units))
+    out = []
+    for u in range(n_units):
+        size = draw(st.integers(1, 6))
+        for _ in range(size):
+            t = draw(st.integers(0, 2))
+            p = draw(st.integers(0, 2))
+            out.append((u, (u, t), (u, p)))
+    return out
+
+
+def _cells(elements, n_units):
+    cells = [dict() for _ in range(n_units)]
+    for u, t, p in elements:
+        cells[u][t, p] = cells[u].get((t, p), 0) + 1
+    return cells
+
+
+# --------------------------------------------------------------------------- exactness
+@given(unit_data(), st.data())
+def test_combined_unit_stats_equal_the_table_of_tagged_copies(elements, data):
+    n_units = max(u for u, _, _ in elements) + 1
+    metrics = _metrics(_suite())
+    ustats = unit_stats(_cells(elements, n_units), metrics)
+    mult = data.draw(st.lists(st.integers(0, 3), min_size=n_units, max_size=n_units))
+    ev = Evaluator([m.clone() for m in metrics])
+    for u, t, p in elements:
+        for c in range(mult[u]):
+            ev.update((t, c), (p, c))
+    (row,) = ustats.combine(np.array([mult]))
+    combined = ustats.stats(row)
+    assert combined == ev.table.stats()  # every sum, bit for bit, f_sums included
+    for m in ev.metrics.values():
+        assert m.value(combined) == m.get()
+
+
+def test_combine_is_exact_for_sums_beyond_int64():
+    s = se.ContingencyStats.from_cells([((0, k), (0, k), 3) for k in range(5)] + [(1, 2, 7)])
+    us = UnitStats([s, s], list(s.f_sums))
+    m = np.array([[5, 0], [1_000_000, 3_000_000]])
+    rows = us.combine(m)
+    assert rows[1][us.fields.index("elm_p_sum")] == 4_000_000 * s.elm_p_sum
+    assert s.sum_cell_xlogx * 4_000_000 > 2**63  # really beyond int64
+    assert rows[1][us.fields.index("sum_cell_xlogx")] == 4_000_000 * s.sum_cell_xlogx
+    with pytest.raises(ValueError, match="sum to less than 2\\*\\*32"):
+        us.combine(np.array([[2**31, 2**31]]))
+
+
+@given(unit_data())
+def test_observed_values_equal_one_evaluator_over_all_elements(elements):
+    ev = Evaluator(_suite())
+    for _, t, p in elements:
+        ev.update(t, p)
+    units = [u for u, _, _ in elements]
+    r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
+                metrics=_suite(), n_resamples=5, seed=0)
+    assert {k: iv.value for k, iv in r.values["S"].items()} == ev.get()
+
+
+def test_per_unit_labels_equal_tagged_labels():
+    y = [0, 0, 1, 0, 1, 1]
+    p = [0, 1, 1, 0, 0, 1]
+    units = ["a", "a", "a", "b", "b", "b"]
+    r = compare(y, {"S": p}, units=units, labels="per_unit", n_resamples=10, seed=0)
+    ev = Evaluator([ELM(), BCubed(), AdjustedRand(), NormalizedMutualInfo()])
+    for u, t, q in zip(units, y, p):
+        ev.update((u, t), (u, q))
+    assert {k: iv.value for k, iv in r.values["S"].items()} == ev.get()
+    with pytest.raises(ValueError, match='label 0 occurs in unit .a. and in unit .b.'):
+        compare(y, {"S": p}, units=units, n_resamples=10, seed=0)
+
+
+def test_mean_aggregate_is_the_mean_of_per_unit_values():
+    y = [0, 0, 1, 1, 0, 0, 0, 1]
+    p = [0, 0, 0, 1, 0, 1, 1, 1]
+    units = [0, 0, 0, 0, 1, 1, 1, 1]
+    r = compare(y, {"S": p}, units=units, labels="per_unit", metrics=["ELM"], aggregate="mean",
+                n_resamples=50, seed=3)
+    per = [se.batch.elm_score(y[:4], p[:4])[2], se.batch.elm_score(y[4:], p[4:])[2]]
+    assert r.values["S"]["ELM"].value == pytest.approx(np.mean(per), abs=1e-15)
+    lo, hi = r.values["S"]["ELM"].low, r.values["S"]["ELM"].high
+    assert min(per) - 1e-12 <= lo <= hi <= max(per) + 1e-12
+
+
+def test_bootstrap_multiplicities_are_uniform_resamples():
+    m = bootstrap_multiplicities(4, 20000, np.random.default_rng(0))
+    assert (m.sum(axis=1) == 4).all()
+    assert m.mean(axis=0) == pytest.approx([1, 1, 1, 1], abs=0.03)
+
+
+def test_seeded_results_are_reproducible_and_recorded():
+    y, p, u = [0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 2], [0, 0, 0, 0, 1, 1]
+    a = compare(y, {"S": p}, units=u, n_resamples=100, seed=11).to_dict()
+    b = compare(y, {"S": p}, units=u, n_resamples=100, seed=11).to_dict()
+    assert a == b and a["settings"]["seed"] == 11
+    c = compare(y, {"S": p}, units=u, n_resamples=100, seed=None)
+    assert isinstance(c.settings["seed"], int)
+    again = compare(y, {"S": p}, units=u, n_resamples=100, seed=c.settings["seed"])
+    assert again.to_dict() == c.to_dict()
+
+
+# --------------------------------------------------------------------------- tests and reports
+def _two_systems():
+    rng = np.random.default_rng(5)
+    y, a, b, units = [], [], [], []
+    for u in range(30):
+        for e in range(8):
+            t = int(rng.integers(0, 3))
+            y.append((u, t))
+            a.append((u, t if rng.random() < 0.9 else int(rng.integers(0, 4))))
+            b.append((u, t if rng.random() < 0.6 else int(rng.integers(0, 4))))
+            units.append(u)
+    return y, a, b, units
+
+
+@pytest.mark.parametrize("method", ["paired_bootstrap", "randomization"])
+def test_a_clear_difference_is_significant_and_identical_systems_are_not(method):
+    y, a, b, units = _two_systems()
+    r = compare(y, {"A": a, "B": b, "A2": list(a)}, units=units, method=method, n_resamples=500,
+                seed=1)
+    for metric in ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"):
+        d = r.differences["A", "B"][metric]
+        assert d.delta > 0 and d.low > 0 and d.p_value < 0.01
+        same = r.differences["A", "A2"][metric]
+        assert same.delta == 0 and same.p_value == 1.0
+        assert r.values["A"][metric] == r.values["A2"][metric]
+    assert list(r.differences) == [("A", "B"), ("A", "A2"), ("B", "A2")]
+
+
+def test_report_renders_as_text_and_json():
+    y, a, b, units = _two_systems()
+    r = compare(y, {"A": a, "B": b}, units=units, metrics=["ELM", "BCubed"], n_resamples=200, seed=2)
+    d = json.loads(r.to_json())
+    assert d["settings"]["units"] == 30 and d["settings"]["elements"] == 240
+    assert d["settings"]["metrics"] == ["ELM", "BCubed"]
+    assert set(d["values"]) == {"A", "B"} and d["differences"][0]["a"] == "A"
+    iv = r.values["A"]["ELM"]
+    assert d["values"]["A"]["ELM"] == {"value": iv.value, "low": iv.low, "high": iv.high}
+    text = str(r)
+    assert "30 units, 240 elements, 200 resamples, 95% intervals, seed 2" in text
+    assert "A - B" in text and "BCubed" in text
+    assert r.samples["A"].shape == (2, 200)
+
+
+def test_confidence_interval_is_compares_interval():
+    y, a, _, units = _two_systems()
+    ci = confidence_interval(y, a, units=units, n_resamples=300, seed=4, confidence=0.9)
+    r = compare(y, {"system": a}, units=units, n_resamples=300, seed=4, confidence=0.9)
+    assert ci == r.values["system"]
+    v, lo, hi = ci["ELM"]
+    assert lo < v < hi
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"units": None}, ValueError, "units= is required"),
+        ({"method": "t-test"}, ValueError, "method must be one of"),
+        ({"n_resamples": 0}, ValueError, "n_resamples must be an int >= 1"),
+        ({"confidence": 95}, ValueError, "confidence must be a number strictly between 0 and 1"),
+        ({"aggregate": "median"}, ValueError, "aggregate must be one of"),
+        ({"metrics": ["CEAF"]}, ValueError, "unit resampling supports the O\\(1\\) metrics only"),
+        ({"metrics": ["NoSuch"]}, ValueError, "unknown metric 'NoSuch'"),
+        ({"seed": -1}, ValueError, "seed must be an int >= 0"),
+        ({"units": [0, 0, 1]}, ValueError, "units has 3 entries, y_true has 4"),
+        ({"units": [0, 0, [1], 1]}, TypeError, "units\\[2\\] must be hashable"),
+        ({"resampling": "jackknife"}, ValueError, "resampling must be"),
+    ],
+)
+def test_bad_arguments_are_refused_clearly(kwargs, error, match):
+    args = {"units": [0, 0, 1, 1], "n_resamples": 10, "seed": 0}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        compare([0, 0, 1, 1], {"A": [0, 0, 1, 1]}, **args)
+
+
+def test_bad_systems_are_refused_clearly():
+    with pytest.raises(ValueError, match="system 'B' has 3 predictions, y_true has 4"):
+        compare([0, 0, 1, 1], {"A": [0, 0, 1, 1], "B": [0, 0, 1]}, units=[0, 0, 1, 1])
+    with pytest.raises(ValueError, match="y_pred\\['A'\\]\\[1\\] is missing"):
+        compare([0, 0, 1, 1], {"A": [0, None, 1, 1]}, units=[0, 0, 1, 1])
+    with pytest.raises(ValueError, match="non-empty dict"):
+        compare([0, 0], {}, units=[0, 0])
+
+
+# --------------------------------------------------------------------------- streaming
+def _feed(bs, elements, w=1):
+    for u, t, p in elements:
+        bs.update(t, p, w, unit=u)
+
+
+@settings(max_examples=30)
+@given(unit_data(max_units=4), st.integers(0, 2**64 - 1))
+def test_streaming_replicas_equal_the_batch_poisson_resamples_bit_for_bit(elements, seed):
+    n_units = max(u for u, _, _ in elements) + 1
+    bs = BootstrapEvaluator(_suite(), n_replicas=6, seed=seed)
+    _feed(bs, elements)
+    metrics = _metrics(_suite())
+    ustats = unit_stats(_cells(elements, n_units), metrics)
+    m = poisson_multiplicities(range(n_units), 6, seed).T
+    for r, row in enumerate(ustats.combine(m)):
+        assert bs.replica_stats(r) == ustats.stats(row)
+    # ... and the table of k tagged copies of every unit of multiplicity k
+    copies = Evaluator(_suite())
+    for u, t, p in elements:
+        for c in range(m[0, u]):
+            copies.update((t, c), (p, c))
+    assert bs.replica_stats(0) == copies.table.stats()
+    # and the batch API with resampling="poisson" reports the same intervals
+    units = [u for u, _, _ in elements]
+    r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
+                metrics=_suite(), n_resamples=6, seed=seed, resampling="poisson")
+    got = bs.get()
+    for name, iv in r.values["S"].items():
+        np.testing.assert_array_equal(tuple(iv), got[name])  # NaN bounds agree too
+
+
+@settings(max_examples=30)
+@given(unit_data(), st.data())
+def test_revert_law(elements, data):
+    keep = data.draw(st.lists(st.booleans(), min_size=len(elements), max_size=len(elements)))
+    full = BootstrapEvaluator([ELM(), BCubed(), AdjustedRand()], n_replicas=5, seed=3)
+    _feed(full, elements)
+    for (u, t, p), k in zip(elements, keep):
+        if not k:
+            full.revert(t, p, unit=u)
+    rest = BootstrapEvaluator([ELM(), BCubed(), AdjustedRand()], n_replicas=5, seed=3)
+    _feed(rest, [e for e, k in zip(elements, keep) if k])
+    assert full == rest
+    assert full.get() == rest.get()
+
+
+@settings(max_examples=30)
+@given(unit_data(), st.data())
+def test_merge_law(elements, data):
+    shard = data.draw(st.lists(st.integers(0, 2), min_size=len(elements), max_size=len(elements)))
+    parts = [BootstrapEvaluator([ELM(), NormalizedMutualInfo()], n_replicas=4, seed=9) for _ in range(3)]
+    for e, s in zip(elements, shard):
+        _feed(parts[s], [e])
+    one = BootstrapEvaluator([ELM(), NormalizedMutualInfo()], n_replicas=4, seed=9)
+    _feed(one, elements)
+    left = BootstrapEvaluator([ELM(), NormalizedMutualInfo()], n_replicas=4, seed=9)
+    for p in parts:
+        left.merge(p)
+    right = BootstrapEvaluator([ELM(), NormalizedMutualInfo()], n_replicas=4, seed=9)
+    for p in reversed(parts):
+        right.merge(p)
+    assert left == one and right == one
+    assert left.get() == one.get()
+
+
+def test_weights_enter_every_copy():
+    a = BootstrapEvaluator([ELM()], n_replicas=8, seed=2)
+    b = BootstrapEvaluator([ELM()], n_replicas=8, seed=2)
+    a.update(0, 0, 3, unit="u")
+    for _ in range(3):
+        b.update(0, 0, unit="u")
+    assert a == b
+
+
+def test_bad_input_leaves_the_evaluator_unchanged():
+    bs = BootstrapEvaluator([ELM()], n_replicas=10, seed=0)
+    bs.update(1, 1, unit="u")
+    before = BootstrapEvaluator([ELM()], n_replicas=10, seed=0)
+    before.update(1, 1, unit="u")
+    with pytest.raises(UnknownElementError):
+        bs.revert(1, 2, unit="u")
+    with pytest.raises(UnknownElementError, match="in unit 'v'"):
+        bs.revert(1, 1, unit="v")
+    with pytest.raises(InvalidLabelError):
+        bs.update([1], 1, unit="u")
+    with pytest.raises(InvalidLabelError):
+        bs.revert([1], 1, unit="u")
+    with pytest.raises(TypeError, match="a unit must be"):
+        bs.update(1, 1, unit=[0])
+    with pytest.raises(ValueError, match="needs the element's unit"):
+        bs.update(1, 1)
+    with pytest.raises(se.InvalidWeightError):
+        bs.update(1, 1, 0, unit="u")
+    assert bs == before
+    # an element reverted with the wrong unit: refused, and everything rolled back
+    for b in (bs, before):
+        b.update(2, 2, unit="v")
+    with pytest.raises(UnknownElementError, match="in unit 'v': the unit holds 0 such element"):
+        bs.revert(1, 1, unit="v")
+    assert bs == before
+
+
+def test_merge_refuses_different_resamples():
+    a = BootstrapEvaluator([ELM()], n_replicas=4, seed=1)
+    with pytest.raises(ValueError, match="seed/replicas differ"):
+        a.merge(BootstrapEvaluator([ELM()], n_replicas=4, seed=2))
+    with pytest.raises(ValueError, match="metrics differ"):
+        a.merge(BootstrapEvaluator([BCubed()], n_replicas=4, seed=1))
+    with pytest.raises(TypeError):
+        a.merge(Contingency())
+
+
+def test_poisson_multiplicities_are_stable_and_poisson():
+    m = poisson_multiplicities(range(200), 500, seed=123)
+    assert m.mean() == pytest.approx(1.0, abs=0.01)
+    assert m.var() == pytest.approx(1.0, abs=0.02)
+    assert (m == 0).mean() == pytest.approx(np.exp(-1), abs=0.005)
+    # a fixed, platform-independent function of (seed, unit, replica): pinned values
+    assert unit_hash("stream-7") == 3773045110781880700
+    assert poisson_multiplicities(["stream-7", 3, ("a", 1)], 12, seed=5).tolist() == PINNED
+    assert (poisson_multiplicities([3.0, np.int64(3), True], 5, 1)[:2] == poisson_multiplicities([3, 3], 5, 1)).all()
+
+
+PINNED = [
+    [2, 1, 1, 1, 1, 4, 1, 2, 3, 1, 0, 2],
+    [0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 2, 1],
+    [0, 0, 0, 1, 0, 0, 0, 1, 2, 0, 1, 2],
+]
+
+
+# --------------------------------------------------------------------------- monitor
+def _docs(n_docs, quality, rng, start=0):
+    """Elements of documents of 6 elements, 3 true clusters; a share ``quality`` kept right."""
+    for d in range(start, start + n_docs):
+        for _ in range(6):
+            t = int(rng.integers(0, 3))
+            p = t if rng.random() < quality else int(rng.integers(0, 4))
+            yield d, (d, t), (d, p)
+
+
+def test_monitor_flags_a_drop_only_when_the_window_interval_lies_below_the_reference():
+    rng = np.random.default_rng(0)
+    mon = se.Monitor([ELM()], window=240, watch="ELM", block=30, detector=False, interval=30)
+    for d, t, p in _docs(100, 0.95, rng):
+        mon.update(t, p, unit=d)
+    assert mon.drops == []  # a stationary stream: the window's interval covers the all-time value
+    v, lo, hi = mon.report()["window_interval"]
+    assert lo <= mon.all_time.get()["ELM"] <= hi and lo <= v <= hi
+    for d, t, p in _docs(60, 0.5, rng, start=100):
+        mon.update(t, p, unit=d)
+    assert len(mon.drops) == 1 and 600 < mon.drops[0] <= 600 + 240
+    # the interval follows the window: it equals a fresh bootstrap over the window's elements
+    fresh = BootstrapEvaluator([ELM()], n_replicas=30)
+    for (t, p, w), u in zip(mon.window, mon._units):
+        fresh.update(t, p, w, unit=u)
+    assert fresh.get()["ELM"] == mon.window_interval()
+
+
+def test_monitor_interval_arguments_are_checked():
+    with pytest.raises(ValueError, match="needs each element's unit"):
+        m = se.Monitor([ELM()], window=10, detector=False, interval=5)
+        m.update(0, 0)
+    with pytest.raises(ValueError, match="count window"):
+        se.Monitor([ELM()], window=None, detector=False, interval=5)
+    with pytest.raises(ValueError, match="interval must be an int >= 1"):
+        se.Monitor([ELM()], window=10, detector=False, interval=0)
+    m = se.Monitor([ELM()], window=10, detector=False, interval=5)
+    m.update(0, 0, unit="a")
+    assert m.n == 1 and "window_interval" in m.report()
+    with pytest.raises(ValueError, match="not supported with interval="):
+        m.relabel_pred(0, 1)
+
+
+@given(unit_data(), st.data())
+@settings(max_examples=30)
+def test_randomization_rounds_equal_the_swapped_labelings(elements, data):
+    from streameval.comparison import _randomized_deltas
+
+    n_units = max(u for u, _, _ in elements) + 1
+    other = [(u, t, (u, data.draw(st.integers(0, 2)))) for u, t, _ in elements]
+    swap = data.draw(st.lists(st.integers(0, 1), min_size=n_units, max_size=n_units))
+    metrics = _metrics(_suite())
+    sa = unit_stats(_cells(elements, n_units), metrics)
+    sb = unit_stats(_cells(other, n_units), metrics)
+    (got,) = _randomized_deltas(sa, sb, metrics, np.array([swap]), "pooled").T
+    ea, eb = Evaluator([m.clone() for m in metrics]), Evaluator([m.clone() for m in metrics])
+    for (u, t, pa), (_, _, pb) in zip(elements, other):
+        ea.update(t, pb if swap[u] else pa)
+        eb.update(t, pa if swap[u] else pb)
+    want = [ea.get()[m.name] - eb.get()[m.name] for m in metrics]
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize("resampling", ["multinomial", "poisson"])
+@pytest.mark.parametrize("method", ["paired_bootstrap", "randomization"])
+def test_blocks_of_resamples_give_the_same_report(monkeypatch, resampling, method):
+    import streameval.comparison as cmp
+
+    y, a, b, units = _two_systems()
+    args = dict(units=units, metrics=["ELM", "AdjustedRand"], n_resamples=97, seed=3,
+                resampling=resampling, method=method)
+    whole = compare(y, {"A": a, "B": b}, **args)
+    monkeypatch.setattr(cmp, "_BLOCK", 30 * 7)  # blocks of 7 resamples of the 30 units
+    blocks = compare(y, {"A": a, "B": b}, **args)
+    assert blocks.to_dict() == whole.to_dict()
