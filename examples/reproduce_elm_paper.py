@@ -109,7 +109,7 @@ def five_elements(rep: Report):
             per = [_element_f1(truth, pred, e, kind) for e in range(5)]
             rep.add("5 elements", f"{name}: {metric} F1 per element",
                     "[" + ", ".join(f"{v:.3f}" for v in per) + "]")
-            score = (bcubed_score if kind == "bcubed" else elm_score)(truth, pred)[2]
+            score = (bcubed_score if kind == "bcubed" else elm_score)(truth, pred)
             rep.add("5 elements", f"{name}: {metric} F1 (mean)", score)
 
 
@@ -170,12 +170,12 @@ def amigo(rep: Report):
     }
     for name, (truth, worse, better) in cases.items():
         for metric, fn in (("BCubed", bcubed_score), ("ELM", elm_score)):
-            lo, hi = fn(truth, worse)[2], fn(truth, better)[2]
+            lo, hi = fn(truth, worse), fn(truth, better)
             rep.add("Amigó constraints", f"{name}: {metric} F1 worse -> better",
                     f"{lo:.3f} -> {hi:.3f} ({'holds' if hi > lo else 'VIOLATED'})")
     truth, worse, better = [0, 0, 1, 1], [0, 1, 1, 2], [0, 1, 2, 3]
     rep.add("Amigó constraints", "homogeneity edge case: split {2,3} of truth {1,2},{3,4}: ELM F1",
-            f"{elm_score(truth, worse)[2]:.3f} -> {elm_score(truth, better)[2]:.3f} (equal: not strict)")
+            f"{elm_score(truth, worse):.3f} -> {elm_score(truth, better):.3f} (equal: not strict)")
 
 
 def real_data(rep: Report, data: Path, plots: dict, baselines: bool = True):

@@ -8,6 +8,8 @@
 {'ELM': 0.333, 'BCubed': 0.667, 'AdjustedRand': 0.0}
 """
 
+from importlib import metadata as _metadata
+
 from . import batch
 from .contingency import Contingency
 from .errors import (
@@ -78,7 +80,10 @@ from .summaries import ClusterSummaries
 from . import pss
 from .pss import PageStream, PageStreamError, PageStreamEvaluator
 
-__version__ = "0.1.0"
+try:  # the one version source is pyproject.toml's [project] version, via the installed metadata
+    __version__: str = _metadata.version("streameval")
+except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "batch",

@@ -58,7 +58,7 @@ def test_elm_predicted_singleton_in_true_cluster():
     assert m.precision == 1.0
     assert m.recall == pytest.approx((0.5 + 0.5 + 0.0) / 3)
     assert m.get() == pytest.approx((2 / 3 + 2 / 3 + 0.0) / 3)
-    assert batch.elm_score([1, 1, 1], ["a", "a", "b"]) == pytest.approx((1.0, 1 / 3, 4 / 9))
+    assert batch.elm_precision_recall_fscore([1, 1, 1], ["a", "a", "b"]) == pytest.approx((1.0, 1 / 3, 4 / 9))
 
 
 def test_elm_true_singleton_in_predicted_cluster():
@@ -73,8 +73,8 @@ def test_elm_true_singleton_in_predicted_cluster():
 def test_elm_zero_score():
     # the ELM paper's two-element example: truth together, prediction apart
     assert elm_prf([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
-    assert batch.elm_score([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
-    assert batch.bcubed_score([1, 1], ["a", "b"]) == pytest.approx((1.0, 0.5, 2 / 3))
+    assert batch.elm_precision_recall_fscore([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
+    assert batch.bcubed_precision_recall_fscore([1, 1], ["a", "b"]) == pytest.approx((1.0, 0.5, 2 / 3))
 
 
 def test_bcubed_never_zero():
@@ -86,7 +86,7 @@ def test_bcubed_never_zero():
 def test_elm_all_singletons_predicted():
     y_true = [1, 1, 1, 2, 3, 4, 4, 5]  # true singletons: 2, 3, 5 -> 3 of 8 elements
     assert elm_prf(y_true, range(8))[2] == 3 / 8
-    assert batch.elm_score(y_true, list(range(8)))[2] == 3 / 8
+    assert batch.elm_score(y_true, list(range(8))) == 3 / 8
 
 
 def test_f_conventions_differ():
@@ -96,7 +96,7 @@ def test_f_conventions_differ():
     stream(avg, y_true, y_pred), stream(of_avg, y_true, y_pred)
     p, r = avg.precision, avg.recall
     assert of_avg.get() == pytest.approx(2 * p * r / (p + r))
-    assert avg.get() == pytest.approx(batch.elm_score(y_true, y_pred)[2])
+    assert avg.get() == pytest.approx(batch.elm_score(y_true, y_pred))
     assert avg.get() != pytest.approx(of_avg.get())
 
 
@@ -106,7 +106,7 @@ def test_f_of_averages_zero_when_p_and_r_zero():
     m = se.ELM(f_convention="f_of_averages")
     stream(m, y_true, y_pred)
     assert (m.precision, m.recall, m.get()) == (0.0, 0.0, 0.0)
-    assert batch.elm_score(y_true, y_pred, f_convention="f_of_averages") == (0.0, 0.0, 0.0)
+    assert batch.elm_precision_recall_fscore(y_true, y_pred, f_convention="f_of_averages") == (0.0, 0.0, 0.0)
 
 
 def test_rand_and_ari_one_without_disagreement():

@@ -19,6 +19,8 @@ from streameval.dask import contingency_stats, evaluate  # noqa: E402
 from streameval.errors import InvalidVectorError, InvalidWeightError, MissingLabelError  # noqa: E402
 from streameval.metrics import default_metrics  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every Dask test starts a scheduler or a cluster
+
 MEMORY_LIMIT = 400 * 2**20  # bytes per worker
 
 

@@ -86,6 +86,7 @@ def _path(name: str):
     return None
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(site):
     for page in PAGES:
         assert (site / page / "index.html").is_file(), page
@@ -97,6 +98,7 @@ def test_mkdocs_build_strict(site):
     assert "fonts.googleapis.com" not in html  # the theme's web font is off: nothing external
 
 
+@pytest.mark.slow
 def test_benchmark_pages_listed_when_they_land(site, tmp_path):
     # a copy of the docs with one more benchmark table, as a benchmark script writes it
     for part in ("mkdocs.yml", "docs_hooks.py", "docs", "streameval"):
@@ -125,6 +127,7 @@ def test_api_reference_covers_all(site):
     assert not missing, f"public names missing from the API reference: {missing}"
 
 
+@pytest.mark.slow
 def test_api_pages_follow_all():
     # the generated pages are a function of streameval.__all__: one per defining module
     pages = _hooks()._api(ROOT)
@@ -186,6 +189,7 @@ def browser():
         b.close()
 
 
+@pytest.mark.slow
 def test_site_in_browser(served, browser):
     outside, errors = [], []
     context = browser.new_context(viewport={"width": 1280, "height": 900})
