@@ -186,8 +186,10 @@ def _prose_above_sections(lines: list) -> list:
                 line = lines[end]
                 if end + 1 < len(lines) and _DASHES.match(lines[end + 1]):
                     break  # the next section
-                if lines[end - 1].strip() == "" and line.strip() and not line.startswith(" "):
-                    if not _ITEM.match(line):
+                if (
+                    lines[end - 1].strip() == "" and line.strip() and not line.startswith(" ")
+                    and not _ITEM.match(line)
+                ):
                         moved = lines[end:]
                         return _prose_above_sections(lines[:k] + moved + [""] + lines[k:end])
                 end += 1

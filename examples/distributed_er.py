@@ -76,11 +76,14 @@ def run_dask(n, size, workers=2, memory_limit="4GiB"):
 
     from streameval.dask import evaluate
 
-    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
-        with LocalCluster(n_workers=workers, threads_per_worker=1, memory_limit=memory_limit,
-                          dashboard_address=":0") as cluster, Client(cluster):
-            parts = max(4, n // 500_000)
-            return evaluate(dask_frame(n, size, parts), "true", "pred", split_out=parts)
+    with (
+        dask.config.set({"dataframe.shuffle.method": "tasks"}),
+        LocalCluster(n_workers=workers, threads_per_worker=1, memory_limit=memory_limit,
+                     dashboard_address=":0") as cluster,
+        Client(cluster),
+    ):
+        parts = max(4, n // 500_000)
+        return evaluate(dask_frame(n, size, parts), "true", "pred", split_out=parts)
 
 
 def run_duckdb(n, size):

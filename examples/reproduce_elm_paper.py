@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from streameval import BCubed, ELM
-from streameval.batch import elm_score, bcubed_score
+from streameval import ELM, BCubed
+from streameval.batch import bcubed_score, elm_score
 from streameval.batch.pss import (
     contiguous_clusterings,
     contiguous_f1_sums,

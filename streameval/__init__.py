@@ -8,6 +8,7 @@
 {'ELM': 0.333, 'BCubed': 0.667, 'AdjustedRand': 0.0}
 """
 
+# ruff: noqa: I001  (the imports are grouped by family, in the order of the documentation)
 from importlib import metadata as _metadata
 
 from . import batch

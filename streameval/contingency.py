@@ -38,7 +38,7 @@ streameval.errors.UnknownElementError: revert of (y_true=1, y_pred='a', w=1): th
 
 from __future__ import annotations
 
-import json
+import json  # noqa: F401  (the doctests use it)
 import numbers
 
 import numpy as np
@@ -55,8 +55,8 @@ from .stats import (
     FRAC_BITS,
     STAT_NAMES,
     ContingencyStats,
-    beta_ratio,
     bcubed_term,
+    beta_ratio,
     elm_term,
     f_term,
     xlogx,
@@ -150,6 +150,29 @@ class Contingency:
     >>> t.n, t.sum_cell_sq, t.sum_col_max
     (4, 10, 3)
     """
+
+    # The running sums named in stats.STAT_NAMES (set by _zero_sums, kept by _change): declared
+    # here so that type checkers see them.
+    n: int
+    cells: int
+    k_true: int
+    k_pred: int
+    sum_cell_sq: int
+    sum_row_sq: int
+    sum_col_sq: int
+    sum_cell_xlogx: int
+    sum_row_xlogx: int
+    sum_col_xlogx: int
+    bcubed_p_sum: int
+    bcubed_r_sum: int
+    elm_p_sum: int
+    elm_r_sum: int
+    sum_col_max: int
+    sum_row_max: int
+    true_singletons: int
+    pred_singletons: int
+    both_singletons: int
+    f_sums: dict
 
     def __init__(self, missing: str = "raise"):
         if missing not in ("raise", "skip"):
@@ -285,7 +308,7 @@ class Contingency:
         col = cols.get(p)
         if col is not None and col.size == 1:
             (i,) = col.cells
-            if i != t or row.size != 1:  # cell (t, p) was counted with the row
+            if i != t or row.size != 1:  # type: ignore[union-attr]  # cell (t, p) was counted with the row
                 found += rows[i].size == 1
         return found
 
@@ -560,7 +583,7 @@ class Contingency:
                 check_weight(weights[i].item())
             weights = weights.astype(np.int64)
         keep = np.ones(len(yt), dtype=bool)
-        for arr, name in ((yt, "y_true"), (yp, "y_pred")):
+        for arr in (yt, yp):
             if arr.dtype.kind == "f":
                 keep &= ~np.isnan(arr)
             elif arr.dtype.kind == "O":
@@ -619,7 +642,7 @@ class Contingency:
             col.cells[t] = n
         self._rebuild()
 
-    def merge(self, other: "Contingency") -> None:
+    def merge(self, other: Contingency) -> None:
         """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
 
         The result is bit-identical to one stream that saw both streams' elements; the tracked
@@ -644,7 +667,7 @@ class Contingency:
         """Recompute every cluster record and sum from the cells. O(cells)."""
         rows, cols = self._rows, self._cols
         self._zero_sums()
-        for records, side in ((rows, "row"), (cols, "col")):
+        for records in (rows, cols):
             for k in records.values():
                 cells = k.cells
                 k.size = sum(cells.values())
@@ -675,7 +698,7 @@ class Contingency:
             return NotImplemented
         return self._state() == other._state()
 
-    __hash__ = None  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __len__(self) -> int:
         """The number of non-zero cells."""
@@ -687,7 +710,7 @@ class Contingency:
             f"k_pred={self.k_pred})"
         )
 
-    def copy(self) -> "Contingency":
+    def copy(self) -> Contingency:
         """An independent copy with the same state. O(cells)."""
         new = Contingency(self.missing)
         new._fspecs = list(self._fspecs)
@@ -716,7 +739,7 @@ class Contingency:
         }
 
     @classmethod
-    def from_dict(cls, state: dict) -> "Contingency":
+    def from_dict(cls, state: dict) -> Contingency:
         """Rebuild a table from :meth:`to_dict`'s output, validating it. O(cells).
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
@@ -805,7 +828,7 @@ def _is_count(v, allow_zero=False) -> bool:
     return (
         isinstance(v, numbers.Integral)
         and not isinstance(v, bool)
-        and (v >= 0 if allow_zero else v >= 1)
+        and (v >= 0 if allow_zero else v >= 1)  # type: ignore[operator]
     )
 
 

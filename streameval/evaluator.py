@@ -82,7 +82,7 @@ class Evaluator:
         """Vectorised bulk :meth:`update` (see :meth:`Contingency.update_many`)."""
         self.table.update_many(y_true, y_pred, w)
 
-    def get(self) -> dict:
+    def get(self) -> dict[str, float]:
         """``{name: value}`` for every metric."""
         return {name: m.get() for name, m in self.metrics.items()}
 

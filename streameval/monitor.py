@@ -31,6 +31,7 @@ Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_ever
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ._validate import check_weight
 from .contingency import Contingency
@@ -161,7 +162,7 @@ class Monitor:
         self.watch = watch
         self.block = block
         if watch is None or detector is False:
-            self.detector = None
+            self.detector: Any = None  # a River drift detector (update, drift_detected)
         elif detector is None:
             from river import drift
 
@@ -178,7 +179,7 @@ class Monitor:
         self.last_report: dict | None = None
         self._reported_drops = 0
         self._last_time = time.monotonic()
-        self._block = None
+        self._block: Evaluator | None = None
         self._block_len = 0
         self._since = [0.0, 0]  # sum and count of the block values since the last change
         if self.detector is not None:
@@ -210,7 +211,7 @@ class Monitor:
                 window.update(y_true, y_pred, w)
         self.ranking.refresh(y_pred)
         self.n += 1
-        if self.detector is not None:
+        if self._block is not None:  # a detector is watching: it reads the blocks
             self._block.update(y_true, y_pred, w)
             self._block_len += 1
             if self._block_len == self.block:
@@ -222,6 +223,7 @@ class Monitor:
             self._emit()
 
     def _end_block(self) -> None:
+        assert self._block is not None and self.watch is not None  # called only with a detector
         value = self._block.get()[self.watch]
         self.block_values.append(value)
         self._new_block()

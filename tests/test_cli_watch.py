@@ -15,7 +15,6 @@ import time
 import urllib.request
 
 import pytest
-
 from test_cli import SCRIPT, assert_clean_failure, labelled_rows, needs_script, reference, run
 
 pytestmark = needs_script

@@ -12,13 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from oracles import all_scores, element_scores, expand, information_scores
+from strategies import labels, streams
 
 import streameval as se
 from streameval import batch
 from streameval.metrics import default_metrics
-
-from oracles import all_scores, element_scores, expand, information_scores
-from strategies import labels, streams
 
 BATCH = {
     "ELM": batch.elm_score,

@@ -29,12 +29,11 @@ def client():
     """One real LocalCluster for the module: 2 worker processes, 1 thread, 400 MiB each."""
     # Workers never pause (a paused worker at its limit can stall a shuffle); they spill to disk.
     conf = {"dataframe.shuffle.method": "tasks", "distributed.worker.memory.pause": False}
-    with dask.config.set(conf):
-        with distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT,
-            dashboard_address=":0",
-        ) as cluster, distributed.Client(cluster) as c:
-            yield c
+    with dask.config.set(conf), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT,
+        dashboard_address=":0",
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
 
 
 def streamed(t, p, w=None, metrics=None):

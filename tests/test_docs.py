@@ -196,7 +196,7 @@ def test_site_in_browser(served, browser):
 
     def local_only(route):
         url = route.request.url
-        if url.startswith(served) or url.startswith("data:") or url.startswith("blob:"):
+        if url.startswith((served, "data:", "blob:")):
             route.continue_()
         else:
             outside.append(url)

@@ -234,7 +234,7 @@ def test_on_demand_flag_keeps_them_out_of_the_default_evaluator():
     assert not names & {type(m).__name__ for m in default_metrics()}
 
 
-@pytest.mark.parametrize("bad", [dict(variant="entities"), dict(average_method="median")])
+@pytest.mark.parametrize("bad", [{"variant": "entities"}, {"average_method": "median"}])
 def test_bad_parameters_are_rejected(bad):
     cls = CEAF if "variant" in bad else AdjustedMutualInfo
     with pytest.raises(ValueError):

@@ -1,9 +1,9 @@
 """River integration with real River models and wrappers (no mocks)."""
 
 import datetime as dt
-import os
 import itertools
 import math
+import os
 import random
 import subprocess
 import sys

@@ -296,7 +296,7 @@ def test_shift_by_1e8_keeps_ssw_and_ch():
 def test_invariants_under_random_operations():
     rng = np.random.default_rng(3)
     s, live = ClusterSummaries(), []
-    for step in range(400):
+    for _ in range(400):
         if live and rng.random() < 0.4:
             x, p, w = live.pop(int(rng.integers(len(live))))
             s.revert(x, p, w)

@@ -1,8 +1,8 @@
 """Metric views over the contingency table, one family per module."""
 
 from .base import REGISTRY, Metric
-from .element import ELM, BCubed
 from .coreference import BLANC, LEA, MUC
+from .element import ELM, BCubed
 from .information import (
     AdjustedMutualInfo,
     Completeness,

@@ -15,6 +15,8 @@ random labelling).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..contingency import Contingency
 from ..stats import ONE
 
@@ -37,6 +39,10 @@ class Described:
     """
 
     _params: dict = {}
+
+    def get(self) -> Any:
+        """The current value (each kind of metric defines it)."""
+        raise NotImplementedError
 
     def clone(self):
         """A fresh, empty metric with the same parameters."""
@@ -72,7 +78,7 @@ class Metric(Described):
         if register and not cls.__name__.startswith("_"):
             REGISTRY[cls.__name__] = cls
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         self._params = params
         self._table = Contingency()
         self._attach(self._table)
