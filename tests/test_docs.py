@@ -101,7 +101,7 @@ def test_mkdocs_build_strict(site):
 @pytest.mark.slow
 def test_benchmark_pages_listed_when_they_land(site, tmp_path):
     # a copy of the docs with one more benchmark table, as a benchmark script writes it
-    for part in ("mkdocs.yml", "docs_hooks.py", "docs", "streameval"):
+    for part in ("mkdocs.yml", "docs_hooks.py", "docs", "streameval", "CHANGELOG.md"):
         src = ROOT / part
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp_path / part)
     (tmp_path / "docs" / "benchmarks").mkdir(exist_ok=True)
@@ -156,8 +156,16 @@ def test_markdown_docstring():
         "Sum.\n\nCost O(1).\n\n```pycon\n>>> 1 + 1\n2\n```\n\n"
         "Parameters\n----------\nx : int\n    A number.\n"
     )
-    table = "=  =\na  b\n=  =\n1  2\n=  =\n\nafter"
-    assert convert(table) == "```text\n" + table.replace("\n\nafter", "\n```\n\nafter")
+    table = "=  =\na  b\n=  =\n1  2\n=  =\n\nafter"  # an RST simple table becomes a Markdown one
+    assert convert(table) == "\n| a | b |\n|---|---|\n| 1 | 2 |\n\n\nafter"
+    wide = "====  ======\nname  value\n====  ======\nx     ``a|b``\n      more\n====  ======"
+    assert convert(wide) == "\n| name | value |\n|---|---|\n| x | ``a\\|b`` more |\n"
+    # a numpy "type" written as prose moves into the description, where it renders as Markdown
+    doc = "Parameters\n----------\nmode : ``\"a\"`` (default) or ``\"b\"``\n    What to do.\nn : int\n    Count."
+    assert convert(doc) == (
+        "Parameters\n----------\nmode\n    ``\"a\"`` (default) or ``\"b\"``.\n    What to do.\n"
+        "n : int\n    Count."
+    )
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -224,6 +232,22 @@ def test_site_in_browser(served, browser):
     if os.environ.get("STREAMEVAL_SHOTS"):  # a directory to keep screenshots in, for a person
         page.screenshot(path=os.environ["STREAMEVAL_SHOTS"] + "/metrics.png")
 
+    # the copy button copies code without the session's prompts and output: Material reads the
+    # block's innerText while it is marked [data-md-copying] (extra.css hides .gp and .go then)
+    page.goto(served)
+    copied = page.evaluate(
+        """() => { const code = document.querySelector('.highlight code:has(.gp)');
+                   code.setAttribute('data-md-copying', '');
+                   const text = code.innerText; code.removeAttribute('data-md-copying');
+                   return [text, code.innerText]; }"""
+    )
+    assert copied[1].lstrip().startswith(">>> import streameval as se")  # shown with prompts
+    assert copied[0].lstrip().startswith("import streameval as se")  # copied without
+    assert ">>>" not in copied[0] and "..." not in copied[0] and "{'ELM': 1.0" not in copied[0]
+    # a dotted module name wraps only at its dots
+    page.goto(served + "api/metrics.element/")
+    assert "streameval.<wbr>metrics.<wbr>element" in page.content()
+
     # search: the site's own index, in the browser, finds ELM
     with page.expect_response(lambda r: r.url.endswith("search/search_index.json")):
         page.goto(served)
@@ -243,3 +267,33 @@ def test_site_in_browser(served, browser):
     context.close()
     assert not outside, f"the site asked for outside resources: {outside}"
     assert not errors, f"JavaScript errors: {errors}"
+
+
+def test_benchmark_charts_are_drawn_from_the_results(tmp_path):
+    # benchmarks/charts.py reads each page's tables back and draws its chart; every page that
+    # has results gets one, and the committed PNG is there for the site
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("charts", ROOT / "benchmarks" / "charts.py")
+    charts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(charts)
+    pages = sorted((ROOT / "docs" / "benchmarks").glob("*.md"))
+    assert pages
+    for page in pages:
+        assert page.stem in charts.CHARTS, f"no chart for {page.name}"
+        fig = charts.CHARTS[page.stem](page.read_text())
+        drawn = sum(len(ax.lines) + len(ax.patches) for ax in fig.axes)
+        assert drawn >= 3, page.name
+        assert (ROOT / "docs" / "benchmarks" / "img" / f"{page.stem}.png").is_file(), page.name
+    # the numbers come from the tables: the core chart's streameval Rand at K=10 is the table's
+    core = (ROOT / "docs" / "benchmarks" / "core.md").read_text()
+    row = next(r for h, rows in charts.tables(core) if h[0] == "metric" for r in rows if r[0] == "Rand")
+    line = charts.core(core).axes[0].lines[0]
+    assert line.get_ydata()[0] == charts.number(row[1])
+
+
+@pytest.mark.slow
+def test_benchmark_pages_show_their_chart(site):
+    for png in (ROOT / "docs" / "benchmarks" / "img").glob("*.png"):
+        html = (site / "benchmarks" / png.stem / "index.html").read_text()
+        assert f'src="../img/{png.name}"' in html and "bench-chart" in html, png.name
+        assert (site / "benchmarks" / "img" / png.name).is_file()
