@@ -243,7 +243,7 @@ def test_worker_memory_limit_below_the_table(client):
     assert r.sizes_true == {2: n // 2} and r.sizes_pred == {1: n}
 
 
-def test_example_quick_engines_agree():
+def test_example_quick_engines_agree(capsys):
     """examples/distributed_er.py --quick: Dask and DuckDB give identical stats (Spark: spark job)."""
     import importlib.util
     from pathlib import Path
@@ -253,6 +253,8 @@ def test_example_quick_engines_agree():
     er = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(er)
     reports = er.main(["--quick", "--no-spark"])
+    out, err = capsys.readouterr()
+    assert "Spark skipped: --no-spark was given" in err and "(Spark skipped)" in out  # says so
     assert reports["dask"].stats == reports["duckdb"].stats
     assert reports["dask"].stats.n == 100_000 and reports["dask"].stats.k_true == 10_000
     t, p = er.numpy_labels(0, 100_000, 100_000, 10)

@@ -297,3 +297,16 @@ def test_benchmark_pages_show_their_chart(site):
         html = (site / "benchmarks" / png.stem / "index.html").read_text()
         assert f'src="../img/{png.name}"' in html and "bench-chart" in html, png.name
         assert (site / "benchmarks" / "img" / png.name).is_file()
+
+
+def test_readme_and_docs_index_give_the_same_set_up():
+    def setup(path):
+        text = (ROOT / path).read_text()
+        section = text.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+        return re.findall(r"```\n(.*?)\n```", section, re.S)
+
+    commands = setup("README.md")
+    assert commands == setup("docs/index.md")
+    assert 'pip install -e ".[test]" && python -m pytest -q' in commands
+    run = (ROOT / ".ci" / "run").read_text()
+    assert 'pip install -e ".[test]"' in run and "python -m pytest -q" in run  # CI runs the same

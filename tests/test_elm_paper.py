@@ -3,7 +3,9 @@ reproduction script's quick mode."""
 
 from __future__ import annotations
 
+import os
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -206,3 +208,20 @@ def test_reproduction_quick_mode(tmp_path, monkeypatch):
             assert f"{float(ours):.2f}" == published, row  # every published value reproduced
     assert "all 512 x 512 contiguous clusterings (10 elements)" in md
     assert not (tmp_path / "img").exists()
+
+
+@pytest.mark.slow
+def test_reproduction_without_data_writes_to_its_folder_and_says_what_is_missing(tmp_path):
+    script = ROOT / "examples" / "reproduce_elm_paper.py"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    run = subprocess.run(
+        [sys.executable, str(script), "--quick", "--data", str(tmp_path / "no-data")],
+        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "elm-paper-output" / "elm-paper.md").is_file()  # the default: not docs/
+    assert "WARNING: the page-stream data was not found at" in run.stderr
+    assert "BERT, 34 test streams: ELM and BCubed F1, precision, recall" in run.stderr
+    assert "could NOT be produced" in run.stderr
+    md = (tmp_path / "elm-paper-output" / "elm-paper.md").read_text()
+    assert "the real-data rows are missing" in md and "| BERT" not in md
