@@ -140,11 +140,13 @@ def on_page_markdown(markdown, page, config, files):
     uri = page.file.src_uri
     chart = Path(config.docs_dir) / "benchmarks" / "img" / f"{Path(uri).stem}.png"
     if uri.startswith("benchmarks/") and chart.is_file() and "](img/" not in markdown:
-        # the chart drawn from this page's results (benchmarks/charts.py), above its first table
+        # the chart drawn from this page's results (benchmarks/charts.py): after the introduction,
+        # before the first section or table, as an overview of the tables that follow
         lines = markdown.split("\n")
-        first = next((k for k, line in enumerate(lines) if line.startswith("|")), len(lines))
-        image = f"![Chart of the results in the table below](img/{chart.name}){{ .bench-chart }}"
-        markdown = "\n".join([*lines[:first], image, "", *lines[first:]])
+        first = next((k for k, line in enumerate(lines) if line.startswith(("|", "## "))), len(lines))
+        image = [f"![Chart of the results tabled on this page](img/{chart.name}){{ .bench-chart }}", "",
+                 "*The chart is drawn from the tables below by `benchmarks/charts.py`.*", ""]
+        markdown = "\n".join([*lines[:first], *image, *lines[first:]])
     if uri == "benchmarks.md" and BENCH_MARKER in markdown:
         links = [f"- [{Path(p).stem}]({p})" for p in _bench_pages] or [
             "- (no benchmark tables on this build yet)"

@@ -61,12 +61,15 @@ def core(text: str):
     if head is None:
         raise ValueError("no per-metric table")
     ks = [number(h) for h in head[1:5]]
-    fig, ax = _axes("update + get() per element, Rand (lower is better)")
+    fig, ax = _axes("update + get() per element (lower is better)")
     series = {}
+    suite = [r for h, rows_ in tables(text) for r in rows_ if r[0].startswith("streameval suite update+get")]
+    if suite:
+        series["streameval: the whole suite (all metrics)"] = suite[0]
     for k, row in enumerate(rows):
         if row[0] == "Rand":
-            series["streameval Rand"] = row
-            series["River Rand"] = rows[k + 1]
+            series["streameval: Rand alone"] = row
+            series["River: Rand alone"] = rows[k + 1]
             series["scikit-learn recompute (one reading)"] = rows[k + 2]
             break
     for (label, row), colour in zip(series.items(), COLOURS):

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .contingency import Contingency
 from .metrics.base import Metric
 
@@ -33,9 +35,11 @@ class Evaluator:
     :meth:`get` is the sum of the metrics' read costs.
     """
 
-    def __init__(self, metrics=None, table: Contingency | None = None):
+    def __init__(
+        self, metrics: Iterable[Metric] | dict[str, Metric] | None = None, table: Contingency | None = None
+    ):
         self.table = table if table is not None else Contingency()
-        self.metrics: dict = {}
+        self.metrics: dict[str, Metric] = {}
         if metrics is None:
             from .metrics import default_metrics
 

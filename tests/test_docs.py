@@ -287,7 +287,7 @@ def test_benchmark_charts_are_drawn_from_the_results(tmp_path):
     # the numbers come from the tables: the core chart's streameval Rand at K=10 is the table's
     core = (ROOT / "docs" / "benchmarks" / "core.md").read_text()
     row = next(r for h, rows in charts.tables(core) if h[0] == "metric" for r in rows if r[0] == "Rand")
-    line = charts.core(core).axes[0].lines[0]
+    line = next(x for x in charts.core(core).axes[0].lines if x.get_label() == "streameval: Rand alone")
     assert line.get_ydata()[0] == charts.number(row[1])
 
 
