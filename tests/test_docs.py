@@ -113,6 +113,7 @@ def test_benchmark_pages_listed_when_they_land(site, tmp_path):
     assert (tmp_path / "site" / "benchmarks" / "zeta" / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_api_reference_covers_all(site):
     inventory = _inventory(site)
     index = (site / "api" / "index.html").read_text()
