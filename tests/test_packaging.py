@@ -26,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # what the tests import or read besides the package (conftest, oracles, strategies, docs, examples)
 SDIST_MUST_CARRY = [
-    "LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "mkdocs.yml", "docs_hooks.py",
+    "LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "mkdocs.yml", "docs_hooks.py", ".ci/run",
     "streameval/py.typed", "tests/conftest.py", "tests/oracles.py", "tests/oracles_coreference.py",
     "tests/strategies.py", "tests/typecheck/user_snippet.py", "docs/index.md", "docs/conventions.md",
     "examples/quickstart.py", "examples/reproduce_elm_paper.py",
