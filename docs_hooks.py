@@ -8,13 +8,19 @@
    module, appears with no edit here.
 2. Benchmarks: the nav entry ``Benchmarks`` lists ``benchmarks.md`` then every
    ``docs/benchmarks/*.md`` that exists (``core.md`` first), and the marker
-   ``<!-- benchmark-pages -->`` in ``benchmarks.md`` becomes a list of links to them.
+   ``<!-- benchmark-pages -->`` in ``benchmarks.md`` becomes a list of links to them. A page's
+   chart, ``docs/benchmarks/img/<page>.png`` (drawn from its tables by ``benchmarks/charts.py``),
+   is shown above its first table.
 3. Formulas render offline: MathJax 3 is copied from the ``django-static-mathjax`` wheel (a plain
    copy of MathJax's ``es5`` build, no Django needed) into ``site/assets/mathjax/``.
-4. Docstrings are written for doctest and plain reading; :class:`MarkdownDocstrings` (a griffe
-   extension named in ``mkdocs.yml``) shows them well: ``>>>`` examples become code blocks, RST
-   simple tables become preformatted text, prose after a numpy ``Parameters`` list moves above it
-   (numpy sections run to the next section header); Sphinx roles left in docstrings
+4. Code samples written as interactive sessions (``>>>``) are highlighted as ``pycon``, and
+   ``docs/stylesheets/extra.css`` hides their prompts and output while the copy button copies, so
+   what lands on the clipboard runs as it is.
+5. Docstrings are written for doctest and plain reading; :class:`MarkdownDocstrings` (a griffe
+   extension named in ``mkdocs.yml``) shows them well: ``>>>`` examples become code blocks,
+   prose after a numpy ``Parameters`` list moves above it
+   (numpy sections run to the next section header); RST simple tables become Markdown tables;
+   a numpy "type" written as prose moves into its description; Sphinx roles left in docstrings
    (``:class:`~streameval.Contingency```) become cross-references.
 """
 
@@ -124,8 +130,24 @@ def on_files(files, config):
     return files
 
 
+_PYTHON_SESSION = re.compile(r"^(\s*)```(?:python|py)\s*\n(?=\s*>>> )", re.M)
+
+
 def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri == "benchmarks.md" and BENCH_MARKER in markdown:
+    # a Python block written as an interactive session is highlighted as one (``pycon``): its
+    # prompts and output are then marked (.gp, .go), and the copy button leaves them out
+    markdown = _PYTHON_SESSION.sub(lambda m: f"{m.group(1)}```pycon\n", markdown)
+    uri = page.file.src_uri
+    chart = Path(config.docs_dir) / "benchmarks" / "img" / f"{Path(uri).stem}.png"
+    if uri.startswith("benchmarks/") and chart.is_file() and "](img/" not in markdown:
+        # the chart drawn from this page's results (benchmarks/charts.py): after the introduction,
+        # before the first section or table, as an overview of the tables that follow
+        lines = markdown.split("\n")
+        first = next((k for k, line in enumerate(lines) if line.startswith(("|", "## "))), len(lines))
+        image = [f"![Chart of the results tabled on this page](img/{chart.name}){{ .bench-chart }}", "",
+                 "*The chart is drawn from the tables below by `benchmarks/charts.py`.*", ""]
+        markdown = "\n".join([*lines[:first], *image, *lines[first:]])
+    if uri == "benchmarks.md" and BENCH_MARKER in markdown:
         links = [f"- [{Path(p).stem}]({p})" for p in _bench_pages] or [
             "- (no benchmark tables on this build yet)"
         ]
@@ -143,8 +165,15 @@ def _role(m: re.Match) -> str:
     return f'<autoref identifier="{target}" optional><code>{shown}</code></autoref>'
 
 
+_DOTTED_CODE = re.compile(
+    r'(<code>|<span class="doc doc-object-name[^"]*">)([A-Za-z_]\w*(?:\.\w+)+)(</code>|</span>)'
+)
+
+
 def on_page_content(content, page, config, files):
-    return _ROLE.sub(_role, content)
+    content = _ROLE.sub(_role, content)
+    # a dotted name may wrap after a dot, never inside a word (see docs/stylesheets/extra.css)
+    return _DOTTED_CODE.sub(lambda m: m.group(1) + m.group(2).replace(".", ".<wbr>") + m.group(3), content)
 
 
 def _mathjax_dir() -> Path:
@@ -186,8 +215,10 @@ def _prose_above_sections(lines: list) -> list:
                 line = lines[end]
                 if end + 1 < len(lines) and _DASHES.match(lines[end + 1]):
                     break  # the next section
-                if lines[end - 1].strip() == "" and line.strip() and not line.startswith(" "):
-                    if not _ITEM.match(line):
+                if (
+                    lines[end - 1].strip() == "" and line.strip() and not line.startswith(" ")
+                    and not _ITEM.match(line)
+                ):
                         moved = lines[end:]
                         return _prose_above_sections(lines[:k] + moved + [""] + lines[k:end])
                 end += 1
@@ -214,7 +245,9 @@ def _fence(lines: list) -> list:
             while end < len(lines) and borders < 3:
                 borders += bool(_RST_BORDER.match(lines[end]))
                 end += 1
-            out += [indent + "```text", *lines[k:end], indent + "```"]
+            table = _rst_table(lines[k:end])
+            out += [indent + row for row in table] if table else [
+                indent + "```text", *lines[k:end], indent + "```"]
             k = end
             continue
         out.append(line)
@@ -222,9 +255,70 @@ def _fence(lines: list) -> list:
     return out
 
 
+def _rst_table(lines: list) -> list:
+    """An RST simple table (three ``===`` borders) as a Markdown table, or ``[]`` if it is not one.
+
+    Columns are cut where the first border's ``=`` runs start; a row whose first column is blank
+    continues the row above. Cells keep their inline markup (````x```` renders as code); a ``|``
+    in a cell is escaped.
+    """
+    border = lines[0].strip("\n")
+    starts = [m.start() for m in re.finditer(r"=+", border)]
+    if len(starts) < 2 or sum(bool(_RST_BORDER.match(x)) for x in lines) != 3:
+        return []
+    indent = len(border) - len(border.lstrip())
+    header, body, part = [], [], 0
+    for line in lines[1:]:
+        if _RST_BORDER.match(line):
+            part += 1
+            continue
+        if not line.strip():
+            continue
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
+        rows = header if part == 0 else body
+        if rows and not line[indent:starts[1]].strip():  # a continuation line
+            rows[-1] = [f"{x} {c}".strip() for x, c in zip(rows[-1], cells)]
+        else:
+            rows.append(cells)
+    if not header:
+        return []
+
+    def row(cells):
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    head = [row([" ".join(h).strip() for h in zip(*header)])] if len(header) > 1 else [row(header[0])]
+    return ["", *head, "|" + "---|" * len(starts), *map(row, body), ""]
+
+
+_TYPED_ITEM = re.compile(r"^(\s*)(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*) : (.+)$")
+
+
+def _types_to_descriptions(lines: list) -> list:
+    """In numpy sections, a "type" written as prose (inline markup, or more than three words) moves
+    to the start of its item's description, where it renders as Markdown instead of raw text in the
+    type column (the column then shows the signature's annotation)."""
+    out, section = [], None
+    for k, line in enumerate(lines):
+        if k + 1 < len(lines) and _SECTION.match(line) and _DASHES.match(lines[k + 1]):
+            section = line.strip()
+        m = _TYPED_ITEM.match(line) if section in ("Parameters", "Attributes", "Raises") else None
+        if m and ("``" in m.group(3) or ":`" in m.group(3) or len(m.group(3).split()) > 3):
+            indent, name, prose = m.groups()
+            nxt = lines[k + 1] if k + 1 < len(lines) else ""
+            deeper = len(nxt) - len(nxt.lstrip()) > len(indent) and nxt.strip()
+            sub = nxt[: len(nxt) - len(nxt.lstrip())] if deeper else indent + "    "
+            if deeper and nxt.lstrip()[:1].isupper() and prose[-1] not in ".,;:":
+                prose += "."  # "``"raise"`` or ``"skip"``" then "What to do ...": two sentences
+            out += [indent + name, sub + prose]  # the prose runs on into the description
+            continue
+        out.append(line)
+    return out
+
+
 def markdown_docstring(text: str) -> str:
     """A docstring written for doctest and plain reading, as Markdown for mkdocstrings."""
-    return "\n".join(_fence(_prose_above_sections(text.split("\n"))))
+    lines = _types_to_descriptions(_prose_above_sections(text.split("\n")))
+    return "\n".join(_fence(lines))
 
 
 class MarkdownDocstrings(griffe.Extension):

@@ -102,7 +102,7 @@ def bench_k(k: int, m: int, budget: float) -> dict:
                            ("table+BCubed F", [se.BCubed()]), ("suite table", None)):
         ev = table_for(metrics)
         upd = ev.update
-        out[f"update:{label}"] = per_element(lambda: [upd(t, p) for t, p in items], m)
+        out[f"update:{label}"] = per_element(lambda upd=upd: [upd(t, p) for t, p in items], m)
 
     for metric in default_metrics():
         ev = table_for([metric])
@@ -145,7 +145,7 @@ def bench_k(k: int, m: int, budget: float) -> dict:
         for name, fname in SKLEARN_PEERS.items():
             f = getattr(skm, fname)
             reps = 3
-            out[f"sklearn:{name}"] = per_element(lambda: [f(at, ap) for _ in range(reps)], reps)
+            out[f"sklearn:{name}"] = per_element(lambda f=f, reps=reps: [f(at, ap) for _ in range(reps)], reps)
     return out
 
 
@@ -194,7 +194,7 @@ def render(results: dict, m: int, command: str) -> str:
                 for k in ks) + " | |")
         skey = f"sklearn:{name}"
         if skey in results[ks[0]]:
-            lines.append(f"| ↳ scikit-learn recompute | " + " | ".join(
+            lines.append("| ↳ scikit-learn recompute | " + " | ".join(
                 f"{results[k][skey]:,.0f}" for k in ks) + " | |")
     return "\n".join(lines) + "\n"
 

@@ -14,6 +14,7 @@ process tree (client, workers, JVM) every 50 ms and keeps the peak. Writes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -81,10 +82,8 @@ def measure(engine: str, n: int) -> dict:
             procs = [root] + root.children(recursive=True)
             rss = 0
             for p in procs:
-                try:
+                with contextlib.suppress(psutil.Error):  # a worker may have just exited
                     rss += p.memory_info().rss
-                except psutil.Error:
-                    pass
             peak = max(peak, rss)
         except psutil.Error:
             pass

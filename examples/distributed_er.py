@@ -76,11 +76,14 @@ def run_dask(n, size, workers=2, memory_limit="4GiB"):
 
     from streameval.dask import evaluate
 
-    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
-        with LocalCluster(n_workers=workers, threads_per_worker=1, memory_limit=memory_limit,
-                          dashboard_address=":0") as cluster, Client(cluster):
-            parts = max(4, n // 500_000)
-            return evaluate(dask_frame(n, size, parts), "true", "pred", split_out=parts)
+    with (
+        dask.config.set({"dataframe.shuffle.method": "tasks"}),
+        LocalCluster(n_workers=workers, threads_per_worker=1, memory_limit=memory_limit,
+                     dashboard_address=":0") as cluster,
+        Client(cluster),
+    ):
+        parts = max(4, n // 500_000)
+        return evaluate(dask_frame(n, size, parts), "true", "pred", split_out=parts)
 
 
 def run_duckdb(n, size):
@@ -89,14 +92,23 @@ def run_duckdb(n, size):
     return evaluate_duckdb(sql_source(n, size), "true_id", "pred_id")
 
 
+def spark_unavailable() -> str | None:
+    """Why Spark cannot run here (pyspark or Java missing), or ``None`` when it can."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'pyspark>=3.5')"
+    if shutil.which("java") is None:
+        return "Java is not installed (Spark needs a JVM: apt-get install default-jre-headless)"
+    return None
+
+
 def spark_session():
     """A local Spark session (local[2], UI off), or ``None`` when pyspark or Java is missing."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
+    if spark_unavailable() is not None:
         return None
-    if shutil.which("java") is None:
-        return None
+    from pyspark.sql import SparkSession
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (
         SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
@@ -122,9 +134,12 @@ def main(argv=None):
     n = 100_000 if args.quick else 10_000_000
     size = 10
     runs = {"dask": lambda: run_dask(n, size), "duckdb": lambda: run_duckdb(n, size)}
-    spark = None if args.no_spark else spark_session()
+    skipped = "--no-spark was given" if args.no_spark else spark_unavailable()
+    spark = None if skipped else spark_session()
     if spark is not None:
         runs["spark"] = lambda: run_spark(n, size, spark)
+    else:
+        print(f"Spark skipped: {skipped}; comparing {' and '.join(runs)} only", file=sys.stderr)
     reports = {}
     for name, fn in runs.items():
         t0 = time.perf_counter()
@@ -136,7 +151,8 @@ def main(argv=None):
     for name, r in reports.items():
         assert r.stats == first.stats, f"{name} disagrees"
     print(f"{n:,} records, {first.stats.k_true:,} entities, {first.stats.k_pred:,} predicted "
-          f"clusters; engines agree on every sum: {', '.join(reports)}")
+          f"clusters; engines agree on every sum: {', '.join(reports)}"
+          + ("" if spark is not None else " (Spark skipped)"))
     for metric in ("ELM", "BCubed", "AdjustedRand", "PairF1", "NormalizedMutualInfo",
                    "AdjustedMutualInfo", "Purity", "InversePurity"):
         print(f"  {metric:22s} {first.values[metric]:.6f}")

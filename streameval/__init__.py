@@ -8,6 +8,9 @@
 {'ELM': 0.333, 'BCubed': 0.667, 'AdjustedRand': 0.0}
 """
 
+# ruff: noqa: I001  (the imports are grouped by family, in the order of the documentation)
+from importlib import metadata as _metadata
+
 from . import batch
 from .contingency import Contingency
 from .errors import (
@@ -92,7 +95,10 @@ if "river.metrics.base" in __import__("sys").modules:  # river_metric + streamev
 from .comparison import ComparisonReport, compare, confidence_interval
 from .bootstrap import BootstrapEvaluator
 
-__version__ = "0.1.0"
+try:  # the one version source is pyproject.toml's [project] version, via the installed metadata
+    __version__: str = _metadata.version("streameval")
+except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "batch",

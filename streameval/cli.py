@@ -67,7 +67,7 @@ def _metric_classes(names) -> list:
         return default
     wanted = [n for arg in names for n in arg.split(",") if n.strip()]
     by_lower = {k.lower(): c for k, c in label.items()}
-    out = []
+    out: list = []
     for n in wanted:
         n = n.strip()
         if n.lower() == "all":
@@ -93,7 +93,8 @@ class _ErrorPolicy:
     SHOWN = 10  # skipped rows listed in the report
 
     def __init__(self, mode: str):
-        self.mode, self.count, self.examples = mode, 0, []
+        self.mode, self.count = mode, 0
+        self.examples: list = []
 
     def __call__(self, error: InputError) -> None:
         if self.mode == "stop":
@@ -206,7 +207,8 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    y_true, y_pred = [], []
+    y_true: list = []
+    y_pred: list = []
     stream = 0
     while len(y_true) < pages:
         n_pages = min(pages - len(y_true), int(rng.integers(150, 350)))
@@ -247,7 +249,8 @@ def cmd_demo(args) -> int:
     y_true, y_pred = make_demo_stream(args.seed, args.pages)
     n = len(y_true)
     step = max(1, n // args.points)
-    xs, trace = [], {name: [] for name in ev.metrics}
+    xs: list = []
+    trace: dict[str, list] = {name: [] for name in ev.metrics}
     bar = _progress(n, "demo", not args.no_progress)
     update, get = ev.update, ev.get
     for k in range(n):
@@ -282,7 +285,7 @@ def _plot(xs, trace, bounded, path, title) -> None:
     top = {k: v for k, v in trace.items() if k in bounded}
     other = {k: v for k, v in trace.items() if k not in bounded}
     panels = [p for p in (top, other) if p]
-    colors = plt.get_cmap("tab20").colors
+    colors = plt.get_cmap("tab20").colors  # type: ignore[attr-defined]  # a ListedColormap
     fig, axes = plt.subplots(len(panels), 1, figsize=(11, 4.2 * len(panels)), squeeze=False)
     for ax, series in zip(axes[:, 0], panels):
         for i, (k, v) in enumerate(series.items()):
@@ -337,8 +340,8 @@ def cmd_score(args) -> int:
             counts[key] = get(key, 0) + w
             rows += 1
             if not rows & 0xFFFF and big:
-                bar.update(source.offset - done)
-                done = source.offset
+                bar.update(source.offset - done)  # type: ignore[union-attr]  # big: a LineSource
+                done = source.offset  # type: ignore[union-attr]
     finally:
         bar.close()
         if source is not None:
@@ -441,7 +444,7 @@ class _Watch:
             self.all = _evaluator(self.classes, table=table)
             win = body["window"]
             if (win is None) != (self.window is None) or (
-                win is not None and win.get("size") != self.window.size
+                win is not None and win.get("size") != self.window.size  # type: ignore[union-attr]
             ):
                 size = 0 if win is None else win.get("size")
                 refuse(f"its window size is {size}, but --window is "
@@ -449,8 +452,8 @@ class _Watch:
             if win is not None:
                 for item in win["items"]:
                     t, p, w = item
-                    self.window.update(t, p, w)
-                if Contingency.from_dict(win["table"]) != self.window.evaluator.table:
+                    self.window.update(t, p, w)  # type: ignore[union-attr]  # checked above
+                if Contingency.from_dict(win["table"]) != self.window.evaluator.table:  # type: ignore[union-attr]
                     refuse("its window items do not add up to its window table")
         except CLIError:
             raise
@@ -641,7 +644,7 @@ def cmd_watch(args) -> int:
     # Ctrl-C and SIGTERM only raise a flag, checked between rows: a row is never half counted
     # (tables, window and input position always agree, so a checkpoint is always consistent).
     interrupted = []
-    signals = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+    signals: dict[int, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
     old = {sig: signal.signal(sig, lambda signum, _: interrupted.append(signals[signum]))
            for sig in signals}
     threading.Thread(target=reader, daemon=True).start()
@@ -711,7 +714,7 @@ def cmd_watch(args) -> int:
         print(f"streameval watch: final report, {why}: {values['rows']} rows, "
               f"{values['elements']} elements, {values['skipped']} skipped")
         cols = {k: [v] for k, v in values["all"].items()}
-        header = ("metric", "all time")
+        header: tuple[str, ...] = ("metric", "all time")
         if "window" in values:
             header += (f"last {args.window}",)
             for k, v in values["window"].items():

@@ -246,7 +246,7 @@ def evaluate(ddf, true, pred, weight=None, vectors=None, metrics=None, split_out
     todo = [n_missing, bad, *hists]
     if vectors:
         bad_vec = (~np.isfinite(frame[vectors])).sum().sum()
-        meta = {"count": "f8", **{v: "f8" for v in vectors}, "scatter": "f8"}
+        meta = {"count": "f8", **dict.fromkeys(vectors, "f8"), "scatter": "f8"}
         shuffled = frame[["p", "w", *vectors]].shuffle(on="p", npartitions=split_out)
         todo += [bad_vec, shuffled.map_partitions(_summarise, vectors, meta=meta)]
     out = dask.compute(*todo, scheduler=scheduler)

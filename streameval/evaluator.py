@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .contingency import Contingency
 from .metrics.base import Metric
 
@@ -33,9 +35,11 @@ class Evaluator:
     :meth:`get` is the sum of the metrics' read costs.
     """
 
-    def __init__(self, metrics=None, table: Contingency | None = None):
+    def __init__(
+        self, metrics: Iterable[Metric] | dict[str, Metric] | None = None, table: Contingency | None = None
+    ):
         self.table = table if table is not None else Contingency()
-        self.metrics: dict = {}
+        self.metrics: dict[str, Metric] = {}
         if metrics is None:
             from .metrics import default_metrics
 
@@ -82,7 +86,7 @@ class Evaluator:
         """Vectorised bulk :meth:`update` (see :meth:`Contingency.update_many`)."""
         self.table.update_many(y_true, y_pred, w)
 
-    def get(self) -> dict:
+    def get(self) -> dict[str, float]:
         """``{name: value}`` for every metric."""
         return {name: m.get() for name, m in self.metrics.items()}
 

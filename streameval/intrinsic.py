@@ -56,6 +56,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -101,14 +103,14 @@ class IntrinsicMetric(Described):
     bigger_is_better = True
     bounds = (0.0, math.inf)
     space = "euclidean"
-    alink = None
+    alink: str | None = None
 
     def __init_subclass__(cls, register=True, **kw):
         super().__init_subclass__(**kw)
         if register and not cls.__name__.startswith("_"):
             INTRINSIC_REGISTRY[cls.__name__] = cls
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         self._params = params
         self._summaries = ClusterSummaries(space=self.space)
 
@@ -254,11 +256,11 @@ class _DaviesBouldinCache:
     ``c`` (O(k)); a row whose maximum sat in column ``c`` and fell is rescanned (O(k) each). Many
     changes at once, or a first read: one full O(k²) rebuild."""
 
-    def __init__(self, scatter):
+    def __init__(self, scatter: Callable[..., np.ndarray]) -> None:
         self.scatter = scatter  # (summaries, slots) -> per-slot scatter S
         self.summaries = None
         self.seen = -1
-        self.R = None
+        self.R: np.ndarray | None = None
 
     def value(self, s: ClusterSummaries) -> float:
         if s.k < 2:
@@ -266,6 +268,7 @@ class _DaviesBouldinCache:
         d = s.centroid_distances()
         w = s.width
         changed = s.changed_since(self.seen)
+        assert s._dist is not None  # filled by centroid_distances above
         cap = s._dist.shape[0]
         if self.summaries is not s or self.R is None or self.R.shape[0] != cap or 8 * len(changed) > w:
             self._rebuild(s, d, cap)
@@ -302,7 +305,7 @@ class _DaviesBouldinCache:
         up = row >= M
         M[up] = row[up]
         A[up] = c
-        fell = np.flatnonzero((A == c) & (row < old) & ~up)
+        fell = np.flatnonzero((c == A) & (row < old) & ~up)
         for i in fell.tolist():
             A[i] = int(R[i, :w].argmax())
             M[i] = R[i, A[i]]
@@ -369,7 +372,7 @@ class RMSDaviesBouldin(IntrinsicMetric):
 
     bigger_is_better = False
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._cache = _DaviesBouldinCache(_rms_scatter)
 
@@ -459,7 +462,7 @@ class CosineDaviesBouldin(IntrinsicMetric):
     space = "cosine"
     alink = "db"
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._cache = _DaviesBouldinCache(_cosine_scatter)
 

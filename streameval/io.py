@@ -129,11 +129,11 @@ class LineSource:
         self.follow, self.poll, self.stop = follow, poll, stop or (lambda: False)
         self.offset, self.lineno = offset, lineno
         self.on_error = raise_error
-        self.header = None  # the CSV/TSV header, once read
+        self.header: list[str] | None = None  # the CSV/TSV header, once read
         self._decode = codecs.getdecoder("utf-8")
 
     @classmethod
-    def open(cls, path: str, **kw) -> "LineSource":
+    def open(cls, path: str, **kw) -> LineSource:
         """A source over ``path`` (``"-"``: standard input), positioned at ``kw["offset"]``."""
         if path == "-":
             return cls(sys.stdin.buffer, "<stdin>", **kw)
@@ -195,7 +195,7 @@ def _label(value, column: str, what: str, err):
     """A label from a CSV field (str) or a JSON value; ``err(problem)`` builds the error."""
     if value is None or value == "":
         raise err(f"missing {what} label (column {column!r} is empty)")
-    if isinstance(value, str) or isinstance(value, (bool, int)):
+    if isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         if math.isnan(value):
@@ -237,7 +237,7 @@ class _Vectors:
     def __init__(self, columns):
         self.columns, self.dim = tuple(columns), None
 
-    def parse(self, values: list, err) -> tuple:
+    def parse(self, values: list | tuple, err) -> tuple:
         """A vector from the raw values of the vector columns."""
         cols = self.columns
         if len(cols) == 1:
@@ -350,7 +350,7 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
                 raise err(f"missing true label (column {tname!r} is empty)")
             if not p:
                 raise err(f"missing predicted label (column {pname!r} is empty)")
-            w = 1 if iw is None else _weight(row[iw], wname, err)
+            w = 1 if iw is None or wname is None else _weight(row[iw], wname, err)
             if vectors is not None:
                 x = vectors.parse([row[k] for k in ivs], err)
         except InputError as e:

@@ -35,6 +35,7 @@ Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_ever
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ._validate import check_total, check_weight
 from .contingency import Contingency
@@ -180,7 +181,7 @@ class Monitor(Guarded):
         self.watch = watch
         self.block = block
         if watch is None or detector is False:
-            self.detector = None
+            self.detector: Any = None  # a River drift detector (update, drift_detected)
         elif detector is None:
             drift = require(
                 "river.drift", "Monitor's drop detection (detector=None)", "river"
@@ -199,7 +200,7 @@ class Monitor(Guarded):
         self.last_report: dict | None = None
         self._reported_drops = 0
         self._last_time = time.monotonic()
-        self._block = None
+        self._block: Evaluator | None = None
         self._block_len = 0
         self._since = [0.0, 0]  # sum and count of the block values since the last change
         if self.detector is not None:
@@ -315,7 +316,7 @@ class Monitor(Guarded):
                 if below and not self._below:
                     self.drops.append(self.n)
                 self._below = below
-        if self.detector is not None:
+        if self._block is not None:  # a detector is watching: it reads the blocks
             self._block.update(y_true, y_pred, w)
             self._block_len += 1
             if self._block_len == self.block:
@@ -326,6 +327,7 @@ class Monitor(Guarded):
         )
 
     def _end_block(self) -> None:
+        assert self._block is not None and self.watch is not None  # called only with a detector
         value = self._block.get()[self.watch]
         self.block_values.append(value)
         self._new_block()

@@ -111,7 +111,7 @@ class _Side:
 
     __slots__ = ("doc", "skip_first_one")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.doc = -1
         self.skip_first_one = False  # original_make_index: the stream began with 0
 
@@ -439,7 +439,7 @@ def load_csv(path) -> dict:
     return out
 
 
-def load_streams(path, fmt: str = "auto") -> dict:
+def load_streams(path, fmt: str | None = "auto") -> dict:
     """Read a JSON or CSV page-stream file; ``fmt="auto"`` decides by the file's extension.
 
     O(pages). Unknown extensions and formats raise :class:`PageStreamError`.

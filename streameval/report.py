@@ -42,8 +42,6 @@ for Alink's value). NMI is the arithmetic-mean normalisation (Alink's ``2·MI/(H
 
 from __future__ import annotations
 
-
-
 from ._validate import check_label, check_weight
 from .contingency import Contingency
 from .errors import UnknownElementError
@@ -61,6 +59,7 @@ from .intrinsic import (
     RMSCompactness,
     RMSDaviesBouldin,
     Separation,
+    Silhouette,
     SqEuclideanSilhouette,
 )
 from .metrics import AdjustedRand, NormalizedMutualInfo, Purity, Rand
@@ -176,7 +175,9 @@ class ClusterReport:
     def final(self) -> dict:
         """:meth:`get` plus ``silhouette``: the exact silhouette of the stored points. O(N·k·d)."""
         out = self.get()
-        out["silhouette"] = self.intrinsic["silhouette_prequential"].final()
+        silhouette = self.intrinsic["silhouette_prequential"]
+        assert isinstance(silhouette, Silhouette)  # set so in __init__
+        out["silhouette"] = silhouette.final()
         return out
 
     def __repr__(self) -> str:

@@ -35,7 +35,7 @@ AdjustedRand: 0.653465
 >>> for t, p in [(0, 0), (0, 0), (1, 1), (1, 1), (1, 0)]:
 ...     rolling.update(t, p)
 >>> from streameval.batch import elm_score
->>> rolling.get() == elm_score([0, 1, 1, 1], [0, 1, 1, 0])[2]   # the last four elements
+>>> rolling.get() == elm_score([0, 1, 1, 1], [0, 1, 1, 0])   # the last four elements
 True
 """
 

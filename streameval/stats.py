@@ -184,7 +184,7 @@ class ContingencyStats:
     f_sums: dict = field(default_factory=dict)
 
     @classmethod
-    def from_cells(cls, cells, f_specs=(("elm", 1.0), ("bcubed", 1.0))) -> "ContingencyStats":
+    def from_cells(cls, cells, f_specs=(("elm", 1.0), ("bcubed", 1.0))) -> ContingencyStats:
         """Compute the stats from ``(true, pred, count)`` triples in O(cells) (the reference).
 
         ``f_specs`` lists the ``(kind, beta)`` element-averaged F sums to compute.

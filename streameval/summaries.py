@@ -98,7 +98,7 @@ class ClusterSummaries(Guarded):
         self.space = space
         self.features = features
         self._fpos = None if features is None else {f: i for i, f in enumerate(features)}
-        self.dim = None if dim is None else int(dim)
+        self.dim: int | None = None if dim is None else int(dim)
         self.version = 0  # bumped by every mutation: views cache on it
         self._index: dict = {}  # label -> slot
         self._labels: list = []  # slot -> label (None when free)
@@ -111,7 +111,7 @@ class ClusterSummaries(Guarded):
         self._gmean = np.zeros(self.dim or 0)
         self._gm2 = 0.0
         self._touched = np.zeros(cap, dtype=np.int64)  # slot -> version of its last change
-        self._dist = None  # cached distances between means (cap x cap), see centroid_distances
+        self._dist: np.ndarray | None = None  # cached distances between means (cap x cap), see centroid_distances
         self._dist_seen = -1  # version the cache reflects
         self._ssb = (-1, 0.0)  # (version, SSB)
         self._init_guard()
@@ -272,7 +272,7 @@ class ClusterSummaries(Guarded):
             dist[:old, :old] = self._dist
             self._dist = dist
 
-    def merge(self, other: "ClusterSummaries") -> None:
+    def merge(self, other: ClusterSummaries) -> None:
         """Add the summaries of ``other`` into these (Chan's formula). O(k·d). ``other`` is unchanged.
 
         >>> a, b = ClusterSummaries(), ClusterSummaries()
@@ -292,7 +292,7 @@ class ClusterSummaries(Guarded):
             raise InvalidVectorError(f"cannot merge dimension {other.dim} into dimension {self.dim}")
         if self.features is not None and other.features is not None and self.features != other.features:
             raise InvalidVectorError("cannot merge summaries with different feature orders")
-        if self.dim is None:
+        if self.dim is None and other.dim is not None:  # other.n > 0: its dim is set
             self._fix_dim(other.dim)
         if self.features is None and other.features is not None:
             self.features = list(other.features)
@@ -312,7 +312,7 @@ class ClusterSummaries(Guarded):
         self.n += other.n
         self.version += 1
 
-    def copy(self) -> "ClusterSummaries":
+    def copy(self) -> ClusterSummaries:
         """An independent copy with the same state. O(k·d)."""
         return ClusterSummaries.from_dict(self.to_dict())
 
@@ -395,6 +395,7 @@ class ClusterSummaries(Guarded):
         if len(changed):
             live = self._count[:w] > 0
             means = self._mean[:w]
+            row: np.ndarray | float
             for s in changed.tolist():
                 if live[s]:
                     row = _distances(self._mean[s], means, self.space)
@@ -435,7 +436,7 @@ class ClusterSummaries(Guarded):
         }
 
     @classmethod
-    def from_dict(cls, state: dict) -> "ClusterSummaries":
+    def from_dict(cls, state: dict) -> ClusterSummaries:
         """Rebuild summaries from :meth:`to_dict`'s output, validating it. O(k·d).
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.

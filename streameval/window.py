@@ -19,6 +19,8 @@ accepts elements that arrive out of order within an allowed lateness.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 from ._validate import check_label, check_weight
 from .errors import InvalidStateError, StreamevalError, require
@@ -52,7 +54,8 @@ class CountWindow(Guarded):
             raise ValueError(f"window size must be an int >= 1, got {size!r}")
         self.size = size
         self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
-        self.on_expire = None  # optional callback(y_true, y_pred, w) after an element leaves
+        # optional callback(y_true, y_pred, w) after an element leaves
+        self.on_expire: Callable[[Any, Any, int], object] | None = None
         self._items: deque = deque()
         self._init_guard()
 
@@ -129,7 +132,7 @@ class CountWindow(Guarded):
         }
 
     @classmethod
-    def from_dict(cls, state: dict) -> "CountWindow":
+    def from_dict(cls, state: dict) -> CountWindow:
         """Rebuild a window from :meth:`to_dict` by replaying its updates. O(size).
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
@@ -250,7 +253,8 @@ class EventTimeWindow(Guarded):
         self.lateness = lateness
         self.on_late = on_late
         self.evaluator = metrics if isinstance(metrics, Evaluator) else Evaluator(metrics)
-        self.on_expire = None  # optional callback(y_true, y_pred, w) after an element leaves
+        # optional callback(y_true, y_pred, w) after an element leaves
+        self.on_expire: Callable[[Any, Any, int], object] | None = None
         self.now = None  # the largest event time seen
         self.late = 0  # elements dropped for arriving too late
         self._seq = 0  # arrival counter: orders ties, so labels are never compared

@@ -24,3 +24,16 @@ def pss_dir() -> Path:
     if not (PSS_DIR / "test.json").is_file():
         pytest.skip(f"page-stream data not found at {PSS_DIR}")
     return PSS_DIR
+
+
+# Doctests that start a Dask cluster or stream large examples: part of the full run, not of the
+# quick loop (pytest -m "not slow"). Paths relative to the repository root.
+SLOW_DOCTESTS = ("docs/architecture.md", "docs/distributed.md", "streameval/dask.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(__file__).resolve().parents[1]
+    slow = {root / p for p in SLOW_DOCTESTS}
+    for item in items:
+        if Path(str(item.path)).resolve() in slow:
+            item.add_marker(pytest.mark.slow)

@@ -107,9 +107,9 @@ def information_scores(elements) -> dict:
         mi = max(0.0, sum(c / n * math.log(n * c / (ct[t] * cp[p])) for (t, p), c in cj.items()))
     out = {"MutualInfo": mi, "VariationOfInformation": max(0.0, ht + hp - 2 * mi) if n else 0.0}
     if len(ct) == len(cp) and len(ct) <= 1:
-        nmi = {m: 1.0 for m in ("arithmetic", "geometric", "min", "max")}
+        nmi = dict.fromkeys(("arithmetic", "geometric", "min", "max"), 1.0)
     elif mi == 0:
-        nmi = {m: 0.0 for m in ("arithmetic", "geometric", "min", "max")}
+        nmi = dict.fromkeys(("arithmetic", "geometric", "min", "max"), 0.0)
     else:
         nmi = {
             "arithmetic": mi / ((ht + hp) / 2),

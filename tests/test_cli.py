@@ -48,8 +48,8 @@ def reference(y_true, y_pred) -> dict:
     from sklearn import metrics as sk
 
     return {
-        "ELM": batch.elm_score(y_true, y_pred)[2],
-        "BCubed": batch.bcubed_score(y_true, y_pred)[2],
+        "ELM": batch.elm_score(y_true, y_pred),
+        "BCubed": batch.bcubed_score(y_true, y_pred),
         "AdjustedRand": sk.adjusted_rand_score(y_true, y_pred),
         "NormalizedMutualInfo": sk.normalized_mutual_info_score(y_true, y_pred),
         "Rand": sk.rand_score(y_true, y_pred),
@@ -98,6 +98,7 @@ def test_python_dash_m_runs_the_same_command():
 
 
 # ------------------------------------------------------------------------------ demo
+@pytest.mark.slow
 def test_demo_streams_the_generated_data_and_plots(tmp_path):
     from streameval.cli import make_demo_stream
 
@@ -117,6 +118,7 @@ def test_demo_streams_the_generated_data_and_plots(tmp_path):
     assert json.loads(again.stdout) == values
 
 
+@pytest.mark.slow
 def test_demo_prints_a_table_without_progress_bar_when_piped(tmp_path):
     r = run("demo", "--pages", 500, "--plot", tmp_path / "d.png")
     assert r.returncode == 0, r.stderr
@@ -144,6 +146,7 @@ def write_all_formats(tmp_path, y_true, y_pred, w) -> list:
     return [csv, tsv, jsonl, parquet]
 
 
+@pytest.mark.slow
 def test_score_every_format_with_weights(tmp_path):
     y_true, y_pred, w = labelled_rows()
     expanded_t = np.repeat(y_true, w)
@@ -210,6 +213,7 @@ def test_bad_input_names_file_line_and_problem(tmp_path, name, content, extra, m
     assert r.stdout == ""
 
 
+@pytest.mark.slow
 def test_bad_parquet_row_and_missing_file(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -244,6 +248,7 @@ def test_on_error_skip_counts_and_reports(tmp_path):
 @settings(max_examples=25)
 @given(data=st.binary(max_size=300), fmt=st.sampled_from(["csv", "tsv", "jsonl"]),
        skip=st.booleans())
+@pytest.mark.slow
 def test_fuzz_random_bytes_never_crash(tmp_path_factory, data, fmt, skip):
     path = tmp_path_factory.mktemp("fuzz") / f"random.{fmt}"
     path.write_bytes(b"t,p\n" + data if fmt == "csv" and data[:1] != b"t" else data)

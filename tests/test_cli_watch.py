@@ -15,7 +15,6 @@ import time
 import urllib.request
 
 import pytest
-
 from test_cli import SCRIPT, assert_clean_failure, labelled_rows, needs_script, reference, run
 
 pytestmark = needs_script
@@ -135,6 +134,7 @@ for k in range(0, len(lines), size):
 """
 
 
+@pytest.mark.slow
 def test_follow_a_file_another_process_appends_to_then_ctrl_c(tmp_path):
     rows = sample(seed=3)
     path = tmp_path / "live.csv"
@@ -159,6 +159,7 @@ def test_follow_a_file_another_process_appends_to_then_ctrl_c(tmp_path):
     assert saved["body"]["rows"] == 400 and saved["body"]["position"]["line"] == 401
 
 
+@pytest.mark.slow
 def test_a_line_every_t_seconds_when_rows_arrived(tmp_path):
     rows = sample(n=15, seed=9)
     path = tmp_path / "slow.csv"
@@ -192,6 +193,7 @@ def scrape(port: int) -> dict:
     return values
 
 
+@pytest.mark.slow
 def test_prometheus_endpoint_on_loopback(tmp_path):
     rows = sample(seed=4)
     path = tmp_path / "prom.csv"
@@ -218,6 +220,7 @@ def test_prometheus_endpoint_on_loopback(tmp_path):
 
 
 # ------------------------------------------------------------------------------ checkpoints
+@pytest.mark.slow
 def test_checkpoint_kill_resume_equals_an_uninterrupted_run(tmp_path):
     rows = sample(n=600, seed=5)
     path = tmp_path / "stream.csv"
@@ -244,6 +247,7 @@ def test_checkpoint_kill_resume_equals_an_uninterrupted_run(tmp_path):
     assert_values(a["window"], rows[-120:])
 
 
+@pytest.mark.slow
 def test_sigterm_saves_the_checkpoint_and_resume_continues(tmp_path):
     rows = sample(seed=6)
     path = tmp_path / "s.jsonl"
@@ -264,6 +268,7 @@ def test_sigterm_saves_the_checkpoint_and_resume_continues(tmp_path):
     assert_values(final["window"], rows[-30:])
 
 
+@pytest.mark.slow
 def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path):
     rows = sample(n=50, seed=7)
     path = tmp_path / "r.csv"
@@ -293,6 +298,7 @@ def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path):
     assert_clean_failure(r, "written for another input")
 
 
+@pytest.mark.slow
 def test_a_truncated_or_changed_input_is_refused_on_resume(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("truth,guess,mult\n" + rows_text(sample(n=80, seed=8)))

@@ -6,6 +6,7 @@ conventions table exists here.
 """
 
 import math
+import warnings
 
 import pytest
 
@@ -58,7 +59,7 @@ def test_elm_predicted_singleton_in_true_cluster():
     assert m.precision == 1.0
     assert m.recall == pytest.approx((0.5 + 0.5 + 0.0) / 3)
     assert m.get() == pytest.approx((2 / 3 + 2 / 3 + 0.0) / 3)
-    assert batch.elm_score([1, 1, 1], ["a", "a", "b"]) == pytest.approx((1.0, 1 / 3, 4 / 9))
+    assert batch.elm_precision_recall_fscore([1, 1, 1], ["a", "a", "b"]) == pytest.approx((1.0, 1 / 3, 4 / 9))
 
 
 def test_elm_true_singleton_in_predicted_cluster():
@@ -73,8 +74,8 @@ def test_elm_true_singleton_in_predicted_cluster():
 def test_elm_zero_score():
     # the ELM paper's two-element example: truth together, prediction apart
     assert elm_prf([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
-    assert batch.elm_score([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
-    assert batch.bcubed_score([1, 1], ["a", "b"]) == pytest.approx((1.0, 0.5, 2 / 3))
+    assert batch.elm_precision_recall_fscore([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
+    assert batch.bcubed_precision_recall_fscore([1, 1], ["a", "b"]) == pytest.approx((1.0, 0.5, 2 / 3))
 
 
 def test_bcubed_never_zero():
@@ -86,7 +87,7 @@ def test_bcubed_never_zero():
 def test_elm_all_singletons_predicted():
     y_true = [1, 1, 1, 2, 3, 4, 4, 5]  # true singletons: 2, 3, 5 -> 3 of 8 elements
     assert elm_prf(y_true, range(8))[2] == 3 / 8
-    assert batch.elm_score(y_true, list(range(8)))[2] == 3 / 8
+    assert batch.elm_score(y_true, list(range(8))) == 3 / 8
 
 
 def test_f_conventions_differ():
@@ -96,7 +97,7 @@ def test_f_conventions_differ():
     stream(avg, y_true, y_pred), stream(of_avg, y_true, y_pred)
     p, r = avg.precision, avg.recall
     assert of_avg.get() == pytest.approx(2 * p * r / (p + r))
-    assert avg.get() == pytest.approx(batch.elm_score(y_true, y_pred)[2])
+    assert avg.get() == pytest.approx(batch.elm_score(y_true, y_pred))
     assert avg.get() != pytest.approx(of_avg.get())
 
 
@@ -106,7 +107,7 @@ def test_f_of_averages_zero_when_p_and_r_zero():
     m = se.ELM(f_convention="f_of_averages")
     stream(m, y_true, y_pred)
     assert (m.precision, m.recall, m.get()) == (0.0, 0.0, 0.0)
-    assert batch.elm_score(y_true, y_pred, f_convention="f_of_averages") == (0.0, 0.0, 0.0)
+    assert batch.elm_precision_recall_fscore(y_true, y_pred, f_convention="f_of_averages") == (0.0, 0.0, 0.0)
 
 
 def test_rand_and_ari_one_without_disagreement():
@@ -265,3 +266,53 @@ def test_merge_equals_one_stream():
     left.merge(right)
     assert left == whole
     assert se.ELM().value(left) == se.ELM().value(whole)
+
+
+# ------------------------------------------------- where scikit-learn raises and streameval answers
+INTRINSIC = ("calinski_harabasz_score", "davies_bouldin_score", "silhouette_score")
+
+
+def test_intrinsic_fewer_than_two_clusters_is_nan():
+    X, one = [[0.0, 1.0], [1.0, 0.0], [3.0, 3.0]], [7, 7, 7]
+    for name in INTRINSIC:
+        assert math.isnan(getattr(batch, name)(X, one)), name
+        with pytest.raises(ValueError, match="Number of labels is 1"):
+            getattr(sk, name)(X, one)  # scikit-learn raises
+    for view in (se.CalinskiHarabasz(), se.RMSDaviesBouldin(), se.SqEuclideanSilhouette()):
+        ev = se.IntrinsicEvaluator([view])
+        for x, p in zip(X, one):
+            ev.update(x, p)
+        assert math.isnan(view.get()), view.name  # a stream starts with one cluster: no error
+
+
+def test_intrinsic_one_cluster_per_sample():
+    X, apart = [[0.0, 1.0], [1.0, 0.0], [3.0, 3.0]], [0, 1, 2]
+    want = {"calinski_harabasz_score": 1.0, "davies_bouldin_score": 0.0, "silhouette_score": 0.0}
+    for name in INTRINSIC:
+        assert getattr(batch, name)(X, apart) == want[name], name
+        with pytest.raises(ValueError, match="Number of labels is 3"):
+            getattr(sk, name)(X, apart)  # scikit-learn raises
+    # the same values as scikit-learn's own conventions give just inside its range: SSW = 0
+    # makes CH 1.0 and DB 0.0 (every scatter 0), and a point alone in its cluster scores 0
+    X4, y4 = [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [3.0, 3.0]], [0, 0, 1, 2]
+    assert sk.calinski_harabasz_score(X4, y4) == batch.calinski_harabasz_score(X4, y4) == 1.0
+    assert sk.davies_bouldin_score(X4, y4) == batch.davies_bouldin_score(X4, y4) == 0.0
+    assert sk.silhouette_samples(X4, y4)[2:].tolist() == batch.silhouette_samples(X4, y4)[2:].tolist() == [0, 0]
+
+
+def test_infinite_label_is_an_ordinary_label():
+    inf = float("inf")
+    y_true, y_pred = [inf, inf, 1.0, -inf], [0, 0, 1, 1]
+    finite = [2.0, 2.0, 1.0, 3.0]  # the same partition with finite names
+    for name in ("adjusted_rand_score", "normalized_mutual_info_score", "elm_score"):
+        got = getattr(batch, name)(y_true, y_pred)
+        assert got == getattr(batch, name)(finite, y_pred), name
+        assert stream(se.REGISTRY[{"adjusted_rand_score": "AdjustedRand",
+                                    "normalized_mutual_info_score": "NormalizedMutualInfo",
+                                    "elm_score": "ELM"}[name]](), y_true, y_pred) == pytest.approx(got)
+    assert batch.adjusted_rand_score(finite, y_pred) == pytest.approx(sk.adjusted_rand_score(finite, y_pred))
+    with pytest.raises(ValueError, match="infinity"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's, inside scikit-learn's check
+        sk.adjusted_rand_score(y_true, y_pred)  # scikit-learn rejects inf as a label
+    with pytest.raises(se.MissingLabelError):
+        batch.adjusted_rand_score([math.nan, 1.0], [0, 0])  # NaN stays a missing label

@@ -12,17 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from oracles import all_scores, element_scores, expand, information_scores
+from strategies import labels, streams
 
 import streameval as se
 from streameval import batch
 from streameval.metrics import default_metrics
 
-from oracles import all_scores, element_scores, expand, information_scores
-from strategies import labels, streams
-
 BATCH = {
-    "ELM": lambda t, p: batch.elm_score(t, p)[2],
-    "BCubed": lambda t, p: batch.bcubed_score(t, p)[2],
+    "ELM": batch.elm_score,
+    "BCubed": batch.bcubed_score,
     "Rand": batch.rand_score,
     "AdjustedRand": batch.adjusted_rand_score,
     "PairPrecision": batch.pair_precision_score,
@@ -52,6 +51,7 @@ def test_every_registered_o1_metric_has_a_batch_twin_and_an_oracle():
     assert set(all_scores([(1, 1)])) == set(BATCH)
 
 
+@pytest.mark.slow
 @given(streams(max_size=25))
 def test_streaming_equals_batch_equals_oracle_at_every_prefix(stream):
     ev = se.Evaluator([se.REGISTRY[name]() for name in BATCH])
@@ -72,7 +72,10 @@ def test_streaming_equals_batch_equals_oracle_at_every_prefix(stream):
 def test_element_metrics_with_beta_and_both_conventions(stream, beta):
     elements = expand(stream)
     ts, ps = [e[0] for e in elements], [e[1] for e in elements]
-    for cls, kind, bf in ((se.ELM, "elm", batch.elm_score), (se.BCubed, "bcubed", batch.bcubed_score)):
+    for cls, kind, bf in (
+        (se.ELM, "elm", batch.elm_precision_recall_fscore),
+        (se.BCubed, "bcubed", batch.bcubed_precision_recall_fscore),
+    ):
         P, R, F, FO = element_scores(elements, kind, beta)
         for conv, want in (("element_averaged", F), ("f_of_averages", FO)):
             m = cls(beta=beta, f_convention=conv)
@@ -146,6 +149,7 @@ def test_scikit_learn_is_an_oracle_including_edge_cases(case):
         assert close(got[name], value, 1e-12), (case, name, got[name], value)
 
 
+@pytest.mark.slow
 @given(streams(max_size=40, weights=False))
 def test_scikit_learn_agrees_on_random_streams(stream):
     skm = pytest.importorskip("sklearn.metrics")
@@ -197,6 +201,7 @@ def test_update_then_revert_restores_a_bit_identical_state(stream, rnd):
     assert ev.table.n == 0 and ev.table.true_sizes() == {} and ev.table.pred_sizes() == {}
 
 
+@pytest.mark.slow
 def test_long_sliding_window_stays_bit_identical():
     """A window sliding over 20,000 elements returns exactly to a state seen before."""
     rng = random.Random(7)
@@ -330,6 +335,7 @@ class TableMachine(RuleBasedStateMachine):
 
 TestTableMachine = TableMachine.TestCase
 TestTableMachine.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
+TestTableMachine.pytestmark = [pytest.mark.slow]  # a unittest class: marked here, not by decorator
 
 
 # ----------------------------------------------------------------------------- the ELM paper
@@ -490,6 +496,7 @@ RIVER_PEERS = ["Rand", "AdjustedRand", "FowlkesMallows", "MutualInfo", "Normaliz
                "Homogeneity", "Completeness", "VBeta"]
 
 
+@pytest.mark.slow
 @given(streams(max_size=30, weights=False))
 def test_river_is_an_oracle_at_every_prefix(stream):
     rm = pytest.importorskip("river.metrics")
@@ -506,9 +513,10 @@ def test_river_is_an_oracle_at_every_prefix(stream):
 def test_batch_accepts_lists_arrays_and_pandas_series():
     pd = pytest.importorskip("pandas")
     ts, ps = [0, 0, 1, 1, 2], ["a", "a", "a", "b", "b"]
-    want = se.batch.elm_score(ts, ps)
-    assert se.batch.elm_score(np.array(ts), np.array(ps)) == want
-    assert se.batch.elm_score(pd.Series(ts), pd.Series(ps)) == want
+    want = se.batch.elm_precision_recall_fscore(ts, ps)
+    assert se.batch.elm_precision_recall_fscore(np.array(ts), np.array(ps)) == want
+    assert se.batch.elm_precision_recall_fscore(pd.Series(ts), pd.Series(ps)) == want
+    assert se.batch.elm_score(pd.Series(ts), pd.Series(ps)) == want[2]
     t = se.Contingency()
     t.update_many(pd.Series(ts), pd.Series(ps))
     assert sorted(t.items()) == [(0, "a", 2), (1, "a", 1), (1, "b", 1), (2, "b", 1)]

@@ -20,6 +20,8 @@ from streameval.dask import contingency_stats, evaluate  # noqa: E402
 from streameval.errors import InvalidVectorError, InvalidWeightError, MissingLabelError  # noqa: E402
 from streameval.metrics import default_metrics  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every Dask test starts a scheduler or a cluster
+
 MEMORY_LIMIT = 400 * 2**20  # bytes per worker
 
 
@@ -28,12 +30,11 @@ def client():
     """One real LocalCluster for the module: 2 worker processes, 1 thread, 400 MiB each."""
     # Workers never pause (a paused worker at its limit can stall a shuffle); they spill to disk.
     conf = {"dataframe.shuffle.method": "tasks", "distributed.worker.memory.pause": False}
-    with dask.config.set(conf):
-        with distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT,
-            dashboard_address=":0",
-        ) as cluster, distributed.Client(cluster) as c:
-            yield c
+    with dask.config.set(conf), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT,
+        dashboard_address=":0",
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
 
 
 def streamed(t, p, w=None, metrics=None):
@@ -245,7 +246,7 @@ def test_worker_memory_limit_below_the_table(client):
     assert r.sizes_true == {2: n // 2} and r.sizes_pred == {1: n}
 
 
-def test_example_quick_engines_agree():
+def test_example_quick_engines_agree(capsys):
     """examples/distributed_er.py --quick: Dask and DuckDB give identical stats (Spark: spark job)."""
     import importlib.util
     from pathlib import Path
@@ -255,6 +256,8 @@ def test_example_quick_engines_agree():
     er = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(er)
     reports = er.main(["--quick", "--no-spark"])
+    out, err = capsys.readouterr()
+    assert "Spark skipped: --no-spark was given" in err and "(Spark skipped)" in out  # says so
     assert reports["dask"].stats == reports["duckdb"].stats
     assert reports["dask"].stats.n == 100_000 and reports["dask"].stats.k_true == 10_000
     t, p = er.numpy_labels(0, 100_000, 100_000, 10)

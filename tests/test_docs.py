@@ -86,6 +86,7 @@ def _path(name: str):
     return None
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(site):
     for page in PAGES:
         assert (site / page / "index.html").is_file(), page
@@ -97,9 +98,10 @@ def test_mkdocs_build_strict(site):
     assert "fonts.googleapis.com" not in html  # the theme's web font is off: nothing external
 
 
+@pytest.mark.slow
 def test_benchmark_pages_listed_when_they_land(site, tmp_path):
     # a copy of the docs with one more benchmark table, as a benchmark script writes it
-    for part in ("mkdocs.yml", "docs_hooks.py", "docs", "streameval"):
+    for part in ("mkdocs.yml", "docs_hooks.py", "docs", "streameval", "CHANGELOG.md"):
         src = ROOT / part
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp_path / part)
     (tmp_path / "docs" / "benchmarks").mkdir(exist_ok=True)
@@ -111,6 +113,7 @@ def test_benchmark_pages_listed_when_they_land(site, tmp_path):
     assert (tmp_path / "site" / "benchmarks" / "zeta" / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_api_reference_covers_all(site):
     inventory = _inventory(site)
     index = (site / "api" / "index.html").read_text()
@@ -125,6 +128,7 @@ def test_api_reference_covers_all(site):
     assert not missing, f"public names missing from the API reference: {missing}"
 
 
+@pytest.mark.slow
 def test_api_pages_follow_all():
     # the generated pages are a function of streameval.__all__: one per defining module
     pages = _hooks()._api(ROOT)
@@ -153,8 +157,16 @@ def test_markdown_docstring():
         "Sum.\n\nCost O(1).\n\n```pycon\n>>> 1 + 1\n2\n```\n\n"
         "Parameters\n----------\nx : int\n    A number.\n"
     )
-    table = "=  =\na  b\n=  =\n1  2\n=  =\n\nafter"
-    assert convert(table) == "```text\n" + table.replace("\n\nafter", "\n```\n\nafter")
+    table = "=  =\na  b\n=  =\n1  2\n=  =\n\nafter"  # an RST simple table becomes a Markdown one
+    assert convert(table) == "\n| a | b |\n|---|---|\n| 1 | 2 |\n\n\nafter"
+    wide = "====  ======\nname  value\n====  ======\nx     ``a|b``\n      more\n====  ======"
+    assert convert(wide) == "\n| name | value |\n|---|---|\n| x | ``a\\|b`` more |\n"
+    # a numpy "type" written as prose moves into the description, where it renders as Markdown
+    doc = "Parameters\n----------\nmode : ``\"a\"`` (default) or ``\"b\"``\n    What to do.\nn : int\n    Count."
+    assert convert(doc) == (
+        "Parameters\n----------\nmode\n    ``\"a\"`` (default) or ``\"b\"``.\n    What to do.\n"
+        "n : int\n    Count."
+    )
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -186,13 +198,14 @@ def browser():
         b.close()
 
 
+@pytest.mark.slow
 def test_site_in_browser(served, browser):
     outside, errors = [], []
     context = browser.new_context(viewport={"width": 1280, "height": 900})
 
     def local_only(route):
         url = route.request.url
-        if url.startswith(served) or url.startswith("data:") or url.startswith("blob:"):
+        if url.startswith((served, "data:", "blob:")):
             route.continue_()
         else:
             outside.append(url)
@@ -220,6 +233,22 @@ def test_site_in_browser(served, browser):
     if os.environ.get("STREAMEVAL_SHOTS"):  # a directory to keep screenshots in, for a person
         page.screenshot(path=os.environ["STREAMEVAL_SHOTS"] + "/metrics.png")
 
+    # the copy button copies code without the session's prompts and output: Material reads the
+    # block's innerText while it is marked [data-md-copying] (extra.css hides .gp and .go then)
+    page.goto(served)
+    copied = page.evaluate(
+        """() => { const code = document.querySelector('.highlight code:has(.gp)');
+                   code.setAttribute('data-md-copying', '');
+                   const text = code.innerText; code.removeAttribute('data-md-copying');
+                   return [text, code.innerText]; }"""
+    )
+    assert copied[1].lstrip().startswith(">>> import streameval as se")  # shown with prompts
+    assert copied[0].lstrip().startswith("import streameval as se")  # copied without
+    assert ">>>" not in copied[0] and "..." not in copied[0] and "{'ELM': 1.0" not in copied[0]
+    # a dotted module name wraps only at its dots
+    page.goto(served + "api/metrics.element/")
+    assert "streameval.<wbr>metrics.<wbr>element" in page.content()
+
     # search: the site's own index, in the browser, finds ELM
     with page.expect_response(lambda r: r.url.endswith("search/search_index.json")):
         page.goto(served)
@@ -239,3 +268,46 @@ def test_site_in_browser(served, browser):
     context.close()
     assert not outside, f"the site asked for outside resources: {outside}"
     assert not errors, f"JavaScript errors: {errors}"
+
+
+def test_benchmark_charts_are_drawn_from_the_results(tmp_path):
+    # benchmarks/charts.py reads each page's tables back and draws its chart; every page that
+    # has results gets one, and the committed PNG is there for the site
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("charts", ROOT / "benchmarks" / "charts.py")
+    charts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(charts)
+    pages = sorted((ROOT / "docs" / "benchmarks").glob("*.md"))
+    assert pages
+    for page in pages:
+        assert page.stem in charts.CHARTS, f"no chart for {page.name}"
+        fig = charts.CHARTS[page.stem](page.read_text())
+        drawn = sum(len(ax.lines) + len(ax.patches) for ax in fig.axes)
+        assert drawn >= 3, page.name
+        assert (ROOT / "docs" / "benchmarks" / "img" / f"{page.stem}.png").is_file(), page.name
+    # the numbers come from the tables: the core chart's streameval Rand at K=10 is the table's
+    core = (ROOT / "docs" / "benchmarks" / "core.md").read_text()
+    row = next(r for h, rows in charts.tables(core) if h[0] == "metric" for r in rows if r[0] == "Rand")
+    line = next(x for x in charts.core(core).axes[0].lines if x.get_label() == "streameval: Rand alone")
+    assert line.get_ydata()[0] == charts.number(row[1])
+
+
+@pytest.mark.slow
+def test_benchmark_pages_show_their_chart(site):
+    for png in (ROOT / "docs" / "benchmarks" / "img").glob("*.png"):
+        html = (site / "benchmarks" / png.stem / "index.html").read_text()
+        assert f'src="../img/{png.name}"' in html and "bench-chart" in html, png.name
+        assert (site / "benchmarks" / "img" / png.name).is_file()
+
+
+def test_readme_and_docs_index_give_the_same_set_up():
+    def setup(path):
+        text = (ROOT / path).read_text()
+        section = text.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+        return re.findall(r"```\n(.*?)\n```", section, re.S)
+
+    commands = setup("README.md")
+    assert commands == setup("docs/index.md")
+    assert 'pip install -e ".[test]" && python -m pytest -q' in commands
+    run = (ROOT / ".ci" / "run").read_text()
+    assert 'pip install -e ".[test]"' in run and "python -m pytest -q" in run  # CI runs the same

@@ -96,7 +96,8 @@ def test_alink_example_views_and_batch_twins():
     twins = {
         "ssw": batch.ssw_score, "ssb": batch.ssb_score, "calinski_harabasz": batch.calinski_harabasz_score,
         "separation": batch.separation_score, "compactness": batch.compactness_score,
-        "davies_bouldin": batch.davies_bouldin_score, "silhouette": batch.silhouette_score,
+        "davies_bouldin": batch.davies_bouldin_score,
+        "silhouette": lambda X, y: batch.silhouette_score(X, y, metric="sqeuclidean"),  # Alink's
     }
     for key, f in twins.items():
         assert f(ALINK_X, ALINK_Y) == pytest.approx(ALINK_EXACT[key], rel=1e-9), key
@@ -126,14 +127,26 @@ def test_sklearn_oracle(seed):
     assert ch == pytest.approx(skm.calinski_harabasz_score(X, y), rel=1e-9)
     assert batch.calinski_harabasz_score(X, y) == pytest.approx(skm.calinski_harabasz_score(X, y), rel=1e-9)
     assert batch.davies_bouldin_score(X, y) == pytest.approx(skm.davies_bouldin_score(X, y), rel=1e-9)
-    for metric, view in (("sqeuclidean", se.SqEuclideanSilhouette), ("cosine", se.CosineSilhouette)):
+    for metric, view in (("euclidean", None), ("sqeuclidean", se.SqEuclideanSilhouette),
+                         ("cosine", se.CosineSilhouette)):
         ref = skm.silhouette_score(X, y, metric=metric)
-        assert stream(view(), X, y).final() == pytest.approx(ref, rel=1e-9, abs=1e-12)
+        if view is not None:  # the streaming views are named for the distance they use
+            assert stream(view(), X, y).final() == pytest.approx(ref, rel=1e-9, abs=1e-12)
         assert batch.silhouette_score(X, y, metric=metric) == pytest.approx(ref, rel=1e-9, abs=1e-12)
         np.testing.assert_allclose(
             batch.silhouette_samples(X, y, metric=metric), skm.silhouette_samples(X, y, metric=metric),
             rtol=1e-9, atol=1e-12,
         )
+
+
+def test_batch_silhouette_defaults_to_sklearn_euclidean():
+    # scikit-learn's default metric is the (unsquared) Euclidean distance, and so is batch's
+    X, y = blobs(7, n=80)
+    assert batch.silhouette_score(X, y) == pytest.approx(skm.silhouette_score(X, y), rel=1e-12)
+    assert batch.silhouette_score(X, y) != pytest.approx(skm.silhouette_score(X, y, metric="sqeuclidean"))
+    np.testing.assert_allclose(batch.silhouette_samples(X, y), skm.silhouette_samples(X, y), rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="metric must be one of"):
+        batch.silhouette_score(X, y, metric="manhattan")
 
 
 def test_singleton_convention_both_ways():
@@ -144,7 +157,7 @@ def test_singleton_convention_both_ways():
     for singleton in (0.0, 1.0):
         want = (sk[0] + sk[1] + singleton) / 3
         assert stream(se.SqEuclideanSilhouette(singleton=singleton), X, y).final() == pytest.approx(want, rel=1e-12)
-        assert batch.silhouette_score(X, y, singleton=singleton) == pytest.approx(want, rel=1e-12)
+        assert batch.silhouette_score(X, y, "sqeuclidean", singleton) == pytest.approx(want, rel=1e-12)
     assert se.SqEuclideanSilhouette(singleton=1.0).name == "SqEuclideanSilhouette(singleton=1.0)"
     with pytest.raises(ValueError, match="singleton"):
         se.SqEuclideanSilhouette(singleton=2)
@@ -257,6 +270,7 @@ def test_registry_is_covered_by_twins():
 vec = st.lists(st.floats(-50, 50, allow_nan=False, allow_infinity=False), min_size=2, max_size=2)
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(vec, st.integers(0, 3)), min_size=1, max_size=20))
 def test_streaming_equals_batch_at_every_prefix(pts):
     pts = [(x, p) for x, p in pts if math.hypot(*x) > 1e-3]  # cosine needs non-zero vectors

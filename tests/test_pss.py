@@ -46,7 +46,8 @@ def _suite():
 
 
 def _batch(t_labels, p_labels) -> dict:
-    e, b = batch.elm_score(t_labels, p_labels), batch.bcubed_score(t_labels, p_labels)
+    e = batch.elm_precision_recall_fscore(t_labels, p_labels)
+    b = batch.bcubed_precision_recall_fscore(t_labels, p_labels)
     return {
         "ELM": e[2], "ELM.precision": e[0], "ELM.recall": e[1],
         "BCubed": b[2], "BCubed.precision": b[0], "BCubed.recall": b[1],
@@ -58,6 +59,7 @@ def _batch(t_labels, p_labels) -> dict:
 
 
 # --------------------------------------------------------------------------- streaming == batch
+@pytest.mark.slow
 @given(stream_pairs(), st.booleans())
 def test_stream_equals_batch_at_every_page(pair, quirk):
     t, p = pair
@@ -74,6 +76,7 @@ def test_stream_equals_batch_at_every_page(pair, quirk):
     ps.table._check()
 
 
+@pytest.mark.slow
 @given(stream_pairs(), st.booleans())
 def test_labels_match_flags_to_labels(pair, quirk):
     t, p = pair
@@ -88,6 +91,7 @@ def test_labels_match_flags_to_labels(pair, quirk):
     assert got_p == flags_to_labels(p, original_make_index=quirk).tolist()
 
 
+@pytest.mark.slow
 @given(st.lists(stream_pairs(), min_size=1, max_size=5))
 def test_many_streams_mean_sd_and_pooled(pairs):
     ev = PageStreamEvaluator([ELM(), BCubed()])
@@ -153,6 +157,7 @@ def test_bad_flags_leave_the_state_unchanged():
 
 
 # --------------------------------------------------------------------------- baselines
+@pytest.mark.slow
 @given(flags)
 def test_baselines(t):
     n = len(t)
@@ -316,10 +321,11 @@ def candidate_sets(draw):
     return truth, cands
 
 
+@pytest.mark.slow
 @given(candidate_sets(), st.sampled_from([1.0, 0.5, 2.0]))
 def test_score_candidates_equals_batch(case, beta):
     truth, cands = case
-    for metric, fn in (("elm", batch.elm_score), ("bcubed", batch.bcubed_score)):
+    for metric, fn in (("elm", batch.elm_precision_recall_fscore), ("bcubed", batch.bcubed_precision_recall_fscore)):
         p, r, f = bpss.score_candidates(truth, cands, metric=metric, beta=beta)
         for i, c in enumerate(cands):
             assert (p[i], r[i], f[i]) == pytest.approx(fn(truth, c, beta=beta), abs=1e-12)
@@ -338,6 +344,7 @@ def test_score_candidates_input_errors():
         bpss.contiguous_f1_sums(20, [[1] * 20], candidates=[[1] * 20])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2, 5, 7])
 def test_contiguous_sums_are_exact_and_match_scores(n):
     flags_all = bpss.contiguous_clusterings(n)
@@ -355,6 +362,7 @@ def _swaps(x, y):
     return sum(1 for i, j in itertools.combinations(range(len(x)), 2) if (x[i] - x[j]) * (y[i] - y[j]) < 0)
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=30))
 def test_rank_agreement_equals_brute_force_and_scipy(xy):
     from scipy.stats import kendalltau
@@ -366,6 +374,7 @@ def test_rank_agreement_equals_brute_force_and_scipy(xy):
     assert (math.isnan(tau) and math.isnan(ref)) or tau == pytest.approx(ref, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_contiguous_rank_agreement_brute_force_and_processes():
     n = 6
     tau, swapped = bpss.contiguous_rank_agreement(n, block=7)
@@ -377,6 +386,7 @@ def test_contiguous_rank_agreement_brute_force_and_processes():
         bpss.rank_agreement([1, 2], [1])
 
 
+@pytest.mark.slow
 @given(st.lists(st.lists(st.integers(0, 1), min_size=6, max_size=6), min_size=1, max_size=5))
 def test_segment_entropy(rows):
     got = bpss.segment_entropy(rows)

@@ -33,6 +33,7 @@ def _replayed(stream, old, new, side):
     return t
 
 
+@pytest.mark.slow
 @given(streams, labels, st.integers(0, 7), st.sampled_from(["pred", "true"]))
 def test_relabel_equals_revert_and_replay(stream, pick, new, side):
     present = sorted({(p if side == "pred" else y) for y, p, _ in stream})
@@ -44,6 +45,7 @@ def test_relabel_equals_revert_and_replay(stream, pick, new, side):
     assert t.stats() == _replayed(stream, old, new, side).stats()
 
 
+@pytest.mark.slow
 @given(streams, labels, st.integers(0, 7))
 def test_relabel_then_metrics_equal_batch_on_relabelled_labels(stream, pick, new):
     present = sorted({p for _, p, _ in stream})

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None:

@@ -29,6 +29,7 @@ def run(df, weight="w", **kw):
 @settings(max_examples=30)
 @given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from("abcdefg"), st.integers(1, 4)),
                 min_size=1, max_size=80))
+@pytest.mark.slow
 def test_duckdb_equals_stream(rows):
     df = pd.DataFrame(rows, columns=["gold", "guess", "w"])
     r = run(df, ami=False)
@@ -37,6 +38,7 @@ def test_duckdb_equals_stream(rows):
     assert r.values == values
 
 
+@pytest.mark.slow
 def test_larger_table_with_beta_and_ami():
     from sklearn.metrics import adjusted_mutual_info_score
 
@@ -71,6 +73,7 @@ def test_result_has_one_row_per_distinct_value():
     assert from_rows(rows).stats.cells == n // 2
 
 
+@pytest.mark.slow
 def test_null_labels_and_bad_weights():
     df = pd.DataFrame({"gold": [1, None, 2], "guess": ["a", "a", None], "w": [1, 2, 4]})
     with pytest.raises(MissingLabelError, match="6 element"):

@@ -67,6 +67,7 @@ def brute(pts):
 
 
 # -- values ----------------------------------------------------------------------------------------
+@pytest.mark.slow
 @given(points)
 def test_summaries_match_two_pass_brute_force(pts):
     s = feed(ClusterSummaries(), pts)
@@ -90,6 +91,7 @@ def test_weight_is_multiplicity():
 
 
 # -- laws ------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @given(points, st.lists(coords, min_size=3, max_size=3), st.integers(0, 4), st.integers(1, 4))
 def test_update_then_revert_restores_summaries(pts, x, p, w):
     s = feed(ClusterSummaries(), pts)
@@ -101,6 +103,7 @@ def test_update_then_revert_restores_summaries(pts, x, p, w):
     assert_close(s, before, REVERT_RTOL, scale=scale)
 
 
+@pytest.mark.slow
 @given(points)
 def test_reverting_everything_empties(pts):
     s = feed(ClusterSummaries(), pts)
@@ -110,6 +113,7 @@ def test_reverting_everything_empties(pts):
     s._check()
 
 
+@pytest.mark.slow
 @given(points, points, points)
 def test_merge_of_shards_equals_one_stream(a, b, c):
     whole = feed(ClusterSummaries(), a + b + c)
@@ -292,7 +296,7 @@ def test_shift_by_1e8_keeps_ssw_and_ch():
 def test_invariants_under_random_operations():
     rng = np.random.default_rng(3)
     s, live = ClusterSummaries(), []
-    for step in range(400):
+    for _ in range(400):
         if live and rng.random() < 0.4:
             x, p, w = live.pop(int(rng.integers(len(live))))
             s.revert(x, p, w)
@@ -348,3 +352,4 @@ class SummariesMachine(RuleBasedStateMachine):
 
 
 TestSummariesMachine = SummariesMachine.TestCase
+TestSummariesMachine.pytestmark = [pytest.mark.slow]  # a unittest class: marked here

@@ -24,8 +24,8 @@ def _batch(content):
     yt = [y for y, _, w in content for _ in range(w)]
     yp = [p for _, p, w in content for _ in range(w)]
     return {
-        "ELM": batch.elm_score(yt, yp)[2],
-        "BCubed": batch.bcubed_score(yt, yp)[2],
+        "ELM": batch.elm_score(yt, yp),
+        "BCubed": batch.bcubed_score(yt, yp),
         "AdjustedRand": batch.adjusted_rand_score(yt, yp),
         "NormalizedMutualInfo": batch.normalized_mutual_info_score(yt, yp),
         "Purity": batch.purity_score(yt, yp),
@@ -42,6 +42,7 @@ labels = st.integers(0, 4)
 elements = st.tuples(labels, labels, st.integers(1, 3))
 
 
+@pytest.mark.slow
 @given(st.integers(1, 8), st.lists(elements, min_size=1, max_size=40))
 def test_count_window_equals_batch_on_its_tail_at_every_step(size, stream):
     w = se.CountWindow(size, _fresh())
@@ -86,6 +87,7 @@ def _oracle(arrivals, span, lateness):
     return [(t, e) for t, e in accepted if t > now - span], late
 
 
+@pytest.mark.slow
 @given(timed, st.integers(1, 6), st.integers(0, 6))
 def test_event_time_window_equals_batch_on_its_content_at_every_step(stream, span, lateness):
     w = se.EventTimeWindow(span, _fresh(), lateness=lateness)
@@ -161,6 +163,7 @@ def test_event_time_window_shares_an_evaluator():
     assert w.get() == {"Rand": batch.rand_score([0, 1, 1], [0, 0, 1])}
 
 
+@pytest.mark.slow
 @given(st.integers(1, 6), st.lists(elements, max_size=20))
 def test_count_window_to_dict_from_dict_round_trips_through_json(size, stream):
     import json

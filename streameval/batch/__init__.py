@@ -9,7 +9,9 @@ as :meth:`streameval.Contingency.update` groups them (Python equality: ``1 == 1.
 ``f(X, labels_pred)``, in :mod:`.intrinsic`.
 
 >>> from streameval import batch
->>> batch.elm_score([1, 1, 2], [1, 1, 1])
+>>> batch.elm_score([1, 1, 2], [1, 1, 1])   # every *_score returns a float, as in scikit-learn
+0.4444444444444444
+>>> batch.elm_precision_recall_fscore([1, 1, 2], [1, 1, 1])   # the (P, R, F) triple
 (0.3333333333333333, 1.0, 0.4444444444444444)
 >>> batch.adjusted_rand_score([0, 0, 1, 1], [1, 1, 0, 0])
 1.0
@@ -17,10 +19,14 @@ as :meth:`streameval.Contingency.update` groups them (Python equality: ``1 == 1.
 
 from .coreference import (
     adjusted_mutual_info_score,
+    blanc_precision_recall_fscore,
     blanc_score,
+    ceaf_precision_recall_fscore,
     ceaf_score,
     cluster_accuracy_score,
+    lea_precision_recall_fscore,
     lea_score,
+    muc_precision_recall_fscore,
     muc_score,
 )
 from .intrinsic import (
@@ -38,9 +44,11 @@ from .intrinsic import (
 )
 from .labels import (
     adjusted_rand_score,
+    bcubed_precision_recall_fscore,
     bcubed_score,
     completeness_score,
     contingency_cells,
+    elm_precision_recall_fscore,
     elm_score,
     fowlkes_mallows_score,
     homogeneity_completeness_v_measure,
@@ -71,7 +79,9 @@ from .pss import (
 __all__ = [
     "contingency_cells",
     "elm_score",
+    "elm_precision_recall_fscore",
     "bcubed_score",
+    "bcubed_precision_recall_fscore",
     "rand_score",
     "adjusted_rand_score",
     "pair_precision_score",
@@ -90,9 +100,13 @@ __all__ = [
     "inverse_purity_score",
     # coreference and on-demand matching metrics (issue 3)
     "muc_score",
+    "muc_precision_recall_fscore",
     "blanc_score",
+    "blanc_precision_recall_fscore",
     "lea_score",
+    "lea_precision_recall_fscore",
     "ceaf_score",
+    "ceaf_precision_recall_fscore",
     "cluster_accuracy_score",
     "adjusted_mutual_info_score",
     # intrinsic (feature-based) metrics

@@ -4,7 +4,8 @@ Written from the published formulas with numpy over an integer-coded contingency
 the streaming code: MUC from the chain partitions, BLANC from the four link counts, LEA from each
 entity's kept links, CEAF and cluster accuracy by a dense assignment per connected block of the
 table, AMI with the hypergeometric probabilities of ``scipy.stats.hypergeom``. Every function
-returns plain floats; those with precision and recall return ``(precision, recall, f1)``.
+returns plain floats: each ``*_score`` returns its F (as every scikit-learn ``*_score`` returns a
+float), and ``*_precision_recall_fscore`` returns ``(precision, recall, f)``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from .labels import _factorize
 
 __all__ = [
     "muc_score",
+    "muc_precision_recall_fscore",
     "blanc_score",
+    "blanc_precision_recall_fscore",
     "lea_score",
+    "lea_precision_recall_fscore",
     "ceaf_score",
+    "ceaf_precision_recall_fscore",
     "cluster_accuracy_score",
     "adjusted_mutual_info_score",
 ]
@@ -53,14 +58,14 @@ def _c2(x) -> int:
     return int((x * (x - 1) // 2).sum()) if len(x) else 0
 
 
-def muc_score(labels_true, labels_pred):
+def muc_precision_recall_fscore(labels_true, labels_pred) -> tuple[float, float, float]:
     """MUC ``(P, R, F1)`` (Vilain et al. 1995); see :class:`streameval.MUC`.
 
     Recall ``Σ_K (|K| - |p(K)|) / Σ_K (|K| - 1)`` over key chains ``K``, ``p(K)`` the parts the
     response splits ``K`` into; precision the same with key and response swapped; 0 for an empty
     denominator.
 
-    >>> muc_score([0, 0, 0, 0], [0, 0, 1, 1])  # Vilain et al., Table 1, row 1
+    >>> muc_precision_recall_fscore([0, 0, 0, 0], [0, 0, 1, 1])  # Vilain et al., Table 1, row 1
     (1.0, 0.6666666666666666, 0.8)
     """
     rows, cols, _, a, b = _table(labels_true, labels_pred)
@@ -71,14 +76,24 @@ def muc_score(labels_true, labels_pred):
     return p, r, _f(p, r)
 
 
-def blanc_score(labels_true, labels_pred):
+def muc_score(labels_true, labels_pred) -> float:
+    """MUC F1, a float (see :func:`muc_precision_recall_fscore` for ``(P, R, F1)``).
+
+    >>> muc_score([0, 0, 0, 0], [0, 0, 1, 1])  # Vilain et al., Table 1, row 1
+    0.8
+    """
+    return muc_precision_recall_fscore(labels_true, labels_pred)[2]
+
+
+def blanc_precision_recall_fscore(labels_true, labels_pred) -> tuple[float, float, float]:
     """BLANC ``(P, R, F)`` (Recasens & Hovy 2011; Luo et al. 2014); see :class:`streameval.BLANC`.
 
     Coreference links: ``P_c = |C_k ∩ C_r| / |C_r|``, ``R_c = |C_k ∩ C_r| / |C_k|``; non-coreference
     links likewise with ``N_k``, ``N_r``; each of P, R, F is the mean over the link types present in
     the key or the response (0 when none is).
 
-    >>> [round(x, 5) for x in blanc_score([0, 1, 1, 2, 2, 2], [0, 1, 2, 3, 4, 5])]  # TC-A-10
+    >>> p_r_f = blanc_precision_recall_fscore([0, 1, 1, 2, 2, 2], [0, 1, 2, 3, 4, 5])  # TC-A-10
+    >>> [round(x, 5) for x in p_r_f]
     [0.36667, 0.5, 0.42308]
     """
     _, _, counts, a, b = _table(labels_true, labels_pred)
@@ -94,7 +109,17 @@ def blanc_score(labels_true, labels_pred):
             scores.append((p, r, _f(p, r)))
     if not scores:
         return 0.0, 0.0, 0.0
-    return tuple(float(np.mean([s[i] for s in scores])) for i in range(3))
+    p, r, f = (float(np.mean([s[i] for s in scores])) for i in range(3))
+    return p, r, f
+
+
+def blanc_score(labels_true, labels_pred) -> float:
+    """BLANC F, a float (see :func:`blanc_precision_recall_fscore` for ``(P, R, F)``).
+
+    >>> round(blanc_score([0, 1, 1, 2, 2, 2], [0, 1, 2, 3, 4, 5]), 5)  # TC-A-10
+    0.42308
+    """
+    return blanc_precision_recall_fscore(labels_true, labels_pred)[2]
 
 
 def _lea_side(groups, counts, sizes_of_group, singles_both):
@@ -106,14 +131,14 @@ def _lea_side(groups, counts, sizes_of_group, singles_both):
     return float((sizes[big] * kept[big] / (sizes[big] * (sizes[big] - 1) / 2)).sum()) + singles_both
 
 
-def lea_score(labels_true, labels_pred):
+def lea_precision_recall_fscore(labels_true, labels_pred) -> tuple[float, float, float]:
     """LEA ``(P, R, F1)`` (Moosavi & Strube 2016); see :class:`streameval.LEA`.
 
     Recall ``Σ_k |k| · Σ_r link(k ∩ r)/link(k) / Σ_k |k|`` with ``link(e) = |e|(|e|-1)/2``; a key
     singleton counts its self-link, resolved iff the response also has it alone. Precision swaps
     key and response. 0 on empty input.
 
-    >>> [round(x, 4) for x in lea_score([0, 1, 1, 2, 2, 2], [0, 0, 0, 0, 0, 0])]  # TC-A-11
+    >>> [round(x, 4) for x in lea_precision_recall_fscore([0, 1, 1, 2, 2, 2], [0, 0, 0, 0, 0, 0])]  # TC-A-11
     [0.2667, 0.8333, 0.404]
     """
     rows, cols, counts, a, b = _table(labels_true, labels_pred)
@@ -124,6 +149,15 @@ def lea_score(labels_true, labels_pred):
     r = _lea_side(rows, counts, a, singles_both) / n
     p = _lea_side(cols, counts, b, singles_both) / n
     return p, r, _f(p, r)
+
+
+def lea_score(labels_true, labels_pred) -> float:
+    """LEA F1, a float (see :func:`lea_precision_recall_fscore` for ``(P, R, F1)``).
+
+    >>> round(lea_score([0, 1, 1, 2, 2, 2], [0, 0, 0, 0, 0, 0]), 4)  # TC-A-11
+    0.404
+    """
+    return lea_precision_recall_fscore(labels_true, labels_pred)[2]
 
 
 def _assignment_total(rows, cols, sim, kt, kp) -> float:
@@ -153,7 +187,7 @@ def _assignment_total(rows, cols, sim, kt, kp) -> float:
     return math.fsum(total)
 
 
-def ceaf_score(labels_true, labels_pred, *, variant="entity"):
+def ceaf_precision_recall_fscore(labels_true, labels_pred, *, variant="entity") -> tuple[float, float, float]:
     """CEAF ``(P, R, F1)`` (Luo 2005), ``variant`` ``"entity"`` (φ4) or ``"mention"`` (φ3).
 
     ``Φ = max over one-to-one alignments g of Σ_K φ(K, g(K))``; φ4 ``= 2|K∩R|/(|K|+|R|)`` with
@@ -161,7 +195,7 @@ def ceaf_score(labels_true, labels_pred, *, variant="entity"):
     precision ``Φ/N``. 0 on empty input. Needs SciPy.
 
     >>> gold = [0] * 5 + [1] * 2 + [2] * 5  # Luo (2005), Figure 1
-    >>> [round(x, 3) for x in ceaf_score(gold, [0] * 5 + [1] * 7)]  # system (a): F 0.733
+    >>> [round(x, 3) for x in ceaf_precision_recall_fscore(gold, [0] * 5 + [1] * 7)]  # system (a): F 0.733
     [0.917, 0.611, 0.733]
     """
     if variant not in ("entity", "mention"):
@@ -178,6 +212,15 @@ def ceaf_score(labels_true, labels_pred, *, variant="entity"):
         phi = _assignment_total(rows, cols, sim, len(a), len(b))
         p, r = phi / len(b), phi / len(a)
     return p, r, _f(p, r)
+
+
+def ceaf_score(labels_true, labels_pred, *, variant="entity") -> float:
+    """CEAF F1, a float (see :func:`ceaf_precision_recall_fscore` for ``(P, R, F1)``).
+
+    >>> round(ceaf_score([0] * 5 + [1] * 2 + [2] * 5, [0] * 5 + [1] * 7), 3)  # Luo (2005)
+    0.733
+    """
+    return ceaf_precision_recall_fscore(labels_true, labels_pred, variant=variant)[2]
 
 
 def cluster_accuracy_score(labels_true, labels_pred) -> float:

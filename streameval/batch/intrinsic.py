@@ -223,21 +223,37 @@ def rms_davies_bouldin_score(X, labels) -> float:
     return _db(np.sqrt(_per_cluster_mean(d * d, inv, counts)), _centroid_matrix(means, "euclidean"))
 
 
-def silhouette_samples(X, labels, metric="sqeuclidean", singleton=0.0) -> np.ndarray:
-    """Silhouette of every point, ``(b - a)/max(a, b)`` (0 when both are 0), with ``metric``
-    ``"sqeuclidean"`` (Alink's Euclidean silhouette) or ``"cosine"``; ``singleton`` is the score of
-    a point alone in its cluster (0.0: scikit-learn, 1.0: Alink). Needs ``k >= 2``.
+_SILHOUETTE_METRICS = ("euclidean", "sqeuclidean", "cosine")
 
-    Mean distances to a cluster come from its mean and scatter, computed per cluster with numpy
-    (``sum_{y in j} ||x-y||² = b_j·||x - mean_j||² + sum_{y in j} ||y - mean_j||²``; for unit vectors
-    ``sum_{y in j} (1 - x·y) = b_j·(1 - x·mean_j)``). O(N·k·d).
+
+def _silhouette_totals_euclidean(xs, X, inv, k):
+    """``(len(xs), k)``: per row of ``xs`` the sum of its Euclidean distances to each cluster."""
+    onehot = np.zeros((X.shape[0], k))
+    onehot[np.arange(X.shape[0]), inv] = 1.0
+    diff = xs[:, None, :] - X[None, :, :]
+    return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)) @ onehot
+
+
+def silhouette_samples(X, labels, metric="euclidean", singleton=0.0) -> np.ndarray:
+    """Silhouette of every point, ``(b - a)/max(a, b)`` (0 when both are 0): ``a`` the mean
+    distance to the other points of its cluster, ``b`` the smallest mean distance to another
+    cluster. ``metric`` is ``"euclidean"`` (scikit-learn's default), ``"sqeuclidean"`` (Alink's
+    "Euclidean" silhouette) or ``"cosine"``; ``singleton`` is the score of a point alone in its
+    cluster (0.0: scikit-learn, 1.0: Alink). Needs ``k >= 2``.
+
+    Euclidean: every pairwise distance, in blocks of rows (O(N²·d) time, O(N·d) extra memory per
+    block). Squared Euclidean and cosine: the mean distances to a cluster come from its mean and
+    scatter (``sum_{y in j} ||x-y||² = b_j·||x - mean_j||² + sum_{y in j} ||y - mean_j||²``; for
+    unit vectors ``sum_{y in j} (1 - x·y) = b_j·(1 - x·mean_j)``), O(N·k·d).
 
     >>> silhouette_samples([[0.0], [1.0], [9.0]], [0, 0, 1], singleton=1.0).round(4).tolist()
+    [0.8889, 0.875, 1.0]
+    >>> silhouette_samples([[0.0], [1.0], [9.0]], [0, 0, 1], "sqeuclidean", 1.0).round(4).tolist()
     [0.9878, 0.9844, 1.0]
     """
-    if metric not in ("sqeuclidean", "cosine"):
-        raise ValueError(f"metric must be 'sqeuclidean' or 'cosine', got {metric!r}")
-    X, inv, uniq = _prepare(X, labels, "euclidean" if metric == "sqeuclidean" else "cosine")
+    if metric not in _SILHOUETTE_METRICS:
+        raise ValueError(f"metric must be one of {_SILHOUETTE_METRICS}, got {metric!r}")
+    X, inv, uniq = _prepare(X, labels, "cosine" if metric == "cosine" else "euclidean")
     k = len(uniq)
     if k < 2:
         raise ValueError(f"the silhouette needs at least 2 clusters, got {k}")
@@ -245,11 +261,14 @@ def silhouette_samples(X, labels, metric="sqeuclidean", singleton=0.0) -> np.nda
     out = np.empty(X.shape[0])
     if metric == "sqeuclidean":
         scatter = np.bincount(inv, weights=np.einsum("ij,ij->i", X - means[inv], X - means[inv]), minlength=k)
-    step = max(1, 2_000_000 // (k * X.shape[1]))
+    width = X.shape[0] if metric == "euclidean" else k
+    step = max(1, 2_000_000 // (width * X.shape[1]))
     for lo in range(0, X.shape[0], step):
         xs, own = X[lo : lo + step], inv[lo : lo + step]
         r = np.arange(len(xs))
-        if metric == "sqeuclidean":
+        if metric == "euclidean":
+            total = _silhouette_totals_euclidean(xs, X, inv, k)
+        elif metric == "sqeuclidean":
             diff = xs[:, None, :] - means[None, :, :]
             total = counts * np.einsum("ijk,ijk->ij", diff, diff) + scatter  # sum over each cluster
         else:
@@ -266,12 +285,15 @@ def silhouette_samples(X, labels, metric="sqeuclidean", singleton=0.0) -> np.nda
     return out
 
 
-def silhouette_score(X, labels, metric="sqeuclidean", singleton=0.0) -> float:
-    """Mean of :func:`silhouette_samples` (scikit-learn's ``silhouette_score`` with
-    ``metric="sqeuclidean"`` or ``"cosine"`` when ``singleton=0``; Alink's with ``singleton=1``).
-    NaN when ``k < 2``.
+def silhouette_score(X, labels, metric="euclidean", singleton=0.0) -> float:
+    """Mean of :func:`silhouette_samples`: scikit-learn's ``silhouette_score`` (its default
+    ``metric="euclidean"``, or ``"sqeuclidean"``, ``"cosine"``) when ``singleton=0``; Alink's
+    with ``metric="sqeuclidean", singleton=1``. NaN when ``k < 2`` (scikit-learn raises; see the
+    conventions page). Cost: O(N²·d) for Euclidean, O(N·k·d) for the other two.
 
     >>> round(silhouette_score([[0.0], [1.0], [9.0], [10.0]], [0, 0, 1, 1]), 6)
+    0.888545
+    >>> round(silhouette_score([[0.0], [1.0], [9.0], [10.0]], [0, 0, 1, 1], metric="sqeuclidean"), 6)
     0.987579
     """
     X, _, uniq = _prepare(X, labels, "euclidean")

@@ -53,7 +53,7 @@ def _clusters(labels) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- element-based
-def _element_score(labels_true, labels_pred, beta, f_convention, elm):
+def _element_score(labels_true, labels_pred, beta, f_convention, elm) -> tuple[float, float, float]:
     if f_convention not in ("element_averaged", "f_of_averages"):
         raise ValueError(f"unknown f_convention {f_convention!r}")
     n, a, b = (x.astype(np.float64) for x in contingency_cells(labels_true, labels_pred))
@@ -79,28 +79,53 @@ def _element_score(labels_true, labels_pred, beta, f_convention, elm):
     return p, r, f
 
 
-def elm_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged"):
+def elm_precision_recall_fscore(
+    labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged"
+) -> tuple[float, float, float]:
     """ELM precision, recall and F-beta ``(P, R, F)``; see :class:`streameval.ELM`.
 
     Per element in cell ``(i, j)``: ``P_e = (n-1)/(b-1)`` (1 if ``b = 1``), ``R_e = (n-1)/(a-1)``
     (1 if ``a = 1``), ``F_e = (1+β²)(n-1)/(β²(a-1)+(b-1))`` (1 if ``a = b = 1``), averaged over
-    elements; ``f_convention="f_of_averages"`` gives ``F = (1+β²)PR/(β²P+R)`` instead.
+    elements; ``f_convention="f_of_averages"`` gives ``F = (1+β²)PR/(β²P+R)`` instead. The triple
+    of scikit-learn's ``precision_recall_fscore_support``; :func:`elm_score` gives F alone.
 
-    >>> elm_score([1, 1], [1, 2])  # the ELM paper's 2-element example: BCubed F 0.667, ELM 0
+    >>> elm_precision_recall_fscore([1, 1], [1, 2])  # the ELM paper's 2-element example
     (1.0, 0.0, 0.0)
     """
     return _element_score(labels_true, labels_pred, beta, f_convention, True)
 
 
-def bcubed_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged"):
+def elm_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged") -> float:
+    """ELM F-beta, a float (see :func:`elm_precision_recall_fscore` for ``(P, R, F)``).
+
+    >>> elm_score([1, 1], [1, 2])  # the ELM paper's 2-element example: BCubed F 0.667, ELM 0
+    0.0
+    >>> round(elm_score([1, 1, 2], [1, 1, 1]), 4)
+    0.4444
+    """
+    return _element_score(labels_true, labels_pred, beta, f_convention, True)[2]
+
+
+def bcubed_precision_recall_fscore(
+    labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged"
+) -> tuple[float, float, float]:
     """BCubed precision, recall and F-beta ``(P, R, F)``; see :class:`streameval.BCubed`.
 
     Per element: ``P_e = n/b``, ``R_e = n/a``, ``F_e = (1+β²)n/(β²a+b)``, averaged over elements.
 
-    >>> [round(x, 3) for x in bcubed_score([1, 1], [1, 2])]
+    >>> [round(x, 3) for x in bcubed_precision_recall_fscore([1, 1], [1, 2])]
     [1.0, 0.5, 0.667]
     """
     return _element_score(labels_true, labels_pred, beta, f_convention, False)
+
+
+def bcubed_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged") -> float:
+    """BCubed F-beta, a float (see :func:`bcubed_precision_recall_fscore` for ``(P, R, F)``).
+
+    >>> round(bcubed_score([1, 1], [1, 2]), 3)
+    0.667
+    """
+    return _element_score(labels_true, labels_pred, beta, f_convention, False)[2]
 
 
 # --------------------------------------------------------------------------- pair counting

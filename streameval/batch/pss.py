@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -162,6 +163,9 @@ def segment_entropy(flags) -> np.ndarray:
 class _Segments:
     """Segments containing each element, numbered 0..S-1 over all elements."""
 
+    all_local: np.ndarray  # local ids of every contiguous clustering (set by _segments)
+    onehot_all: Any  # its sparse one-hot matrix (a scipy.sparse.csr_matrix)
+
     def __init__(self, n: int):
         self.n = n
         self.count = [(k + 1) * (n - k) for k in range(n)]
@@ -170,7 +174,7 @@ class _Segments:
         self.scale = math.lcm(*range(1, 2 * n + 1))
         if n * self.scale >= _EXACT:
             raise ValueError(f"exact sums need n * lcm(1..2n) < 2**53; n_elements={n} is too large")
-        self.tables = {"elm": [], "bcubed": []}
+        self.tables: dict[str, list[np.ndarray]] = {"elm": [], "bcubed": []}
         for k in range(n):
             s = np.repeat(np.arange(k + 1), n - k)  # local segment id -> (start, end)
             e = np.tile(np.arange(k, n), k + 1)

@@ -16,6 +16,7 @@ random labelling).
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from ..contingency import Contingency
 from ..stats import ONE
@@ -39,6 +40,10 @@ class Described:
     """
 
     _params: dict = {}
+
+    def get(self) -> Any:
+        """The current value (each kind of metric defines it)."""
+        raise NotImplementedError
 
     def clone(self):
         """A fresh, empty metric with the same parameters."""
@@ -74,7 +79,7 @@ class Metric(Described):
         if register and not cls.__name__.startswith("_"):
             REGISTRY[cls.__name__] = cls
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         self._params = params
         self._table = Contingency()
         self._attach(self._table)

@@ -29,6 +29,8 @@ Bagga & Baldwin (1998); Amigó, Gonzalo, Artiles & Verdejo (2009).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import Metric, fixed_mean, harmonic
 
 __all__ = ["ELM", "BCubed"]
@@ -45,7 +47,7 @@ class _ElementMetric(Metric, register=False):
             raise ValueError(f"f_convention must be one of {_CONVENTIONS}, got {f_convention!r}")
         self.beta = float(beta)
         self.f_convention = f_convention
-        params = {}
+        params: dict[str, Any] = {}
         if self.beta != 1.0:
             params["beta"] = beta
         if f_convention != "element_averaged":

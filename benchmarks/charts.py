@@ -1,0 +1,234 @@
+"""Draw the benchmark pages' charts from their results: ``docs/benchmarks/*.md`` -> PNGs.
+
+Each ``bench_*.py`` writes its results as Markdown tables to ``docs/benchmarks/<name>.md``; this
+script reads those tables back and draws one chart per page into
+``docs/benchmarks/img/<name>.png`` (matplotlib, Agg). The site shows the chart above the page's
+first table (``docs_hooks.py``). Run it after a benchmark:
+
+    python benchmarks/charts.py            # every page with results
+    python benchmarks/charts.py core pss   # some pages
+
+A page whose tables are not in the expected shape is reported on stderr and left without a chart.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ROOT / "docs" / "benchmarks"
+OUT = PAGES / "img"
+# Okabe-Ito: told apart with the common colour-vision deficiencies
+COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
+
+
+def tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Every Markdown table of a page: ``(header, rows)``, cells stripped of ``**`` and backticks."""
+    out, block = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            block.append([c.strip().strip("*").replace("`", "") for c in line.strip().strip("|").split("|")])
+        elif block:
+            if len(block) >= 3:
+                out.append((block[0], block[2:]))
+            block = []
+    return out
+
+
+def number(cell: str) -> float | None:
+    """The first number of a cell (``1,234.5``, ``57.0 ms``, ``21x``), or None."""
+    m = re.search(r"-?\d[\d,]*(?:\.\d+)?", cell)
+    return float(m.group(0).replace(",", "")) if m else None
+
+
+def _axes(title: str, figsize=(8, 4.2)):
+    fig, ax = plt.subplots(figsize=figsize, dpi=110)
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, which="major", alpha=0.3)
+    return fig, ax
+
+
+def core(text: str):
+    found = [t for t in tables(text) if t[0] and t[0][0] == "metric"]
+    (head, rows), = found[:1] or [(None, None)]
+    if head is None:
+        raise ValueError("no per-metric table")
+    ks = [number(h) for h in head[1:5]]
+    fig, ax = _axes("update + get() per element (lower is better)")
+    series = {}
+    suite = [r for h, rows_ in tables(text) for r in rows_ if r[0].startswith("streameval suite update+get")]
+    if suite:
+        series["streameval: the whole suite (all metrics)"] = suite[0]
+    for k, row in enumerate(rows):
+        if row[0] == "Rand":
+            series["streameval: Rand alone"] = row
+            series["River: Rand alone"] = rows[k + 1]
+            series["scikit-learn recompute (one reading)"] = rows[k + 2]
+            break
+    for (label, row), colour in zip(series.items(), COLOURS):
+        pts = [(x, number(c)) for x, c in zip(ks, row[1:5]) if number(c) is not None]
+        ax.plot(*zip(*pts), marker="o", label=label, color=colour)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("K (true and predicted clusters)")
+    ax.set_ylabel("µs per element (log)")
+    ax.legend(fontsize=9)
+    return fig
+
+
+def coreference(text: str):
+    head, rows = tables(text)[0]
+    if head[0] != "K":
+        raise ValueError(f"unexpected first table {head}")
+    ks = [number(r[0]) for r in rows]
+    fig, ax = _axes("MUC, BLANC, LEA: µs per element (update + get) against K")
+    for col, colour in zip(range(1, len(head) - 1), COLOURS):
+        ax.plot(ks, [number(r[col]) for r in rows], marker="o", label=head[col], color=colour)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("K (clusters; N = 10·K elements)")
+    ax.set_ylabel("µs (log)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def window(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["K", "contender"])
+    by: dict[str, list] = {}
+    for r in rows:
+        by.setdefault(r[1], []).append((number(r[0]), number(r[2])))
+    fig, ax = _axes("sliding window of 2,000: µs per element (update + read of 8 metrics)")
+    for (label, pts), colour in zip(by.items(), COLOURS):
+        ax.plot(*zip(*pts), marker="o", label=label, color=colour)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("K (clusters)")
+    ax.set_ylabel("µs per element (log)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def intrinsic(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:3] == ["d", "k", "N"])
+    labels = [f"d={r[0]}\nk={r[1]}" for r in rows]
+    stream = [number(r[4]) for r in rows]
+    peer = [number(r[5]) * 1000 for r in rows]  # ms -> µs
+    fig, ax = _axes("one point: streaming update + get vs scikit-learn recompute (lower is better)")
+    x = range(len(rows))
+    ax.bar([i - 0.2 for i in x], stream, 0.4, label="streameval ClusterReport update + get", color=COLOURS[0])
+    ax.bar([i + 0.2 for i in x], peer, 0.4, label="scikit-learn recompute (CH + DB + silhouette)", color=COLOURS[1])
+    ax.set_xticks(list(x), labels, fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("µs per point (log)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def distributed(text: str):
+    head, rows = next(t for t in tables(text) if t[0][0] == "engine")
+    names = [r[0] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.8), dpi=110)
+    fig.suptitle("20 million elements: wall time and peak memory per engine (lower is better)", fontsize=11)
+    colours = [COLOURS[k % len(COLOURS)] for k in range(len(rows))]
+    a.barh(names, [number(r[1]) for r in rows], color=colours)
+    a.set_xlabel("wall time (s)")
+    b.barh(names, [number(r[2]) for r in rows], color=colours)
+    b.set_xlabel("peak memory (MiB)")
+    b.set_yticklabels([])
+    for ax in (a, b):
+        ax.invert_yaxis()
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def cli(text: str):
+    head, rows = tables(text)[0]
+    if "CPU time" not in " ".join(head):
+        raise ValueError(f"unexpected table {head}")
+    names = ["streameval score" if "streameval" in r[0] else "pandas read_csv + scikit-learn" for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.0), dpi=110)
+    fig.suptitle("10 million CSV rows, from a fresh process (lower is better)", fontsize=11)
+    colours = COLOURS[: len(rows)]
+    a.barh(names, [number(r[1]) for r in rows], color=colours)
+    a.set_xlabel("CPU time (s)")
+    b.barh(names, [number(r[3]) for r in rows], color=colours)
+    b.set_xlabel("wall time (s)")
+    b.set_yticklabels([])
+    for ax in (a, b):
+        ax.invert_yaxis()
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def _seconds(cell: str) -> float | None:
+    """``27.4 s``, ``57.0 ms``, ``2 min 21 s``, ``32 h``, ``14.0 µs`` in a cell -> seconds."""
+    m = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(h|min|ms|µs|s)\b", cell)
+    if not m:
+        return None
+    return float(m.group(1).replace(",", "")) * {"h": 3600, "min": 60, "s": 1, "ms": 1e-3, "µs": 1e-6}[m.group(2)]
+
+
+def pss(text: str):
+    head, rows = tables(text)[0]
+    bars = []
+    for r in rows:
+        if r[0].startswith("8,192 x 8,192") and "2 process" in r[0]:
+            bars += [("all-against-all 8,192²: streameval", _seconds(r[1])),
+                     ("all-against-all 8,192²: the paper's notebook (about 32 h)", 32 * 3600.0)]
+        elif r[0].startswith("16,384 candidates"):
+            loop = re.search(r"loop over batch\.elm_score: ([\d.]+ s)", r[2])
+            note = re.search(r"notebook: ([\d.]+ s)", r[2])
+            bars += [("16,384 candidates: score_candidates", _seconds(r[1]))]
+            if loop:
+                bars.append(("16,384 candidates: Python loop over elm_score", _seconds(loop.group(1))))
+            if note:
+                bars.append(("16,384 candidates: the paper's notebook", _seconds(note.group(1))))
+    bars = [(k, v) for k, v in bars if v]
+    if not bars:
+        raise ValueError("no rows recognised")
+    fig, ax = _axes("the ELM paper's experiments: time (log scale; lower is better)", figsize=(9, 3.6))
+    colours = [COLOURS[0] if ("streameval" in k or "score_candidates" in k) else COLOURS[1] for k, _ in bars]
+    ax.barh([k for k, _ in bars], [v for _, v in bars], color=colours)
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds (log)")
+    ax.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    return fig
+
+
+CHARTS = {"core": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+          "distributed": distributed, "cli": cli, "pss": pss}
+
+
+def main(names: list[str]) -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in names or sorted(CHARTS):
+        page = PAGES / f"{name}.md"
+        if not page.is_file():
+            continue
+        try:
+            fig = CHARTS[name](page.read_text())
+        except (ValueError, StopIteration, IndexError, TypeError, KeyError) as e:
+            print(f"charts: {page.relative_to(ROOT)}: no chart ({e or type(e).__name__})", file=sys.stderr)
+            failed += 1
+            continue
+        fig.tight_layout()
+        fig.savefig(OUT / f"{name}.png", metadata={"Software": None})
+        plt.close(fig)
+        print(f"charts: wrote {(OUT / f'{name}.png').relative_to(ROOT)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
