@@ -85,7 +85,8 @@ def run_flink(n: int) -> dict:
     k = n // SIZE
     env.execute_sql(
         f"CREATE TEMPORARY TABLE seq (i BIGINT) WITH ('connector' = 'datagen', "
-        f"'number-of-rows' = '{n}', 'fields.i.kind' = 'sequence', 'fields.i.start' = '0', "
+        f"'number-of-rows' = '{n}', 'rows-per-second' = '1000000000', "  # default: 10,000/s
+        f"'fields.i.kind' = 'sequence', 'fields.i.start' = '0', "
         f"'fields.i.end' = '{n - 1}')"
     )
     records = env.sql_query(

@@ -74,7 +74,8 @@ def local_environment(streaming: bool = False, parallelism: int = 1, managed_mem
     memory (batch hash tables and sorts spill beyond it); ``mini_batch``: in streaming mode, the
     latency of Flink's mini-batch aggregation (each aggregate then emits one update per key per
     mini-batch, not one per element: essential for throughput), ``None`` to turn it off;
-    ``config``: further ``{key: value}`` Flink options. The JVM's heap is set by the ``JVM_ARGS``
+    ``mini_batch_size``: an aggregate also flushes when it has buffered this many records (large,
+    so that flushes follow the mini-batch markers, which travel with the data); ``config``: further ``{key: value}`` Flink options. The JVM's heap is set by the ``JVM_ARGS``
     environment variable (e.g. ``-Xmx1g``) before the first environment of the process is made.
     On a cluster, make the environment as usual (``flink run --python ...``) instead.
     """
@@ -110,6 +111,11 @@ def histogram_table(table_env, table, true: str, pred: str, weight: str | None =
     time: in streaming mode the replaced row is retracted). Lazy: nothing runs until the table is
     executed. In batch mode the result is final; in streaming mode it is an updating table.
     """
+    src = table_env.from_path(table) if isinstance(table, str) else table
+    columns = src.get_resolved_schema().get_column_names()
+    for c in [true, pred] + [c for c in (weight, key) if c is not None]:
+        if c not in columns:
+            raise KeyError(f"column {c!r} not in the table (it has {columns})")
     if not isinstance(table, str):
         name = f"streameval_src_{next(_names)}"
         table_env.create_temporary_view(name, table)

@@ -89,6 +89,10 @@ def test_missing_labels_and_bad_weights(batch_env):
     bad = batch_env.from_elements([("a", "x", 1.0), ("a", "x", 0.5)], ["gold", "guess", "w"])
     with pytest.raises(InvalidWeightError, match="1 weight"):
         flink.evaluate(batch_env, bad, "gold", "guess", weight="w")
+    with pytest.raises(KeyError, match="'wt' not in the table"):
+        flink.evaluate(batch_env, bad, "gold", "guess", weight="wt")
+    with pytest.raises(ValueError, match="missing must be"):
+        flink.evaluate(batch_env, bad, "gold", "guess", missing="drop")
 
 
 def _write(directory, name, records):
