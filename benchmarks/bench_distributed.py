@@ -1,13 +1,16 @@
 """Distributed engines against the single-process streaming table: wall time and peak memory.
 
 2·10⁷ elements in 4·10⁶ true clusters (the synthetic resolver of examples/distributed_er.py), on
-Dask (LocalCluster, 2 worker processes), DuckDB (embedded), Spark (local[2]) and the streaming
-``Contingency`` (``update_many``, and per-element ``update``). Each engine runs in its own
-subprocess, generating the elements itself; the parent samples the resident memory of the whole
-process tree (client, workers, JVM) every 50 ms and keeps the peak. Writes
-``docs/benchmarks/distributed.md``.
+Dask (LocalCluster, 2 worker processes), DuckDB (embedded), Spark (local[2]), Flink (PyFlink's
+local mini-cluster, batch mode, parallelism 2) and the streaming ``Contingency`` (``update_many``,
+and per-element ``update``). Each engine runs in its own subprocess, generating the elements
+itself; the parent samples the resident memory of the whole process tree (client, workers, JVM)
+every 50 ms and keeps the peak. Writes ``docs/benchmarks/distributed.md``.
 
-    python benchmarks/bench_distributed.py            # 2·10⁷ elements (several minutes)
+PyFlink pins old pandas/pyarrow, so it lives in its own virtual environment: the Flink leg runs
+with the interpreter given by ``--flink-python`` (default: this one, if it imports pyflink).
+
+    python benchmarks/bench_distributed.py --flink-python /path/to/venv-flink/bin/python
     python benchmarks/bench_distributed.py --quick    # 2·10⁵ elements
 """
 
@@ -27,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SIZE = 5  # elements per true cluster: 2·10⁷ elements -> 4·10⁶ clusters
-ENGINES = ("dask", "duckdb", "spark", "stream_update_many", "stream_update")
+ENGINES = ("dask", "duckdb", "spark", "flink", "stream_update_many", "stream_update")
 
 
 def run_engine(engine: str, n: int) -> dict:
@@ -47,6 +50,8 @@ def run_engine(engine: str, n: int) -> dict:
             return er.run_spark(n, SIZE, spark).stats.as_dict()
         finally:
             spark.stop()
+    if engine == "flink":
+        return run_flink(n)
     import streameval as se
 
     table = se.Contingency()
@@ -64,15 +69,46 @@ def run_engine(engine: str, n: int) -> dict:
     return table.stats().as_dict()
 
 
-def measure(engine: str, n: int) -> dict:
+def run_flink(n: int) -> dict:
+    """The records from Flink's ``datagen`` sequence, evaluated by :func:`streameval.flink.evaluate`
+    in batch mode (parallelism 2, 1 GiB managed memory); the stats as a dict."""
+    try:
+        from streameval import flink
+    except ImportError:
+        return {"skipped": "pyflink missing"}
+    import shutil
+
+    if shutil.which("java") is None:
+        return {"skipped": "java missing"}
+    from examples import distributed_er as er
+
+    env = flink.local_environment(parallelism=2, managed_memory="1g")
+    k = n // SIZE
+    env.execute_sql(
+        f"CREATE TEMPORARY TABLE seq (i BIGINT) WITH ('connector' = 'datagen', "
+        f"'number-of-rows' = '{n}', 'rows-per-second' = '1000000000', "  # default: 10,000/s
+        f"'fields.i.kind' = 'sequence', 'fields.i.start' = '0', "
+        f"'fields.i.end' = '{n - 1}')"
+    )
+    records = env.sql_query(
+        f"SELECT i / {SIZE} AS true_id, CASE WHEN MOD(i * {er.HASH}, 100) < {er.SPLIT} "
+        f"THEN {k} + i WHEN MOD(i * {er.HASH}, 100) < {er.MERGE} THEN MOD(i / {SIZE} + 1, {k}) "
+        f"ELSE i / {SIZE} END AS pred_id FROM seq"
+    )
+    return flink.evaluate(env, records, "true_id", "pred_id").stats.as_dict()
+
+
+def measure(engine: str, n: int, python: str = sys.executable) -> dict:
     """Wall time and peak RSS of the process tree of a subprocess running ``engine``."""
     import psutil
 
     out = ROOT / f".bench_{engine}.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYSPARK_PYTHON=sys.executable)
+    if engine == "flink":
+        env.setdefault("JVM_ARGS", "-Xmx2g")
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--engine", engine, "--n", str(n), "--out", str(out)],
+        [python, __file__, "--engine", engine, "--n", str(n), "--out", str(out)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     root = psutil.Process(proc.pid)
@@ -103,6 +139,8 @@ def main(argv=None):
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("--skip", nargs="*", default=[], choices=ENGINES)
+    ap.add_argument("--flink-python", default=sys.executable,
+                    help="interpreter of the virtual environment with PyFlink (the Flink leg)")
     args = ap.parse_args(argv)
     if args.engine:  # child process
         Path(args.out).write_text(json.dumps(run_engine(args.engine, args.n)))
@@ -112,15 +150,17 @@ def main(argv=None):
     for engine in ENGINES:
         if engine in args.skip:
             continue
-        r = measure(engine, n)
+        r = measure(engine, n, args.flink_python if engine == "flink" else sys.executable)
         print(json.dumps({k: v for k, v in r.items() if k != "stats"}), flush=True)
         results.append(r)
     ok = [r for r in results if "stats" in r and "skipped" not in r["stats"]]
     agree = all(r["stats"] == ok[0]["stats"] for r in ok)
     base = next((r for r in ok if r["engine"] == "stream_update_many"), ok[0])
     cmd = "python benchmarks/bench_distributed.py" + (" --quick" if args.quick else "")
+    if args.flink_python != sys.executable:
+        cmd += " --flink-python .../venv-flink/bin/python"
     lines = [
-        "# Distributed evaluation: Dask, DuckDB, Spark and the streaming table",
+        "# Distributed evaluation: Dask, DuckDB, Spark, Flink and the streaming table",
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, "
@@ -131,7 +171,7 @@ def main(argv=None):
         "next entity), generated inside each engine; every metric of `default_metrics()` plus AMI.",
         "",
         "Peak memory is the resident set of the whole process tree (client, Dask workers and "
-        "nanny, Spark's JVM), sampled every 50 ms. Wall time includes start-up (cluster, JVM) "
+        "nanny, Spark's and Flink's JVMs), sampled every 50 ms. Wall time includes start-up (cluster, JVM) "
         "and generating the data. Engines run one after another; other processes on the machine "
         "are not controlled.",
         "",
