@@ -206,7 +206,24 @@ def pss(text: str):
     return fig
 
 
-CHARTS = {"core": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+def bootstrap(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["set-up", "CPU time"])
+    runs = [r for r in rows if r[0].startswith("BootstrapEvaluator")]
+    bs = [number(r[0].split("=")[1]) for r in runs]
+    fig, ax = _axes("BootstrapEvaluator: cost of B replicas, in one table's updates (lower is better)")
+    ax.plot(bs, [number(r[3]) for r in runs], marker="o", label="measured (time / one table)",
+            color=COLOURS[0])
+    ax.plot(bs, [number(r[4]) for r in runs], marker="s", linestyle="--", label="bound B + 1",
+            color=COLOURS[1])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("B (replicas)")
+    ax.set_ylabel("× one table (log)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+CHARTS = {"bootstrap": bootstrap, "core": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss}
 
 
