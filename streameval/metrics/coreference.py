@@ -143,11 +143,14 @@ class BLANC(Metric):
     symmetric = True
 
     def _means(self, s) -> tuple[float, float, float]:
-        parts = list(blanc_parts(s).values())
-        if not parts:
-            return 0.0, 0.0, 0.0
-        k = len(parts)
-        return tuple(sum(x[i] for x in parts) / k for i in range(3))
+        parts = blanc_parts(s)
+        if len(parts) == 2:
+            (pc, rc, fc), (pn, rn, fn) = parts.values()
+            return (pc + pn) / 2, (rc + rn) / 2, (fc + fn) / 2
+        if parts:
+            ((p, r, f),) = parts.values()
+            return p, r, f
+        return 0.0, 0.0, 0.0
 
     @property
     def precision(self) -> float:
