@@ -177,9 +177,9 @@ def main(argv=None):
     by = {r["engine"]: r for r in ok}
     if "stream_update_many" in by and "duckdb" in by:
         ratio = by["stream_update_many"]["wall_s"] / by["duckdb"]["wall_s"]
+        chunk = min(args.chunk, n) if args.chunk > 0 else n
         lines += [
-            f"Streaming table (`update_many`, chunks of {min(args.chunk, n) if args.chunk > 0 else n:,}) "
-            "vs DuckDB in this run: "
+            f"Streaming table (`update_many`, chunks of {chunk:,}) vs DuckDB in this run: "
             f"{ratio:.2f}× the wall time ({'faster' if ratio < 1 else 'slower'}), "
             f"{by['stream_update_many']['peak_mib'] / by['duckdb']['peak_mib']:.2f}× the peak "
             "memory.",

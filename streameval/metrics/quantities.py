@@ -41,6 +41,28 @@ __all__ = ["Quantities", "quantities", "shared"]
 _SHARED: dict = {}  # quantity name -> function computing it from the stats (never a Quantities)
 
 
+class _Held:
+    """A class attribute of :class:`Quantities` that computes its value on first read, then is
+    shadowed by the value kept in the instance's ``__dict__`` (a plain attribute read from then on).
+
+    ``fn`` is ``None`` for a statistic read from the wrapped stats, else the shared quantity's
+    function, applied to the wrapped stats.
+    """
+
+    __slots__ = ("name", "fn")
+
+    def __init__(self, name: str, fn=None):
+        self.name, self.fn = name, fn
+
+    def __get__(self, q, owner=None):
+        if q is None:
+            return self
+        fn = self.fn
+        value = getattr(q.source, self.name) if fn is None else fn(q.source)
+        q.__dict__[self.name] = value
+        return value
+
+
 def shared(fn):
     """Declare ``fn(stats)`` a shared quantity, held by :class:`Quantities` under ``fn.__name__``.
 
@@ -55,12 +77,15 @@ def shared(fn):
     >>> from streameval.stats import ContingencyStats
     >>> twice_n(Quantities(ContingencyStats(n=3)))
     6
-    >>> del _SHARED["twice_n"]
+    >>> del _SHARED["twice_n"]; del Quantities.twice_n
     """
     name = fn.__name__
     if name in _SHARED and _SHARED[name] is not fn:
         raise ValueError(f"a shared quantity named {name!r} is already declared")
+    if name in _STATS or name in ("source", "version"):
+        raise ValueError(f"{name!r} is a statistic, not a derived quantity")
     _SHARED[name] = fn
+    setattr(Quantities, name, _Held(name, fn))
     return fn
 
 
@@ -86,20 +111,25 @@ class Quantities:
         self.version = getattr(s, "version", None)
 
     def __getattr__(self, name: str):
-        # Only called for names not yet held: compute or read once, then keep as a plain attribute.
-        fn = _SHARED.get(name)
-        if fn is not None:
-            value = fn(self.source)
-        elif name[:2] == "__":  # never delegate protocol lookups (copy, pickle)
+        # Any other attribute of the wrapped stats (``items``, ...): read once, then held.
+        if name[:2] == "__":  # never delegate protocol lookups (copy, pickle)
             raise AttributeError(name)
-        else:
-            value = getattr(self.source, name)
+        value = getattr(self.source, name)
         self.__dict__[name] = value
         return value
 
     def __repr__(self) -> str:
         held = ", ".join(k for k in self.__dict__ if k not in ("source", "version"))
         return f"Quantities({type(self.source).__name__}, version={self.version}, held: {held})"
+
+
+try:  # the statistics every table and ContingencyStats has: one descriptor each (fast first read)
+    from ..stats import STAT_NAMES as _STAT_NAMES
+except ImportError:  # pragma: no cover - then __getattr__ reads them
+    _STAT_NAMES = ()
+_STATS = frozenset((*_STAT_NAMES, "f_sums"))
+for _name in _STATS:
+    setattr(Quantities, _name, _Held(_name))
 
 
 def quantities(s) -> Quantities:
