@@ -1,32 +1,61 @@
-"""Cost per element of the core metrics, side by side with River and scikit-learn, in one run.
+"""Cost per element of the core table and metrics, beside bare dict counting, River and scikit-learn.
 
-For K = 10, 100, 1,000 and 100,000 clusters, a stream whose truth is uniform over K labels and whose
-prediction is the truth 90% of the time (else a random label) is first fed, untimed, until the table
-holds its steady state (max(20,000, 2K) elements); then the next M elements are timed:
+One run measures, and writes to one Markdown page (``--out``, default ``docs/benchmarks/core.md``)
+with a chart next to it (``img/<page name>.png``):
 
-- bare dict counting of the (true, pred) pairs: the floor any Python table pays;
-- streameval: ``update`` alone (the table; the table with ELM's or BCubed's element-averaged F
-  tracked; the whole suite's shared table), and ``update`` + ``get()`` after every element for each
-  metric and for an ``Evaluator`` holding all of them;
-- River: each of its equivalent metrics, ``update`` + ``get()`` after every element (time-boxed: its
-  ``get()`` grows with K);
-- scikit-learn: recomputing the metric from the labels seen so far, once per reading.
+1. **Per element, K = 10, 1,000 and 100,000 clusters.** A stream whose truth is uniform over K
+   labels and whose prediction is the truth 90% of the time (else a random label) is fed, untimed,
+   until the table holds its steady state (max(20,000, 2K) elements); then the next M elements are
+   timed (CPU time, best of two runs on fresh copies of the warm table): bare dict counting of the
+   (true, pred) pairs (the floor any Python table pays); ``Contingency.update``; one O(1) metric
+   (``AdjustedRand``) update + ``get()``; ``Evaluator()`` (every O(1) metric) update, and update +
+   ``get()`` after every element; ``ELM()`` and ``BCubed()`` update (element-averaged F); River's
+   ``AdjustedRand`` update alone and update + ``get()`` (time-boxed: its ``get()`` is O(K²)); then
+   every metric's update + ``get()`` beside River and a scikit-learn recomputation.
+2. **The degenerate baselines of the element-averaged F** (ELM and BCubed), per element from an empty
+   table to 10³, 10⁴, 10⁵ and 10⁶ elements: everything in one predicted cluster (truth: documents of
+   random lengths); all predicted singletons against one giant true cluster; the page-stream "one
+   document" baseline (eight streams of documents of random lengths, each stream predicted as one
+   document). A size that exceeds the time budget is stopped and reported as timed out (larger sizes
+   are then not run).
+3. **Instructions per element** from ``valgrind --tool=callgrind`` (stable on a loaded machine):
+   each case runs in a fresh subprocess whose measured loop is the only code inside
+   ``functools.reduce``, and only that function is collected (``--toggle-collect``); an empty loop's
+   count is subtracted. Skipped when valgrind is absent.
+4. **Memory**: resident bytes per non-zero cell (native allocations included: the RSS of a fresh
+   subprocess before and after filling a table by ``update``), for 10⁶ cells over 10⁵ × 10⁵
+   clusters, and for 10⁶ cells where every cell brings two new clusters.
+5. **Bulk**: ``update_many`` against numpy's own unique-counting of the same integer arrays (one
+   ``np.unique(..., return_counts=True)`` over the combined pair codes), 10⁷ elements in 10⁶ true
+   clusters, each in a fresh subprocess.
 
-Run: ``python benchmarks/bench_core.py`` (``--quick`` for a short run); it writes the tables to
-``docs/benchmarks/core.md`` (``--out``) and prints them.
+The targets in the tables are those of the native core's issue; the ratios are to bare dict
+counting at the same K.
+
+Run::
+
+    python benchmarks/bench_core.py                          # full run, writes docs/benchmarks/core.md
+    python benchmarks/bench_core.py --out docs/benchmarks/core-python.md
+    python benchmarks/bench_core.py --quick --out /tmp/core.md   # smoke run, small sizes (~1 min)
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import os
 import platform
 import random
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
@@ -41,13 +70,37 @@ SKLEARN_PEERS = {
     "NormalizedMutualInfo": "normalized_mutual_info_score", "Homogeneity": "homogeneity_score",
     "Completeness": "completeness_score", "VBeta": "v_measure_score",
 }
-
-
 # River's get() loops over every pair of classes seen: ~1 s per reading at K = 1,000, so a single
 # reading at K = 100,000 would take hours (O(K²)); it is not run there.
 RIVER_MAX_K = 1000
 
+# The headline rows: (key, label, target as a multiple of bare dict counting, where it applies)
+HEADLINE = [
+    ("update:table", "`Contingency.update`", 2, "≤ 2×"),
+    ("update+get:one", "one O(1) metric (`AdjustedRand`) update + `get()`", 4, "≤ 4×"),
+    ("update:suite", "`Evaluator()` update", 4, "≤ 4×, flat in K"),
+    ("update+get:suite", "`Evaluator()` update + `get()` after every element", 15, "≤ 15×, flat in K"),
+    ("get:suite", "↳ of which `get()` (the difference)", None, ""),
+    ("update:ELM", "`ELM()` update (element-averaged F)", 4, "≤ 4× at K = 1,000"),
+    ("update:BCubed", "`BCubed()` update (element-averaged F)", 4, "≤ 4× at K = 1,000"),
+    ("river:update:AdjustedRand", "River `AdjustedRand` update", None, "(peer)"),
+    ("river:AdjustedRand", "River `AdjustedRand` update + `get()`", None, "(peer)"),
+]
+BASELINES = {
+    "one_cluster": "everything in one predicted cluster",
+    "giant_true": "all predicted singletons, one giant true cluster",
+    "one_document": "page streams, each predicted as one document",
+}
+CG_CASES = {
+    "dict": "bare dict counting",
+    "update": "`Contingency.update`",
+    "suite": "`Evaluator()` update",
+    "suite+get": "`Evaluator()` update + `get()`",
+    "elm": "`ELM()` update",
+}
 
+
+# ---------------------------------------------------------------------------------- streams
 def make_stream(k: int, n: int, seed: int = 0):
     rng = random.Random(seed)
     ts = [rng.randrange(k) for _ in range(n)]
@@ -55,166 +108,634 @@ def make_stream(k: int, n: int, seed: int = 0):
     return ts, ps
 
 
-def per_element(fn, n: int) -> float:
-    """µs per element of ``fn()`` that processes ``n`` elements."""
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) / n * 1e6
-
-
-def timed_loop(step, items, budget: float) -> float:
-    """µs per element of ``step(t, p)`` over ``items``, stopping after ``budget`` seconds."""
-    t0 = time.perf_counter()
-    done = 0
-    for t, p in items:
-        step(t, p)
-        done += 1
-        if time.perf_counter() - t0 > budget:
-            break
-    return (time.perf_counter() - t0) / done * 1e6
-
-
-def bench_k(k: int, m: int, budget: float) -> dict:
+def warm_state(k: int, m: int):
+    """(warm-up labels as arrays, the timed items) for K = ``k``."""
     warm_n = max(20_000, 2 * k)
     ts, ps = make_stream(k, warm_n + m, seed=k)
-    warm_t, warm_p = ts[:warm_n], ps[:warm_n]
-    items = list(zip(ts[warm_n:], ps[warm_n:]))
+    return np.array(ts[:warm_n]), np.array(ps[:warm_n]), list(zip(ts[warm_n:], ps[warm_n:]))
+
+
+def doc_lengths(rng: random.Random, total: int):
+    """Document lengths (pages) summing to ``total``: 1 + exponential of mean 3, a long tail."""
+    out = []
+    left = total
+    while left > 0:
+        d = min(left, 1 + int(rng.expovariate(1 / 3)))
+        out.append(d)
+        left -= d
+    return out
+
+
+def degenerate_stream(kind: str, n: int):
+    """The (true, pred) labels of one degenerate baseline of ``n`` elements, as a generator."""
+    rng = random.Random(n)
+    if kind == "giant_true":
+        for i in range(n):
+            yield 0, i
+    elif kind == "one_cluster":
+        doc = 0
+        for length in doc_lengths(rng, n):
+            for _ in range(length):
+                yield doc, 0
+            doc += 1
+    elif kind == "one_document":
+        streams = 8
+        doc = 0
+        for s in range(streams):
+            size = n // streams + (s < n % streams)
+            for length in doc_lengths(rng, size):
+                for _ in range(length):
+                    yield doc, s
+                doc += 1
+    else:  # pragma: no cover
+        raise ValueError(kind)
+
+
+# ---------------------------------------------------------------------------------- timing
+def cpu_us(fn, n: int, reps: int = 1) -> float:
+    """Best CPU µs per element of ``fn()`` over ``reps`` runs, each processing ``n`` elements."""
+    best = float("inf")
+    for _ in range(reps):
+        gc.collect()
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best / n * 1e6
+
+
+def boxed_us(step, items, budget: float) -> float:
+    """CPU µs per element of ``step(t, p)`` over ``items``, stopping after ``budget`` seconds.
+
+    The clock is read after chunks of 1, 2, 4, ... 256 elements, so a slow step (River's O(K²)
+    reading) stops after about the budget and a fast one pays almost nothing for the checks.
+    """
+    t0 = time.process_time()
+    done, chunk = 0, 1
+    while done < len(items):
+        for t, p in items[done:done + chunk]:
+            step(t, p)
+        done = min(len(items), done + chunk)
+        if time.process_time() - t0 > budget:
+            break
+        chunk = min(2 * chunk, 256)
+    return (time.process_time() - t0) / done * 1e6
+
+
+def bench_k(k: int, m: int, budget: float, detail: bool) -> dict:
+    wt, wp, items = warm_state(k, m)
     warm = se.Contingency()
-    warm.update_many(np.array(warm_t), np.array(warm_p))
-    out = {"cells": warm.cells, "warm": warm_n}
+    warm.update_many(wt, wp)
+    out = {"cells": warm.cells, "warm": len(wt)}
 
-    counts: dict = {}
-    for t, p in zip(warm_t, warm_p):
-        counts[t, p] = counts.get((t, p), 0) + 1
+    def fresh_counts():
+        counts: dict = {}
+        for t, p in zip(wt.tolist(), wp.tolist()):
+            counts[t, p] = counts.get((t, p), 0) + 1
+        return counts
 
-    def dict_count():
+    def dict_run():
+        counts = fresh_counts()
         get = counts.get
+        t0 = time.process_time()
         for t, p in items:
             counts[t, p] = get((t, p), 0) + 1
+        return time.process_time() - t0
 
-    out["dict"] = per_element(dict_count, m)
+    out["dict"] = min(dict_run() for _ in range(3)) / m * 1e6
 
-    def table_for(metrics):
-        ev = se.Evaluator(metrics, table=warm.copy())
-        return ev
+    def run_update(make):
+        best = float("inf")
+        for _ in range(2):
+            upd = make()
+            gc.collect()
+            t0 = time.process_time()
+            for t, p in items:
+                upd(t, p)
+            best = min(best, time.process_time() - t0)
+        return best / m * 1e6
 
-    for label, metrics in (("table", []), ("table+ELM F", [se.ELM()]),
-                           ("table+BCubed F", [se.BCubed()]), ("suite table", None)):
-        ev = table_for(metrics)
-        upd = ev.update
-        out[f"update:{label}"] = per_element(lambda upd=upd: [upd(t, p) for t, p in items], m)
+    out["update:table"] = run_update(lambda: warm.copy().update)
+    out["update:suite"] = run_update(lambda: se.Evaluator(table=warm.copy()).update)
+    for cls in (se.ELM, se.BCubed):
+        out[f"update:{cls.__name__}"] = run_update(
+            lambda cls=cls: se.Evaluator([cls()], table=warm.copy()).update)
 
-    for metric in default_metrics():
-        ev = table_for([metric])
-        upd, get = ev.table.update, metric.get
+    def run_update_get(make):
+        best = float("inf")
+        for _ in range(2):
+            upd, get = make()
 
-        def step(t, p, upd=upd, get=get):
-            upd(t, p)
-            get()
+            def step(t, p, upd=upd, get=get):
+                upd(t, p)
+                get()
 
-        out[f"update+get:{metric.name}"] = timed_loop(step, items, budget)
-    ev = table_for(None)
+            best = min(best, boxed_us(step, items, budget))
+        return best
 
-    def suite_step(t, p, upd=ev.update, get=ev.get):
-        upd(t, p)
-        get()
+    def one():
+        metric = se.AdjustedRand()
+        se.Evaluator([metric], table=warm.copy())
+        return metric.table.update, metric.get
 
-    out["update+get:suite"] = timed_loop(suite_step, items, budget)
+    def suite():
+        ev = se.Evaluator(table=warm.copy())
+        return ev.update, ev.get
+
+    out["update+get:one"] = run_update_get(one)
+    out["update+get:suite"] = run_update_get(suite)
+    out["get:suite"] = max(0.0, out["update+get:suite"] - out["update:suite"])
 
     try:
         import river.metrics as rm
     except ImportError:  # pragma: no cover
         rm = None
+    if rm is not None:
+        metric = rm.AdjustedRand()
+        for t, p in zip(wt.tolist(), wp.tolist()):
+            metric.update(t, p)
+        out["river:update:AdjustedRand"] = cpu_us(
+            lambda: [metric.update(t, p) for t, p in items], m)
+    if detail:
+        for metric in default_metrics():
+            ev = se.Evaluator([metric], table=warm.copy())
+            upd, get = ev.table.update, metric.get
+
+            def step(t, p, upd=upd, get=get):
+                upd(t, p)
+                get()
+
+            out[f"update+get:{metric.name}"] = boxed_us(step, items, budget)
     if rm is not None and k <= RIVER_MAX_K:
-        for name in RIVER_PEERS:
+        for name in RIVER_PEERS if detail else ["AdjustedRand"]:
             metric = getattr(rm, name)()
-            for t, p in zip(warm_t, warm_p):
+            for t, p in zip(wt.tolist(), wp.tolist()):
                 metric.update(t, p)
 
             def rstep(t, p, metric=metric):
                 metric.update(t, p)
                 metric.get()
 
-            out[f"river:{name}"] = timed_loop(rstep, items, budget)
-    try:
-        import sklearn.metrics as skm
-    except ImportError:  # pragma: no cover
-        skm = None
-    if skm is not None:
-        at, ap = np.array(warm_t), np.array(warm_p)
-        for name, fname in SKLEARN_PEERS.items():
-            f = getattr(skm, fname)
-            reps = 3
-            out[f"sklearn:{name}"] = per_element(lambda f=f, reps=reps: [f(at, ap) for _ in range(reps)], reps)
+            out[f"river:{name}"] = boxed_us(rstep, items, budget)
+    if detail:
+        try:
+            import sklearn.metrics as skm
+        except ImportError:  # pragma: no cover
+            skm = None
+        if skm is not None:
+            for name, fname in SKLEARN_PEERS.items():
+                f = getattr(skm, fname)
+                out[f"sklearn:{name}"] = cpu_us(lambda f=f: f(wt, wp), 1, reps=2)
     return out
 
 
-def render(results: dict, m: int, command: str) -> str:
-    ks = list(results)
+def bench_degenerate(sizes, budget: float) -> dict:
+    """``{(baseline, metric): {size: µs per element, or None when timed out / not run}}``."""
+    out = {}
+    for kind in BASELINES:
+        for cls in (se.ELM, se.BCubed):
+            row = {}
+            stop = False
+            for n in sizes:
+                if stop:
+                    row[n] = None
+                    continue
+                pairs = list(degenerate_stream(kind, n))
+                ts, ps = [t for t, _ in pairs], [p for _, p in pairs]
+                del pairs
+                metric = cls()
+                upd = metric.update
+                gc.collect()
+                done = 0
+                t0 = time.process_time()
+                while done < n:
+                    hi = min(n, done + 512)
+                    for t, p in zip(ts[done:hi], ps[done:hi]):
+                        upd(t, p)
+                    done = hi
+                    spent = time.process_time() - t0
+                    if done < n and spent > budget:
+                        break
+                if done == n:
+                    row[n] = spent / n * 1e6
+                else:
+                    row[n] = None
+                    row[f"stopped:{n}"] = (done, spent)
+                    stop = True
+                del ts, ps, metric, upd
+                print(f"  {kind} {cls.__name__} n={n:,}: "
+                      + (f"{row[n]:.2f} µs/element" if row[n] is not None else
+                         f"timed out after {done:,} elements ({spent:.0f} s)"), file=sys.stderr)
+            out[kind, cls.__name__] = row
+    return out
+
+
+# ---------------------------------------------------------------------------------- subprocesses
+def child_env() -> dict:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_child(args: list, prefix: list = (), timeout: float = 3600) -> dict:
+    cmd = list(prefix) + [sys.executable, str(Path(__file__).resolve()), "--child"] + args
+    proc = subprocess.run(cmd, env=child_env(), capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def child_callgrind(k: int, case: str, m: int) -> dict:
+    """The measured loop of one callgrind case: only ``functools.reduce`` is collected."""
+    import functools
+
+    wt, wp, items = warm_state(k, m)
+    t_list, p_list = wt.tolist(), wp.tolist()
+    if case == "dict":
+        counts: dict = {}
+        for t, p in zip(t_list, p_list):
+            counts[t, p] = counts.get((t, p), 0) + 1
+        get = counts.get
+
+        def step(acc, tp):
+            t, p = tp
+            counts[t, p] = get((t, p), 0) + 1
+    elif case == "empty":
+        def step(acc, tp):
+            t, p = tp
+    else:
+        if case == "update":
+            obj = se.Contingency()
+            obj.update_many(wt, wp)
+        elif case in ("suite", "suite+get"):
+            obj = se.Evaluator()
+            obj.update_many(wt, wp)
+        elif case == "elm":
+            obj = se.ELM()
+            obj.table.update_many(wt, wp)
+        else:  # pragma: no cover
+            raise ValueError(case)
+        upd = obj.update
+        if case == "suite+get":
+            read = obj.get
+            read()
+
+            def step(acc, tp):
+                t, p = tp
+                upd(t, p)
+                read()
+        else:
+            def step(acc, tp):
+                t, p = tp
+                upd(t, p)
+    functools.reduce(step, items, None)
+    return {"case": case}
+
+
+def callgrind_total(path: Path) -> int:
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise RuntimeError(f"no summary line in {path}")
+
+
+def bench_callgrind(ks, m: int, cases=tuple(CG_CASES)) -> dict:
+    """``{k: {case: instructions per element}}``; empty when valgrind is absent."""
+    if shutil.which("valgrind") is None:
+        return {}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in ks:
+            totals = {}
+            for case in ["empty", *cases]:
+                f = Path(tmp) / f"cg.{k}.{case}"
+                run_child(["callgrind", str(k), case, str(m)], prefix=[
+                    "valgrind", "--tool=callgrind", "--collect-atstart=no",
+                    "--toggle-collect=functools_reduce", f"--callgrind-out-file={f}"])
+                totals[case] = callgrind_total(f)
+            if totals["empty"] == 0:  # the interpreter's symbols are stripped: cannot isolate
+                print("callgrind: functools_reduce not visible, skipped", file=sys.stderr)
+                return {}
+            out[k] = {c: (totals[c] - totals["empty"]) / m for c in cases}
+            print(f"  callgrind K={k:,}: " + ", ".join(f"{c} {v:,.0f}" for c, v in out[k].items()),
+                  file=sys.stderr)
+    return out
+
+
+def child_memory(kind: str, cells: int) -> dict:
+    """Fill a table by ``update`` with ``cells`` distinct cells; RSS growth per cell."""
+    gc.collect()
+    before = rss_bytes()
+    table = se.Contingency()
+    upd = table.update
+    if kind == "dense":  # 10 cells in every row and every column: cells/10 clusters a side
+        k = cells // 10
+        off = k // 10 + 1
+        for i in range(cells):
+            r = i // 10
+            upd(r, (r + (i % 10) * off) % k)
+    else:  # every cell a new true and a new predicted cluster
+        for i in range(cells):
+            upd(i, -1 - i)
+    gc.collect()
+    after = rss_bytes()
+    assert table.cells == cells, (table.cells, cells)
+    return {"cells": cells, "k_true": table.k_true, "k_pred": table.k_pred,
+            "bytes_per_cell": (after - before) / cells}
+
+
+def child_bulk(n: int, k: int) -> dict:
+    """``update_many`` against numpy's unique-counting of the same integer arrays (CPU seconds)."""
+    rng = np.random.default_rng(0)
+    yt = rng.integers(0, k, n)
+    yp = np.where(rng.random(n) < 0.9, yt, rng.integers(0, k, n))
+    best_np = float("inf")
+    for _ in range(2):
+        t0 = time.process_time()
+        code = yt * k + yp
+        cells, counts = np.unique(code, return_counts=True)
+        best_np = min(best_np, time.process_time() - t0)
+    n_cells = len(cells)
+    del code, cells, counts
+    table = se.Contingency()
+    gc.collect()
+    t0 = time.process_time()
+    table.update_many(yt, yp)
+    t_many = time.process_time() - t0
+    assert table.cells == n_cells and table.n == n
+    return {"n": n, "k": k, "cells": n_cells, "numpy_s": best_np, "update_many_s": t_many}
+
+
+# ---------------------------------------------------------------------------------- report
+def fmt_us(v) -> str:
+    return "—" if v is None else (f"{v:,.2f}" if v < 100 else f"{v:,.0f}")
+
+
+def render(res: dict, command: str, chart: str | None) -> str:
+    per_k = res["per_k"]
+    ks = list(per_k)
+    m = res["m"]
+    mach = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"numpy {np.__version__}, {platform.system()} {platform.release()}")
     lines = [
-        "# Benchmarks: the core metrics",
+        "# Benchmarks: the core table and metrics",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"numpy {np.__version__}. Command: `{command}`. Timed elements per K: {m} (River's time-boxed).",
+        f"Command: `{command}`  ",
+        f"Machine: {mach}  ",
+        f"Core: `{res['core']}`. Timed elements per K: {m:,} after a warm-up "
+        "(time-boxed rows stop earlier). Figures are CPU µs per element, best of two runs "
+        "(lower is better), with the ratio to bare dict counting at the same K; other processes on "
+        "the machine are not controlled, so the instruction counts below are the stable measure.",
         "",
-        "All figures are µs per element (lower is better). 'update+get' reads the metric after every",
-        "element. scikit-learn's column is the cost of one recomputation from the labels so far (one",
-        "reading). The stream: truth uniform over K labels, prediction = truth 90% of the time.",
+        "The stream: truth uniform over K labels, prediction = truth 90% of the time.",
         "",
-        "## Update cost and the whole suite",
+        "## Per element, against bare dict counting",
         "",
-        "| | " + " | ".join(f"K={k:,}" for k in ks) + " |",
-        "|---|" + "---|" * len(ks),
-        "| non-zero cells in the table | " + " | ".join(f"{results[k]['cells']:,}" for k in ks) + " |",
+        "| | " + " | ".join(f"K = {k:,}" for k in ks) + " | target |",
+        "|---|" + "---:|" * len(ks) + "---|",
+        "| non-zero cells in the table | " + " | ".join(f"{per_k[k]['cells']:,}" for k in ks)
+        + " | |",
+        "| bare dict counting (µs) | " + " | ".join(fmt_us(per_k[k]["dict"]) for k in ks) + " | |",
     ]
-
-    def row(label, key, fmt="{:.2f}"):
-        return f"| {label} | " + " | ".join(fmt.format(results[k][key]) for k in ks) + " |"
-
-    lines.append(row("bare dict counting", "dict"))
-    for key in [k for k in results[ks[0]] if k.startswith("update:")]:
-        lines.append(row(f"streameval update ({key.split(':', 1)[1]})", key))
-    lines.append(row("**streameval suite update+get (all metrics)**", "update+get:suite"))
-    lines.append("| suite update+get / bare dict counting | " + " | ".join(
-        f"{results[k]['update+get:suite'] / results[k]['dict']:.0f}x" for k in ks) + " |")
-    lines += ["", "## update + get() per metric, against River and scikit-learn", "",
-              "| metric | " + " | ".join(f"K={k:,}" for k in ks) + " | River / streameval at K="
-              f"{ks[-2] if len(ks) > 1 else ks[0]:,} |",
-              "|---|" + "---|" * (len(ks) + 1)]
-    ref = ks[-2] if len(ks) > 1 else ks[0]
-    for key in [k for k in results[ks[0]] if k.startswith("update+get:") and k != "update+get:suite"]:
-        name = key.split(":", 1)[1]
-        cells = " | ".join(f"{results[k][key]:.2f}" for k in ks)
-        rkey = f"river:{name}"
-        ratio = f"{results[ref][rkey] / results[ref][key]:,.0f}x" if rkey in results[ref] else ""
-        lines.append(f"| {name} | {cells} | {ratio} |")
-        if rkey in results[ks[0]]:
-            lines.append(f"| ↳ River {name} | " + " | ".join(
-                f"{results[k][rkey]:,.1f}" if rkey in results[k] else "not run (O(K²))"
-                for k in ks) + " | |")
-        skey = f"sklearn:{name}"
-        if skey in results[ks[0]]:
-            lines.append("| ↳ scikit-learn recompute | " + " | ".join(
-                f"{results[k][skey]:,.0f}" for k in ks) + " | |")
+    for key, label, _, target in HEADLINE:
+        if not any(key in per_k[k] for k in ks):
+            continue
+        cells = []
+        for k in ks:
+            v = per_k[k].get(key)
+            if v is None:
+                cells.append("not run (O(K²) reading)" if key.startswith("river:") else "—")
+            else:
+                cells.append(f"{fmt_us(v)} ({v / per_k[k]['dict']:,.1f}×)")
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {target} |")
+    cg = res.get("callgrind") or {}
+    if cg:
+        cks = list(cg)
+        lines += [
+            "",
+            "## Instructions per element (callgrind)",
+            "",
+            "`valgrind --tool=callgrind`, one fresh subprocess per case; only the measured loop is "
+            "collected (`--toggle-collect=functools_reduce`) and an empty loop's count is "
+            f"subtracted; {res['cg_m']:,} elements per case after the same warm-up as above.",
+            "",
+            "| | " + " | ".join(f"K = {k:,}" for k in cks) + " |",
+            "|---|" + "---:|" * len(cks),
+        ]
+        for case, label in CG_CASES.items():
+            if case not in cg[cks[0]]:
+                continue
+            lines.append(f"| {label} | " + " | ".join(
+                f"{cg[k][case]:,.0f}" + (f" ({cg[k][case] / cg[k]['dict']:,.1f}×)"
+                                         if case != "dict" and "dict" in cg[k] else "")
+                for k in cks) + " |")
+    else:
+        lines += ["", "Instructions per element: not measured (skipped, or valgrind not found).",
+                  ""]
+    deg = res["degenerate"]
+    sizes = res["deg_sizes"]
+    lines += [
+        "",
+        "## Degenerate baselines of the element-averaged F",
+        "",
+        f"µs per element from an empty table to n elements (one metric alone); target: flat in n. "
+        f"A size is stopped after {res['deg_budget']:.0f} s of CPU time (larger sizes are then not "
+        "run). Documents have 1 + Exp(mean 3) pages; the page-stream baseline has eight streams.",
+        "",
+        "| baseline | F of | " + " | ".join(f"n = {n:,}" for n in sizes) + " |",
+        "|---|---|" + "---:|" * len(sizes),
+    ]
+    for (kind, metric), row in deg.items():
+        cells = []
+        for n in sizes:
+            if row.get(n) is not None:
+                cells.append(fmt_us(row[n]))
+            elif f"stopped:{n}" in row:
+                done, spent = row[f"stopped:{n}"]
+                cells.append(f"timed out ({done:,} elements in {spent:.0f} s)")
+            else:
+                cells.append("not run")
+        lines.append(f"| {BASELINES[kind]} | {metric} | " + " | ".join(cells) + " |")
+    mem = res.get("memory") or {}
+    if mem:
+        lines += [
+            "",
+            "## Memory per non-zero cell",
+            "",
+            "Resident set growth of a fresh process while a table is filled by `update` (native "
+            "allocations included), divided by the number of cells.",
+            "",
+            "| table | cells | clusters (true × pred) | bytes per cell | target |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for kind, label, target in (("dense", "ten cells per cluster", "≤ 100"),
+                                    ("sparse", "every cell brings two new clusters", "≤ 250")):
+            if kind in mem:
+                r = mem[kind]
+                lines.append(f"| {label} | {r['cells']:,} | {r['k_true']:,} × {r['k_pred']:,} | "
+                             f"{r['bytes_per_cell']:,.0f} | {target} |")
+    bulk = res.get("bulk")
+    if bulk:
+        lines += [
+            "",
+            "## Bulk: `update_many` against numpy's unique-counting",
+            "",
+            f"{bulk['n']:,} integer elements in {bulk['k']:,} true clusters "
+            f"({bulk['cells']:,} cells); numpy: `np.unique(t * K + p, return_counts=True)` "
+            "(best of two); CPU seconds, each in a fresh process.",
+            "",
+            "| numpy unique-counting (s) | `update_many` (s) | ratio | target |",
+            "|---:|---:|---:|---|",
+            f"| {bulk['numpy_s']:.3f} | {bulk['update_many_s']:.3f} | "
+            f"{bulk['update_many_s'] / bulk['numpy_s']:.1f}× | ≤ 2× |",
+        ]
+    if chart:
+        lines += ["", "## Chart", "", f"![per-element cost]({chart})"]
+    detail = [key for key in per_k[ks[0]] if key.startswith("update+get:")
+              and key not in ("update+get:one", "update+get:suite")]
+    if detail:
+        ref = 1000 if 1000 in ks else ks[-1]
+        lines += [
+            "",
+            "## update + get() per metric, against River and scikit-learn",
+            "",
+            "µs per element, reading the metric after every element (time-boxed). scikit-learn's "
+            "row is the cost of one recomputation from the labels so far (one reading).",
+            "",
+            "| metric | " + " | ".join(f"K = {k:,}" for k in ks) + f" | River / streameval at K = {ref:,} |",
+            "|---|" + "---:|" * (len(ks) + 1),
+        ]
+        for key in detail:
+            name = key.split(":", 1)[1]
+            rkey, skey = f"river:{name}", f"sklearn:{name}"
+            ratio = (f"{per_k[ref][rkey] / per_k[ref][key]:,.0f}×"
+                     if rkey in per_k[ref] and key in per_k[ref] else "")
+            lines.append(f"| {name} | " + " | ".join(fmt_us(per_k[k].get(key)) for k in ks)
+                         + f" | {ratio} |")
+            if rkey in per_k[ks[0]]:
+                lines.append(f"| ↳ River {name} | " + " | ".join(
+                    fmt_us(per_k[k][rkey]) if rkey in per_k[k] else "not run (O(K²))"
+                    for k in ks) + " | |")
+            if skey in per_k[ks[0]]:
+                lines.append("| ↳ scikit-learn recompute | " + " | ".join(
+                    fmt_us(per_k[k].get(skey)) for k in ks) + " | |")
     return "\n".join(lines) + "\n"
+
+
+def plot(res: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return False
+    per_k = res["per_k"]
+    ks = list(per_k)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    series = [("dict", "bare dict counting")] + [(key, label.replace("`", ""))
+                                                 for key, label, _, _ in HEADLINE
+                                                 if not key.startswith("get:")]
+    for key, label in series:
+        xs = [k for k in ks if per_k[k].get(key) is not None]
+        if xs:
+            ax1.plot(xs, [per_k[k][key] for k in xs], marker="o", label=label)
+    ax1.set(xscale="log", yscale="log", xlabel="clusters K", ylabel="CPU µs per element",
+            title="Per element vs K")
+    ax1.legend(fontsize=7)
+    sizes = res["deg_sizes"]
+    for (kind, metric), row in res["degenerate"].items():
+        xs = [n for n in sizes if row.get(n) is not None]
+        if xs:
+            ax2.plot(xs, [row[n] for n in xs], marker="o", label=f"{metric}: {BASELINES[kind]}")
+    ax2.set(xscale="log", yscale="log", xlabel="stream length n (elements)",
+            ylabel="CPU µs per element", title="Degenerate baselines (element-averaged F)")
+    ax2.legend(fontsize=7)
+    fig.suptitle(f"streameval core ({res['core']})")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def core_name() -> str:
+    mod = type(se.Contingency()).__module__
+    return f"{mod}.Contingency"
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a short run (fewer elements, small K)")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "core.md"))
+    ap.add_argument("--quick", action="store_true", help="a smoke run: small sizes, short budgets")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks" / "core.md"),
+                    help="the Markdown page to write (the chart goes to img/<name>.png beside it)")
+    ap.add_argument("--budget", type=float, help="seconds per time-boxed measurement")
+    ap.add_argument("--skip", nargs="*", default=[],
+                    choices=["detail", "degenerate", "callgrind", "memory", "bulk"],
+                    help="sections to leave out")
+    ap.add_argument("--callgrind-ks", type=int, nargs="+",
+                    help="the K values of the callgrind section (default: those of the run)")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    ks = [10, 100, 1000] if args.quick else [10, 100, 1000, 100_000]
-    m = 1000 if args.quick else 20_000
-    budget = 0.5 if args.quick else 3.0
-    results = {}
+    if args.child:
+        kind, *rest = args.child
+        if kind == "callgrind":
+            r = child_callgrind(int(rest[0]), rest[1], int(rest[2]))
+        elif kind == "memory":
+            r = child_memory(rest[0], int(rest[1]))
+        elif kind == "bulk":
+            r = child_bulk(int(rest[0]), int(rest[1]))
+        else:  # pragma: no cover
+            raise SystemExit(f"unknown child {kind}")
+        print(json.dumps(r))
+        return
+    quick = args.quick
+    ks = [10, 100] if quick else [10, 1000, 100_000]
+    m = 1000 if quick else 20_000
+    budget = args.budget or (0.2 if quick else 3.0)
+    res = {"m": m, "core": core_name(), "per_k": {}}
     for k in ks:
-        results[k] = bench_k(k, m, budget)
-        print(f"K={k}: done", file=sys.stderr)
-    command = "python benchmarks/bench_core.py" + (" --quick" if args.quick else "")
-    text = render(results, m, command)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+        res["per_k"][k] = bench_k(k, m, budget, detail="detail" not in args.skip)
+        print(f"K={k:,}: done", file=sys.stderr)
+    res["deg_sizes"] = [1000, 10_000] if quick else [1000, 10_000, 100_000, 1_000_000]
+    res["deg_budget"] = 1.0 if quick else 20.0
+    res["degenerate"] = ({} if "degenerate" in args.skip
+                         else bench_degenerate(res["deg_sizes"], res["deg_budget"]))
+    res["cg_m"] = 200 if quick else 5000
+    if "callgrind" not in args.skip:
+        res["callgrind"] = bench_callgrind(
+            args.callgrind_ks or ([10] if quick else ks), res["cg_m"],
+            ("dict", "update") if quick else tuple(CG_CASES))
+    if "memory" not in args.skip:
+        cells = 10_000 if quick else 1_000_000
+        res["memory"] = {kind: run_child(["memory", kind, str(cells)]) for kind in ("dense", "sparse")}
+        print("memory: done", file=sys.stderr)
+    if "bulk" not in args.skip:
+        n, k = (100_000, 10_000) if quick else (10_000_000, 1_000_000)
+        res["bulk"] = run_child(["bulk", str(n), str(k)])
+        print("bulk: done", file=sys.stderr)
+    out = Path(args.out)
+    chart = out.parent / "img" / f"{out.stem}.png"
+    has_chart = plot(res, chart)
+    command = "python benchmarks/bench_core.py" + (" --quick" if quick else "")
+    if out.resolve() != (ROOT / "docs" / "benchmarks" / "core.md").resolve():
+        try:
+            command += f" --out {out.resolve().relative_to(ROOT)}"
+        except ValueError:
+            command += f" --out {out}"
+    if args.skip:
+        command += " --skip " + " ".join(args.skip)
+    if args.callgrind_ks:
+        command += " --callgrind-ks " + " ".join(map(str, args.callgrind_ks))
+    if args.budget:
+        command += f" --budget {args.budget:g}"
+    text = render(res, command, f"img/{chart.name}" if has_chart else None)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
     print(text)
 
 

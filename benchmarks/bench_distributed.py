@@ -12,6 +12,14 @@ with the interpreter given by ``--flink-python`` (default: this one, if it impor
 
     python benchmarks/bench_distributed.py --flink-python /path/to/venv-flink/bin/python
     python benchmarks/bench_distributed.py --quick    # 2·10⁵ elements
+    python benchmarks/bench_distributed.py --only duckdb stream_update_many   # two legs, same run
+
+The streaming legs build one ``Contingency`` tracking ELM's and BCubed's element-averaged F;
+``stream_update_many`` feeds it with ``Contingency.update_many`` in chunks of ``--chunk`` elements
+(default 10⁶; ``--chunk 0``: the whole stream in one call), ``stream_update`` element by element.
+The Markdown table goes to ``docs/benchmarks/distributed.md`` after a full run of every engine, or
+to ``--out``; a partial run (``--only``, ``--skip``, ``--quick``) only prints it unless ``--out``
+is given. The last line compares the streaming table's bulk leg with DuckDB in the same run.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ SIZE = 5  # elements per true cluster: 2·10⁷ elements -> 4·10⁶ clusters
 ENGINES = ("dask", "duckdb", "spark", "flink", "stream_update_many", "stream_update")
 
 
-def run_engine(engine: str, n: int) -> dict:
+def run_engine(engine: str, n: int, chunk: int = 1_000_000) -> dict:
     """Run one engine in this process; return its stats as a JSON-safe dict."""
     from examples import distributed_er as er
 
@@ -57,8 +65,11 @@ def run_engine(engine: str, n: int) -> dict:
     table = se.Contingency()
     table.track_f("elm")
     table.track_f("bcubed")
-    step = 1_000_000
-    for lo in range(0, n, step):
+    if engine == "stream_update_many":
+        step = chunk if chunk > 0 else n  # elements per update_many call
+    else:
+        step = 1_000_000  # labels generated a million at a time, then updated one by one
+    for lo in range(0, n, max(1, step)):
         t, p = er.numpy_labels(lo, min(n, lo + step), n, SIZE)
         if engine == "stream_update_many":
             table.update_many(t, p)
@@ -98,7 +109,7 @@ def run_flink(n: int) -> dict:
     return flink.evaluate(env, records, "true_id", "pred_id").stats.as_dict()
 
 
-def measure(engine: str, n: int, python: str = sys.executable) -> dict:
+def measure(engine: str, n: int, python: str = sys.executable, chunk: int = 1_000_000) -> dict:
     """Wall time and peak RSS of the process tree of a subprocess running ``engine``."""
     import psutil
 
@@ -108,7 +119,8 @@ def measure(engine: str, n: int, python: str = sys.executable) -> dict:
         env.setdefault("JVM_ARGS", "-Xmx2g")
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [python, __file__, "--engine", engine, "--n", str(n), "--out", str(out)],
+        [python, __file__, "--engine", engine, "--n", str(n), "--out", str(out),
+         "--chunk", str(chunk)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     root = psutil.Process(proc.pid)
@@ -136,29 +148,41 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2·10⁵ elements")
     ap.add_argument("--engine", choices=ENGINES, help=argparse.SUPPRESS)
-    ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
-    ap.add_argument("--out", help=argparse.SUPPRESS)
-    ap.add_argument("--skip", nargs="*", default=[], choices=ENGINES)
+    ap.add_argument("--out", help="where to write the Markdown table (see above)")
+    ap.add_argument("--skip", nargs="*", default=[], choices=ENGINES, help="engines to leave out")
+    ap.add_argument("--only", nargs="+", choices=ENGINES, help="run only these engines")
+    ap.add_argument("--chunk", type=int, default=1_000_000,
+                    help="elements per update_many call in stream_update_many (0: all at once)")
+    ap.add_argument("--n", type=int, help="elements (default 2·10⁷, --quick 2·10⁵)")
     ap.add_argument("--flink-python", default=sys.executable,
                     help="interpreter of the virtual environment with PyFlink (the Flink leg)")
     args = ap.parse_args(argv)
     if args.engine:  # child process
-        Path(args.out).write_text(json.dumps(run_engine(args.engine, args.n)))
+        Path(args.out).write_text(json.dumps(run_engine(args.engine, args.n, args.chunk)))
         return
-    n = 200_000 if args.quick else 20_000_000
+    n = args.n or (200_000 if args.quick else 20_000_000)
+    engines = [e for e in ENGINES if e not in args.skip and (not args.only or e in args.only)]
     results = []
-    for engine in ENGINES:
-        if engine in args.skip:
-            continue
-        r = measure(engine, n, args.flink_python if engine == "flink" else sys.executable)
+    for engine in engines:
+        r = measure(engine, n, args.flink_python if engine == "flink" else sys.executable, args.chunk)
         print(json.dumps({k: v for k, v in r.items() if k != "stats"}), flush=True)
         results.append(r)
     ok = [r for r in results if "stats" in r and "skipped" not in r["stats"]]
+    if not ok:
+        raise SystemExit("no engine finished")
     agree = all(r["stats"] == ok[0]["stats"] for r in ok)
     base = next((r for r in ok if r["engine"] == "stream_update_many"), ok[0])
     cmd = "python benchmarks/bench_distributed.py" + (" --quick" if args.quick else "")
     if args.flink_python != sys.executable:
         cmd += " --flink-python .../venv-flink/bin/python"
+    if args.n:
+        cmd += f" --n {args.n}"
+    if args.only:
+        cmd += " --only " + " ".join(args.only)
+    if args.skip:
+        cmd += " --skip " + " ".join(args.skip)
+    if args.chunk != 1_000_000:
+        cmd += f" --chunk {args.chunk}"
     lines = [
         "# Distributed evaluation: Dask, DuckDB, Spark, Flink and the streaming table",
         "",
@@ -189,8 +213,21 @@ def main(argv=None):
                 f"{r['wall_s'] / base['wall_s']:.2f} | {r['peak_mib'] / base['peak_mib']:.2f} |"
             )
     lines += ["", f"All engines' `ContingencyStats` identical: **{agree}**.", ""]
-    out = ROOT / "docs" / "benchmarks" / "distributed.md"
-    if not args.quick:
+    by = {r["engine"]: r for r in ok}
+    if "stream_update_many" in by and "duckdb" in by:
+        ratio = by["stream_update_many"]["wall_s"] / by["duckdb"]["wall_s"]
+        chunk = min(args.chunk, n) if args.chunk > 0 else n
+        lines += [
+            f"Streaming table (`update_many`, chunks of {chunk:,}) vs DuckDB in this run: "
+            f"{ratio:.2f}× the wall time ({'faster' if ratio < 1 else 'slower'}), "
+            f"{by['stream_update_many']['peak_mib'] / by['duckdb']['peak_mib']:.2f}× the peak "
+            "memory.",
+            "",
+        ]
+    full = not (args.quick or args.only or args.skip or args.n)
+    out = Path(args.out) if args.out else (ROOT / "docs" / "benchmarks" / "distributed.md"
+                                           if full else None)
+    if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("\n".join(lines))
     print("\n".join(lines))

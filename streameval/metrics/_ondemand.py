@@ -10,6 +10,7 @@ update, revert or merge invalidates the cache.
 from __future__ import annotations
 
 from .base import Metric
+from .quantities import Quantities
 
 
 class _OnDemand(Metric, register=False):
@@ -21,6 +22,8 @@ class _OnDemand(Metric, register=False):
         raise NotImplementedError
 
     def _result(self, s):
+        if s.__class__ is Quantities:  # an Evaluator's shared reading: the table it wraps
+            s = s.source
         if not (hasattr(s, "items") and hasattr(s, "version")):
             raise TypeError(
                 f"{type(self).__name__} is computed from the table's cells, not from summary "

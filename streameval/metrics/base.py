@@ -117,7 +117,14 @@ class Metric(Described):
         return self.value(self._table)
 
     def value(self, s) -> float:  # pragma: no cover - abstract
-        """The value from sufficient statistics ``s`` (a Contingency or ContingencyStats)."""
+        """The value from sufficient statistics ``s``: the one formula for every source.
+
+        ``s`` is a :class:`~streameval.Contingency`, a
+        :class:`~streameval.stats.ContingencyStats` (a distributed engine's result), or a
+        :class:`~streameval.metrics.quantities.Quantities` wrapping either (an
+        :class:`~streameval.Evaluator`'s shared reading, which computes the intermediate
+        quantities several metrics need once); the three give bit-identical values.
+        """
         raise NotImplementedError
 
     def works_with(self, model) -> bool:

@@ -24,6 +24,7 @@ import numbers
 from ..stats import ONE, xlogx
 from ._ondemand import _OnDemand
 from .base import Metric
+from .quantities import Quantities, shared
 
 __all__ = [
     "MutualInfo",
@@ -42,8 +43,12 @@ __all__ = [
 _AVERAGES = ("arithmetic", "geometric", "min", "max")
 
 
+@shared
 def entropies(s) -> tuple[float, float, float]:
     """``(H(T), H(P), MI)`` in nats from the stats. O(1).
+
+    A shared quantity: given a :class:`~streameval.metrics.quantities.Quantities`, it is computed
+    once per table state for every metric that asks.
 
     >>> from streameval import Contingency
     >>> t = Contingency()
@@ -52,6 +57,8 @@ def entropies(s) -> tuple[float, float, float]:
     >>> [round(x, 6) for x in entropies(t)]
     [0.693147, 0.693147, 0.693147]
     """
+    if s.__class__ is Quantities:
+        return s.entropies
     n = s.n
     if n == 0:
         return 0.0, 0.0, 0.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from .base import Metric, ratio
+from .quantities import Quantities, shared
 
 __all__ = [
     "Rand",
@@ -29,8 +30,12 @@ __all__ = [
 ]
 
 
+@shared
 def pair_counts(s) -> tuple[int, int, int, int]:
     """``(TP, PP, TT, total pairs)`` from the stats, exact ints. O(1).
+
+    A shared quantity: given a :class:`~streameval.metrics.quantities.Quantities`, it is computed
+    once per table state for every metric that asks.
 
     >>> from streameval import Contingency
     >>> t = Contingency()
@@ -39,6 +44,8 @@ def pair_counts(s) -> tuple[int, int, int, int]:
     >>> pair_counts(t)
     (1, 2, 3, 6)
     """
+    if s.__class__ is Quantities:
+        return s.pair_counts
     n = s.n
     return (s.sum_cell_sq - n) // 2, (s.sum_col_sq - n) // 2, (s.sum_row_sq - n) // 2, n * (n - 1) // 2
 

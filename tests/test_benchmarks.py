@@ -1,0 +1,55 @@
+"""The core benchmark runs end to end (``--quick``), so the script cannot rot.
+
+Timings are never asserted (they depend on the machine): the test checks that every section of
+the report is written, with the figures the issue's targets are judged on, and the chart.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_bench_core_quick_runs_end_to_end(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "core.md"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_core.py"), "--quick", "--out", str(out)],
+        capture_output=True, text=True, timeout=1800, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert text.startswith("# Benchmarks: the core table and metrics")
+    for heading in ("## Per element, against bare dict counting",
+                    "## Degenerate baselines of the element-averaged F",
+                    "## Memory per non-zero cell",
+                    "## Bulk: `update_many` against numpy's unique-counting",
+                    "## update + get() per metric, against River and scikit-learn"):
+        assert heading in text, heading
+    # every headline row has a figure and its ratio to dict counting at each K
+    for label in ("`Contingency.update`", "`Evaluator()` update |",
+                  "`Evaluator()` update + `get()` after every element", "`ELM()` update"):
+        row = next(line for line in text.splitlines() if label in line)
+        assert len(re.findall(r"[\d.,]+ \([\d.,]+×\)", row)) == 2, row
+    for baseline in ("everything in one predicted cluster", "one giant true cluster",
+                     "each predicted as one document"):
+        assert sum(baseline in line for line in text.splitlines()) == 2  # ELM and BCubed
+    assert re.search(r"\| ten cells per cluster \| 10,000 \| 1,000 × 1,000 \| [\d,]+ \| ≤ 100 \|", text)
+    assert re.search(r"\| every cell brings two new clusters \| 10,000 \| 10,000 × 10,000 \|", text)
+    if shutil.which("valgrind"):
+        section = text.split("## Instructions per element (callgrind)")[1].split("\n## ")[0]
+        counts = {}
+        for line in section.splitlines():
+            if line.startswith(("| bare dict counting |", "| `Contingency.update` |")):
+                counts[line.split("|")[1].strip()] = int(line.split("|")[2].split()[0].replace(",", ""))
+        assert len(counts) == 2 and all(v > 0 for v in counts.values()), section
+    assert (tmp_path / "img" / "core.png").stat().st_size > 10_000
+    assert "![per-element cost](img/core.png)" in text
