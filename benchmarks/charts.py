@@ -56,30 +56,48 @@ def _axes(title: str, figsize=(8, 4.2)):
 
 
 def core(text: str):
-    found = [t for t in tables(text) if t[0] and t[0][0] == "metric"]
-    (head, rows), = found[:1] or [(None, None)]
-    if head is None:
-        raise ValueError("no per-metric table")
-    ks = [number(h) for h in head[1:5]]
-    fig, ax = _axes("update + get() per element (lower is better)")
-    series = {}
-    suite = [r for h, rows_ in tables(text) for r in rows_ if r[0].startswith("streameval suite update+get")]
-    if suite:
-        series["streameval: the whole suite (all metrics)"] = suite[0]
-    for k, row in enumerate(rows):
-        if row[0] == "Rand":
-            series["streameval: Rand alone"] = row
-            series["River: Rand alone"] = rows[k + 1]
-            series["scikit-learn recompute (one reading)"] = rows[k + 2]
-            break
+    """Per-element cost against K: the table, one metric, the Evaluator, ELM, and dict counting
+    (the "Per element" table), plus Rand against River and scikit-learn when the page has the
+    per-metric table. Used for ``core.md`` (native core) and ``core-python.md`` (the reference)."""
+    per = [t for t in tables(text) if len(t[0]) > 2 and t[0][1].replace(" ", "").startswith("K=")
+           and t[0][0] == ""]
+    if not per:
+        raise ValueError("no per-element table")
+    head, rows = per[0]
+    ncol = sum(1 for h in head if h.replace(" ", "").startswith("K="))
+    ks = [number(h) for h in head[1:1 + ncol]]
+    wanted = {
+        "bare dict counting": "bare dict counting",
+        "Contingency.update": "Contingency.update",
+        "one O(1) metric": "one metric (AdjustedRand) update + get()",
+        "Evaluator() update + get()": "Evaluator(): update + get() after every element",
+        "Evaluator() update": "Evaluator(): update",
+        "ELM() update": "ELM() update (element-averaged F)",
+    }
+    series: dict[str, list] = {}
+    for r in rows:
+        for prefix, label in wanted.items():
+            if r[0].startswith(prefix) and label not in series:
+                series[label] = r[1:1 + ncol]
+                break
+    metric = [t for t in tables(text) if t[0] and t[0][0] == "metric"]
+    if metric:
+        mrows = metric[0][1]
+        for k, row in enumerate(mrows):
+            if row[0] == "Rand":
+                series["streameval: Rand alone"] = row[1:1 + ncol]
+                series["River: Rand alone"] = mrows[k + 1][1:1 + ncol]
+                break
+    fig, ax = _axes("µs per element against K (lower is better)")
     for (label, row), colour in zip(series.items(), COLOURS):
-        pts = [(x, number(c)) for x, c in zip(ks, row[1:5]) if number(c) is not None]
-        ax.plot(*zip(*pts), marker="o", label=label, color=colour)
+        pts = [(x, number(c)) for x, c in zip(ks, row) if number(c) is not None and "not run" not in c]
+        if pts:
+            ax.plot(*zip(*pts), marker="o", label=label, color=colour)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("K (true and predicted clusters)")
     ax.set_ylabel("µs per element (log)")
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=7)
     return fig
 
 
@@ -215,6 +233,7 @@ def bootstrap(text: str):
             color=COLOURS[0])
     ax.plot(bs, [number(r[4]) for r in runs], marker="s", linestyle="--", label="bound B + 1",
             color=COLOURS[1])
+    ax.plot(bs, [1.0] * len(bs), linestyle=":", label="one table", color=COLOURS[2])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("B (replicas)")
@@ -223,7 +242,7 @@ def bootstrap(text: str):
     return fig
 
 
-CHARTS = {"bootstrap": bootstrap, "core": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+CHARTS = {"bootstrap": bootstrap, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss}
 
 
