@@ -172,7 +172,7 @@ def _intrinsic_evaluator(distance: str):
 
 
 # ---------------------------------------------------------------------------------- demo
-def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
+def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: float = 0.5):
     """A synthetic page stream and an online clusterer's segmentation of it (labels per page).
 
     Pages come in streams of about 250 pages; a stream is a run of documents (geometric lengths,
@@ -180,6 +180,8 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
     noise, and 4% of pages are off-topic (blank or stray pages). The online clusterer reads the pages
     in order and starts a new segment when a page's cosine similarity to the running mean of the
     current segment falls below 0.3: a leader-follower segmenter, as a page-stream model would be.
+    After the first ``drop`` fraction of the pages (``drop=1``: never) the segmenter degrades: its
+    threshold falls to -0.2, so it merges neighbouring documents (a quality drop to detect).
 
     Returns ``(y_true, y_pred)``: lists of labels ``"s<stream>/d<doc>"`` and ``"s<stream>/c<seg>"``.
     Deterministic for a seed. Cost O(pages · dim).
@@ -193,6 +195,7 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
     rng = np.random.default_rng(seed)
     y_true, y_pred = [], []
     stream = 0
+    degrade_at = int(pages * drop) if drop < 1 else pages + 1
     while len(y_true) < pages:
         n_pages = min(pages - len(y_true), int(rng.integers(150, 350)))
         doc, seg, left = -1, -1, 0
@@ -210,7 +213,8 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
                 x = topic + rng.normal(scale=0.8 / math.sqrt(dim), size=dim)
             if mean is not None:
                 cos = float(x @ mean) / (float(np.linalg.norm(x) * np.linalg.norm(mean)) or 1.0)
-            if mean is None or cos < 0.3:
+            threshold = 0.3 if len(y_true) < degrade_at else -0.2
+            if mean is None or cos < threshold:
                 seg += 1
                 mean, count = x.copy(), 1
             else:
@@ -222,63 +226,113 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
     return y_true, y_pred
 
 
-def cmd_demo(args) -> int:
-    """``streameval demo``: stream :func:`make_demo_stream` through the metrics; table and plot.
+def _demo_monitor(classes, window: int):
+    """A :class:`~streameval.Monitor` over the metrics, flagging drops of ELM (or of the first
+    metric) when River is installed."""
+    from .monitor import Monitor
 
-    Cost: one O(1) update per page, and ``--points`` readings of every metric.
+    names = [c.__name__ for c in classes]
+    watch = "ELM" if "ELM" in names else names[0]
+    try:
+        import river  # noqa: F401
+    except ImportError:
+        _warn("no drop detection in the demo: it needs River (pip install 'streameval[river]')")
+        return Monitor([c() for c in classes], window=window, watch=watch, detector=False)
+    return Monitor([c() for c in classes], window=window, watch=watch)
+
+
+def cmd_demo(args) -> int:
+    """``streameval demo``: stream :func:`make_demo_stream` through a :class:`Monitor` (all-time
+    and windowed metrics, drop detection); print the table and plot the story.
+
+    Cost: one Monitor update per page, and ``--points`` readings of every metric.
     """
     classes = _metric_classes(args.metrics)
-    ev = _evaluator(classes)
-    y_true, y_pred = make_demo_stream(args.seed, args.pages)
+    mon = _demo_monitor(classes, args.window)
+    y_true, y_pred = make_demo_stream(args.seed, args.pages, drop=args.drop)
     n = len(y_true)
     step = max(1, n // args.points)
-    xs, trace = [], {name: [] for name in ev.metrics}
+    xs, trace, wtrace = [], {c.__name__: [] for c in classes}, {c.__name__: [] for c in classes}
     bar = _progress(n, "demo", not args.no_progress)
-    update, get = ev.update, ev.get
+    update = mon.update
     for k in range(n):
         update(y_true[k], y_pred[k])
         if (k + 1) % step == 0 or k + 1 == n:
             bar.update(k + 1 - (xs[-1] if xs else 0))
             xs.append(k + 1)
-            for name, v in get().items():
+            for name, v in mon.all_time.get().items():
                 trace[name].append(v)
+            for name, v in mon.window.get().items():
+                wtrace[name].append(v)
     bar.close()
+    ev = mon.all_time
     table = ev.table
     _print_values(ev, args.format, f"streameval demo: {n} pages (seed {args.seed}), "
                   f"{table.k_true} true documents, {table.k_pred} predicted segments")
+    out = sys.stderr if args.format == "json" else sys.stdout
+    injected = int(n * args.drop) if args.drop < 1 else None
+    flagged = [d for d in mon.drops if injected is None or d > injected]
+    if injected is not None:
+        seen = f"flagged by the Monitor at page {flagged[0]}" if flagged else "not flagged"
+        print(f"quality drop injected at page {injected}: {seen}", file=out)
     if args.plot:
         try:
-            bounded = {k for k, m in ev.metrics.items() if m.bounds[1] == 1.0}
-            _plot(xs, trace, bounded, args.plot, f"streameval demo (seed {args.seed}, {n} pages)")
+            _plot(xs, trace, wtrace, mon, injected, args)
         except ImportError:
             _warn(f"no plot written: matplotlib is not installed ({EXTRA_HINT})")
         else:
-            print(f"plot written to {args.plot}", file=sys.stderr if args.format == "json" else sys.stdout)
+            print(f"plot written to {args.plot}", file=out)
     return 0
 
 
-def _plot(xs, trace, bounded, path, title) -> None:
-    """Metrics along the stream: scores bounded by 1 on one panel, the others (nats) on another."""
+PLOT_FIRST = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
+
+
+def _plot(xs, trace, wtrace, mon, injected, args) -> None:
+    """Up to four metrics, one panel each: all time against the window, the injected drop and the
+    points where the Monitor flagged drops of its watched metric."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    top = {k: v for k, v in trace.items() if k in bounded}
-    other = {k: v for k, v in trace.items() if k not in bounded}
-    panels = [p for p in (top, other) if p]
-    colors = plt.get_cmap("tab20").colors
-    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 4.2 * len(panels)), squeeze=False)
-    for ax, series in zip(axes[:, 0], panels):
-        for i, (k, v) in enumerate(series.items()):
-            ax.plot(xs, v, label=k, linewidth=1.2, color=colors[i % len(colors)])
-        ax.set_xlabel("elements seen")
-        ax.set_ylabel("score" if series is top else "value (nats)")
+    names = [k for k in PLOT_FIRST if k in trace] + [k for k in trace if k not in PLOT_FIRST]
+    names = names[:4]
+    cols = 1 if len(names) == 1 else 2
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 3.6 * rows + 0.8), squeeze=False,
+                             sharex=True)
+    flagged = [d for d in mon.drops if injected is None or d > injected]
+    for ax, name in zip(axes.flat, names):
+        ax.plot(xs, wtrace[name], color="#e66101", linewidth=1.3,
+                label=f"last {args.window} pages (window)")
+        ax.plot(xs, trace[name], color="#1b4f9c", linewidth=2.4, label="all time")
+        if injected is not None:
+            ax.axvspan(injected, xs[-1], color="0.5", alpha=0.08)
+            ax.axvline(injected, color="0.35", linestyle="--", linewidth=1.2,
+                       label="quality drop injected")
+        for d in mon.drops:
+            first = bool(flagged) and d == flagged[0]
+            ax.axvline(d, color="#c51b7d", linewidth=2.0 if first else 0.8,
+                       alpha=1.0 if first else 0.5,
+                       label=f"Monitor flags a drop of {mon.watch} (page {d})" if first else None)
+        ax.set_title(name, fontsize=11)
         ax.grid(alpha=0.3)
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
-    axes[0, 0].set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        if mon.all_time.metrics[name].bounds[1] == 1.0:
+            ax.set_ylim(min(0.0, min(wtrace[name] + trace[name])), 1.02)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("pages seen")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    story = "no quality drop injected"
+    if injected is not None:
+        story = (f"a quality drop injected at page {injected}, "
+                 + ("flagged by the Monitor" if flagged else "not flagged by the Monitor"))
+    fig.suptitle(f"streameval demo: {xs[-1]} pages (seed {args.seed}); {story}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(args.plot, dpi=110)
     plt.close(fig)
 
 
@@ -1179,6 +1233,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--points", type=_positive, default=200,
                    help="how many times along the stream the metrics are recorded (default 200)")
     p.add_argument("--metrics", nargs="+", metavar="NAME", help=METRICS_HELP)
+    p.add_argument("--window", type=_positive, default=1000, metavar="N",
+                   help="the window of the windowed metrics, in pages (default 1000)")
     p.add_argument("--drop", type=_fraction, default=0.5, metavar="F",
                    help="inject a quality drop after this fraction of the stream (default 0.5; "
                    "1: none): the segmenter starts merging neighbouring documents")
