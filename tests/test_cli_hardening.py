@@ -221,7 +221,7 @@ PIECES = st.sampled_from([
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(parts=st.lists(PIECES, max_size=12), fmt=st.sampled_from(["csv", "tsv", "jsonl"]),
        command=st.sampled_from(["score", "watch"]), skip=st.booleans())
 def test_fuzz_huge_numbers_nul_bytes_boms_overlong_lines(tmp_path_factory, parts, fmt, command,
@@ -277,7 +277,8 @@ def test_pss_takes_the_same_metric_names(tmp_path):
     pred.write_text(json.dumps({"s": [1, 1, 1, 0, 0]}))
     r = run("pss", gold, pred, "--format", "json", "--metrics", "ARI", "nmi,ELM")
     assert r.returncode == 0, r.stderr
-    assert list(json.loads(r.stdout)["metrics"]) == ["AdjustedRand", "NormalizedMutualInfo", "ELM"]
+    names = [k for k in json.loads(r.stdout)["metrics"] if "." not in k]  # ELM.precision, ...
+    assert names == ["AdjustedRand", "NormalizedMutualInfo", "ELM"]
 
 
 # ------------------------------------------------------------------------------ mixed labels
