@@ -314,10 +314,10 @@ class LineSource:
         rewritten = mine.st_size < position or (
             last and os.pread(fd, len(last), self.offset - len(last)) != last)
         if rewritten:
+            self.stream.seek(0)
+            self._restart()  # before the notice: it reports the new generation
             self._notice(f"truncated (it holds {mine.st_size} bytes, {position} were read): "
                          "reading it again from its start")
-            self.stream.seek(0)
-            self._restart()
             return True
         return False
 
@@ -329,9 +329,10 @@ class LineSource:
             return
         self.stream.close()
         self.stream = stream
-        self._notice("appeared again: following the new file from its start" if self._gone
-                     else "replaced (rotated): following the new file from its start")
-        self._restart()
+        message = ("appeared again: following the new file from its start" if self._gone
+                   else "replaced (rotated): following the new file from its start")
+        self._restart()  # before the notice: it reports the new generation
+        self._notice(message)
 
     def _restart(self) -> None:
         self._gone = False

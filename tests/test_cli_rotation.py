@@ -1,0 +1,159 @@
+"""``streameval watch --follow`` across log rotation (copytruncate, rename-and-create, deletion),
+and a SIGKILL loop that resumes from checkpoints, across a rotation, to exactly the values of an
+uninterrupted run (issue 13). Real subprocesses; every wait is bounded; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import time
+
+import pytest
+
+from test_cli import needs_script, run
+from test_cli_watch import WATCH, finish, json_lines, rows_text, sample, start, wait_for
+
+pytestmark = needs_script
+
+METRICS = ["--metrics", "ELM", "BCubed", "ARI", "NMI", "VI", "Purity"]
+HEADER = "truth,guess,mult\n"
+
+
+def append(path, text: str) -> None:
+    with open(path, "a") as f:
+        f.write(text)
+
+
+def reported(out, rows: int):
+    return lambda: [d for d in json_lines(out) if d["rows"] == rows]
+
+
+def scored(path) -> dict:
+    r = run("score", path, *WATCH, *METRICS, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
+    parts = [sample(n=60, seed=s) for s in range(5)]
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER + rows_text(parts[0]))
+    out = tmp_path / "out.jsonl"
+    ck = tmp_path / "ck.json"
+    proc = start(live, *WATCH, *METRICS, "--follow", "--window", 40, "--every", 100000,
+                 "--interval", 0.05, "--jsonl", out, "--poll", 0.02, "--checkpoint", ck)
+    total = len(parts[0])
+    try:
+        wait_for(reported(out, total), "the first part")
+        # copytruncate: copy, then truncate in place; the writer goes on writing rows at once
+        shutil.copy(live, tmp_path / "live.csv.1")
+        with open(live, "r+") as f:
+            f.truncate(0)
+        append(live, rows_text(parts[1]))  # longer than what was read: a size check misses it
+        total += len(parts[1])
+        wait_for(reported(out, total), "the rows written after the truncation")
+        # rename-and-create: rows still written to the old file, then a new file with a header
+        os.rename(live, tmp_path / "live.csv.2")
+        append(tmp_path / "live.csv.2", rows_text(parts[2]))
+        live.write_text(HEADER + rows_text(parts[3]))
+        total += len(parts[2]) + len(parts[3])
+        wait_for(reported(out, total), "the renamed file's last rows and the new file")
+        # deletion: the path disappears for a while, then a file appears again
+        live.unlink()
+        time.sleep(0.3)
+        live.write_text(HEADER + rows_text(parts[4]))
+        total += len(parts[4])
+        wait_for(reported(out, total), "the file that appeared after the deletion")
+    finally:
+        code, stdout, stderr = finish(proc)
+    assert code == 0, stderr
+    assert "Traceback" not in stderr
+    assert f"{live}: truncated" in stderr
+    assert f"{live}: replaced (rotated): following the new file from its start" in stderr
+    assert f"{live}: deleted (or moved away): waiting for a file to appear" in stderr
+    assert f"{live}: appeared again: following the new file from its start" in stderr
+    final = json_lines(out)[-1]
+    assert final["final"] and final["rows"] == total and final["skipped"] == 0
+    # its checkpoint describes the file now at the path: a resume is accepted and adds nothing
+    again = run("watch", live, *WATCH, *METRICS, "--window", 40, "--checkpoint", ck, "--resume",
+                "--jsonl", "-")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["all"] == final["all"]
+    whole = tmp_path / "whole.csv"  # the concatenated input, scored in one go
+    whole.write_text(HEADER + "".join(rows_text(p) for p in parts))
+    want = scored(whole)
+    assert final["elements"] == sum(w for p in parts for *_, w in p)
+    for name, value in want.items():
+        assert final["all"][name] == pytest.approx(value, abs=1e-12), name
+
+
+def kill_at_random(proc, ck, before: int, rng, during_write: bool) -> bool:
+    """SIGKILL ``proc`` once it has checkpointed past ``before`` rows: at once when a checkpoint's
+    temporary file appears (``during_write``), else after a random pause. True if a temporary
+    was left behind (killed mid-write)."""
+    def progressed():
+        try:
+            return json.loads(ck.read_text())["body"]["rows"] > before
+        except (OSError, ValueError, KeyError):
+            return False
+
+    wait_for(lambda: progressed() or proc.poll() is not None, "a checkpoint past the last one",
+             timeout=120)
+    tmp = f"{ck}.tmp-{proc.pid}"
+    if during_write:
+        end = time.monotonic() + 5
+        while not os.path.exists(tmp) and time.monotonic() < end and proc.poll() is None:
+            pass
+    else:
+        time.sleep(rng.uniform(0, 0.3))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    return os.path.exists(tmp)
+
+
+@pytest.mark.slow
+def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
+    rng = random.Random(13)
+    first, second = sample(n=900, seed=21), sample(n=900, seed=22)
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER + rows_text(first))
+    ck = tmp_path / "state.json"
+    args = [*WATCH, *METRICS, "--window", 50, "--checkpoint", ck, "--checkpoint-rows", 5,
+            "--checkpoint-every", 3600, "--every", 100000, "--interval", 0, "--jsonl", "-"]
+    kills = mid_write = 0
+    rotated = False
+    while kills < 34:
+        before = json.loads(ck.read_text())["body"]["rows"] if ck.exists() else -1
+        if not rotated and before >= 450:
+            # rotate while a watcher runs, and kill only once it has checkpointed the new file
+            proc = start(live, *args, "--follow", "--resume")
+            wait_for(lambda: ck.exists() and json.loads(ck.read_text())["body"]["rows"] > before,
+                     "the resumed watcher's first checkpoint")
+            os.rename(live, tmp_path / "live.csv.1")
+            live.write_text(HEADER + rows_text(second))
+            wait_for(lambda: json.loads(ck.read_text())["body"]["rows"] > len(first),
+                     "a checkpoint in the new file", timeout=120)
+            rotated = True
+            before = json.loads(ck.read_text())["body"]["rows"]
+        else:
+            proc = start(live, *args, "--follow", "--resume")
+        mid_write += kill_at_random(proc, ck, before, rng, during_write=kills % 3 == 0)
+        kills += 1
+    assert rotated and mid_write >= 1, (rotated, mid_write)
+    # the last run reads to the end of the new file and stops
+    resumed = run("watch", live, *args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    got = json.loads(resumed.stdout.splitlines()[-1])
+    whole = tmp_path / "whole.csv"
+    whole.write_text(HEADER + rows_text(first) + rows_text(second))
+    straight = run("watch", whole, *WATCH, *METRICS, "--window", 50, "--jsonl", "-")
+    assert straight.returncode == 0, straight.stderr
+    want = json.loads(straight.stdout.splitlines()[-1])
+    assert got["rows"] == want["rows"] == len(first) + len(second)
+    assert (got["all"], got["window"], got["elements"]) == (want["all"], want["window"],
+                                                           want["elements"])
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp-" in p.name) == []
