@@ -1,16 +1,21 @@
-"""The ``streameval`` command line: ``demo``, ``score``, ``watch`` and ``pss``.
+"""The ``streameval`` command line: ``demo``, ``score``, ``watch``, ``pss``, ``grafana``, ``alerts``.
 
-- ``streameval demo``: a generated page stream segmented by an online clusterer, streamed through
-  every O(1) metric; prints the final table and plots the metrics along the stream (PNG).
+- ``streameval demo``: a generated page stream segmented by an online clusterer, with a quality drop
+  injected half-way, streamed through a :class:`~streameval.Monitor`; prints the final table and
+  plots all-time against windowed metrics and the point where the drop is flagged (PNG).
 - ``streameval score FILE --true COL --pred COL``: the metrics of a whole file (CSV, TSV, JSON lines,
   Parquet), as a table or as a JSON object of metric name to value.
 - ``streameval watch FILE|-``: rows as they arrive (``--follow`` a growing file like ``tail -f``),
   all-time and windowed metrics, a line every N rows or T seconds, JSON lines, a Prometheus endpoint,
   and a JSON checkpoint (saved atomically on a schedule and on exit) to resume from.
 - ``streameval pss``: page-stream segmentation scoring, from :mod:`streameval.pss`.
+- ``streameval grafana`` / ``streameval alerts``: print the Grafana dashboard and the Prometheus
+  alert rules shipped in ``streameval/data/``.
 
-Exit status: 0 on success (a watch stopped with Ctrl-C or SIGTERM included), 1 on bad input or a
-refused checkpoint, 2 on a usage error. Errors are one line on standard error, never a traceback.
+``--metrics`` takes the names :func:`streameval.metrics.resolve` reads, in every subcommand.
+Exit status, the same in every subcommand: 0 on success (a watch stopped with Ctrl-C or SIGTERM
+included), 1 on bad input or a refused checkpoint, 2 on a usage error. Errors are one line on
+standard error, never a traceback.
 
 >>> main(["score", "--help"])  # doctest: +ELLIPSIS
 usage: streameval score [-h] --true COL --pred COL ...

@@ -312,3 +312,43 @@ def test_mixed_label_types_through_score_agree_with_the_python_api(tmp_path_fact
     for name, value in ev.get().items():
         if value == value and np.isfinite(value):
             assert got[name] == pytest.approx(value, abs=1e-12), name
+
+
+# ------------------------------------------------------------------------------ watch's tables
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 4), st.sampled_from("abcd"), st.integers(1, 3)),
+                     max_size=80),
+       size=st.integers(1, 12), cuts=st.lists(st.integers(0, 80), max_size=8))
+def test_watch_tables_catch_up_to_the_values_of_row_by_row_updates(rows, size, cuts):
+    """``watch`` takes rows in O(1) and brings its tables up to date at reports: at any flush
+    point, all time and window equal an Evaluator and a CountWindow updated row by row."""
+    from streameval import CountWindow, Evaluator
+    from streameval.cli import _Watch
+    from streameval.metrics import resolve
+
+    classes = resolve("ELM BCubed ARI NMI VI Purity")
+    state = _Watch(classes, size)
+    ev, win = Evaluator([c() for c in classes]), CountWindow(size, [c() for c in classes])
+    for k, row in enumerate(rows, 1):
+        state.pending.append(row)
+        ev.update(*row)
+        win.update(*row)
+        if k in cuts or k == len(rows):
+            values = state.values()
+            assert values["all"] == ev.get() and values["window"] == win.get()
+            assert state.win.table == win.evaluator.table and list(state.items) == list(win)
+
+
+def test_the_status_line_fits_the_terminal():
+    from streameval.cli import _status_line
+
+    values = {"rows": 123456, "skipped": 7, "drop": True,
+              "all": {f"Metric{k}": 0.5 for k in range(20)},
+              "window": {f"Metric{k}": 0.25 for k in range(20)}}
+    for width in (80, 120, 200):  # the counts and one metric always show
+        line = _status_line(values, 1000, width)
+        assert len(line) < width and line.startswith("rows 123456 | skipped 7 | DROP | all/last 1000: ")
+        shown = line.count("/0.2500")
+        assert shown >= 1 and line.endswith(f"+{20 - shown} more")
+    wide = _status_line(values, 1000, 10_000)
+    assert wide.count("/0.2500") == 20 and "more" not in wide
