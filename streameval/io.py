@@ -191,7 +191,7 @@ class LineSource:
         self._switch = False
 
     @classmethod
-    def open(cls, path: str, **kw) -> "LineSource":
+    def open(cls, path: str, **kw) -> LineSource:
         """A source over ``path`` (``"-"``: standard input); :class:`InputError` if it cannot be
         opened (a missing file, standard input closed)."""
         if path == "-":

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_cli import SCRIPT, assert_clean_failure, needs_script, run
 from test_cli_watch import WATCH, rows_text, sample
 

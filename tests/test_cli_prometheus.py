@@ -11,14 +11,21 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 
 import pytest
-
 from test_cli import run
-from test_cli_watch import WATCH, expected, finish, needs_script, rows_text, sample, start, wait_for
+from test_cli_watch import (
+    WATCH,
+    expected,
+    finish,
+    needs_script,
+    rows_text,
+    sample,
+    start,
+    wait_for,
+)
 
 pytestmark = needs_script
 

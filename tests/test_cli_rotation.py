@@ -13,7 +13,6 @@ import signal
 import time
 
 import pytest
-
 from test_cli import needs_script, run
 from test_cli_watch import WATCH, finish, json_lines, rows_text, sample, start, wait_for
 
@@ -69,7 +68,7 @@ def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
         total += len(parts[4])
         wait_for(reported(out, total), "the file that appeared after the deletion")
     finally:
-        code, stdout, stderr = finish(proc)
+        code, _, stderr = finish(proc)
     assert code == 0, stderr
     assert "Traceback" not in stderr
     assert f"{live}: truncated" in stderr
@@ -131,7 +130,7 @@ def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
         if not rotated and before >= 450:
             # rotate while a watcher runs, and kill only once it has checkpointed the new file
             proc = start(live, *args, "--follow", "--resume")
-            wait_for(lambda: ck.exists() and json.loads(ck.read_text())["body"]["rows"] > before,
+            wait_for(lambda b=before: ck.exists() and json.loads(ck.read_text())["body"]["rows"] > b,
                      "the resumed watcher's first checkpoint")
             os.rename(live, tmp_path / "live.csv.1")
             live.write_text(HEADER + rows_text(second))
