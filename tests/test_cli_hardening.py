@@ -351,3 +351,22 @@ def test_the_status_line_fits_the_terminal():
         assert shown >= 1 and line.endswith(f"+{20 - shown} more")
     wide = _status_line(values, 1000, 10_000)
     assert wide.count("/0.2500") == 20 and "more" not in wide
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.integers(1, 4)),
+                     min_size=1, max_size=60),
+       name=st.sampled_from(["ELM", "BCubed", "AdjustedRand", "VI"]))
+def test_watch_block_values_for_drop_detection_equal_the_metric(rows, name):
+    """The drop detector's block value (a fast path for ELM and BCubed) is the metric's value."""
+    pytest.importorskip("river")
+    from streameval import Evaluator
+    from streameval.cli import _count_cells, _Drops
+    from streameval.metrics import resolve
+
+    (cls,) = resolve(name)
+    ev = Evaluator([cls()])
+    for row in rows:
+        ev.update(*row)
+    got = _Drops(cls, len(rows), 10).value(_count_cells(rows))
+    assert got == pytest.approx(ev.get()[cls.__name__], abs=1e-12)
