@@ -37,6 +37,7 @@ def scored(path) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow
 def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
     parts = [sample(n=60, seed=s) for s in range(5)]
     live = tmp_path / "live.csv"
