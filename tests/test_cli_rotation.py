@@ -91,25 +91,27 @@ def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
         assert final["all"][name] == pytest.approx(value, abs=1e-12), name
 
 
-def kill_at_random(proc, ck, before: int, rng, during_write: bool) -> bool:
-    """SIGKILL ``proc`` once it has checkpointed past ``before`` rows: at once when a checkpoint's
-    temporary file appears (``during_write``), else after a random pause. True if a temporary
-    was left behind (killed mid-write)."""
-    def progressed():
-        try:
-            return json.loads(ck.read_text())["body"]["rows"] > before
-        except (OSError, ValueError, KeyError):
-            return False
+def checkpointed(ck) -> int:
+    try:
+        return json.loads(ck.read_text())["body"]["rows"]
+    except (OSError, ValueError, KeyError):
+        return -1
 
-    wait_for(lambda: progressed() or proc.poll() is not None, "a checkpoint past the last one",
-             timeout=120)
+
+def kill(proc, ck, before: int, rng, during_write: bool) -> bool:
+    """SIGKILL ``proc``: as soon as a checkpoint's temporary file appears (``during_write``), or
+    a random pause after it checkpointed past ``before`` rows. True if a temporary was left
+    behind (killed mid-write)."""
     tmp = f"{ck}.tmp-{proc.pid}"
     if during_write:
-        end = time.monotonic() + 5
+        end = time.monotonic() + 60
         while not os.path.exists(tmp) and time.monotonic() < end and proc.poll() is None:
             pass
     else:
+        wait_for(lambda: checkpointed(ck) > before or proc.poll() is not None,
+                 "a checkpoint past the last one", timeout=120)
         time.sleep(rng.uniform(0, 0.3))
+    assert proc.poll() is None, proc.communicate()[1]  # still running: not refused, not crashed
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     return os.path.exists(tmp)
@@ -117,43 +119,42 @@ def kill_at_random(proc, ck, before: int, rng, during_write: bool) -> bool:
 
 @pytest.mark.slow
 def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
+    """34 runs, each given a chunk of new rows and killed with SIGKILL (every third as soon as it
+    writes a checkpoint); the 17th run sees the file rotated (rename and create) under it."""
     rng = random.Random(13)
-    first, second = sample(n=900, seed=21), sample(n=900, seed=22)
+    chunks = [sample(n=60, seed=100 + k) for k in range(35)]
     live = tmp_path / "live.csv"
-    live.write_text(HEADER + rows_text(first))
+    live.write_text(HEADER)
     ck = tmp_path / "state.json"
     args = [*WATCH, *METRICS, "--window", 50, "--checkpoint", ck, "--checkpoint-rows", 5,
             "--checkpoint-every", 3600, "--every", 100000, "--interval", 0, "--jsonl", "-"]
-    kills = mid_write = 0
-    rotated = False
-    while kills < 34:
-        before = json.loads(ck.read_text())["body"]["rows"] if ck.exists() else -1
-        if not rotated and before >= 450:
-            # rotate while a watcher runs, and kill only once it has checkpointed the new file
+    written = mid_write = 0
+    for k in range(34):
+        before = checkpointed(ck)
+        if k == 17:  # rotate under a running watcher, kill it once it checkpointed the new file
+            append(live, rows_text(chunks[k]))
+            written += len(chunks[k])
             proc = start(live, *args, "--follow", "--resume")
-            wait_for(lambda b=before: ck.exists() and json.loads(ck.read_text())["body"]["rows"] > b,
-                     "the resumed watcher's first checkpoint")
+            wait_for(lambda n=written: checkpointed(ck) == n, "the old file's last rows")
             os.rename(live, tmp_path / "live.csv.1")
-            live.write_text(HEADER + rows_text(second))
-            wait_for(lambda: json.loads(ck.read_text())["body"]["rows"] > len(first),
-                     "a checkpoint in the new file", timeout=120)
-            rotated = True
-            before = json.loads(ck.read_text())["body"]["rows"]
+            live.write_text(HEADER)
+            before = checkpointed(ck)
         else:
             proc = start(live, *args, "--follow", "--resume")
-        mid_write += kill_at_random(proc, ck, before, rng, during_write=kills % 3 == 0)
-        kills += 1
-    assert rotated and mid_write >= 1, (rotated, mid_write)
+        append(live, rows_text(chunks[k + (k >= 17)]))
+        written += len(chunks[k + (k >= 17)])
+        mid_write += kill(proc, ck, before, rng, during_write=k % 3 == 0)
+    assert mid_write >= 1, mid_write
     # the last run reads to the end of the new file and stops
     resumed = run("watch", live, *args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     got = json.loads(resumed.stdout.splitlines()[-1])
     whole = tmp_path / "whole.csv"
-    whole.write_text(HEADER + rows_text(first) + rows_text(second))
+    whole.write_text(HEADER + "".join(rows_text(c) for c in chunks))
     straight = run("watch", whole, *WATCH, *METRICS, "--window", 50, "--jsonl", "-")
     assert straight.returncode == 0, straight.stderr
     want = json.loads(straight.stdout.splitlines()[-1])
-    assert got["rows"] == want["rows"] == len(first) + len(second)
+    assert got["rows"] == want["rows"] == written == 35 * 60
     assert (got["all"], got["window"], got["elements"]) == (want["all"], want["window"],
                                                            want["elements"])
     assert sorted(p.name for p in tmp_path.iterdir() if ".tmp-" in p.name) == []
