@@ -1,16 +1,21 @@
-"""The ``streameval`` command line: ``demo``, ``score``, ``watch`` and ``pss``.
+"""The ``streameval`` command line: ``demo``, ``score``, ``watch``, ``pss``, ``grafana``, ``alerts``.
 
-- ``streameval demo``: a generated page stream segmented by an online clusterer, streamed through
-  every O(1) metric; prints the final table and plots the metrics along the stream (PNG).
+- ``streameval demo``: a generated page stream segmented by an online clusterer, with a quality drop
+  injected half-way, streamed through a :class:`~streameval.Monitor`; prints the final table and
+  plots all-time against windowed metrics and the point where the drop is flagged (PNG).
 - ``streameval score FILE --true COL --pred COL``: the metrics of a whole file (CSV, TSV, JSON lines,
   Parquet), as a table or as a JSON object of metric name to value.
 - ``streameval watch FILE|-``: rows as they arrive (``--follow`` a growing file like ``tail -f``),
   all-time and windowed metrics, a line every N rows or T seconds, JSON lines, a Prometheus endpoint,
   and a JSON checkpoint (saved atomically on a schedule and on exit) to resume from.
 - ``streameval pss``: page-stream segmentation scoring, from :mod:`streameval.pss`.
+- ``streameval grafana`` / ``streameval alerts``: print the Grafana dashboard and the Prometheus
+  alert rules shipped in ``streameval/data/``.
 
-Exit status: 0 on success (a watch stopped with Ctrl-C or SIGTERM included), 1 on bad input or a
-refused checkpoint, 2 on a usage error. Errors are one line on standard error, never a traceback.
+``--metrics`` takes the names :func:`streameval.metrics.resolve` reads, in every subcommand.
+Exit status, the same in every subcommand: 0 on success (a watch stopped with Ctrl-C or SIGTERM
+included), 1 on bad input or a refused checkpoint, 2 on a usage error. Errors are one line on
+standard error, never a traceback.
 
 >>> main(["score", "--help"])  # doctest: +ELLIPSIS
 usage: streameval score [-h] --true COL --pred COL ...
@@ -21,15 +26,17 @@ usage: streameval score [-h] --true COL --pred COL ...
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
 import os
-import queue
+import shutil
 import signal
 import sys
 import threading
 import time
+from collections import deque
 
 from .errors import StreamevalError
 from .io import (
@@ -37,7 +44,9 @@ from .io import (
     InputError,
     LineSource,
     RowSpec,
+    MAX_LINE,
     detect_format,
+    fingerprint,
     iter_parquet_rows,
     iter_text_rows,
 )
@@ -54,31 +63,12 @@ class CLIError(Exception):
 
 # ---------------------------------------------------------------------------------- helpers
 def _metric_classes(names) -> list:
-    """The metric classes named on the command line (``None``: every O(1) label metric).
+    """The metric classes named on the command line (``None``: every O(1) label metric), read by
+    :func:`streameval.metrics.resolve`: class names, scikit-learn function names, short forms
+    (ARI, NMI, ...), ``all``; separated by spaces or commas. The same in every subcommand."""
+    from .metrics.resolve import resolve
 
-    Names are class names, case-insensitive, separated by spaces or commas; ``all`` adds the
-    on-demand (not O(1)) label metrics.
-    """
-    from .metrics import REGISTRY
-
-    label = {k: c for k, c in REGISTRY.items() if getattr(c, "requires_labels", True)}
-    default = [c for c in label.values() if not getattr(c, "on_demand", False)]
-    if not names:
-        return default
-    wanted = [n for arg in names for n in arg.split(",") if n.strip()]
-    by_lower = {k.lower(): c for k, c in label.items()}
-    out: list = []
-    for n in wanted:
-        n = n.strip()
-        if n.lower() == "all":
-            out.extend(c for c in label.values() if c not in out)
-            continue
-        cls = by_lower.get(n.lower())
-        if cls is None:
-            raise CLIError(f"unknown metric {n!r}; choose from {', '.join(label)} (or 'all')")
-        if cls not in out:
-            out.append(cls)
-    return out
+    return resolve(names)
 
 
 def _evaluator(classes, table=None):
@@ -188,7 +178,7 @@ def _intrinsic_evaluator(distance: str):
 
 
 # ---------------------------------------------------------------------------------- demo
-def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
+def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: float = 0.5):
     """A synthetic page stream and an online clusterer's segmentation of it (labels per page).
 
     Pages come in streams of about 250 pages; a stream is a run of documents (geometric lengths,
@@ -196,6 +186,8 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
     noise, and 4% of pages are off-topic (blank or stray pages). The online clusterer reads the pages
     in order and starts a new segment when a page's cosine similarity to the running mean of the
     current segment falls below 0.3: a leader-follower segmenter, as a page-stream model would be.
+    After the first ``drop`` fraction of the pages (``drop=1``: never) the segmenter degrades: its
+    threshold falls to -0.2, so it merges neighbouring documents (a quality drop to detect).
 
     Returns ``(y_true, y_pred)``: lists of labels ``"s<stream>/d<doc>"`` and ``"s<stream>/c<seg>"``.
     Deterministic for a seed. Cost O(pages · dim).
@@ -210,6 +202,7 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
     y_true: list = []
     y_pred: list = []
     stream = 0
+    degrade_at = int(pages * drop) if drop < 1 else pages + 1
     while len(y_true) < pages:
         n_pages = min(pages - len(y_true), int(rng.integers(150, 350)))
         doc, seg, left = -1, -1, 0
@@ -227,7 +220,8 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
                 x = topic + rng.normal(scale=0.8 / math.sqrt(dim), size=dim)
             if mean is not None:
                 cos = float(x @ mean) / (float(np.linalg.norm(x) * np.linalg.norm(mean)) or 1.0)
-            if mean is None or cos < 0.3:
+            threshold = 0.3 if len(y_true) < degrade_at else -0.2
+            if mean is None or cos < threshold:
                 seg += 1
                 mean, count = x.copy(), 1
             else:
@@ -239,64 +233,113 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16):
     return y_true, y_pred
 
 
-def cmd_demo(args) -> int:
-    """``streameval demo``: stream :func:`make_demo_stream` through the metrics; table and plot.
+def _demo_monitor(classes, window: int):
+    """A :class:`~streameval.Monitor` over the metrics, flagging drops of ELM (or of the first
+    metric) when River is installed."""
+    from .monitor import Monitor
 
-    Cost: one O(1) update per page, and ``--points`` readings of every metric.
+    names = [c.__name__ for c in classes]
+    watch = "ELM" if "ELM" in names else names[0]
+    try:
+        import river  # noqa: F401
+    except ImportError:
+        _warn("no drop detection in the demo: it needs River (pip install 'streameval[river]')")
+        return Monitor([c() for c in classes], window=window, watch=watch, detector=False)
+    return Monitor([c() for c in classes], window=window, watch=watch)
+
+
+def cmd_demo(args) -> int:
+    """``streameval demo``: stream :func:`make_demo_stream` through a :class:`Monitor` (all-time
+    and windowed metrics, drop detection); print the table and plot the story.
+
+    Cost: one Monitor update per page, and ``--points`` readings of every metric.
     """
     classes = _metric_classes(args.metrics)
-    ev = _evaluator(classes)
-    y_true, y_pred = make_demo_stream(args.seed, args.pages)
+    mon = _demo_monitor(classes, args.window)
+    y_true, y_pred = make_demo_stream(args.seed, args.pages, drop=args.drop)
     n = len(y_true)
     step = max(1, n // args.points)
-    xs: list = []
-    trace: dict[str, list] = {name: [] for name in ev.metrics}
+    xs, trace, wtrace = [], {c.__name__: [] for c in classes}, {c.__name__: [] for c in classes}
     bar = _progress(n, "demo", not args.no_progress)
-    update, get = ev.update, ev.get
+    update = mon.update
     for k in range(n):
         update(y_true[k], y_pred[k])
         if (k + 1) % step == 0 or k + 1 == n:
             bar.update(k + 1 - (xs[-1] if xs else 0))
             xs.append(k + 1)
-            for name, v in get().items():
+            for name, v in mon.all_time.get().items():
                 trace[name].append(v)
+            for name, v in mon.window.get().items():
+                wtrace[name].append(v)
     bar.close()
+    ev = mon.all_time
     table = ev.table
     _print_values(ev, args.format, f"streameval demo: {n} pages (seed {args.seed}), "
                   f"{table.k_true} true documents, {table.k_pred} predicted segments")
+    out = sys.stderr if args.format == "json" else sys.stdout
+    injected = int(n * args.drop) if args.drop < 1 else None
+    flagged = [d for d in mon.drops if injected is None or d > injected]
+    if injected is not None:
+        seen = f"flagged by the Monitor at page {flagged[0]}" if flagged else "not flagged"
+        print(f"quality drop injected at page {injected}: {seen}", file=out)
     if args.plot:
         try:
-            bounded = {k for k, m in ev.metrics.items() if m.bounds[1] == 1.0}
-            _plot(xs, trace, bounded, args.plot, f"streameval demo (seed {args.seed}, {n} pages)")
+            _plot(xs, trace, wtrace, mon, injected, args)
         except ImportError:
             _warn(f"no plot written: matplotlib is not installed ({EXTRA_HINT})")
         else:
-            print(f"plot written to {args.plot}", file=sys.stderr if args.format == "json" else sys.stdout)
+            print(f"plot written to {args.plot}", file=out)
     return 0
 
 
-def _plot(xs, trace, bounded, path, title) -> None:
-    """Metrics along the stream: scores bounded by 1 on one panel, the others (nats) on another."""
+PLOT_FIRST = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
+
+
+def _plot(xs, trace, wtrace, mon, injected, args) -> None:
+    """Up to four metrics, one panel each: all time against the window, the injected drop and the
+    points where the Monitor flagged drops of its watched metric."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    top = {k: v for k, v in trace.items() if k in bounded}
-    other = {k: v for k, v in trace.items() if k not in bounded}
-    panels = [p for p in (top, other) if p]
-    colors = plt.get_cmap("tab20").colors  # type: ignore[attr-defined]  # a ListedColormap
-    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 4.2 * len(panels)), squeeze=False)
-    for ax, series in zip(axes[:, 0], panels):
-        for i, (k, v) in enumerate(series.items()):
-            ax.plot(xs, v, label=k, linewidth=1.2, color=colors[i % len(colors)])
-        ax.set_xlabel("elements seen")
-        ax.set_ylabel("score" if series is top else "value (nats)")
+    names = [k for k in PLOT_FIRST if k in trace] + [k for k in trace if k not in PLOT_FIRST]
+    names = names[:4]
+    cols = 1 if len(names) == 1 else 2
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 3.6 * rows + 0.8), squeeze=False,
+                             sharex=True)
+    flagged = [d for d in mon.drops if injected is None or d > injected]
+    for ax, name in zip(axes.flat, names):
+        ax.plot(xs, wtrace[name], color="#e66101", linewidth=1.3,
+                label=f"last {args.window} pages (window)")
+        ax.plot(xs, trace[name], color="#1b4f9c", linewidth=2.4, label="all time")
+        if injected is not None:
+            ax.axvspan(injected, xs[-1], color="0.5", alpha=0.08)
+            ax.axvline(injected, color="0.35", linestyle="--", linewidth=1.2,
+                       label="quality drop injected")
+        for d in mon.drops:
+            first = bool(flagged) and d == flagged[0]
+            ax.axvline(d, color="#c51b7d", linewidth=2.0 if first else 0.8,
+                       alpha=1.0 if first else 0.5,
+                       label=f"Monitor flags a drop of {mon.watch} (page {d})" if first else None)
+        ax.set_title(name, fontsize=11)
         ax.grid(alpha=0.3)
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
-    axes[0, 0].set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        if mon.all_time.metrics[name].bounds[1] == 1.0:
+            ax.set_ylim(min(0.0, min(wtrace[name] + trace[name])), 1.02)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("pages seen")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    story = "no quality drop injected"
+    if injected is not None:
+        story = (f"a quality drop injected at page {injected}, "
+                 + ("flagged by the Monitor" if flagged else "not flagged by the Monitor"))
+    fig.suptitle(f"streameval demo: {xs[-1]} pages (seed {args.seed}); {story}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(args.plot, dpi=110)
     plt.close(fig)
 
 
@@ -318,7 +361,7 @@ def cmd_score(args) -> int:
         source = None
         found = iter_parquet_rows(args.file, spec, policy)
     else:
-        source = LineSource.open(args.file)
+        source = LineSource.open(args.file, max_line=args.max_line_bytes)
         found = iter_text_rows(source, fmt, spec, policy)
     big = source is not None and args.file != "-" and os.path.getsize(args.file) > 2**24
     bar = _progress(os.path.getsize(args.file) if big else 0, args.file,
@@ -372,57 +415,187 @@ def _format_or_usage(path, fmt):
 
 # ---------------------------------------------------------------------------------- watch
 CHECKPOINT_FORMAT = "streameval.watch-checkpoint"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # 2: the position carries a fingerprint of the input consumed
+
+
+def _count_cells(rows, sign=1, counts=None) -> dict:
+    """``{(t, p): total weight}`` of ``(t, p, w, ...)`` rows (``sign=-1``: subtracted)."""
+    counts = {} if counts is None else counts
+    get = counts.get
+    for row in rows:
+        key = (row[0], row[1])
+        counts[key] = get(key, 0) + sign * row[2]
+    return counts
+
+
+def _add_cells(ev, counts: dict) -> None:
+    """Apply ``{(t, p): signed weight}`` to an evaluator: additions in one
+    :meth:`~streameval.Evaluator.update_many` (as ``score`` does), removals by ``revert``."""
+    import numpy as np
+
+    plus = [(k, c) for k, c in counts.items() if c > 0]
+    for (t, p), c in counts.items():
+        if c < 0:
+            ev.revert(t, p, -c)
+    if plus:
+        ts = np.empty(len(plus), dtype=object)
+        ps = np.empty(len(plus), dtype=object)
+        ts[:] = [k[0] for k, _ in plus]
+        ps[:] = [k[1] for k, _ in plus]
+        ev.update_many(ts, ps, np.fromiter((c for _, c in plus), dtype=np.int64, count=len(plus)))
+
+
+class _Drops:
+    """Drop detection as :class:`~streameval.Monitor` does it: the watched metric over consecutive
+    blocks of ``block`` rows, each block's value fed to River's ``ADWIN`` (:func:`is_drop`).
+
+    Cost: one small table per block (O(block)), amortised O(1) per row.
+    """
+
+    def __init__(self, cls, block: int, recent: int):
+        from river import drift
+
+        from .monitor import is_drop
+
+        self.cls, self.block, self.recent = cls, block, recent
+        self.detector, self.is_drop = drift.ADWIN(clock=1), is_drop
+        self.better = cls.bigger_is_better
+        self.rows: list = []
+        self.since = [0.0, 0]
+        self.seen = 0  # rows fed
+        self.drops: list = []  # row counts at which drops were flagged
+
+    def feed(self, rows) -> None:
+        block, out = self.block, self.rows
+        for row in rows:
+            out.append(row)
+            if len(out) == block:
+                value = self.value(_count_cells(out))
+                self.seen += len(out)
+                out.clear()
+                if value == value and self.is_drop(self.detector, value, self.better, self.since):
+                    self.drops.append(self.seen)
+
+    def value(self, cells: dict) -> float:
+        """The watched metric over one block's cells ``{(t, p): n}``: ELM and BCubed (default
+        parameters) from their per-element F-scores, averaged over the elements; any other metric
+        from the table's statistics (:meth:`ContingencyStats.from_cells`). O(cells)."""
+        from .stats import ContingencyStats
+
+        name = self.cls.__name__
+        if name not in ("ELM", "BCubed"):
+            stats = ContingencyStats.from_cells((t, p, c) for (t, p), c in cells.items())
+            return self.cls().value(stats)
+        a: dict = {}
+        b: dict = {}
+        n = 0
+        for (t, p), c in cells.items():
+            a[t] = a.get(t, 0) + c
+            b[p] = b.get(p, 0) + c
+            n += c
+        total = 0.0
+        if name == "ELM":  # F_e = 2(n-1)/((a-1)+(b-1)), 1 when a = b = 1
+            for (t, p), c in cells.items():
+                x, y = a[t], b[p]
+                total += c if x == y == 1 else c * 2.0 * (c - 1) / (x + y - 2)
+        else:  # BCubed: F_e = 2n/(a+b)
+            for (t, p), c in cells.items():
+                total += c * 2.0 * c / (a[t] + b[p])
+        return total / n
+
+    @property
+    def flag(self) -> bool:
+        """A drop was flagged within the last ``recent`` rows."""
+        return bool(self.drops) and self.seen + len(self.rows) - self.drops[-1] < self.recent
 
 
 class _Watch:
-    """The state of ``streameval watch``: all-time and windowed metrics, counts, input position."""
+    """The state of ``streameval watch``: all-time and windowed metrics, counts, input position.
 
-    def __init__(self, classes, window: int):
-        from .window import CountWindow
+    Rows are taken in O(1) each (appended to a pending list); the tables catch up at each report,
+    publication or checkpoint (:meth:`flush`): the all-time table by one ``update_many`` of the
+    pending rows' cells, the window (the last ``window`` rows) by the net change of its cells, or
+    rebuilt when that is cheaper. The values are those of updating row by row (the tables hold
+    integer counts; the order of updates does not change them).
+    """
 
+    def __init__(self, classes, window: int, drops: _Drops | None = None):
         self.classes = classes
         self.all = _evaluator(classes)
-        self.window = CountWindow(window, _evaluator(classes)) if window else None
+        self.size = window
+        self.items: deque | None = deque() if window else None  # the window's rows
+        self.win = _evaluator(classes) if window else None
+        self.pending: list = []
+        self.drops = drops
         self.rows = self.skipped = self.offset = self.line = 0
-        self.header = None
+        self.header = self.fingerprint = None
+        self.updated = time.time()  # when the last row was taken
 
-    def update(self, t, p, w) -> None:
-        self.all.update(t, p, w)
-        if self.window is not None:
-            self.window.update(t, p, w)
-        self.rows += 1
+    @property
+    def elements(self) -> int:
+        return self.all.table.n + sum(row[2] for row in self.pending)
+
+    def flush(self) -> None:
+        """Bring the tables up to date with the pending rows."""
+        rows = self.pending
+        if not rows:
+            return
+        self.pending = []
+        _add_cells(self.all, _count_cells(rows))
+        if self.items is not None:
+            self._flush_window(rows)
+        if self.drops is not None:
+            self.drops.feed(rows)
+
+    def _flush_window(self, rows) -> None:
+        items, size = self.items, self.size
+        leaving = max(0, len(items) + len(rows) - size)
+        if leaving + len(rows) > size:  # cheaper to rebuild from the rows it will hold
+            items.extend(rows[-size:])
+            while len(items) > size:
+                items.popleft()
+            self.win = _evaluator(self.classes)
+            _add_cells(self.win, _count_cells(items))
+            return
+        delta = _count_cells((items.popleft() for _ in range(leaving)), sign=-1)
+        _add_cells(self.win, _count_cells(rows, counts=delta))
+        items.extend(rows)
 
     def values(self) -> dict:
+        self.flush()
         out = {"rows": self.rows, "elements": self.all.table.n, "skipped": self.skipped,
                "all": self.all.get()}
-        if self.window is not None:
-            out["window"] = self.window.get()
+        if self.win is not None:
+            out["window"] = self.win.get()
+        if self.drops is not None:
+            out["drop"] = self.drops.flag
+            out["drops"] = len(self.drops.drops)
         return out
 
     # -- checkpoint ----------------------------------------------------------------
-    def to_body(self, input_desc: dict) -> dict:
+    def to_body(self, input_desc: dict, fingerprint) -> dict:
         """The checkpoint's content (labels from the readers are str, int, float or bool)."""
+        self.flush()
         body = {
             "input": input_desc,
-            "position": {"offset": self.offset, "line": self.line, "header": self.header},
+            "position": {"offset": self.offset, "line": self.line, "header": self.header,
+                         "fingerprint": fingerprint},
             "rows": self.rows,
             "skipped": self.skipped,
             "table": self.all.table.to_dict(),
             "window": None,
         }
-        if self.window is not None:
+        if self.items is not None:
             body["window"] = {
-                "size": self.window.size,
-                "items": [list(item) for item in self.window],
-                "table": self.window.evaluator.table.to_dict(),
+                "size": self.size,
+                "items": [list(item) for item in self.items],
+                "table": self.win.table.to_dict(),
             }
         return body
 
     def load_body(self, body: dict, input_desc: dict, path: str) -> None:
         """Restore from a checkpoint body; raise :class:`CLIError` on anything inconsistent."""
         from .contingency import Contingency
-        from .errors import StreamevalError
 
         def refuse(why):
             raise CLIError(f"checkpoint {path} refused: {why}")
@@ -432,7 +605,7 @@ class _Watch:
         try:
             pos = body["position"]
             offset, line, rows, skipped = pos["offset"], pos["line"], body["rows"], body["skipped"]
-            header = pos["header"]
+            header, self.fingerprint = pos["header"], pos["fingerprint"]
             for v in (offset, line, rows, skipped):
                 if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                     refuse(f"bad count {v!r}")
@@ -443,17 +616,18 @@ class _Watch:
             table = Contingency.from_dict(body["table"])
             self.all = _evaluator(self.classes, table=table)
             win = body["window"]
-            if (win is None) != (self.window is None) or (
-                win is not None and win.get("size") != self.window.size  # type: ignore[union-attr]
+            if (win is None) != (self.items is None) or (
+                win is not None and win.get("size") != self.size
             ):
                 size = 0 if win is None else win.get("size")
-                refuse(f"its window size is {size}, but --window is "
-                       f"{self.window.size if self.window is not None else 0}")
+                refuse(f"its window size is {size}, but --window is {self.size}")
             if win is not None:
-                for item in win["items"]:
-                    t, p, w = item
-                    self.window.update(t, p, w)  # type: ignore[union-attr]  # checked above
-                if Contingency.from_dict(win["table"]) != self.window.evaluator.table:  # type: ignore[union-attr]
+                items = [tuple(item) for item in win["items"]]
+                if len(items) > self.size or any(len(item) != 3 for item in items):
+                    refuse("bad window items")
+                self.items.extend(items)
+                _add_cells(self.win, _count_cells(items))
+                if Contingency.from_dict(win["table"]) != self.win.table:
                     refuse("its window items do not add up to its window table")
         except CLIError:
             raise
@@ -465,7 +639,8 @@ class _Watch:
 
 def save_checkpoint(path: str, body: dict) -> None:
     """Write ``{format, version, sha256, body}`` as JSON to a temporary file, then rename it over
-    ``path``: a reader (or a crash) sees the old checkpoint or the new one, never half of one."""
+    ``path``: a reader (or a crash) sees the old checkpoint or the new one, never half of one.
+    The temporary file is removed if the write fails."""
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     doc = {
         "format": CHECKPOINT_FORMAT,
@@ -474,11 +649,16 @@ def save_checkpoint(path: str, body: dict) -> None:
         "body": body,
     }
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, sort_keys=True, separators=(",", ":"))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, sort_keys=True, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
     try:  # make the rename itself durable
         fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
     except OSError:
@@ -489,6 +669,30 @@ def save_checkpoint(path: str, body: dict) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def remove_stale_temporaries(path: str) -> list:
+    """Remove ``PATH.tmp-PID`` files that a killed ``watch`` left (its process is gone);
+    return their names. Temporaries of a live process are left alone."""
+    import glob
+
+    removed = []
+    for tmp in glob.glob(glob.escape(path) + ".tmp-*"):
+        pid = tmp.rsplit("-", 1)[1]
+        if not pid.isdigit():
+            continue
+        if int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+                continue  # alive (another watch writing the same checkpoint)
+            except ProcessLookupError:
+                pass
+            except (PermissionError, OverflowError):
+                continue
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+            removed.append(tmp)
+    return removed
 
 
 def load_checkpoint(path: str) -> dict:
@@ -506,7 +710,8 @@ def load_checkpoint(path: str) -> dict:
         raise CLIError(f"checkpoint {path} refused: not a streameval watch checkpoint "
                        f"(format {doc.get('format') if isinstance(doc, dict) else None!r})")
     if doc.get("version") != CHECKPOINT_VERSION:
-        raise CLIError(f"checkpoint {path} refused: unsupported version {doc.get('version')!r}")
+        raise CLIError(f"checkpoint {path} refused: unsupported version {doc.get('version')!r} "
+                       f"(this streameval writes version {CHECKPOINT_VERSION})")
     body = doc.get("body")
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     if not isinstance(body, dict) or hashlib.sha256(text.encode()).hexdigest() != doc.get("sha256"):
@@ -515,46 +720,108 @@ def load_checkpoint(path: str) -> dict:
 
 
 class _Prometheus:
-    """Gauges ``streameval_metric{metric, scope}``, ``streameval_rows``, ``streameval_elements``
-    and ``streameval_rows_skipped`` on ``http://HOST:PORT/metrics``."""
+    """The values of the last publication on ``http://HOST:PORT/metrics``, read at each scrape:
 
-    def __init__(self, host: str, port: int):
+    - ``streameval_metric{metric, scope}`` (gauge; scope ``all`` or ``window``);
+    - ``streameval_rows_total``, ``streameval_elements_total``, ``streameval_rows_skipped_total``
+      (counters);
+    - ``streameval_last_update_timestamp_seconds`` (gauge: Unix time of the last row taken);
+    - ``streameval_drop`` (gauge, 0 or 1: a drop of the watched metric was flagged within the
+      window) and ``streameval_drops_total`` (counter), when drops are detected.
+
+    Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
+    """
+
+    def __init__(self, host: str, port: int, labels: dict):
         try:
-            from prometheus_client import CollectorRegistry, Gauge, start_http_server
+            from prometheus_client import CollectorRegistry, start_http_server
+            from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
         except ImportError:
             raise CLIError(f"--prometheus-port needs prometheus-client: {EXTRA_HINT}") from None
-        self.registry = reg = CollectorRegistry()
-        self.metric = Gauge("streameval_metric", "Current value of a clustering evaluation metric",
-                            ["metric", "scope"], registry=reg)
-        self.rows = Gauge("streameval_rows", "Rows read (all time)", registry=reg)
-        self.elements = Gauge("streameval_elements", "Elements in the all-time table", registry=reg)
-        self.skipped = Gauge("streameval_rows_skipped", "Malformed rows skipped", registry=reg)
+        self.gauge, self.counter = GaugeMetricFamily, CounterMetricFamily
+        self.labels = labels
+        self.snapshot = None
+        registry = CollectorRegistry()
+        registry.register(self)
         try:
-            self.server, _ = start_http_server(port, addr=host, registry=reg)
+            self.server, _ = start_http_server(port, addr=host, registry=registry)
         except OSError as e:
             raise CLIError(f"cannot serve Prometheus metrics on {host}:{port}: {e.strerror}") from None
         self.port = self.server.server_port
         _warn(f"serving Prometheus metrics on http://{host}:{self.port}/metrics")
 
-    def publish(self, values: dict) -> None:
+    def publish(self, values: dict, updated: float) -> None:
+        self.snapshot = (values, updated)  # one assignment: a scrape sees all of it or none
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        if self.snapshot is None:
+            return
+        values, updated = self.snapshot
+        keys, vals = list(self.labels), list(self.labels.values())
+        g = self.gauge("streameval_metric", "Current value of a clustering evaluation metric",
+                       labels=["metric", "scope", *keys])
         for scope in ("all", "window"):
             for name, v in values.get(scope, {}).items():
-                self.metric.labels(metric=name, scope=scope).set(v)
-        self.rows.set(values["rows"])
-        self.elements.set(values["elements"])
-        self.skipped.set(values["skipped"])
+                g.add_metric([name, scope, *vals], v)
+        yield g
+        for key, name, text in (("rows", "streameval_rows", "Rows taken (all time)"),
+                                ("elements", "streameval_elements",
+                                 "Elements (total weight) in the all-time table"),
+                                ("skipped", "streameval_rows_skipped", "Malformed rows skipped"),
+                                ("drops", "streameval_drops", "Drops of the watched metric flagged")):
+            if key in values:
+                c = self.counter(name, text, labels=keys)
+                c.add_metric(vals, values[key])
+                yield c
+        g = self.gauge("streameval_last_update_timestamp_seconds",
+                       "Unix time at which the last row was taken", labels=keys)
+        g.add_metric(vals, updated)
+        yield g
+        if "drop" in values:
+            g = self.gauge("streameval_drop", "1 when a drop of the watched metric was flagged "
+                           "within the window, else 0", labels=keys)
+            g.add_metric(vals, float(values["drop"]))
+            yield g
 
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
 
 
-def _status_line(values: dict, window: int) -> str:
-    parts = [f"rows {values['rows']}", f"skipped {values['skipped']}"]
-    parts.append("all: " + " ".join(f"{k}={v:.4f}" for k, v in values["all"].items()))
-    if "window" in values:
-        parts.append(f"last {window}: " + " ".join(f"{k}={v:.4f}" for k, v in values["window"].items()))
-    return " | ".join(parts)
+_SHORT = {"AdjustedRand": "ARI", "NormalizedMutualInfo": "NMI", "AdjustedMutualInfo": "AMI",
+          "VariationOfInformation": "VI", "FowlkesMallows": "FMI", "MutualInfo": "MI"}
+
+
+def _short_name(name: str) -> str:
+    return _SHORT.get(name, name)
+
+
+def _status_line(values: dict, window: int, width: int | None = None) -> str:
+    """``rows N | skipped S | all/last W: ELM 0.8123/0.7990 BCubed ...`` cut to ``width``
+    characters (default: the terminal's), the metrics that do not fit counted at the end."""
+    if width is None:
+        width = shutil.get_terminal_size((120, 24)).columns
+    head = f"rows {values['rows']} | skipped {values['skipped']}"
+    if values.get("drop"):
+        head += " | DROP"
+    win = values.get("window")
+    head += f" | all/last {window}:" if win is not None else " | all:"
+    parts = []
+    for k, v in values["all"].items():
+        cell = f"{v:.4f}" if win is None else f"{v:.4f}/{win[k]:.4f}"
+        parts.append(f"{_short_name(k)} {cell}")
+    line, shown = head, 0
+    for i, part in enumerate(parts):
+        more = len(parts) - i - 1
+        tail = f" +{more} more" if more else ""
+        if shown and len(line) + 1 + len(part) + len(tail) > width - 1:
+            return f"{line} +{len(parts) - i} more"
+        line += " " + part
+        shown += 1
+    return line
 
 
 def _json_line(values: dict, final=False) -> str:
@@ -565,152 +832,271 @@ def _json_line(values: dict, final=False) -> str:
     return json.dumps(out)
 
 
-def cmd_watch(args) -> int:
-    """``streameval watch``: a reader thread parses rows into a queue; the main thread updates the
-    all-time evaluator and the window (O(1) per row), reports, publishes and checkpoints."""
-    fmt = _format_or_usage(args.file, args.input_format)
-    if fmt == "parquet":
-        raise CLIError("watch reads text rows (csv, tsv, jsonl); use 'streameval score' for Parquet")
-    if args.follow and args.file == "-":
-        raise CLIError("--follow applies to files; standard input is read until it closes")
-    if args.resume and not args.checkpoint:
-        raise CLIError("--resume needs --checkpoint PATH")
-    classes = _metric_classes(args.metrics)
-    spec = _spec(args)
-    input_desc = {
+class _Feed:
+    """Items from the reader thread to the main thread: a deque (appends and pops are atomic),
+    an event to wake the main thread when items arrive, and a bound on what may wait."""
+
+    LIMIT = 1 << 16
+
+    def __init__(self):
+        self.items: deque = deque()
+        self.ready = threading.Event()
+        self.stopped = False
+
+    def put(self, item) -> None:
+        items = self.items
+        while len(items) >= self.LIMIT and not self.stopped:
+            time.sleep(0.005)
+        items.append(item)
+        if len(items) == 1:
+            self.ready.set()
+
+    def take(self, timeout: float, most: int = 8192) -> list:
+        """Up to ``most`` items, waiting up to ``timeout`` seconds for the first."""
+        items = self.items
+        if not items:
+            self.ready.clear()
+            if not items:
+                self.ready.wait(timeout)
+        pop, out = items.popleft, []
+        for _ in range(min(most, len(items))):
+            out.append(pop())
+        return out
+
+
+def _input_desc(args, fmt: str, spec: RowSpec) -> dict:
+    return {
         "path": "<stdin>" if args.file == "-" else os.path.abspath(args.file),
         "format": fmt, "true": spec.true, "pred": spec.pred, "weight": spec.weight,
         "header": spec.header,
     }
-    state = _Watch(classes, args.window)
-    if args.resume and os.path.exists(args.checkpoint):
-        state.load_body(load_checkpoint(args.checkpoint), input_desc, args.checkpoint)
-        _warn(f"resumed from {args.checkpoint}: {state.rows} rows, line {state.line}")
-    elif args.resume:
-        _warn(f"no checkpoint at {args.checkpoint} yet: starting from the beginning")
-    policy = _ErrorPolicy(args.on_error)
-    policy.count = state.skipped
 
-    stop = threading.Event()
+
+def _drops_for(args, classes):
+    """The drop detector of ``watch`` (``None`` without River or with ``--drop-block 0``)."""
+    if not args.drop_block:
+        return None
+    names = {c.__name__: c for c in classes}
+    cls = names.get("ELM", classes[0])
+    if args.drop_metric:
+        (cls,) = _metric_classes([args.drop_metric])[:1]
     try:
-        source = LineSource.open(args.file, follow=args.follow, stop=stop.is_set, poll=args.poll)
-    except OSError as e:
-        raise CLIError(f"cannot read {args.file}: {e.strerror}") from None
-    start = (state.offset, state.line) if args.file != "-" and state.line else None
-    q: queue.Queue = queue.Queue(maxsize=4096)
-    END = object()
+        return _Drops(cls, args.drop_block, max(args.window, 10 * args.drop_block))
+    except ImportError:
+        _warn("no drop detection: it needs River (pip install 'streameval[river]')")
+        return None
 
-    def reader():
-        raised = []
+
+def _check_fingerprint(source: LineSource, state, path: str) -> None:
+    """Refuse to resume a file whose consumed bytes are not those the checkpoint saw."""
+    fd = source.fileno()
+    size = os.fstat(fd).st_size
+    if size < state.offset:
+        raise CLIError(f"checkpoint {path} refused: {source.name} has {size} bytes, fewer than "
+                       f"the {state.offset} already read: was it truncated or replaced?")
+    if fingerprint(fd, state.offset) != state.fingerprint:
+        raise CLIError(f"checkpoint {path} refused: the first {state.offset} bytes of "
+                       f"{source.name} are not those it consumed (replaced, rewritten, or "
+                       "rotated while watch was not running?)")
+
+
+class _WatchRun:
+    """One run of ``streameval watch``: the reader thread, the main loop, reports, checkpoints."""
+
+    def __init__(self, args, fmt, spec, classes):
+        self.args, self.fmt, self.spec = args, fmt, spec
+        self.input_desc = _input_desc(args, fmt, spec)
+        self.state = _Watch(classes, args.window, _drops_for(args, classes))
+        self.policy = _ErrorPolicy(args.on_error)
+        self.feed = _Feed()
+        self.stop = threading.Event()
+        self.prom = self.jsonl = None
+        self.fd = None  # a descriptor of the file being read, for the checkpoint's fingerprint
+        self.interrupted: list = []
+        self.error = None
+        self.file_error = False
+
+    # -- set-up -------------------------------------------------------------------------
+    def resume(self) -> None:
+        args, state = self.args, self.state
+        if not args.checkpoint:
+            return
+        for tmp in remove_stale_temporaries(args.checkpoint):
+            _warn(f"removed {tmp}, left by a watch that was killed while writing a checkpoint")
+        if args.resume and os.path.exists(args.checkpoint):
+            state.load_body(load_checkpoint(args.checkpoint), self.input_desc, args.checkpoint)
+            _warn(f"resumed from {args.checkpoint}: {state.rows} rows, line {state.line}")
+        elif args.resume:
+            _warn(f"no checkpoint at {args.checkpoint} yet: starting from the beginning")
+        self.policy.count = state.skipped
+
+    def open(self) -> None:
+        args, state = self.args, self.state
+        self.source = LineSource.open(args.file, follow=args.follow, stop=self.stop.is_set,
+                                      poll=args.poll, max_line=args.max_line_bytes,
+                                      on_notice=self._notice)
+        fd = self.source.fileno()
+        if args.file != "-" and fd is not None:
+            if state.line:
+                _check_fingerprint(self.source, state, args.checkpoint)
+            self.fd = os.dup(fd)
+        self.start = (state.offset, state.line) if args.file != "-" and state.line else None
+        if args.prometheus_port is not None:
+            self.prom = _Prometheus(args.prometheus_host, args.prometheus_port, dict(args.label))
+        if args.jsonl:
+            self.jsonl = (sys.stdout if args.jsonl == "-"
+                          else open(args.jsonl, "a", encoding="utf-8"))  # noqa: SIM115
+
+    # -- the reader thread --------------------------------------------------------------
+    def _notice(self, message: str) -> None:
+        """From the reader thread (a rotation, truncation, deletion): in order with the rows."""
+        source = self.source
+        fd = source.fileno()
+        self.feed.put((None, "notice", (message, source.generation,
+                                        os.dup(fd) if fd is not None else None)))
+
+    def reader(self) -> None:
+        put, source, raised = self.feed.put, self.source, []
 
         def on_error(e):
-            q.put(("error", e, source.lineno, source.offset))
-            if args.on_error == "stop":
+            put((None, "error", (e, source.lineno, source.offset)))
+            if self.args.on_error == "stop":
                 raised.append(e)
                 raise e
 
         try:
-            for row in iter_text_rows(source, fmt, spec, on_error, start=start):
-                q.put(("row", row, source.lineno, source.offset, source.header))
+            rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
+                                  total=self.state.elements)
+            for row in rows:
+                put((row, source.lineno, source.offset))
         except InputError as e:
             if e not in raised:  # a problem with the file as a whole (header, size)
-                q.put(("fatal", e))
+                put((None, "fatal", e))
         except Exception as e:  # an I/O error: reported by the main thread
-            q.put(("fatal", e))
-        q.put(END)
+            put((None, "fatal", e))
+        put((None, "end", None))
 
-    prom = None
-    if args.prometheus_port is not None:
-        prom = _Prometheus(args.prometheus_host, args.prometheus_port)
-    jsonl = None
-    if args.jsonl:
-        jsonl = sys.stdout if args.jsonl == "-" else open(args.jsonl, "a", encoding="utf-8")  # noqa: SIM115
-
-    def emit(final=False):
+    # -- the main thread ----------------------------------------------------------------
+    def emit(self, final=False) -> dict:
+        args, state = self.args, self.state
         values = state.values()
-        if prom is not None:
-            prom.publish(values)
-        if jsonl is not None:
-            print(_json_line(values, final), file=jsonl, flush=True)
-        if jsonl is not sys.stdout and not final:
+        if self.prom is not None:
+            self.prom.publish(values, state.updated)
+        if self.jsonl is not None:
+            print(_json_line(values, final), file=self.jsonl, flush=True)
+        if self.jsonl is not sys.stdout and not final:
             print(_status_line(values, args.window), flush=True)
         return values
 
-    def checkpoint():
-        if args.checkpoint:
-            state.skipped = policy.count
-            save_checkpoint(args.checkpoint, state.to_body(input_desc))
+    def checkpoint(self) -> None:
+        if self.args.checkpoint:
+            state = self.state
+            state.skipped = self.policy.count
+            fp = fingerprint(self.fd, state.offset) if self.fd is not None else None
+            save_checkpoint(self.args.checkpoint, state.to_body(self.input_desc, fp))
 
-    # Ctrl-C and SIGTERM only raise a flag, checked between rows: a row is never half counted
-    # (tables, window and input position always agree, so a checkpoint is always consistent).
-    interrupted = []
-    signals: dict[int, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
-    old = {sig: signal.signal(sig, lambda signum, _: interrupted.append(signals[signum]))
-           for sig in signals}
-    threading.Thread(target=reader, daemon=True).start()
-    now = time.monotonic()
-    last_line = last_ck = last_pub = now
-    rows_line, rows_ck = state.rows, state.rows
-    saved_header = state.header
-    error = None
-    try:
-        if prom is not None:
-            prom.publish(state.values())
-        while not interrupted:
-            try:
-                item = q.get(timeout=0.2)
-            except queue.Empty:
-                item = None
-            if item is END:
-                break
-            if item is not None:
-                kind = item[0]
-                if kind == "row":
-                    if saved_header is not None:  # first row after a resume
-                        if item[4] != saved_header:
-                            error = CLIError(f"the header of {args.file} is not the one in the "
-                                             f"checkpoint ({item[4]} != {saved_header})")
-                            break
-                        saved_header = None
-                    state.update(*item[1])
-                    state.line, state.offset, state.header = item[2], item[3], item[4]
-                elif kind == "error":
-                    if args.on_error == "stop":
-                        error = item[1]
+    def special(self, kind: str, payload) -> bool:
+        """Handle a non-row item; false when the run must end."""
+        state = self.state
+        if kind == "error":
+            error, line, offset = payload
+            if self.args.on_error == "stop":
+                self.error = error
+                return False
+            self.policy.record(error)
+            state.skipped = self.policy.count
+            state.line, state.offset = line, offset
+            return True
+        if kind == "notice":
+            message, generation, fd = payload
+            _warn(message)
+            if fd is not None and generation != getattr(self, "generation", 0):
+                self.generation = generation
+                state.line = state.offset = 0
+                if self.fd is not None:
+                    os.close(self.fd)
+                self.fd = fd
+            elif fd is not None:
+                os.close(fd)
+            return True
+        if kind == "fatal":
+            self.error, self.file_error = payload, True
+        return False
+
+    def loop(self) -> None:
+        args, state, take = self.args, self.state, self.feed.take
+        every, interval, ck_every, ck_rows = (args.every, args.interval, args.checkpoint_every,
+                                              args.checkpoint_rows)
+        now = time.monotonic()
+        last_line = last_ck = last_pub = now
+        rows_line = rows_ck = state.rows
+        saved_header = state.header if state.line else None
+        pending = state.pending
+        running = True
+        if self.prom is not None:
+            self.prom.publish(state.values(), state.updated)
+        while running and not self.interrupted:
+            batch = take(0.2)
+            if saved_header is not None and batch and batch[0][0] is not None:
+                if self.source.header != saved_header:  # first row after a resume
+                    self.error = CLIError(f"the header of {args.file} is not the one in the "
+                                          f"checkpoint ({self.source.header} != {saved_header})")
+                    return
+                saved_header = None
+            last = None  # the last row item taken, whose position the state must record
+            for item in batch:
+                row = item[0]
+                if row is None:
+                    if last is not None:
+                        state.line, state.offset, last = last[1], last[2], None
+                    running = self.special(item[1], item[2])
+                    pending = state.pending
+                    if not running:
                         break
-                    policy.record(item[1])
-                    state.skipped = policy.count
-                    state.line, state.offset = item[2], item[3]
-                else:
-                    error = item[1]
-                    break
+                    continue
+                pending.append(row)
+                state.rows += 1
+                last = item
+                if state.rows - rows_line >= every or (
+                        ck_rows and state.rows - rows_ck >= ck_rows):
+                    state.line, state.offset = item[1], item[2]
+                    if state.rows - rows_line >= every:
+                        self.emit()
+                        rows_line, last_line = state.rows, time.monotonic()
+                        last_pub = last_line
+                    if ck_rows and state.rows - rows_ck >= ck_rows:
+                        self.checkpoint()
+                        rows_ck, last_ck = state.rows, time.monotonic()
+                    pending = state.pending
+            if last is not None:
+                state.line, state.offset = last[1], last[2]
+                state.updated = time.time()
+            state.header = self.source.header
             now = time.monotonic()
-            new = state.rows - rows_line
-            if new and (new >= args.every or (args.interval and now - last_line >= args.interval)):
-                emit()
+            if state.rows != rows_line and interval and now - last_line >= interval:
+                self.emit()
                 rows_line, last_line, last_pub = state.rows, now, now
-            elif prom is not None and now - last_pub >= 0.5:
-                prom.publish(state.values())
+            elif self.prom is not None and now - last_pub >= 0.5:
+                self.prom.publish(state.values(), state.updated)
                 last_pub = now
-            if args.checkpoint and state.rows != rows_ck and (
-                now - last_ck >= args.checkpoint_every
-                or (args.checkpoint_rows and state.rows - rows_ck >= args.checkpoint_rows)
-            ):
-                checkpoint()
-                rows_ck, last_ck = state.rows, now
-    finally:
-        stop.set()
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-    if isinstance(error, CLIError):
-        raise error
-    if error is not None and not isinstance(error, InputError):
-        raise CLIError(f"cannot read {args.file}: {error}")
-    checkpoint()
-    values = emit(final=True)
-    if jsonl is not sys.stdout:
-        why = f"interrupted ({interrupted[0]})" if interrupted else (
-            "stopped at a malformed row" if error is not None else "end of input")
+            if args.checkpoint and state.rows != rows_ck and now - last_ck >= ck_every:
+                self.checkpoint()
+                rows_ck, last_ck = state.rows, time.monotonic()  # timed from the write's end
+            pending = state.pending
+
+    def final_report(self) -> None:
+        args = self.args
+        values = self.emit(final=True)
+        if self.jsonl is sys.stdout:
+            return
+        if self.interrupted:
+            why = f"interrupted ({self.interrupted[0]})"
+        elif self.file_error:
+            why = "stopped by a problem with the input as a whole"
+        elif self.error is not None:
+            why = "stopped at a malformed row"
+        else:
+            why = "end of input"
         print(f"streameval watch: final report, {why}: {values['rows']} rows, "
               f"{values['elements']} elements, {values['skipped']} skipped")
         cols = {k: [v] for k, v in values["all"].items()}
@@ -720,15 +1106,71 @@ def cmd_watch(args) -> int:
             for k, v in values["window"].items():
                 cols[k].append(v)
         print(_table(cols, header), flush=True)
-    if jsonl not in (None, sys.stdout):
-        jsonl.close()
-    if prom is not None:
-        prom.close()
-    if args.checkpoint:
-        _warn(f"checkpoint saved to {args.checkpoint}")
-    policy.report()
-    if error is not None:
-        raise error
+
+    def run(self) -> int:
+        self.resume()
+        self.open()
+        # Ctrl-C and SIGTERM only raise a flag, checked between batches: a row is never half
+        # counted (tables, window and input position always agree: a checkpoint is consistent).
+        signals = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+        old = {sig: signal.signal(sig, lambda signum, _: self.interrupted.append(signals[signum]))
+               for sig in signals}
+        threading.Thread(target=self.reader, daemon=True).start()
+        try:
+            self.loop()
+        finally:
+            self.stop.set()
+            self.feed.stopped = True
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+        error = self.error
+        if isinstance(error, CLIError):
+            raise error
+        if error is not None and not isinstance(error, InputError):
+            raise CLIError(f"cannot read {self.args.file}: "
+                           f"{getattr(error, 'strerror', None) or error}")
+        self.checkpoint()
+        self.final_report()
+        self.close()
+        self.policy.report()
+        if error is not None:
+            raise error
+        return 0
+
+    def close(self) -> None:
+        if self.jsonl not in (None, sys.stdout):
+            self.jsonl.close()
+        if self.prom is not None:
+            self.prom.close()
+        if self.fd is not None:
+            os.close(self.fd)
+        if self.args.checkpoint:
+            _warn(f"checkpoint saved to {self.args.checkpoint}")
+
+
+def cmd_watch(args) -> int:
+    """``streameval watch``: a reader thread parses rows into a feed; the main thread takes them
+    (O(1) per row), and reports, publishes and checkpoints (the tables catch up then)."""
+    fmt = _format_or_usage(args.file, args.input_format)
+    if fmt == "parquet":
+        raise CLIError("watch reads text rows (csv, tsv, jsonl); use 'streameval score' for Parquet")
+    if args.follow and args.file == "-":
+        raise CLIError("--follow applies to files; standard input is read until it closes")
+    if args.resume and not args.checkpoint:
+        raise CLIError("--resume needs --checkpoint PATH")
+    return _WatchRun(args, fmt, _spec(args), _metric_classes(args.metrics)).run()
+
+
+# ---------------------------------------------------------------------------------- data
+DATA_FILES = {"grafana": "grafana-dashboard.json", "alerts": "prometheus-alerts.yml"}
+
+
+def cmd_data(args) -> int:
+    """``streameval grafana`` / ``streameval alerts``: print a file shipped in the package."""
+    from importlib import resources
+
+    sys.stdout.write(resources.files(__package__).joinpath("data", DATA_FILES[args.data])
+                     .read_text(encoding="utf-8"))
     return 0
 
 
@@ -758,6 +1200,11 @@ def cmd_pss(argv) -> int:
 
 
 # ---------------------------------------------------------------------------------- parser
+METRICS_HELP = ("metric names, separated by spaces or commas: class names (ELM, AdjustedRand), "
+                "scikit-learn function names (adjusted_rand_score), short forms (ARI, NMI, AMI, "
+                "VI), or 'all' (default: every O(1) label metric)")
+
+
 def _add_row_options(p, *, follow: bool) -> None:
     p.add_argument("file", help="input file ('-' for standard input, read as CSV unless "
                    "--input-format says otherwise)")
@@ -770,11 +1217,13 @@ def _add_row_options(p, *, follow: bool) -> None:
                    + ("" if follow else ", .parquet") + ")")
     p.add_argument("--no-header", action="store_true",
                    help="CSV/TSV without a header line: columns are 1-based numbers")
-    p.add_argument("--metrics", nargs="+", metavar="NAME",
-                   help="metric class names, or 'all' (default: every O(1) label metric)")
+    p.add_argument("--metrics", nargs="+", metavar="NAME", help=METRICS_HELP)
     p.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                    help="a malformed row stops with an error naming the file and line (default), "
                    "or is skipped, counted and reported at the end")
+    p.add_argument("--max-line-bytes", type=_positive, default=MAX_LINE, metavar="N",
+                   help=f"a longer line is a bad row (default {MAX_LINE}, 1 MiB): memory stays "
+                   "bounded whatever the input")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -798,7 +1247,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="PNG file for the plot (default streameval-demo.png; '' for none)")
     p.add_argument("--points", type=_positive, default=200,
                    help="how many times along the stream the metrics are recorded (default 200)")
-    p.add_argument("--metrics", nargs="+", metavar="NAME", help="metric class names (default: all O(1))")
+    p.add_argument("--metrics", nargs="+", metavar="NAME", help=METRICS_HELP)
+    p.add_argument("--window", type=_positive, default=1000, metavar="N",
+                   help="the window of the windowed metrics, in pages (default 1000)")
+    p.add_argument("--drop", type=_fraction, default=0.5, metavar="F",
+                   help="inject a quality drop after this fraction of the stream (default 0.5; "
+                   "1: none): the segmenter starts merging neighbouring documents")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_demo)
@@ -837,8 +1291,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jsonl", metavar="PATH",
                    help="append each report as a JSON line to PATH ('-': standard output instead "
                    "of text lines)")
-    p.add_argument("--prometheus-port", type=int, metavar="PORT",
+    p.add_argument("--prometheus-port", type=_port, metavar="PORT",
                    help="serve the current values on http://HOST:PORT/metrics (0: any free port)")
+    p.add_argument("--label", type=_label, action="append", default=[], metavar="KEY=VALUE",
+                   help="a label on every Prometheus series, to tell watchers apart (repeatable)")
+    p.add_argument("--drop-block", type=_non_negative, default=100, metavar="N",
+                   help="flag drops of the watched metric over blocks of N rows, as "
+                   "streameval.Monitor does (River's ADWIN; default 100; 0: off)")
+    p.add_argument("--drop-metric", metavar="NAME",
+                   help="the metric whose drops are flagged (default ELM, else the first one)")
     p.add_argument("--prometheus-host", default="127.0.0.1", metavar="HOST",
                    help="address the Prometheus endpoint binds to (default 127.0.0.1)")
     p.add_argument("--checkpoint", metavar="PATH",
@@ -853,11 +1314,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll", type=float, default=0.1, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_watch)
 
-    add_compare_parser(sub)  # streameval compare GOLD SYS... --unit COL
+    for name, what in (("grafana", "a Grafana dashboard (JSON) for the watch metrics"),
+                       ("alerts", "Prometheus alert rules (YAML) for the watch metrics")):
+        p = sub.add_parser(name, help=f"print {what}",
+                           description=f"Print {what}, shipped in the package as "
+                           f"streameval/data/{DATA_FILES[name]}.")
+        p.set_defaults(func=cmd_data, data=name)
 
     sub.add_parser("pss", add_help=False, help="score predicted page streams against gold ones "
                    "(see 'streameval pss --help')")
     return parser
+
+
+def _port(s: str) -> int:
+    v = _non_negative(s)
+    if v > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {s!r}")
+    return v
+
+
+def _fraction(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {s!r}")
+    return v
+
+
+def _label(s: str) -> tuple:
+    import re
+
+    key, sep, value = s.partition("=")
+    if not sep or not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", key) or key.startswith("__"):
+        raise argparse.ArgumentTypeError(
+            f"expected KEY=VALUE with a Prometheus label name as KEY, got {s!r}")
+    if key in ("metric", "scope"):
+        raise argparse.ArgumentTypeError(f"the label {key!r} is streameval's own")
+    return key, value
 
 
 def _positive(s: str) -> int:

@@ -27,7 +27,9 @@ class Evaluator:
     Parameters
     ----------
     metrics : a list of metrics (named by :attr:`Metric.name`), a ``{name: metric}`` dict, or
-        ``None`` for every O(1) metric in the registry with default parameters.
+        ``None`` for every O(1) metric in the registry with default parameters. Names are
+        accepted too, alone or in the list (``"ARI, NMI"``, ``["ELM", "adjusted_rand_score"]``,
+        ``"all"``), as :func:`streameval.metrics.resolve` reads them.
     table : an existing table to share (default: a new one).
 
     Each metric must be fresh (it has seen no elements); it is rebound to the shared table.
@@ -50,6 +52,14 @@ class Evaluator:
             from .metrics import default_metrics
 
             metrics = default_metrics()
+        elif isinstance(metrics, str) or (
+            isinstance(metrics, (list, tuple)) and any(isinstance(m, str) for m in metrics)
+        ):  # names, as the command line takes them (streameval.metrics.resolve)
+            from .metrics.resolve import resolve
+
+            listed = [metrics] if isinstance(metrics, str) else metrics
+            metrics = [m for item in listed
+                       for m in ([c() for c in resolve(item)] if isinstance(item, str) else [item])]
         items = metrics.items() if isinstance(metrics, dict) else ((m.name, m) for m in metrics)
         for name, metric in items:
             self.add(name, metric)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import json
 import math
 import os
@@ -45,6 +46,9 @@ __all__ = [
     "iter_text_rows",
     "iter_parquet_rows",
     "raise_error",
+    "fingerprint",
+    "MAX_LINE",
+    "MAX_TOTAL",
 ]
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
@@ -113,31 +117,105 @@ def detect_format(path: str, fmt: str | None = None) -> str:
     )
 
 
+MAX_LINE = 1 << 20
+"""Default cap on the length of one line (bytes, newline included): 1 MiB."""
+
+MAX_TOTAL = 2**63 - 1
+"""The largest total weight a table may reach: its counts are 64-bit integers elsewhere (numpy,
+Arrow, the SQL and Spark engines), so a weight that would take the total to 2**63 is refused."""
+
+_BOM = codecs.BOM_UTF8
+_BLOCK = 65536  # bytes hashed at each end of the consumed input by fingerprint()
+
+
+def fingerprint(fd: int, offset: int) -> dict:
+    """A fingerprint of the first ``offset`` bytes of the open file ``fd``: the byte count and the
+    SHA-256 of its first and of its last 64 KiB (``os.pread``: the file position is left alone).
+
+    Two files that agree on it hold the same head and the same bytes just before ``offset``: the
+    input a checkpoint was written for, possibly grown since, and not a replacement or a file
+    rotated while nobody watched. O(1) (at most 128 KiB read).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryFile() as f:
+    ...     _ = f.write(b"t,p\\na,x\\n")
+    ...     f.flush()
+    ...     fingerprint(f.fileno(), 4) == fingerprint(f.fileno(), 4), fingerprint(f.fileno(), 4)["bytes"]
+    (True, 4)
+    """
+    head = os.pread(fd, min(offset, _BLOCK), 0)
+    tail_start = max(0, offset - _BLOCK)
+    tail = os.pread(fd, offset - tail_start, tail_start)
+    return {"bytes": offset, "head": hashlib.sha256(head).hexdigest(),
+            "tail": hashlib.sha256(tail).hexdigest()}
+
+
 class LineSource:
     """Decoded lines of a file or of standard input, with the position after the last line read.
 
     ``lineno`` is the number of the last line handed out (1-based) and ``offset`` the byte offset
     just after it, so a reader can resume exactly there (:meth:`open` with ``offset`` and
-    ``lineno``). With ``follow=True`` the source waits for more lines at the end of the file (like
-    ``tail -f``) until ``stop()`` returns true; an unterminated last line is held back until its
-    newline arrives (or until the source stops). Undecodable lines go to ``on_error`` (an
-    :class:`InputError`); if it returns, the line is dropped.
+    ``lineno``). A UTF-8 byte-order mark at the start of a file is dropped (its bytes still count
+    in ``offset``). A line longer than ``max_line`` bytes is an :class:`InputError` naming it: the
+    memory a source holds stays bounded whatever the input (``/dev/zero`` included).
+
+    With ``follow=True`` the source waits for more lines at the end of the file, like
+    ``tail -F``, until ``stop()`` returns true; an unterminated last line is held back until its
+    newline arrives (or until the source stops). Each time it reaches the end it checks the path:
+
+    - truncated (smaller than what was read, or the last line read is no longer where it was:
+      copytruncate): it reads the file again from its start;
+    - replaced (another inode at the path: rename-and-create): it reads what the old file still
+      holds, then follows the new file from its start;
+    - deleted: it says so and waits for a file to appear at the path.
+
+    Each event is described to ``on_notice`` (a function of a message; default: ignored) and counted
+    in ``generation``; the new file's lines are numbered from 1 and ``offset`` starts again at 0.
+    Undecodable lines go to ``on_error`` (an :class:`InputError`); if it returns, the line is
+    dropped.
     """
 
-    def __init__(self, stream, name: str, *, follow=False, poll=0.1, stop=None, offset=0, lineno=0):
-        self.stream, self.name = stream, name
+    def __init__(self, stream, name: str, *, follow=False, poll=0.1, stop=None, offset=0, lineno=0,
+                 max_line=MAX_LINE, on_notice=None, path=None):
+        self.stream, self.name, self.path = stream, name, path
         self.follow, self.poll, self.stop = follow, poll, stop or (lambda: False)
         self.offset, self.lineno = offset, lineno
+        self.max_line = max_line
         self.on_error = raise_error
+        self.on_notice = on_notice or (lambda message: None)
         self.header: list[str] | None = None  # the CSV/TSV header, once read
+        self.generation = 0  # files followed after the first (rotations, truncations)
         self._decode = codecs.getdecoder("utf-8")
+        self._last = b""  # the last line handed out (follow: to tell a rewritten file)
+        self._gone = False
+        self._switch = False
 
     @classmethod
     def open(cls, path: str, **kw) -> LineSource:
-        """A source over ``path`` (``"-"``: standard input), positioned at ``kw["offset"]``."""
+        """A source over ``path`` (``"-"``: standard input); :class:`InputError` if it cannot be
+        opened (a missing file, standard input closed)."""
         if path == "-":
-            return cls(sys.stdin.buffer, "<stdin>", **kw)
-        return cls(open(path, "rb"), path, **kw)  # noqa: SIM115 - closed by close()
+            stdin = sys.stdin
+            try:
+                if stdin is None:
+                    raise OSError
+                os.fstat(stdin.fileno())
+                stream = stdin.buffer
+            except (OSError, ValueError, AttributeError):
+                raise InputError("<stdin>", None, "standard input is closed") from None
+            return cls(stream, "<stdin>", **kw)
+        try:
+            stream = open(path, "rb")  # noqa: SIM115 - closed by close()
+        except OSError as e:
+            raise InputError(path, None, e.strerror or str(e)) from None
+        return cls(stream, path, path=path, **kw)
+
+    def fileno(self):
+        """The file descriptor being read, or ``None`` for a stream without one."""
+        try:
+            return self.stream.fileno()
+        except (OSError, ValueError, AttributeError):
+            return None
 
     def seek(self, offset: int, lineno: int) -> None:
         """Continue after byte ``offset``, which ends line ``lineno`` (a resumed read)."""
@@ -149,46 +227,147 @@ class LineSource:
             )
         self.stream.seek(offset)
         self.offset, self.lineno = offset, lineno
+        if offset:
+            self._last = _line_before(self.stream.fileno(), offset)
 
     def close(self) -> None:
-        if self.stream is not sys.stdin.buffer:
+        if self.stream is not getattr(sys.stdin, "buffer", None):
             self.stream.close()
 
-    def _raw_lines(self):
+    # -- reading -------------------------------------------------------------------
+    def _overlong(self, head: bytes):
+        """Report the line starting with ``head`` (over ``max_line`` bytes); if the policy skips
+        it, read past its newline. Returns the bytes consumed (without holding them)."""
+        self.lineno += 1
+        self.on_error(InputError(
+            self.name, self.lineno,
+            f"line longer than {self.max_line} bytes (no newline within it): not a row "
+            "(--max-line-bytes raises the cap)"))
+        consumed = len(head)
         readline = self.stream.readline
+        while True:
+            chunk = readline(self.max_line)
+            consumed += len(chunk)
+            if not chunk or chunk.endswith(b"\n"):
+                return consumed
+
+    def _raw_lines(self):
+        readline, limit = self.stream.readline, self.max_line
         if not self.follow:
-            yield from iter(readline, b"")
-            return
+            while True:
+                raw = readline(limit)
+                if not raw:
+                    return
+                if len(raw) == limit and not raw.endswith(b"\n"):
+                    self.offset += self._overlong(raw)
+                    continue
+                yield raw
         pending = b""
         while True:
-            chunk = readline()
-            if chunk:
-                pending += chunk
+            raw = self.stream.readline(limit - len(pending))
+            if raw:
+                pending += raw
                 if pending.endswith(b"\n"):
+                    self._last = pending
                     yield pending
+                    pending = b""
+                elif len(pending) >= limit:
+                    self.offset += self._overlong(pending)
                     pending = b""
                 continue
             if self.stop():
                 break
+            if self._switch:  # the old file is drained: the rest of it was read above
+                if pending:
+                    yield pending
+                    pending = b""
+                self._open_new()
+                continue
+            if self._truncated(len(pending)):
+                pending = b""
+                continue
             time.sleep(self.poll)
         if pending:
             yield pending
 
+    def _notice(self, message: str) -> None:
+        self.on_notice(f"{self.name}: {message}")
+
+    def _truncated(self, pending: int) -> bool:
+        """At the end of the file: look for a truncation, a replacement or a deletion."""
+        if self.path is None:
+            return False
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            if not self._gone:
+                self._gone = True
+                self._notice("deleted (or moved away): waiting for a file to appear at this path")
+            return False
+        fd = self.stream.fileno()
+        mine = os.fstat(fd)
+        if (st.st_ino, st.st_dev) != (mine.st_ino, mine.st_dev):
+            self._switch = True  # read what the old file still holds, then switch
+            return False
+        position = self.offset + pending
+        last = self._last
+        rewritten = mine.st_size < position or (
+            last and os.pread(fd, len(last), self.offset - len(last)) != last)
+        if rewritten:
+            self.stream.seek(0)
+            self._restart()  # before the notice: it reports the new generation
+            self._notice(f"truncated (it holds {mine.st_size} bytes, {position} were read): "
+                         "reading it again from its start")
+            return True
+        return False
+
+    def _open_new(self) -> None:
+        self._switch = False
+        try:
+            stream = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+        except OSError:  # gone again between the stat and the open: wait for it
+            return
+        self.stream.close()
+        self.stream = stream
+        message = ("appeared again: following the new file from its start" if self._gone
+                   else "replaced (rotated): following the new file from its start")
+        self._restart()  # before the notice: it reports the new generation
+        self._notice(message)
+
+    def _restart(self) -> None:
+        self._gone = False
+        self.offset = self.lineno = 0
+        self._last = b""
+        self.generation += 1
+
     def __iter__(self):
         decode, name = self._decode, self.name
         for raw in self._raw_lines():
+            start = self.offset
             self.lineno += 1
             self.offset += len(raw)
             try:
-                yield decode(raw)[0]
+                if start == 0 and raw.startswith(_BOM):
+                    yield decode(raw[3:])[0]
+                else:
+                    yield decode(raw)[0]
             except UnicodeDecodeError as e:
+                col = e.start + (3 if start == 0 and raw.startswith(_BOM) else 0)
                 self.on_error(
                     InputError(
                         name, self.lineno,
-                        f"undecodable text: not UTF-8 (byte 0x{raw[e.start]:02x} at column "
-                        f"{e.start + 1})",
+                        f"undecodable text: not UTF-8 (byte 0x{raw[col]:02x} at column "
+                        f"{col + 1})",
                     )
                 )
+
+
+def _line_before(fd: int, offset: int) -> bytes:
+    """The last line of the first ``offset`` bytes of ``fd`` (at most :data:`MAX_LINE` bytes)."""
+    start = max(0, offset - MAX_LINE)
+    data = os.pread(fd, offset - start, start)
+    cut = data.rfind(b"\n", 0, len(data) - 1)
+    return data[cut + 1:]
 
 
 def _label(value, column: str, what: str, err):
@@ -222,13 +401,22 @@ def _weight(value, column: str, err) -> int:
         w = None
     elif isinstance(w, float):
         w = int(w) if math.isfinite(w) and w == int(w) else None
-    if w is None or w <= 0:
+    if w is None or w <= 0 or w > MAX_TOTAL:
         shown = value if isinstance(value, str) else json.dumps(value, default=str)
-        raise err(
-            f"bad weight {shown[:60]!r} in column {column!r}: must be a positive integer "
-            "multiplicity"
-        )
+        why = "must be a positive integer multiplicity"
+        if w is not None and w > MAX_TOTAL:
+            why = "too large (a table's total weight must stay below 2**63)"
+        raise err(f"bad weight {shown[:60]!r} in column {column!r}: {why}")
     return w
+
+
+def _add_total(total: int, w: int, err) -> int:
+    """``total + w``, or the error of a row whose weight takes the total to 2**63."""
+    total += w
+    if total > MAX_TOTAL:
+        raise err(f"weight {w} takes the total weight to {total}, over 2**63 - 1: "
+                  "the table's counts could not be held")
+    return total
 
 
 class _Vectors:
@@ -284,20 +472,24 @@ def _column_index(header: list, column: str, name: str, spec_header: bool) -> in
     return k - 1
 
 
-def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_error, start=None):
+def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_error, start=None,
+                   total: int = 0):
     """Yield ``(y_true, y_pred, w)`` from a CSV, TSV or JSON-lines :class:`LineSource`.
 
     After each row, ``source.lineno`` / ``source.offset`` point just past it. A bad row goes to
     ``on_error`` (which raises to stop, or returns to skip it). Blank lines are ignored. CSV/TSV
     fields are labels as text; an empty field is a missing label. ``start=(offset, lineno)`` resumes
     a file after that position (the header, if any, is read first from the top of the file).
+    ``total``: the weight already counted (a resumed run); a row that would take the total weight
+    over 2**63 - 1 is a bad row. A followed file that starts again (rotated, truncated) may repeat
+    its header line: that line is skipped.
     """
     name = source.name
     source.on_error = on_error
     if fmt == "jsonl":
         if start:
             source.seek(*start)
-        yield from _jsonl_rows(source, spec, on_error)
+        yield from _jsonl_rows(source, spec, on_error, total)
         return
     lines = iter(source)
     reader = csv.reader(lines, delimiter="\t" if fmt == "tsv" else ",")
@@ -328,6 +520,7 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
     def err(problem):
         return InputError(name, source.lineno, problem)
 
+    generation = source.generation
     while True:
         try:
             row = next(reader)
@@ -338,6 +531,10 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
             continue
         if not row:
             continue
+        if source.generation != generation:  # a new file (rotation): maybe its header again
+            generation = source.generation
+            if row == header:
+                continue
         try:
             if ncols is not None:
                 if len(row) != ncols:
@@ -353,6 +550,10 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
             w = 1 if iw is None or wname is None else _weight(row[iw], wname, err)
             if vectors is not None:
                 x = vectors.parse([row[k] for k in ivs], err)
+            if iw is not None:
+                total = _add_total(total, w, err)
+            else:
+                total += 1
         except InputError as e:
             on_error(e)
             continue
@@ -372,7 +573,7 @@ def _typed_row(t, p, w, x, spec: RowSpec, vectors, err) -> tuple:
     return (t, p, w) if vectors is None else (t, p, w, vectors.parse(x, err))
 
 
-def _jsonl_rows(source: LineSource, spec: RowSpec, on_error):
+def _jsonl_rows(source: LineSource, spec: RowSpec, on_error, total=0):
     name = source.name
     tname, pname, wname = spec.true, spec.pred, spec.weight
     vectors = _Vectors(spec.vector) if spec.vector else None
@@ -392,6 +593,7 @@ def _jsonl_rows(source: LineSource, spec: RowSpec, on_error):
                 raise err(f"expected a JSON object per line, got {type(obj).__name__}")
             row = _typed_row(obj.get(tname), obj.get(pname), obj.get(wname) if wname else None,
                              [obj.get(c) for c in spec.vector], spec, vectors, err)
+            total = _add_total(total, row[2], err)
         except InputError as e:
             on_error(e)
             continue
@@ -409,7 +611,11 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
         ) from None
     try:
         f = pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as e:  # not Parquet, or unreadable
+    except OSError as e:
+        if e.errno is not None:  # missing, a directory, no permission: no raw "[Errno 2]"
+            raise InputError(path, None, e.strerror or str(e)) from None
+        raise InputError(path, None, f"not a readable Parquet file: {e}") from None
+    except pa.ArrowException as e:  # not Parquet
         raise InputError(path, None, f"not a readable Parquet file: {e}") from None
     columns = [c for c in (spec.true, spec.pred, spec.weight, *spec.vector) if c is not None]
     columns = list(dict.fromkeys(columns))
@@ -418,7 +624,7 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
     for c in columns:
         if c not in names:
             raise InputError(path, None, f"no column {c!r} in the file (columns: {', '.join(names)})")
-    row = 0
+    row = total = 0
 
     def err(problem):
         return InputError(path, row, problem, unit="row")
@@ -435,6 +641,7 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
                 try:
                     item = _typed_row(ts[k], ps[k], ws[k] if ws else None, [c[k] for c in xs],
                                       spec, vectors, err)
+                    total = _add_total(total, item[2], err)
                 except InputError as e:
                     on_error(e)
                     continue

@@ -45,7 +45,39 @@ from .sync import Guarded, concurrent_use
 from .stats import ONE, bcubed_term, elm_term
 from .window import CountWindow, EventTimeWindow
 
-__all__ = ["Monitor", "ClusterCostRanking"]
+__all__ = ["Monitor", "ClusterCostRanking", "is_drop"]
+
+
+def is_drop(detector, value: float, bigger_is_better: bool, since: list) -> bool:
+    """Feed one block value to a River drift ``detector``; true when it flags a change *down*
+    (up, for a metric where smaller is better). The rule :class:`Monitor` applies to each block.
+
+    The change's direction compares the detector's estimate before and after the update, or, for a
+    detector without ``estimation``, the block value with the mean of the block values since the
+    previous change (``since = [sum, count]``, updated here). O(the detector's update).
+
+    >>> class Always:  # a detector that flags every value
+    ...     drift_detected = True
+    ...     def update(self, x):
+    ...         pass
+    >>> since = [0.0, 0]
+    >>> [is_drop(Always(), v, True, since) for v in (0.9, 0.5, 0.7)]
+    [False, True, False]
+    """
+    before = getattr(detector, "estimation", None)
+    detector.update(value)
+    drop = False
+    if detector.drift_detected:
+        after = getattr(detector, "estimation", None)
+        if before is None or after is None:  # detectors without an estimate
+            total, count = since
+            before = total / count if count else value
+            after = value
+        drop = (after < before) if bigger_is_better else (after > before)
+        since[0], since[1] = 0.0, 0
+    since[0] += value
+    since[1] += 1
+    return drop
 
 
 class ClusterCostRanking:
@@ -331,23 +363,11 @@ class Monitor(Guarded):
         value = self._block.get()[self.watch]
         self.block_values.append(value)
         self._new_block()
-        det = self.detector
-        before = getattr(det, "estimation", None)
-        det.update(value)
-        if det.drift_detected:
-            after = getattr(det, "estimation", None)
-            if before is None or after is None:  # detectors without an estimate
-                total, count = self._since
-                before = total / count if count else value
-                after = value
-            better = self.all_time.metrics[self.watch].bigger_is_better
-            if ((after < before) if better else (after > before)) and (
-                self.interval is None or self._interval_below()
-            ):
-                self.drops.append(self.n)
-            self._since = [0.0, 0]
-        self._since[0] += value
-        self._since[1] += 1
+        better = self.all_time.metrics[self.watch].bigger_is_better
+        if is_drop(self.detector, value, better, self._since) and (
+            self.interval is None or self._interval_below()
+        ):
+            self.drops.append(self.n)
 
     def relabel_pred(self, old, new) -> None:
         """The clusterer merged (or renamed) predicted cluster ``old`` into ``new``: move it in the

@@ -48,7 +48,7 @@ import numpy as np
 
 from .errors import StreamevalError
 from .evaluator import Evaluator
-from .metrics import ELM, REGISTRY, BCubed, Metric, default_metrics
+from .metrics import ELM, BCubed, Metric, default_metrics
 
 __all__ = [
     "PageStreamError",
@@ -496,21 +496,13 @@ def _some(ids: list) -> str:
 
 # --------------------------------------------------------------------------- command line
 def _pick_metrics(spec):
-    if not spec:
-        return None
-    by_name = {k.lower(): cls for k, cls in REGISTRY.items() if not getattr(cls, "on_demand", False)}
-    out = []
-    for name in (s.strip() for s in spec.split(",")):
-        if not name:
-            continue
-        cls = by_name.get(name.lower())
-        if cls is None:
-            choices = ", ".join(sorted(c.__name__ for c in by_name.values()))
-            raise PageStreamError(f"unknown metric {name!r}; choose from {choices} (or all)")
-        out.append(cls())
-    if not out:
+    """Fresh metrics named by ``--metrics`` (:func:`streameval.metrics.resolve`'s syntax)."""
+    from .metrics.resolve import resolve
+
+    names = [spec] if isinstance(spec, str) else list(spec)
+    if not " ".join(names).replace(",", " ").split():
         raise PageStreamError("--metrics names no metric")
-    return out
+    return [cls() for cls in resolve(names)]
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -520,7 +512,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     >>> configure_parser(p)
     >>> a = p.parse_args(["gold.json", "pred.json", "--format", "json", "--metrics", "ELM"])
     >>> a.gold, a.predictions, a.format, a.metrics, a.original_make_index
-    ('gold.json', 'pred.json', 'json', 'ELM', False)
+    ('gold.json', 'pred.json', 'json', ['ELM'], False)
     """
     parser.add_argument("gold", help="gold page-stream file (.json {stream: [0/1]} or .csv stream,page,flag)")
     parser.add_argument("predictions", help="predicted page-stream file, same format and streams")
@@ -530,8 +522,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="format of both input files (default: by extension)",
     )
     parser.add_argument(
-        "--metrics", default="ELM,BCubed",
-        help="comma-separated metric names (default: ELM,BCubed; 'all' for every O(1) metric)",
+        "--metrics", nargs="+", default=["ELM,BCubed"], metavar="NAME",
+        help="metric names, separated by commas or spaces: class names, scikit-learn function "
+        "names or short forms (ARI, NMI, ...); 'all' for every O(1) metric (default: ELM,BCubed)",
     )
     parser.add_argument("--per-stream", action="store_true", help="also report every stream")
     parser.add_argument(
@@ -544,7 +537,7 @@ def _evaluate(args) -> PageStreamEvaluator:
     gold = load_streams(args.gold, args.input_format)
     pred = load_streams(args.predictions, args.input_format)
     check_streams(gold, pred)
-    metrics = None if args.metrics.strip().lower() == "all" else _pick_metrics(args.metrics)
+    metrics = _pick_metrics(args.metrics)
     ev = PageStreamEvaluator(metrics, original_make_index=args.original_make_index)
     for sid, flags in gold.items():
         ev.update_stream(sid, flags, pred[sid])
@@ -592,7 +585,8 @@ def main(args: argparse.Namespace) -> int:
     """Score ``args.predictions`` against ``args.gold``; print the report; return the exit status.
 
     Bad input (unreadable or malformed files, mismatched streams, unknown metrics) prints one
-    ``streameval pss: error: ...`` line on stderr and returns 2. O(pages) plus the report.
+    ``streameval pss: error: ...`` line on stderr and returns 1, as every subcommand does on bad
+    input (2 is argparse's usage error). O(pages) plus the report.
 
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()
@@ -613,8 +607,12 @@ def main(args: argparse.Namespace) -> int:
     """
     try:
         ev = _evaluate(args)
-    except (StreamevalError, OSError) as e:
+    except StreamevalError as e:
         print(f"streameval pss: error: {e}", file=sys.stderr)
-        return 2
+        return 1
+    except OSError as e:  # a missing or unreadable file: no raw "[Errno 2]"
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"streameval pss: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
     print(_report(ev, args.format, args.per_stream))
     return 0

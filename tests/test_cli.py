@@ -119,6 +119,22 @@ def test_demo_streams_the_generated_data_and_plots(tmp_path):
 
 
 @pytest.mark.slow
+def test_demo_injects_a_drop_half_way_and_the_monitor_flags_it(tmp_path):
+    import re
+
+    png = tmp_path / "story.png"
+    r = run("demo", "--pages", 8000, "--plot", png, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    match = re.search(r"quality drop injected at page 4000: flagged by the Monitor at page (\d+)",
+                      r.stderr)
+    assert match, r.stderr
+    assert 4000 < int(match.group(1)) < 6000  # flagged soon after, not before
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = run("demo", "--pages", 8000, "--plot", "", "--drop", 1)
+    assert r.returncode == 0 and "injected" not in r.stdout + r.stderr
+
+
+@pytest.mark.slow
 def test_demo_prints_a_table_without_progress_bar_when_piped(tmp_path):
     r = run("demo", "--pages", 500, "--plot", tmp_path / "d.png")
     assert r.returncode == 0, r.stderr

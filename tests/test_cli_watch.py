@@ -85,7 +85,8 @@ def test_watch_a_file_to_its_end_all_time_and_window(tmp_path):
     assert_values(lines[1]["window"], rows[150:200])
     assert lines[-1]["elements"] == sum(w for *_, w in rows)
     text = r.stdout.splitlines()
-    assert text[0].startswith("rows 100 | skipped 0 | all: ELM=")
+    assert text[0].startswith("rows 100 | skipped 0 | all/last 50: ELM ")
+    assert all(len(line) < 120 for line in text if line.startswith("rows "))  # fits a terminal
     assert "final report, end of input: 400 rows" in r.stdout
     table = text[text.index(next(line for line in text if line.startswith("metric "))):]
     assert table[0].split() == ["metric", "all", "time", "last", "50"]
@@ -205,14 +206,14 @@ def test_prometheus_endpoint_on_loopback(tmp_path):
         match = re.search(r"serving Prometheus metrics on http://127\.0\.0\.1:(\d+)/metrics", line)
         assert match, line
         port = int(match.group(1))
-        values = wait_for(lambda: (v := scrape(port)).get("streameval_rows") == 400 and v,
+        values = wait_for(lambda: (v := scrape(port)).get("streameval_rows_total") == 400 and v,
                           "the endpoint to show 400 rows")
     finally:
         code, _, stderr = finish(proc)
     assert code == 0, stderr
     want_all, want_window = expected(rows), expected(rows[-50:])
-    assert values["streameval_elements"] == sum(w for *_, w in rows)
-    assert values["streameval_rows_skipped"] == 0
+    assert values["streameval_elements_total"] == sum(w for *_, w in rows)
+    assert values["streameval_rows_skipped_total"] == 0
     for name in ("ELM", "AdjustedRand"):
         assert values[f'streameval_metric{{metric="{name}",scope="all"}}'] == pytest.approx(want_all[name], abs=1e-12)
         assert values[f'streameval_metric{{metric="{name}",scope="window"}}'] == pytest.approx(want_window[name], abs=1e-12)
@@ -308,4 +309,4 @@ def test_a_truncated_or_changed_input_is_refused_on_resume(tmp_path):
     path.write_text("truth,guess,mult\na,x,1\n")
     assert_clean_failure(run(*args, "--resume"), "was it truncated or replaced?")
     path.write_text("guess,truth,mult\n" + rows_text(sample(n=120, seed=8)))  # columns swapped
-    assert_clean_failure(run(*args, "--resume"), "is not the one in the checkpoint")
+    assert_clean_failure(run(*args, "--resume"), "are not those it consumed")

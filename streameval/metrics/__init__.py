@@ -15,6 +15,7 @@ from .information import (
     VBeta,
 )
 from .matching import CEAF, ClusterAccuracy, InversePurity, Purity
+from .resolve import UnknownMetricError, resolve
 from .pairs import (
     AdjustedRand,
     FowlkesMallows,
@@ -27,6 +28,8 @@ from .pairs import (
 
 __all__ = [
     "REGISTRY",
+    "resolve",
+    "UnknownMetricError",
     "default_metrics",
     "Metric",
     "ELM",

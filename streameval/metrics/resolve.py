@@ -1,0 +1,121 @@
+"""One resolver for metric names, shared by every subcommand of the command line and the Python API.
+
+A *spec* names label metrics. Each name may be
+
+- a streameval (and River) class name: ``AdjustedRand``, ``NormalizedMutualInfo``, ``VBeta`` ...;
+- a scikit-learn function name: ``adjusted_rand_score``, ``normalized_mutual_info_score``,
+  ``v_measure_score``, ``fowlkes_mallows_score`` ...;
+- a usual short form: ``ARI``, ``RI``, ``NMI``, ``AMI``, ``MI``, ``VI``, ``FMI``, ``B3`` ...;
+- ``all``: every O(1) label metric, the set ``Evaluator()`` uses (with ``on_demand=True``, also
+  the on-demand metrics ``AdjustedMutualInfo``, ``CEAF`` and ``ClusterAccuracy``, which are
+  otherwise added by name).
+
+Names are case-insensitive; underscores, hyphens and spaces inside a name are ignored, and so is a
+trailing ``_score``. A spec is a string of names separated by commas or spaces, a list of such
+strings, or ``None`` (the default set). The result is a list of metric classes without repeats,
+in the order named.
+
+>>> [c.__name__ for c in resolve("ARI, nmi adjusted_mutual_info_score VI")]
+['AdjustedRand', 'NormalizedMutualInfo', 'AdjustedMutualInfo', 'VariationOfInformation']
+>>> resolve(["elm", "ELM", "b3"]) == resolve("ELM,BCubed")
+True
+>>> from streameval import Evaluator
+>>> resolve("all") == resolve(None) == [type(m) for m in Evaluator().metrics.values()]
+True
+>>> [c.__name__ for c in resolve("all", on_demand=True) if c not in resolve("all")]
+['AdjustedMutualInfo', 'CEAF', 'ClusterAccuracy']
+>>> resolve("adjusted_randomness")
+Traceback (most recent call last):
+...
+streameval.metrics.resolve.UnknownMetricError: unknown metric 'adjusted_randomness'; ...
+
+Cost: O(names) per call, against a table built once per call from the registry.
+"""
+
+from __future__ import annotations
+
+from ..errors import StreamevalError
+from .base import REGISTRY
+
+__all__ = ["resolve", "UnknownMetricError", "ALIASES"]
+
+
+class UnknownMetricError(StreamevalError):
+    """A metric name that no metric answers to (the message lists the names accepted)."""
+
+
+ALIASES = {
+    # short forms
+    "ari": "AdjustedRand", "ri": "Rand", "nmi": "NormalizedMutualInfo",
+    "ami": "AdjustedMutualInfo", "mi": "MutualInfo", "vi": "VariationOfInformation",
+    "fmi": "FowlkesMallows", "fm": "FowlkesMallows", "b3": "BCubed", "bcubed": "BCubed",
+    "v": "VBeta", "vmeasure": "VBeta", "acc": "ClusterAccuracy", "accuracy": "ClusterAccuracy",
+    # scikit-learn function names (the trailing "score" is removed before the lookup)
+    "adjustedrand": "AdjustedRand", "rand": "Rand", "mutualinfo": "MutualInfo",
+    "normalizedmutualinfo": "NormalizedMutualInfo", "adjustedmutualinfo": "AdjustedMutualInfo",
+    "homogeneity": "Homogeneity", "completeness": "Completeness", "fowlkesmallows": "FowlkesMallows",
+    "variationofinformation": "VariationOfInformation", "purity": "Purity",
+    "inversepurity": "InversePurity", "pairprecision": "PairPrecision", "pairrecall": "PairRecall",
+    "pairf1": "PairF1", "pairjaccard": "PairJaccard", "clusteraccuracy": "ClusterAccuracy",
+}
+
+
+def _key(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _label_metrics() -> dict:
+    return {k: c for k, c in REGISTRY.items() if getattr(c, "requires_labels", True)}
+
+
+def _lookup(name: str, table: dict):
+    key = _key(name)
+    for k in (key, key[:-5] if key.endswith("score") and len(key) > 5 else None):
+        if k is None:
+            continue
+        if k in table:
+            return table[k]
+        if k in ALIASES and ALIASES[k] in REGISTRY:
+            return REGISTRY[ALIASES[k]]
+    return None
+
+
+def _names(spec) -> list:
+    if isinstance(spec, str):
+        spec = [spec]
+    out = []
+    for item in spec:
+        if not isinstance(item, str):
+            raise UnknownMetricError(f"a metric name must be a string, got {item!r}")
+        out += [n for n in item.replace(",", " ").split() if n]
+    return out
+
+
+def resolve(spec=None, on_demand: bool = False) -> list:
+    """The metric classes a spec names (see the module's docstring for the names accepted).
+
+    ``None``, an empty string or an empty list: every O(1) label metric. ``on_demand=True``
+    makes ``all`` also include the on-demand label metrics. Raises :class:`UnknownMetricError`
+    (a ``ValueError``) for a name no metric answers to.
+    """
+    labels = _label_metrics()
+    default = [c for c in labels.values() if not getattr(c, "on_demand", False)]
+    names = [] if spec is None else _names(spec)
+    if not names:
+        return default
+    table = {_key(k): c for k, c in labels.items()}
+    out: list = []
+    for name in names:
+        if name.lower() == "all":
+            found = list(labels.values()) if on_demand else default
+        else:
+            cls = _lookup(name, table)
+            if cls is None:
+                raise UnknownMetricError(
+                    f"unknown metric {name!r}; choose from {', '.join(labels)}, their "
+                    "scikit-learn function names (adjusted_rand_score, ...), the short forms "
+                    "ARI, NMI, AMI, MI, VI, RI, FMI, B3, or 'all'"
+                )
+            found = [cls]
+        out.extend(c for c in found if c not in out)
+    return out

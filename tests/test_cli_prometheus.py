@@ -1,0 +1,144 @@
+"""``streameval watch`` scraped by a real Prometheus server (Debian's ``prometheus`` package) on
+127.0.0.1, the values read back through Prometheus's HTTP API; the shipped alert rules checked by
+``promtool check rules`` and loaded by the server; the Grafana dashboard's queries name the series
+watch serves. Skipped cleanly when the binaries are absent (``.ci/run`` installs them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import urllib.parse
+import urllib.request
+
+import pytest
+from test_cli import run
+from test_cli_watch import (
+    WATCH,
+    expected,
+    finish,
+    needs_script,
+    rows_text,
+    sample,
+    start,
+    wait_for,
+)
+
+pytestmark = needs_script
+
+PROMETHEUS, PROMTOOL = shutil.which("prometheus"), shutil.which("promtool")
+needs_prometheus = pytest.mark.skipif(
+    PROMETHEUS is None, reason="no prometheus binary (apt-get install prometheus; .ci/run does)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def query(port: int, expr: str) -> list:
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            doc = json.load(resp)
+    except OSError:
+        return []
+    return doc["data"]["result"] if doc.get("status") == "success" else []
+
+
+@pytest.mark.skipif(PROMTOOL is None, reason="no promtool binary (apt-get install prometheus)")
+def test_promtool_accepts_the_shipped_alert_rules(tmp_path):
+    rules = tmp_path / "streameval-alerts.yml"
+    r = run("alerts")
+    assert r.returncode == 0, r.stderr
+    rules.write_text(r.stdout)
+    check = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "SUCCESS: 5 rules found" in check.stdout
+
+
+def test_the_grafana_dashboard_queries_the_series_watch_serves():
+    r = run("grafana")
+    assert r.returncode == 0, r.stderr
+    dash = json.loads(r.stdout)
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    served = {"streameval_metric", "streameval_rows_total", "streameval_elements_total",
+              "streameval_rows_skipped_total", "streameval_last_update_timestamp_seconds",
+              "streameval_drop", "streameval_drops_total"}
+    used = {name for e in exprs for name in re.findall(r"streameval_[a-z_]+", e)}
+    assert used == served
+
+
+@pytest.mark.slow
+@needs_prometheus
+def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
+    rows = sample(n=500, seed=11)
+    data = tmp_path / "live.csv"
+    data.write_text("truth,guess,mult\n" + rows_text(rows))
+    rules = tmp_path / "alerts.yml"
+    rules.write_text(run("alerts").stdout)
+    watch = start(data, *WATCH, "--follow", "--window", 100, "--prometheus-port", 0,
+                  "--label", "stream=test-a", "--label", "team=ml", "--drop-block", 25)
+    prom = None
+    try:
+        line = watch.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
+        assert match, line
+        target = int(match.group(1))
+        port = free_port()
+        config = tmp_path / "prometheus.yml"
+        config.write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"rule_files: [{json.dumps(str(rules))}]\n"
+            "scrape_configs:\n"
+            "  - job_name: streameval\n"
+            f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
+        prom = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+        found = wait_for(lambda: query(port, 'streameval_rows_total{job="streameval"} == 500'),
+                         "Prometheus to scrape 500 rows", timeout=90)
+        series = found[0]["metric"]
+        assert (series["stream"], series["team"], series["instance"]) == (
+            "test-a", "ml", f"127.0.0.1:{target}")
+        want_all, want_window = expected(rows), expected(rows[-100:])
+        for name in ("ELM", "AdjustedRand", "NormalizedMutualInfo"):
+            for scope, want in (("all", want_all), ("window", want_window)):
+                (hit,) = query(port, f'streameval_metric{{metric="{name}", scope="{scope}"}}')
+                assert float(hit["value"][1]) == pytest.approx(want[name], abs=1e-9), (name, scope)
+        (elements,) = query(port, "streameval_elements_total")
+        assert float(elements["value"][1]) == sum(w for *_, w in rows)
+        (skipped,) = query(port, "streameval_rows_skipped_total")
+        assert float(skipped["value"][1]) == 0
+        (drop,) = query(port, "streameval_drop")
+        assert float(drop["value"][1]) in (0.0, 1.0)
+        (age,) = query(port, "time() - streameval_last_update_timestamp_seconds")
+        assert 0 <= float(age["value"][1]) < 600
+        meta = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/metadata",
+                                                timeout=5))["data"]
+        kinds = {name: m[0]["type"] for name, m in meta.items() if name.startswith("streameval_")}
+        for name in ("rows", "elements", "rows_skipped", "drops"):  # counters as counters
+            assert kinds.get(f"streameval_{name}_total", kinds.get(f"streameval_{name}")) == \
+                "counter", kinds
+        assert kinds["streameval_metric"] == kinds["streameval_drop"] == "gauge"
+        groups = wait_for(lambda: json.load(urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/api/v1/rules", timeout=5))["data"]["groups"],
+            "the rules to load")
+        assert {r["name"] for g in groups for r in g["rules"]} >= {
+            "StreamevalQualityDrop", "StreamevalStalled", "StreamevalDown"}
+        assert all(r["health"] != "err" for g in groups for r in g["rules"])
+    finally:
+        if prom is not None:
+            prom.terminate()
+            try:
+                prom.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                prom.kill()
+        code, _, stderr = finish(watch)
+    assert code == 0, stderr

@@ -1,0 +1,160 @@
+"""``streameval watch --follow`` across log rotation (copytruncate, rename-and-create, deletion),
+and a SIGKILL loop that resumes from checkpoints, across a rotation, to exactly the values of an
+uninterrupted run (issue 13). Real subprocesses; every wait is bounded; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import time
+
+import pytest
+from test_cli import needs_script, run
+from test_cli_watch import WATCH, finish, json_lines, rows_text, sample, start, wait_for
+
+pytestmark = needs_script
+
+METRICS = ["--metrics", "ELM", "BCubed", "ARI", "NMI", "VI", "Purity"]
+HEADER = "truth,guess,mult\n"
+
+
+def append(path, text: str) -> None:
+    with open(path, "a") as f:
+        f.write(text)
+
+
+def reported(out, rows: int):
+    return lambda: [d for d in json_lines(out) if d["rows"] == rows]
+
+
+def scored(path) -> dict:
+    r = run("score", path, *WATCH, *METRICS, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.slow
+def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
+    parts = [sample(n=60, seed=s) for s in range(5)]
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER + rows_text(parts[0]))
+    out = tmp_path / "out.jsonl"
+    ck = tmp_path / "ck.json"
+    proc = start(live, *WATCH, *METRICS, "--follow", "--window", 40, "--every", 100000,
+                 "--interval", 0.05, "--jsonl", out, "--poll", 0.02, "--checkpoint", ck)
+    total = len(parts[0])
+    try:
+        wait_for(reported(out, total), "the first part")
+        # copytruncate: copy, then truncate in place; the writer goes on writing rows at once
+        shutil.copy(live, tmp_path / "live.csv.1")
+        with open(live, "r+") as f:
+            f.truncate(0)
+        append(live, rows_text(parts[1]))  # longer than what was read: a size check misses it
+        total += len(parts[1])
+        wait_for(reported(out, total), "the rows written after the truncation")
+        # rename-and-create: rows still written to the old file, then a new file with a header
+        os.rename(live, tmp_path / "live.csv.2")
+        append(tmp_path / "live.csv.2", rows_text(parts[2]))
+        live.write_text(HEADER + rows_text(parts[3]))
+        total += len(parts[2]) + len(parts[3])
+        wait_for(reported(out, total), "the renamed file's last rows and the new file")
+        # deletion: the path disappears for a while, then a file appears again
+        live.unlink()
+        time.sleep(0.3)
+        live.write_text(HEADER + rows_text(parts[4]))
+        total += len(parts[4])
+        wait_for(reported(out, total), "the file that appeared after the deletion")
+    finally:
+        code, _, stderr = finish(proc)
+    assert code == 0, stderr
+    assert "Traceback" not in stderr
+    assert f"{live}: truncated" in stderr
+    assert f"{live}: replaced (rotated): following the new file from its start" in stderr
+    assert f"{live}: deleted (or moved away): waiting for a file to appear" in stderr
+    assert f"{live}: appeared again: following the new file from its start" in stderr
+    final = json_lines(out)[-1]
+    assert final["final"] and final["rows"] == total and final["skipped"] == 0
+    # its checkpoint describes the file now at the path: a resume is accepted and adds nothing
+    again = run("watch", live, *WATCH, *METRICS, "--window", 40, "--checkpoint", ck, "--resume",
+                "--jsonl", "-")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["all"] == final["all"]
+    whole = tmp_path / "whole.csv"  # the concatenated input, scored in one go
+    whole.write_text(HEADER + "".join(rows_text(p) for p in parts))
+    want = scored(whole)
+    assert final["elements"] == sum(w for p in parts for *_, w in p)
+    for name, value in want.items():
+        assert final["all"][name] == pytest.approx(value, abs=1e-12), name
+
+
+def checkpointed(ck) -> int:
+    try:
+        return json.loads(ck.read_text())["body"]["rows"]
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+def kill(proc, ck, before: int, rng, during_write: bool) -> bool:
+    """SIGKILL ``proc``: as soon as a checkpoint's temporary file appears (``during_write``), or
+    a random pause after it checkpointed past ``before`` rows. True if a temporary was left
+    behind (killed mid-write)."""
+    tmp = f"{ck}.tmp-{proc.pid}"
+    if during_write:
+        end = time.monotonic() + 60
+        while not os.path.exists(tmp) and time.monotonic() < end and proc.poll() is None:
+            pass
+    else:
+        wait_for(lambda: checkpointed(ck) > before or proc.poll() is not None,
+                 "a checkpoint past the last one", timeout=120)
+        time.sleep(rng.uniform(0, 0.3))
+    assert proc.poll() is None, proc.communicate()[1]  # still running: not refused, not crashed
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    return os.path.exists(tmp)
+
+
+@pytest.mark.slow
+def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
+    """34 runs, each given a chunk of new rows and killed with SIGKILL (every third as soon as it
+    writes a checkpoint); the 17th run sees the file rotated (rename and create) under it."""
+    rng = random.Random(13)
+    chunks = [sample(n=60, seed=100 + k) for k in range(35)]
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER)
+    ck = tmp_path / "state.json"
+    args = [*WATCH, *METRICS, "--window", 50, "--checkpoint", ck, "--checkpoint-rows", 5,
+            "--checkpoint-every", 3600, "--every", 100000, "--interval", 0, "--jsonl", "-"]
+    written = mid_write = 0
+    for k in range(34):
+        before = checkpointed(ck)
+        if k == 17:  # rotate under a running watcher, kill it once it checkpointed the new file
+            append(live, rows_text(chunks[k]))
+            written += len(chunks[k])
+            proc = start(live, *args, "--follow", "--resume")
+            wait_for(lambda n=written: checkpointed(ck) == n, "the old file's last rows")
+            os.rename(live, tmp_path / "live.csv.1")
+            live.write_text(HEADER)
+            before = checkpointed(ck)
+        else:
+            proc = start(live, *args, "--follow", "--resume")
+        append(live, rows_text(chunks[k + (k >= 17)]))
+        written += len(chunks[k + (k >= 17)])
+        mid_write += kill(proc, ck, before, rng, during_write=k % 3 == 0)
+    assert mid_write >= 1, mid_write
+    # the last run reads to the end of the new file and stops
+    resumed = run("watch", live, *args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    got = json.loads(resumed.stdout.splitlines()[-1])
+    whole = tmp_path / "whole.csv"
+    whole.write_text(HEADER + "".join(rows_text(c) for c in chunks))
+    straight = run("watch", whole, *WATCH, *METRICS, "--window", 50, "--jsonl", "-")
+    assert straight.returncode == 0, straight.stderr
+    want = json.loads(straight.stdout.splitlines()[-1])
+    assert got["rows"] == want["rows"] == written == 35 * 60
+    assert (got["all"], got["window"], got["elements"]) == (want["all"], want["window"],
+                                                           want["elements"])
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp-" in p.name) == []
