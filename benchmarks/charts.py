@@ -206,8 +206,36 @@ def pss(text: str):
     return fig
 
 
+def bootstrap(text: str):
+    found = tables(text)
+    head, rows = next(t for t in found if t[0][0] == "set-up")
+    boot = [r for r in rows if "B =" in r[0]]
+    if not boot:
+        raise ValueError("no BootstrapEvaluator rows")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.8), dpi=110)
+    fig.suptitle("cost of confidence intervals (lower is better)", fontsize=11)
+    names = [r[0].replace("BootstrapEvaluator, ", "") for r in boot]
+    a.bar(names, [number(r[3]) for r in boot], color=COLOURS[0], label="measured CPU time / one table")
+    a.plot(names, [number(r[4]) for r in boot], "o--", color=COLOURS[1], label="bound B + 1")
+    a.set_ylabel("x the one table's time")
+    a.set_title("streaming: BootstrapEvaluator", fontsize=10)
+    a.legend(fontsize=8)
+    batch = next((t for t in found if t[0][0] == "aggregate"), None)
+    if batch is not None:
+        _, rows = batch
+        b.barh([f"{r[0]}, {r[1]}" for r in rows], [number(r[3]) for r in rows], color=COLOURS[2])
+        b.set_xlabel("CPU time (s)")
+        b.set_title("batch: compare, 34 streams", fontsize=10)
+        b.invert_yaxis()
+        b.tick_params(axis="y", labelsize=8)
+    for ax in (a, b):
+        ax.grid(True, axis="y" if ax is a else "x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 CHARTS = {"core": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
-          "distributed": distributed, "cli": cli, "pss": pss}
+          "distributed": distributed, "cli": cli, "pss": pss, "bootstrap": bootstrap}
 
 
 def main(names: list[str]) -> int:

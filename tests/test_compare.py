@@ -52,7 +52,7 @@ def unit_data(draw, max_units=5):
 
 
 def _cells(elements, n_units):
-    cells = [dict() for _ in range(n_units)]
+    cells = [{} for _ in range(n_units)]
     for u, t, p in elements:
         cells[u][t, p] = cells[u].get((t, p), 0) + 1
     return cells
@@ -118,7 +118,7 @@ def test_mean_aggregate_is_the_mean_of_per_unit_values():
     units = [0, 0, 0, 0, 1, 1, 1, 1]
     r = compare(y, {"S": p}, units=units, labels="per_unit", metrics=["ELM"], aggregate="mean",
                 n_resamples=50, seed=3)
-    per = [se.batch.elm_score(y[:4], p[:4])[2], se.batch.elm_score(y[4:], p[4:])[2]]
+    per = [se.batch.elm_score(y[:4], p[:4]), se.batch.elm_score(y[4:], p[4:])]
     assert r.values["S"]["ELM"].value == pytest.approx(np.mean(per), abs=1e-15)
     lo, hi = r.values["S"]["ELM"].low, r.values["S"]["ELM"].high
     assert min(per) - 1e-12 <= lo <= hi <= max(per) + 1e-12
@@ -146,7 +146,7 @@ def _two_systems():
     rng = np.random.default_rng(5)
     y, a, b, units = [], [], [], []
     for u in range(30):
-        for e in range(8):
+        for _e in range(8):
             t = int(rng.integers(0, 3))
             y.append((u, t))
             a.append((u, t if rng.random() < 0.9 else int(rng.integers(0, 4))))
@@ -425,8 +425,8 @@ def test_blocks_of_resamples_give_the_same_report(monkeypatch, resampling, metho
     import streameval.comparison as cmp
 
     y, a, b, units = _two_systems()
-    args = dict(units=units, metrics=["ELM", "AdjustedRand"], n_resamples=97, seed=3,
-                resampling=resampling, method=method)
+    args = {"units": units, "metrics": ["ELM", "AdjustedRand"], "n_resamples": 97, "seed": 3,
+            "resampling": resampling, "method": method}
     whole = compare(y, {"A": a, "B": b}, **args)
     monkeypatch.setattr(cmp, "_BLOCK", 30 * 7)  # blocks of 7 resamples of the 30 units
     blocks = compare(y, {"A": a, "B": b}, **args)

@@ -17,20 +17,19 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
+from oracles import all_scores
+from strategies import mixed_streams
 
 import streameval as se
 from streameval import batch
 from streameval._validate import is_missing
 from streameval.errors import InvalidLabelError, InvalidStateError, InvalidWeightError, MissingLabelError
 
-from oracles import all_scores
-from strategies import mixed_streams
-
 ROOT = Path(__file__).resolve().parents[1]
 
 BATCH = {
-    "ELM": lambda t, p: batch.elm_score(t, p)[2],
-    "BCubed": lambda t, p: batch.bcubed_score(t, p)[2],
+    "ELM": lambda t, p: batch.elm_score(t, p),
+    "BCubed": lambda t, p: batch.bcubed_score(t, p),
     "Rand": batch.rand_score,
     "AdjustedRand": batch.adjusted_rand_score,
     "PairPrecision": batch.pair_precision_score,
@@ -48,10 +47,10 @@ BATCH = {
     "InversePurity": batch.inverse_purity_score,
 }
 COREF = {  # on-demand metrics and their batch twins
-    "MUC": lambda t, p: batch.muc_score(t, p)[2],
-    "BLANC": lambda t, p: batch.blanc_score(t, p)[2],
-    "LEA": lambda t, p: batch.lea_score(t, p)[2],
-    "CEAF": lambda t, p: batch.ceaf_score(t, p)[2],
+    "MUC": lambda t, p: batch.muc_score(t, p),
+    "BLANC": lambda t, p: batch.blanc_score(t, p),
+    "LEA": lambda t, p: batch.lea_score(t, p),
+    "CEAF": lambda t, p: batch.ceaf_score(t, p),
     "ClusterAccuracy": batch.cluster_accuracy_score,
     "AdjustedMutualInfo": batch.adjusted_mutual_info_score,
 }
@@ -127,8 +126,8 @@ def test_13_1_coreference_and_candidates_keep_labels_apart():
     for name, f in COREF.items():
         assert close(f(ts, ps), got[name]), name
     p, r, f = batch.score_candidates(ts, [ps, ["a", "b", "c", "d"]], metric="elm")
-    assert close(f[0], batch.elm_score(ts, ps)[2])
-    assert close(f[1], batch.elm_score(ts, ["a", "b", "c", "d"])[2])
+    assert close(f[0], batch.elm_score(ts, ps))
+    assert close(f[1], batch.elm_score(ts, ["a", "b", "c", "d"]))
 
 
 @given(mixed_streams(max_size=25))
@@ -187,7 +186,7 @@ def test_13_2_numpy_scalar_beside_tuple_labels_never_broadcast():
         ev.update(t, p)  # a numpy scalar against a tuple raised "truth value ... ambiguous"
         ev.table._check()
         ts, ps = [plain(t) for t, _ in stream[:k]], [plain(p) for _, p in stream[:k]]
-        assert close(ev.get()["ELM"], batch.elm_score(ts, ps)[2])
+        assert close(ev.get()["ELM"], batch.elm_score(ts, ps))
     for t, p in reversed(stream):
         ev.revert(t, p)
         ev.table._check()
@@ -523,7 +522,7 @@ def test_13_12_river_metric_plus_streameval_metric_in_both_orders():
         for t, p in pairs:
             combined.update(t, p)
         values = dict(zip((type(m).__name__ for m in combined), combined.get()))
-        assert close(values["ELM"], batch.elm_score(ts, ps)[2])
+        assert close(values["ELM"], batch.elm_score(ts, ps))
         assert close(values["AdjustedRand"], batch.adjusted_rand_score(ts, ps))
     many = metrics.Accuracy() + se.Purity() + se.ELM()
     assert len(many) == 3
