@@ -155,7 +155,7 @@ def main(argv=None) -> int:
         "|---|---:|---:|---:|---:|---:|",
     ]
     ok = True
-    for name, b, seconds, updates, ratio, bound, read in rows:
+    for name, _b, seconds, updates, ratio, bound, read in rows:
         ok &= ratio <= bound
         lines.append(f"| {name} | {seconds:.2f} s | {updates:,} | {ratio:.1f}× | {bound} | "
                      + (f"{read * 1000:.1f} ms |" if read is not None else "– |"))

@@ -72,8 +72,8 @@ def main(argv=None) -> int:
         print(f"page-stream data not found at {args.data}; nothing to do")
         return 0
     y, preds, units = load(args.data)
-    common = dict(units=units, metrics=["ELM", "BCubed"], n_resamples=args.resamples,
-                  seed=args.seed, labels="per_unit")
+    common = {"units": units, "metrics": ["ELM", "BCubed"], "n_resamples": args.resamples,
+              "seed": args.seed, "labels": "per_unit"}
     parts = []
     for aggregate, what in (("mean", "mean of the per-stream F1 (the paper's figure)"),
                             ("pooled", "pooled: one table over all pages")):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json  # noqa: F401  (the doctests use it)
 import numbers
-
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._validate import check_label
 from .errors import InvalidLabelError, InvalidStateError, MissingLabelError
@@ -27,6 +28,62 @@ class TableAPI:
     """Equality, ``stats()``, ``to_dict``/``from_dict`` and the sums check, over the public surface."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:
+        # What the mixin reads, supplied by each table class (the native table's properties,
+        # the reference's attributes): the sums named in STAT_NAMES, and the rest below.
+        @property
+        def n(self) -> int: ...
+        @property
+        def cells(self) -> int: ...
+        @property
+        def k_true(self) -> int: ...
+        @property
+        def k_pred(self) -> int: ...
+        @property
+        def sum_cell_sq(self) -> int: ...
+        @property
+        def sum_row_sq(self) -> int: ...
+        @property
+        def sum_col_sq(self) -> int: ...
+        @property
+        def sum_cell_xlogx(self) -> int: ...
+        @property
+        def sum_row_xlogx(self) -> int: ...
+        @property
+        def sum_col_xlogx(self) -> int: ...
+        @property
+        def bcubed_p_sum(self) -> int: ...
+        @property
+        def bcubed_r_sum(self) -> int: ...
+        @property
+        def elm_p_sum(self) -> int: ...
+        @property
+        def elm_r_sum(self) -> int: ...
+        @property
+        def sum_col_max(self) -> int: ...
+        @property
+        def sum_row_max(self) -> int: ...
+        @property
+        def true_singletons(self) -> int: ...
+        @property
+        def pred_singletons(self) -> int: ...
+        @property
+        def both_singletons(self) -> int: ...
+        @property
+        def missing(self) -> str: ...
+        @property
+        def f_sums(self) -> dict[tuple[str, float], int]: ...
+        @property
+        def skipped(self) -> int: ...
+        @skipped.setter
+        def skipped(self, value: int) -> None: ...
+
+        def __init__(self, missing: str = "raise") -> None: ...
+        def items(self) -> Iterator[tuple[Any, Any, int]]: ...
+        def tracked_f(self) -> list[tuple[str, float]]: ...
+        def track_f(self, kind: str, beta: float = 1.0) -> tuple[str, float]: ...
+        def _add_cells(self, triples: Iterable[tuple[Any, Any, int]]) -> None: ...
 
     def stats(self) -> ContingencyStats:
         """A snapshot of the sufficient statistics. O(number of tracked F-scores)."""
@@ -51,7 +108,7 @@ class TableAPI:
             return NotImplemented
         return self._state() == other._state()
 
-    __hash__ = None  # mutable
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable
 
     def __len__(self) -> int:
         """The number of non-zero cells."""
@@ -93,7 +150,7 @@ class TableAPI:
         }
 
     @classmethod
-    def from_dict(cls, state: dict) -> "TableAPI":
+    def from_dict(cls, state: dict) -> TableAPI:
         """Rebuild a table from :meth:`to_dict`'s output, validating it. O(cells).
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
@@ -170,6 +227,5 @@ def _is_count(v, allow_zero=False) -> bool:
     return (
         isinstance(v, numbers.Integral)
         and not isinstance(v, bool)
-        and (v >= 0 if allow_zero else v >= 1)
-        and v < MAX_TOTAL
+        and (0 if allow_zero else 1) <= int(v) < MAX_TOTAL
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -96,8 +97,9 @@ def check_weight(w) -> int:
             return int(f)
     too_big = False
     if isinstance(w, numbers.Real) and not isinstance(w, bool):
+        real: Any = w  # the numbers ABCs declare no comparison with an int
         try:
-            too_big = w >= MAX_TOTAL and (isinstance(w, numbers.Integral) or math.isfinite(w))
+            too_big = real >= MAX_TOTAL and (isinstance(w, numbers.Integral) or math.isfinite(w))
         except (OverflowError, TypeError, ValueError):  # pragma: no cover - exotic numbers
             too_big = False
     if too_big:

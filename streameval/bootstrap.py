@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from ._validate import check_weight
 from .contingency import Contingency
 from .errors import UnknownElementError
 from .evaluator import Evaluator
+from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 
 __all__ = ["BootstrapEvaluator", "poisson_multiplicities", "unit_hash"]
@@ -194,6 +196,15 @@ class BootstrapEvaluator:
     ValueError: BootstrapEvaluator.update needs the element's unit: update(y_true, y_pred, unit=...)
     """
 
+    seed: int
+    n_replicas: int
+    confidence: float
+    evaluator: Evaluator
+    _f_keys: list[tuple[str, float]]
+    _metrics: list[tuple[str, Metric]]
+    _tables: list[dict[int, Contingency]]  # replica -> {k: Contingency}
+    _units: dict[Any, list[Any]]  # unit -> [{(true, pred): count}, [(replica, k) for k > 0]]
+
     def __init__(self, metrics=None, n_replicas: int = 200, seed: int = 0, confidence: float = 0.95):
         if isinstance(n_replicas, bool) or not isinstance(n_replicas, numbers.Integral) or n_replicas < 1:
             raise ValueError(f"n_replicas must be an int >= 1, got {n_replicas!r}")
@@ -208,8 +219,8 @@ class BootstrapEvaluator:
                 raise ValueError(f"{name} is not an O(1) metric; the bootstrap replicas need O(1) reads")
         self._f_keys = list(self.evaluator.table.f_sums)
         self._metrics = list(self.evaluator.metrics.items())
-        self._tables = [dict() for _ in range(self.n_replicas)]  # replica -> {k: Contingency}
-        self._units: dict = {}  # unit -> [{(true, pred): count}, [(replica, k) for k > 0]]
+        self._tables = [{} for _ in range(self.n_replicas)]  # replica -> {k: Contingency}
+        self._units = {}  # unit -> [{(true, pred): count}, [(replica, k) for k > 0]]
 
     def _table(self, r: int, k: int) -> Contingency:
         t = self._tables[r].get(k)
@@ -271,7 +282,7 @@ class BootstrapEvaluator:
         except TypeError:  # unhashable labels: the evaluator's revert names the problem
             self.evaluator.revert(y_true, y_pred, w)
             raise  # pragma: no cover - the line above raises
-        if have < w:
+        if entry is None or have < w:  # (no entry: have is 0)
             raise UnknownElementError(
                 f"revert of (y_true={y_true!r}, y_pred={y_pred!r}, w={w}) in unit {unit!r}: the unit "
                 f"holds {have} such element(s)"
@@ -306,9 +317,7 @@ class BootstrapEvaluator:
                 total[i] += k * getattr(t, name)
             for key, v in t.f_sums.items():
                 f_sums[key] += k * v
-        s = ContingencyStats(*total)
-        s.f_sums = f_sums
-        return s
+        return ContingencyStats(**dict(zip(STAT_NAMES, total)), f_sums=f_sums)
 
     def replica_values(self) -> dict:
         """``{name: array of the B replica values}`` (NaN for a replica that drew none of the units
@@ -381,7 +390,7 @@ class BootstrapEvaluator:
             and {u: e[0] for u, e in self._units.items()} == {u: e[0] for u, e in other._units.items()}
         )
 
-    __hash__ = None
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
         return f"BootstrapEvaluator(n={self.n}, replicas={self.n_replicas}, seed={self.seed})"

@@ -1270,7 +1270,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "the whole vector): also report the intrinsic metrics of the predicted clusters")
     p.add_argument("--distance", choices=("euclidean", "cosine"), default="euclidean",
                    help="distance of the intrinsic metrics (with --vector; default euclidean)")
-    from .cli_compare import add_parser as add_compare_parser, add_score_ci_options
+    from .cli_compare import add_parser as add_compare_parser
+    from .cli_compare import add_score_ci_options
 
     add_score_ci_options(p)  # score --ci --unit COL
     p.set_defaults(func=cmd_score)

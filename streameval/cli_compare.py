@@ -353,7 +353,7 @@ def cmd_pss_compare(argv) -> int:
         raise CompareError("nothing to compare: give prediction files and/or --baselines")
     quirk = args.original_make_index
     units, y_true = [], []
-    preds = {name: [] for name in systems}
+    preds: dict[str, list] = {name: [] for name in systems}
     for sid, flags in gold.items():
         t = flags_to_labels(flags, original_make_index=quirk).tolist()
         units += [sid] * len(t)

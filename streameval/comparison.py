@@ -57,6 +57,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -298,7 +299,7 @@ def _group(y_true, preds: dict, units, labels: str, weights=None):
             _check_hashable(p, f"y_pred[{name!r}]", i)
         if labels == "global":
             _check_partition(yp, us, f"system {name!r}")
-        cells: list = [dict() for _ in index]
+        cells: list = [{} for _ in index]
         for k, t, p, w in zip(uix, yt, yp, ws):
             d = cells[k]
             d[t, p] = d.get((t, p), 0) + w
@@ -469,7 +470,7 @@ class ComparisonReport:
             + ("" if st.get("aggregate", "pooled") == "pooled" else f", aggregate {st['aggregate']}")
         ]
         f = f"{{:.{digits}f}}"
-        rows = [("system", "metric", "value", "low", "high")]
+        rows: list[tuple[str, ...]] = [("system", "metric", "value", "low", "high")]
         for s, d in self.values.items():
             for m, iv in d.items():
                 rows.append((s, m, *(f.format(v) for v in iv)))
@@ -513,7 +514,8 @@ def _check_settings(method, n_resamples, confidence, aggregate):
 
 def _seed(seed) -> int:
     if seed is None:
-        return int(np.random.SeedSequence().entropy % (1 << 63))
+        entropy = cast(int, np.random.SeedSequence().entropy)  # fresh OS entropy: an int
+        return int(entropy % (1 << 63))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an int >= 0 or None, got {seed!r}")
     return int(seed)

@@ -55,9 +55,9 @@ from .stats import MAX_TOTAL, beta_ratio
 try:
     from ._native import Table as _NativeTable
 except ImportError:  # pragma: no cover - the extension is built by pip install
-    _NativeTable = None
-
-NATIVE = _NativeTable is not None
+    NATIVE = False
+else:
+    NATIVE = True
 """``True`` when :class:`Contingency` is the native (Rust) table, ``False`` for the fallback."""
 
 __all__ = ["Contingency", "NATIVE"]
@@ -283,7 +283,9 @@ if NATIVE:
         def _add_int_array(self, yt: np.ndarray, yp: np.ndarray, w) -> None:
             """Integer labels: cells counted natively over one combined key (a radix sort), no
             Python object per label; labels too spread for one 64-bit key are coded first."""
-            as_bytes = (lambda a: a.astype(np.int64, copy=False).tobytes())
+            def as_bytes(a: np.ndarray) -> bytes:
+                return a.astype(np.int64, copy=False).tobytes()
+
             wb = as_bytes(w) if w is not None else None
             if self._add_int_arrays(as_bytes(yt), as_bytes(yp), wb):
                 return
@@ -297,7 +299,7 @@ if NATIVE:
             """Add checked ``(true, pred, count)`` triples (bulk, as :meth:`from_dict` does)."""
             self._add_triples(list(triples))
 
-        def merge(self, other: "Contingency") -> None:
+        def merge(self, other: Contingency) -> None:
             """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
 
             The result is bit-identical to one stream that saw both streams' elements; the
@@ -316,7 +318,7 @@ if NATIVE:
         def __reduce__(self):
             return (_unpickle, (self.missing, self.skipped, self.tracked_f(), self.cell_list()))
 
-        def copy(self) -> "Contingency":
+        def copy(self) -> Contingency:
             """An independent copy with the same state. O(cells)."""
             new = type(self)(self.missing)
             new._copy_from(self)
@@ -327,7 +329,7 @@ if NATIVE:
             self._check_native()
             self._check_sums()
 
-    def _unpickle(missing, skipped, tracked, cells) -> "Contingency":
+    def _unpickle(missing, skipped, tracked, cells) -> Contingency:
         table = Contingency(missing)
         for kind, beta in tracked:
             table.track_f(kind, beta)

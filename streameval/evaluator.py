@@ -132,7 +132,7 @@ class Evaluator:
             getattr(model, "learn_predict_one", None)
         )
 
-    def clone(self) -> "Evaluator":
+    def clone(self) -> Evaluator:
         """A fresh evaluator with fresh copies of the same metrics (same names)."""
         return Evaluator({name: m.clone() for name, m in self.metrics.items()})
 

@@ -43,6 +43,7 @@ plus O(1) per changelog row in Python. The Python side holds O(distinct values).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import time
@@ -322,8 +323,9 @@ class Live:
             return None
         return from_rows(rows, metrics=self.metrics, missing=self.missing, ami=self.ami)
 
-    def wait_for(self, n: int, timeout: float = 300.0) -> Report:
-        """Block until a consistent snapshot covers total weight ``n``; return its report.
+    def wait_for(self, n: int, timeout: float = 300.0) -> Report | None:
+        """Block until a consistent snapshot covers total weight ``n``; return its report
+        (``None`` if that snapshot holds no cell yet, as :meth:`report`).
 
         Raises :class:`TimeoutError` after ``timeout`` seconds, or the job's error if it failed.
         """
@@ -367,10 +369,8 @@ class Live:
     def close(self) -> None:
         """Cancel the Flink job (closing the collect iterator) and join the reader thread."""
         self._closing = True
-        try:
+        with contextlib.suppress(Exception):  # already finished
             self._iter.close()
-        except Exception:  # noqa: BLE001  (already finished)
-            pass
         self._thread.join(timeout=60)
 
     def __enter__(self):

@@ -35,15 +35,19 @@ Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_ever
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections import deque
+from typing import TYPE_CHECKING, Any
 
 from ._validate import check_total, check_weight
 from .contingency import Contingency
 from .errors import require
 from .evaluator import Evaluator
-from .sync import Guarded, concurrent_use
 from .stats import ONE, bcubed_term, elm_term
+from .sync import Guarded, concurrent_use
 from .window import CountWindow, EventTimeWindow
+
+if TYPE_CHECKING:
+    from .bootstrap import BootstrapEvaluator
 
 __all__ = ["Monitor", "ClusterCostRanking", "is_drop"]
 
@@ -242,15 +246,13 @@ class Monitor(Guarded):
         self._init_guard()
         if self.window is not None:
             self.window.on_expire = lambda y_true, y_pred, w: self.ranking.refresh(y_pred)
-        self.interval = None
+        self.interval: BootstrapEvaluator | None = None
         self.reference = reference
         if interval is not None:
             self._setup_interval(interval)
 
     # ------------------------------------------------------------------ bootstrap interval
     def _setup_interval(self, interval) -> None:
-        from collections import deque
-
         from .bootstrap import BootstrapEvaluator
 
         if self.watch is None:
@@ -269,7 +271,7 @@ class Monitor(Guarded):
             )
         else:
             raise ValueError(f"interval must be an int >= 1 or a BootstrapEvaluator, got {interval!r}")
-        self._units = deque()
+        self._units: deque[Any] = deque()  # the unit of each element in the window, oldest first
         self._ci_count = 0
         self._below = False
         ranking_refresh = self.window.on_expire
@@ -287,7 +289,9 @@ class Monitor(Guarded):
 
     def _interval_below(self) -> bool:
         """Whether the window's interval lies entirely on the bad side of the reference."""
-        _, low, high = self.window_interval()
+        interval = self.window_interval()
+        assert interval is not None and self.watch is not None  # called only with interval=
+        _, low, high = interval
         ref = self.reference
         if ref is None:
             ref = self.all_time.metrics[self.watch].get()
@@ -418,7 +422,7 @@ class Monitor(Guarded):
         {'ELM': 1.0}
         """
         new_drop = len(self.drops) > self._reported_drops
-        extra = {} if self.interval is None else {"window_interval": self.window_interval()}
+        extra: dict[str, Any] = {} if self.interval is None else {"window_interval": self.window_interval()}
         return {
             "n": self.n,
             "all_time": self.all_time.get(),

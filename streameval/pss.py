@@ -42,6 +42,7 @@ import csv
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -327,7 +328,7 @@ def fixed_length(true_flags, length=None, *, original_make_index: bool = False) 
     return [1 if i % length == 0 else 0 for i in range(n)]
 
 
-BASELINES = {
+BASELINES: dict[str, Callable[..., list]] = {
     "all_singletons": all_singletons,
     "one_document": one_document,
     "fixed_length": fixed_length,

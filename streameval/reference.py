@@ -43,7 +43,6 @@ streameval.errors.UnknownElementError: revert of (y_true=1, y_pred='a', w=1): th
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ._table import TableAPI
@@ -54,10 +53,10 @@ from .errors import (
 )
 from .labels import factorize
 from .stats import (
-    add_side_terms,
     FRAC_BITS,
     STAT_NAMES,
     ContingencyStats,
+    add_side_terms,
     beta_ratio,
     f_term,
     xlogx,
@@ -142,6 +141,31 @@ class ReferenceContingency(TableAPI):
     >>> t.n, t.sum_cell_sq, t.sum_col_max
     (4, 10, 3)
     """
+
+    # the state's sums (STAT_NAMES, set by _zero_sums and kept by every mutator) and settings
+    n: int
+    cells: int
+    k_true: int
+    k_pred: int
+    sum_cell_sq: int
+    sum_row_sq: int
+    sum_col_sq: int
+    sum_cell_xlogx: int
+    sum_row_xlogx: int
+    sum_col_xlogx: int
+    bcubed_p_sum: int
+    bcubed_r_sum: int
+    elm_p_sum: int
+    elm_r_sum: int
+    sum_col_max: int
+    sum_row_max: int
+    true_singletons: int
+    pred_singletons: int
+    both_singletons: int
+    f_sums: dict[tuple[str, float], int]
+    missing: str
+    skipped: int
+    version: int
 
     def __init__(self, missing: str = "raise"):
         if missing not in ("raise", "skip"):
@@ -594,7 +618,7 @@ class ReferenceContingency(TableAPI):
             col.cells[t] = n
         self._rebuild()
 
-    def merge(self, other: "ReferenceContingency") -> None:
+    def merge(self, other: ReferenceContingency) -> None:
         """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
 
         The result is bit-identical to one stream that saw both streams' elements; the tracked
@@ -619,7 +643,7 @@ class ReferenceContingency(TableAPI):
         """Recompute every cluster record and sum from the cells. O(cells)."""
         rows, cols = self._rows, self._cols
         self._zero_sums()
-        for records, side in ((rows, "row"), (cols, "col")):
+        for records in (rows, cols):
             for k in records.values():
                 cells = k.cells
                 k.size = sum(cells.values())
@@ -635,7 +659,7 @@ class ReferenceContingency(TableAPI):
         self.f_sums = s.f_sums
         self.version += 1
 
-    def copy(self) -> "ReferenceContingency":
+    def copy(self) -> ReferenceContingency:
         """An independent copy with the same state. O(cells)."""
         new = type(self)(self.missing)
         new._fspecs = list(self._fspecs)

@@ -34,6 +34,7 @@ from fractions import Fraction
 FRAC_BITS = 64
 ONE = 1 << FRAC_BITS
 from ._validate import MAX_TOTAL  # noqa: E402,F401  (re-exported: the table's bound)
+
 _ONE_F = float(ONE)
 _log = math.log
 

@@ -52,7 +52,7 @@ def unit_data(draw, max_units=5):
 
 
 def _cells(elements, n_units):
-    cells = [dict() for _ in range(n_units)]
+    cells = [{} for _ in range(n_units)]
     for u, t, p in elements:
         cells[u][t, p] = cells[u].get((t, p), 0) + 1
     return cells
@@ -146,7 +146,7 @@ def _two_systems():
     rng = np.random.default_rng(5)
     y, a, b, units = [], [], [], []
     for u in range(30):
-        for e in range(8):
+        for _e in range(8):
             t = int(rng.integers(0, 3))
             y.append((u, t))
             a.append((u, t if rng.random() < 0.9 else int(rng.integers(0, 4))))
@@ -425,8 +425,8 @@ def test_blocks_of_resamples_give_the_same_report(monkeypatch, resampling, metho
     import streameval.comparison as cmp
 
     y, a, b, units = _two_systems()
-    args = dict(units=units, metrics=["ELM", "AdjustedRand"], n_resamples=97, seed=3,
-                resampling=resampling, method=method)
+    args = {"units": units, "metrics": ["ELM", "AdjustedRand"], "n_resamples": 97, "seed": 3,
+            "resampling": resampling, "method": method}
     whole = compare(y, {"A": a, "B": b}, **args)
     monkeypatch.setattr(cmp, "_BLOCK", 30 * 7)  # blocks of 7 resamples of the 30 units
     blocks = compare(y, {"A": a, "B": b}, **args)

@@ -15,10 +15,10 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 import streameval as se  # noqa: E402
-from streameval.reference import ReferenceContingency  # noqa: E402
 from streameval.dask import contingency_stats, evaluate  # noqa: E402
 from streameval.errors import InvalidVectorError, InvalidWeightError, MissingLabelError  # noqa: E402
 from streameval.metrics import default_metrics  # noqa: E402
+from streameval.reference import ReferenceContingency  # noqa: E402
 
 pytestmark = pytest.mark.slow  # every Dask test starts a scheduler or a cluster
 

@@ -17,14 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
+from oracles import all_scores
+from strategies import mixed_streams
 
 import streameval as se
 from streameval import batch
 from streameval._validate import is_missing
 from streameval.errors import InvalidLabelError, InvalidStateError, InvalidWeightError, MissingLabelError
-
-from oracles import all_scores
-from strategies import mixed_streams
 
 ROOT = Path(__file__).resolve().parents[1]
 

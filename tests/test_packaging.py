@@ -89,6 +89,7 @@ def test_wheel_metadata_license_and_types(dist):
         meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
         meta = z.read(meta_name).decode()
     assert "streameval/py.typed" in names
+    assert "streameval/_native.pyi" in names  # the compiled core's types
     assert any(n.endswith("licenses/LICENSE") for n in names), names
     assert re.search(r"^License-Expression: BSD-3-Clause$", meta, re.M)
     assert re.search(rf"^Version: {re.escape(_version())}$", meta, re.M)

@@ -261,6 +261,7 @@ def expected_mutual_info(sizes_true, sizes_pred, n: int) -> float:
     0.0
     """
     import numpy as np
+
     from ..errors import require
 
     gammaln = require("scipy.special", "the expected mutual information (AMI)", "sklearn").gammaln

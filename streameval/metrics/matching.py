@@ -96,6 +96,7 @@ def optimal_matching(cells, weight):
     [(2, 3, 2), (3, 3, 4)]
     """
     import numpy as np
+
     from ..errors import require
 
     csr_matrix = require("scipy.sparse", "the optimal matching (CEAF, ClusterAccuracy)", "sklearn").csr_matrix

@@ -1,0 +1,107 @@
+"""Type stub of the compiled core (src/py.rs): the native state behind :class:`streameval.Contingency`.
+
+Labels are arbitrary hashable Python objects (``Any`` here); counts and sums are Python ints.
+"""
+
+from collections.abc import Hashable
+from typing import Any
+
+from typing_extensions import Self
+
+MAX_TOTAL: int
+"""A table holds fewer than ``2**57`` elements."""
+
+class Table:
+    """The native state of a contingency table (see ``streameval.Contingency`` for the API)."""
+
+    skipped: int
+    """Elements skipped for a missing label (``missing="skip"``)."""
+    version: int
+    """Bumped by every mutation (on-demand metrics cache their value against it)."""
+
+    def __new__(cls, missing: str | None = None, *args: Any, **kwargs: Any) -> Self: ...
+
+    # the running sums, read-only (see streameval.stats.ContingencyStats)
+    @property
+    def n(self) -> int: ...
+    @property
+    def cells(self) -> int: ...
+    @property
+    def k_true(self) -> int: ...
+    @property
+    def k_pred(self) -> int: ...
+    @property
+    def sum_cell_sq(self) -> int: ...
+    @property
+    def sum_row_sq(self) -> int: ...
+    @property
+    def sum_col_sq(self) -> int: ...
+    @property
+    def sum_cell_xlogx(self) -> int: ...
+    @property
+    def sum_row_xlogx(self) -> int: ...
+    @property
+    def sum_col_xlogx(self) -> int: ...
+    @property
+    def bcubed_p_sum(self) -> int: ...
+    @property
+    def bcubed_r_sum(self) -> int: ...
+    @property
+    def elm_p_sum(self) -> int: ...
+    @property
+    def elm_r_sum(self) -> int: ...
+    @property
+    def sum_col_max(self) -> int: ...
+    @property
+    def sum_row_max(self) -> int: ...
+    @property
+    def true_singletons(self) -> int: ...
+    @property
+    def pred_singletons(self) -> int: ...
+    @property
+    def both_singletons(self) -> int: ...
+    @property
+    def missing(self) -> str:
+        """``"raise"`` or ``"skip"``: what a missing label does."""
+
+    def update(self, y_true: Hashable, y_pred: Hashable, w: int = 1) -> None:
+        """Add ``w`` elements with true label ``y_true`` and predicted label ``y_pred``. O(1)."""
+    def revert(self, y_true: Hashable, y_pred: Hashable, w: int = 1) -> None:
+        """Remove ``w`` elements added by :meth:`update` with the same arguments. O(1)."""
+    def get_cell(self, t: Hashable, p: Hashable) -> int:
+        """The count of cell ``(t, p)``, 0 if absent. O(1)."""
+    def cell_list(self) -> list[tuple[Any, Any, int]]:
+        """Every non-zero cell as a list of ``(true, pred, count)``. O(cells)."""
+    def sizes(self, side: int) -> dict[Any, int]:
+        """``{label: size}`` of the non-empty clusters of a side (0 true, 1 predicted). O(k)."""
+    def cluster_cells(self, side: int, label: Hashable) -> dict[Any, int]:
+        """The cells of cluster ``label`` of a side as ``{other label: count}``. O(its cells)."""
+    def cluster_stats(self, side: int, label: Hashable) -> tuple[int, int, int] | None:
+        """``(size, sum of squared cells, largest cell)`` of cluster ``label`` of a side, or None."""
+    def labels_of(self, side: int) -> list[Any]:
+        """The labels of the non-empty clusters of a side. O(k)."""
+    def stat_values(self) -> list[int]:
+        """Every running sum, in the order of ``streameval.stats.STAT_NAMES``. O(1)."""
+    def f_items(self) -> list[tuple[tuple[str, float], int]]:
+        """``[((kind, beta), Σ n·F_e)]`` for the tracked element-averaged F-scores."""
+    def _track(self, kind: str, beta: float, num: int, den: int) -> bool:
+        """Start tracking ``kind`` with ``beta**2 = num/den`` under key ``(kind, beta)``."""
+    def relabel_pred(self, old: Hashable, new: Hashable) -> None:
+        """Move predicted cluster ``old`` into ``new``."""
+    def relabel_true(self, old: Hashable, new: Hashable) -> None:
+        """Move true cluster ``old`` into ``new``."""
+    def _add_triples(self, triples: list[tuple[Any, Any, int]]) -> None:
+        """Add checked ``(true, pred, count)`` triples (labels valid, counts >= 1)."""
+    def _add_int_arrays(self, t: bytes, p: bytes, w: bytes | None = None) -> bool:
+        """Add elements given as native-endian int64 buffers; ``False`` (nothing changed) when
+        the labels' ranges are too wide for one 64-bit key."""
+    def _add_int_cells(self, t: bytes, p: bytes, c: bytes) -> None:
+        """Add cells given as native-endian int64 buffers of true labels, predicted labels, counts."""
+    def _add_coded_cells(self, tu: list[Any], pu: list[Any], t: bytes, p: bytes, c: bytes) -> None:
+        """Add cells given by codes into lists of distinct labels (int64 buffers of codes, counts)."""
+    def _merge_from(self, other: Table) -> None:
+        """Add the cells of ``other`` (a different table) in bulk. O(cells of both)."""
+    def _copy_from(self, other: Table) -> None:
+        """Make this (empty) table a copy of ``other``. O(cells)."""
+    def _check_native(self) -> None:
+        """Assert the native invariants (cells mirrored, records, classes, groups, sums). O(cells)."""
