@@ -133,11 +133,9 @@ def degenerate_stream(kind: str, n: int):
         for i in range(n):
             yield 0, i
     elif kind == "one_cluster":
-        doc = 0
-        for length in doc_lengths(rng, n):
+        for doc, length in enumerate(doc_lengths(rng, n)):
             for _ in range(length):
                 yield doc, 0
-            doc += 1
     elif kind == "one_document":
         streams = 8
         doc = 0

@@ -41,10 +41,10 @@ from collections import deque
 from .errors import StreamevalError
 from .io import (
     FORMATS,
+    MAX_LINE,
     InputError,
     LineSource,
     RowSpec,
-    MAX_LINE,
     detect_format,
     fingerprint,
     iter_parquet_rows,
@@ -259,7 +259,9 @@ def cmd_demo(args) -> int:
     y_true, y_pred = make_demo_stream(args.seed, args.pages, drop=args.drop)
     n = len(y_true)
     step = max(1, n // args.points)
-    xs, trace, wtrace = [], {c.__name__: [] for c in classes}, {c.__name__: [] for c in classes}
+    xs: list = []
+    trace: dict[str, list] = {c.__name__: [] for c in classes}
+    wtrace: dict[str, list] = {c.__name__: [] for c in classes}
     bar = _progress(n, "demo", not args.no_progress)
     update = mon.update
     for k in range(n):
@@ -549,6 +551,7 @@ class _Watch:
 
     def _flush_window(self, rows) -> None:
         items, size = self.items, self.size
+        assert items is not None and self.win is not None  # a window is kept
         leaving = max(0, len(items) + len(rows) - size)
         if leaving + len(rows) > size:  # cheaper to rebuild from the rows it will hold
             items.extend(rows[-size:])
@@ -586,6 +589,7 @@ class _Watch:
             "window": None,
         }
         if self.items is not None:
+            assert self.win is not None
             body["window"] = {
                 "size": self.size,
                 "items": [list(item) for item in self.items],
@@ -622,6 +626,7 @@ class _Watch:
                 size = 0 if win is None else win.get("size")
                 refuse(f"its window size is {size}, but --window is {self.size}")
             if win is not None:
+                assert self.items is not None and self.win is not None  # sizes agree above
                 items = [tuple(item) for item in win["items"]]
                 if len(items) > self.size or any(len(item) != 3 for item in items):
                     refuse("bad window items")
@@ -740,7 +745,7 @@ class _Prometheus:
             raise CLIError(f"--prometheus-port needs prometheus-client: {EXTRA_HINT}") from None
         self.gauge, self.counter = GaugeMetricFamily, CounterMetricFamily
         self.labels = labels
-        self.snapshot = None
+        self.snapshot: tuple[dict, float] | None = None
         registry = CollectorRegistry()
         registry.register(self)
         try:
@@ -813,14 +818,13 @@ def _status_line(values: dict, window: int, width: int | None = None) -> str:
     for k, v in values["all"].items():
         cell = f"{v:.4f}" if win is None else f"{v:.4f}/{win[k]:.4f}"
         parts.append(f"{_short_name(k)} {cell}")
-    line, shown = head, 0
+    line = head
     for i, part in enumerate(parts):
         more = len(parts) - i - 1
         tail = f" +{more} more" if more else ""
-        if shown and len(line) + 1 + len(part) + len(tail) > width - 1:
+        if i and len(line) + 1 + len(part) + len(tail) > width - 1:
             return f"{line} +{len(parts) - i} more"
         line += " " + part
-        shown += 1
     return line
 
 
@@ -1112,7 +1116,7 @@ class _WatchRun:
         self.open()
         # Ctrl-C and SIGTERM only raise a flag, checked between batches: a row is never half
         # counted (tables, window and input position always agree: a checkpoint is consistent).
-        signals = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+        signals: dict[int, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
         old = {sig: signal.signal(sig, lambda signum, _: self.interrupted.append(signals[signum]))
                for sig in signals}
         threading.Thread(target=self.reader, daemon=True).start()
@@ -1169,7 +1173,7 @@ def cmd_data(args) -> int:
     """``streameval grafana`` / ``streameval alerts``: print a file shipped in the package."""
     from importlib import resources
 
-    sys.stdout.write(resources.files(__package__).joinpath("data", DATA_FILES[args.data])
+    sys.stdout.write(resources.files(__package__).joinpath("data").joinpath(DATA_FILES[args.data])
                      .read_text(encoding="utf-8"))
     return 0
 
@@ -1270,7 +1274,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "the whole vector): also report the intrinsic metrics of the predicted clusters")
     p.add_argument("--distance", choices=("euclidean", "cosine"), default="euclidean",
                    help="distance of the intrinsic metrics (with --vector; default euclidean)")
-    from .cli_compare import add_parser as add_compare_parser
     from .cli_compare import add_score_ci_options
 
     add_score_ci_options(p)  # score --ci --unit COL

@@ -101,7 +101,7 @@ def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
         prom = subprocess.Popen(
             [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
              f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         found = wait_for(lambda: query(port, 'streameval_rows_total{job="streameval"} == 500'),
                          "Prometheus to scrape 500 rows", timeout=90)
         series = found[0]["metric"]

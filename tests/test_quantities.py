@@ -17,14 +17,13 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import streams
 
 import streameval as se
 from streameval.metrics import REGISTRY
 from streameval.metrics.information import entropies
 from streameval.metrics.pairs import pair_counts
 from streameval.metrics.quantities import Quantities, quantities, shared
-
-from strategies import streams
 
 
 def bits(x: float):
@@ -133,7 +132,7 @@ def test_shared_quantities_are_computed_once_per_state():
     assert (q.n, q.k_true, q.k_pred, q.cells) == (4, 3, 3, 4)
     assert quantities(q) is q and Quantities(q).source is t
     with pytest.raises(AttributeError):
-        q.no_such_statistic
+        _ = q.no_such_statistic
 
 
 def test_declaring_a_shared_quantity_twice_is_an_error():
