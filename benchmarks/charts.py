@@ -242,7 +242,19 @@ def bootstrap(text: str):
     return fig
 
 
-CHARTS = {"bootstrap": bootstrap, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+def cli_watch(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
+    fig, ax = _axes("CPU µs per row: watch against score (lower is better)", figsize=(9, 3.6))
+    names = [r[0].replace("streameval ", "") for r in rows]
+    ax.barh(names, [number(r[1]) for r in rows],
+            color=[COLOURS[0] if n.startswith("score") else COLOURS[1] for n in names])
+    ax.invert_yaxis()
+    ax.set_xlabel("CPU µs per row")
+    ax.tick_params(axis="y", labelsize=7)
+    return fig
+
+
+CHARTS = {"bootstrap": bootstrap, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss}
 
 

@@ -1274,10 +1274,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "the whole vector): also report the intrinsic metrics of the predicted clusters")
     p.add_argument("--distance", choices=("euclidean", "cosine"), default="euclidean",
                    help="distance of the intrinsic metrics (with --vector; default euclidean)")
+    from .cli_compare import add_parser as add_compare_parser
     from .cli_compare import add_score_ci_options
 
     add_score_ci_options(p)  # score --ci --unit COL
     p.set_defaults(func=cmd_score)
+    add_compare_parser(sub)  # streameval compare GOLD SYS... --unit COL
 
     p = sub.add_parser("watch", help="follow a live stream of rows: windows, Prometheus, checkpoints",
                        description="Read rows as they arrive from a file or standard input, keep "

@@ -34,6 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from ._validate import MAX_TOTAL as _TABLE_BOUND
 from .errors import StreamevalError
 
 __all__ = [
@@ -120,9 +121,9 @@ def detect_format(path: str, fmt: str | None = None) -> str:
 MAX_LINE = 1 << 20
 """Default cap on the length of one line (bytes, newline included): 1 MiB."""
 
-MAX_TOTAL = 2**63 - 1
-"""The largest total weight a table may reach: its counts are 64-bit integers elsewhere (numpy,
-Arrow, the SQL and Spark engines), so a weight that would take the total to 2**63 is refused."""
+MAX_TOTAL = _TABLE_BOUND - 1
+"""The largest total weight a table may reach (``2**57 - 1``, the bound of the table's exact
+128-bit sums): a weight that would take the total to 2**57 is a bad row."""
 
 _BOM = codecs.BOM_UTF8
 _BLOCK = 65536  # bytes hashed at each end of the consumed input by fingerprint()
@@ -405,16 +406,16 @@ def _weight(value, column: str, err) -> int:
         shown = value if isinstance(value, str) else json.dumps(value, default=str)
         why = "must be a positive integer multiplicity"
         if w is not None and w > MAX_TOTAL:
-            why = "too large (a table's total weight must stay below 2**63)"
+            why = "too large (a table's total weight must stay below 2**57)"
         raise err(f"bad weight {shown[:60]!r} in column {column!r}: {why}")
     return w
 
 
 def _add_total(total: int, w: int, err) -> int:
-    """``total + w``, or the error of a row whose weight takes the total to 2**63."""
+    """``total + w``, or the error of a row whose weight takes the total to 2**57."""
     total += w
     if total > MAX_TOTAL:
-        raise err(f"weight {w} takes the total weight to {total}, over 2**63 - 1: "
+        raise err(f"weight {w} takes the total weight to {total}, over 2**57 - 1: "
                   "the table's counts could not be held")
     return total
 
@@ -481,7 +482,7 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
     fields are labels as text; an empty field is a missing label. ``start=(offset, lineno)`` resumes
     a file after that position (the header, if any, is read first from the top of the file).
     ``total``: the weight already counted (a resumed run); a row that would take the total weight
-    over 2**63 - 1 is a bad row. A followed file that starts again (rotated, truncated) may repeat
+    over 2**57 - 1 is a bad row. A followed file that starts again (rotated, truncated) may repeat
     its header line: that line is skipped.
     """
     name = source.name
