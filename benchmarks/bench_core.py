@@ -591,8 +591,7 @@ def render(res: dict, command: str, chart: str | None) -> str:
             f"| {bulk['numpy_s']:.3f} | {bulk['update_many_s']:.3f} | "
             f"{bulk['update_many_s'] / bulk['numpy_s']:.1f}× | ≤ 2× |",
         ]
-    if chart:
-        lines += ["", "## Chart", "", f"![per-element cost]({chart})"]
+    # the chart (img/<page>.png) is shown by the docs build above the page's first section
     detail = [key for key in per_k[ks[0]] if key.startswith("update+get:")
               and key not in ("update+get:one", "update+get:suite")]
     if detail:

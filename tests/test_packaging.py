@@ -13,6 +13,7 @@ backend that ``python -m build`` installs in its isolated build environment.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -122,6 +123,10 @@ def test_pytest_from_the_unpacked_sdist(fresh, dist, tmp_path):
         else:  # Python < 3.10.12 has no extraction filters; the archive is our own build
             tar.extractall(tmp_path)
     (src,) = tmp_path.glob("streameval-*")
+    # the tests import the package from the unpacked tree (pytest's pythonpath): give it the
+    # compiled core the wheel built, as `pip install -e .` in that tree would
+    (native,) = fresh.parents[1].glob("lib/python*/site-packages/streameval/_native*.so")
+    shutil.copy(native, src / "streameval" / native.name)
     run = _run([str(fresh), "-m", "pytest", "-q", "-p", "no:randomly", "-m", "not slow", "-x"], cwd=src)
     tail = run.stdout[-3000:] + run.stderr[-3000:]
     assert run.returncode == 0, tail
