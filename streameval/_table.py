@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._validate import check_label
 from .errors import InvalidLabelError, InvalidStateError, MissingLabelError
-from .labels import label_from_json as _label_from_json
-from .labels import label_to_json as _label_to_json
+from .state import check_header, header, label_from_json, label_to_json
 from .stats import MAX_TOTAL, STAT_NAMES, ContingencyStats
 
 _FORMAT = "streameval.Contingency"
@@ -138,10 +137,9 @@ class TableAPI:
         >>> Contingency.from_dict(json.loads(json.dumps(d))) == t
         True
         """
-        cells = [[_label_to_json(t), _label_to_json(p), c] for t, p, c in self.items()]
+        cells = [[label_to_json(t), label_to_json(p), c] for t, p, c in self.items()]
         return {
-            "format": _FORMAT,
-            "version": _VERSION,
+            **header(_FORMAT, _VERSION),
             "missing": self.missing,
             "skipped": self.skipped,
             "n": self.n,
@@ -155,18 +153,7 @@ class TableAPI:
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
         """
-        if not isinstance(state, dict):
-            raise InvalidStateError(f"a Contingency state must be a dict, got {type(state).__name__}")
-        if state.get("format") != _FORMAT:
-            raise InvalidStateError(
-                f"not a streameval Contingency state: format is {state.get('format')!r}, "
-                f"expected {_FORMAT!r}"
-            )
-        if state.get("version") != _VERSION:
-            raise InvalidStateError(f"unsupported Contingency state version {state.get('version')!r}")
-        for key in ("missing", "skipped", "n", "track_f", "cells"):
-            if key not in state:
-                raise InvalidStateError(f"Contingency state lacks the key {key!r}")
+        check_header(state, _FORMAT, _VERSION, ("missing", "skipped", "n", "track_f", "cells"))
         if state["missing"] not in ("raise", "skip"):
             raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
         skipped = state["skipped"]
@@ -184,7 +171,7 @@ class TableAPI:
             if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
                 raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {cell!r}")
             try:
-                t, p, c = _label_from_json(cell[0]), _label_from_json(cell[1]), cell[2]
+                t, p, c = label_from_json(cell[0]), label_from_json(cell[1]), cell[2]
             except InvalidLabelError as e:
                 raise InvalidStateError(f"cells[{k}]: {e}") from None
             for v, name in ((t, "true"), (p, "pred")):

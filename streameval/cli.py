@@ -38,7 +38,7 @@ import threading
 import time
 from collections import deque
 
-from .errors import StreamevalError
+from .errors import InvalidStateError, StreamevalError
 from .io import (
     FORMATS,
     MAX_LINE,
@@ -50,6 +50,7 @@ from .io import (
     iter_parquet_rows,
     iter_text_rows,
 )
+from .state import check_header, header
 
 __all__ = ["main", "build_parser", "make_demo_stream"]
 
@@ -648,8 +649,7 @@ def save_checkpoint(path: str, body: dict) -> None:
     The temporary file is removed if the write fails."""
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     doc = {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
+        **header(CHECKPOINT_FORMAT, CHECKPOINT_VERSION),
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
         "body": body,
     }
@@ -711,12 +711,10 @@ def load_checkpoint(path: str) -> dict:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise CLIError(f"checkpoint {path} refused: it is not valid JSON (corrupt or truncated)") from None
-    if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
-        raise CLIError(f"checkpoint {path} refused: not a streameval watch checkpoint "
-                       f"(format {doc.get('format') if isinstance(doc, dict) else None!r})")
-    if doc.get("version") != CHECKPOINT_VERSION:
-        raise CLIError(f"checkpoint {path} refused: unsupported version {doc.get('version')!r} "
-                       f"(this streameval writes version {CHECKPOINT_VERSION})")
+    try:
+        check_header(doc, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, what="watch checkpoint")
+    except InvalidStateError as e:
+        raise CLIError(f"checkpoint {path} refused: {e}") from None
     body = doc.get("body")
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     if not isinstance(body, dict) or hashlib.sha256(text.encode()).hexdigest() != doc.get("sha256"):

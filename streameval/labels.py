@@ -1,4 +1,4 @@
-"""Label identity and the label JSON codec: one rule for every path.
+"""Label identity: one rule for every path.
 
 **Identity.** Two labels name the same cluster exactly when Python's ``dict`` says so: when they
 are equal and hash alike. So ``1``, ``1.0``, ``True`` and ``numpy.int64(1)`` are one label, while
@@ -13,37 +13,21 @@ else (lists, tuples, object arrays, pandas objects holding mixed values) is grou
 **Missing labels.** ``None``, ``pandas.NA``, and values unequal to themselves (float NaN, ``NaT``)
 are missing (:func:`streameval._validate.is_missing`), on every path.
 
-**JSON.** :func:`label_to_json` writes a label in one canonical, standard-JSON form, whichever of
-equal labels arrived first: a string as itself; a number equal to an integer (``True``, ``1.0``,
-``numpy.int64(1)``) as that integer; another finite number as a float; ``inf``/``-inf`` as
-``{"float": "inf"}``/``{"float": "-inf"}`` (``NaN`` as ``{"float": "nan"}``, which only a tuple
-label can hold); a tuple as a list of its encoded items, nested at most :data:`MAX_DEPTH` deep.
-:func:`label_from_json` reads that form back (a list as a tuple). Other label types (bytes,
-dates, ...) cannot be saved and raise :class:`~streameval.errors.InvalidLabelError`.
+The JSON form that saved states give a label is in :mod:`streameval.state`.
 
 >>> codes, uniques = factorize([1, "1", 1.0, True, "a", "a\\x00"], "y")
 >>> codes.tolist(), uniques
 ([0, 1, 0, 0, 2, 3], [1, '1', 'a', 'a\\x00'])
->>> [label_to_json(v) for v in (True, 1.0, 2.5, float("inf"), ("x", 3.0))]
-[1, 1, 2.5, {'float': 'inf'}, ['x', 3]]
->>> label_from_json({"float": "-inf"}), label_from_json(["x", [1, 2]])
-(-inf, ('x', (1, 2)))
 """
 
 from __future__ import annotations
-
-import math
-import numbers
 
 import numpy as np
 
 from ._validate import is_missing, missing_repr
 from .errors import InvalidLabelError, MissingLabelError
 
-__all__ = ["factorize", "label_to_json", "label_from_json", "same_label", "MAX_DEPTH"]
-
-MAX_DEPTH = 32
-"""The deepest nesting of tuple labels that :func:`label_to_json` / :func:`label_from_json` accept."""
+__all__ = ["factorize", "same_label"]
 
 _FAST_KINDS = "biufUS"  # numeric, bool, and numpy string arrays: grouped by np.unique
 _PY_SCALARS = (np.number, np.bool_, np.str_, np.bytes_)
@@ -160,60 +144,3 @@ def same_label(a, b) -> bool:
         return hash(a) == hash(b) and bool(a == b)
     except (TypeError, ValueError):
         return False
-
-
-def label_to_json(v, _depth: int = 0):
-    """The canonical standard-JSON form of label ``v`` (see the module docstring). O(size of v).
-
-    >>> import numpy as np
-    >>> label_to_json(np.float64(3.0)), label_to_json(-0.0), label_to_json(float("-inf"))
-    (3, 0, {'float': '-inf'})
-    """
-    if isinstance(v, str):
-        return str(v)
-    if isinstance(v, (bool, np.bool_)):
-        return int(v)
-    if isinstance(v, numbers.Integral):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if math.isfinite(f):
-            return int(f) if f.is_integer() else f
-        return {"float": "nan" if f != f else ("inf" if f > 0 else "-inf")}
-    if isinstance(v, tuple):
-        if _depth >= MAX_DEPTH:
-            raise InvalidLabelError(
-                f"a tuple label nested more than {MAX_DEPTH} deep cannot be saved as JSON"
-            )
-        return [label_to_json(x, _depth + 1) for x in v]
-    if v is None:
-        return None
-    raise InvalidLabelError(
-        f"label {v!r} of type {type(v).__name__} cannot be saved as JSON; use str, int, float, "
-        "bool or tuples of these"
-    )
-
-
-_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
-
-
-def label_from_json(v, _depth: int = 0):
-    """Read a label written by :func:`label_to_json` (a list becomes a tuple). O(size of v).
-
-    Raises :class:`~streameval.errors.InvalidLabelError` for anything that form cannot hold
-    (objects other than ``{"float": ...}``, nesting deeper than :data:`MAX_DEPTH`).
-
-    >>> label_from_json([1, {"float": "inf"}, "a"])
-    (1, inf, 'a')
-    """
-    if isinstance(v, list):
-        if _depth >= MAX_DEPTH:
-            raise InvalidLabelError(f"a label nested more than {MAX_DEPTH} deep is not accepted")
-        return tuple(label_from_json(x, _depth + 1) for x in v)
-    if v is None or isinstance(v, (str, int, float)):
-        return v
-    if isinstance(v, dict) and len(v) == 1 and v.get("float") in _FLOATS:
-        return _FLOATS[v["float"]]
-    raise InvalidLabelError(
-        f"{v!r} is not a saved label (str, int, float, a list, or {{'float': 'inf'|'-inf'|'nan'}})"
-    )

@@ -55,8 +55,7 @@ import numpy as np
 
 from ._validate import MAX_TOTAL, check_label, check_total, check_weight
 from .errors import InvalidLabelError, InvalidStateError, InvalidVectorError, UnknownElementError
-from .labels import label_from_json as _label_from_json
-from .labels import label_to_json as _label_to_json
+from .state import check_header, header, label_from_json, label_to_json
 from .sync import Guarded, concurrent_use
 
 __all__ = ["ClusterSummaries", "SPACES"]
@@ -420,15 +419,14 @@ class ClusterSummaries(Guarded):
         True
         """
         clusters = [
-            [_label_to_json(label), int(self._count[s]), self._mean[s].tolist(), float(self._m2[s])]
+            [label_to_json(label), int(self._count[s]), self._mean[s].tolist(), float(self._m2[s])]
             for label, s in self._index.items()
         ]
         return {
-            "format": _FORMAT,
-            "version": _VERSION,
+            **header(_FORMAT, _VERSION),
             "space": self.space,
             "dim": self.dim,
-            "features": None if self.features is None else [_label_to_json(f) for f in self.features],
+            "features": None if self.features is None else [label_to_json(f) for f in self.features],
             "n": self.n,
             "mean": self._gmean.tolist(),
             "scatter": self._gm2,
@@ -441,17 +439,8 @@ class ClusterSummaries(Guarded):
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
         """
-        if not isinstance(state, dict):
-            raise InvalidStateError(f"a ClusterSummaries state must be a dict, got {type(state).__name__}")
-        if state.get("format") != _FORMAT:
-            raise InvalidStateError(
-                f"not a streameval ClusterSummaries state: format is {state.get('format')!r}"
-            )
-        if state.get("version") != _VERSION:
-            raise InvalidStateError(f"unsupported ClusterSummaries state version {state.get('version')!r}")
-        for key in ("space", "dim", "features", "n", "mean", "scatter", "clusters"):
-            if key not in state:
-                raise InvalidStateError(f"ClusterSummaries state lacks the key {key!r}")
+        check_header(state, _FORMAT, _VERSION,
+                     ("space", "dim", "features", "n", "mean", "scatter", "clusters"))
         if state["space"] not in SPACES:
             raise InvalidStateError(f"invalid space {state['space']!r}")
         dim, feats = state["dim"], state["features"]
@@ -461,7 +450,7 @@ class ClusterSummaries(Guarded):
             if not isinstance(feats, list) or len(feats) != dim:
                 raise InvalidStateError("'features' must be a list with one name per dimension")
             try:
-                feats = [_label_from_json(f) for f in feats]
+                feats = [label_from_json(f) for f in feats]
             except InvalidLabelError as e:
                 raise InvalidStateError(f"'features': {e}") from None
         new = cls(dim=dim, features=feats, space=state["space"])
@@ -476,7 +465,7 @@ class ClusterSummaries(Guarded):
             if not (isinstance(c, list) and len(c) == 4):
                 raise InvalidStateError(f"clusters[{i}] must be [label, count, mean, scatter], got {c!r}")
             try:
-                label, count, mean, m2 = _label_from_json(c[0]), c[1], c[2], c[3]
+                label, count, mean, m2 = label_from_json(c[0]), c[1], c[2], c[3]
                 check_label(label, "label")
             except ValueError as e:
                 raise InvalidStateError(f"clusters[{i}]: {e}") from None

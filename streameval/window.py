@@ -25,7 +25,8 @@ from typing import Any
 from ._validate import check_label, check_weight
 from .errors import InvalidStateError, StreamevalError, require
 from .evaluator import Evaluator
-from .labels import label_from_json, label_to_json, same_label
+from .labels import same_label
+from .state import check_header, header, label_from_json, label_to_json
 from .sync import Guarded, concurrent_use
 
 __all__ = ["CountWindow", "EventTimeWindow"]
@@ -121,8 +122,7 @@ class CountWindow(Guarded):
         True
         """
         return {
-            "format": _COUNT_FORMAT,
-            "version": 1,
+            **header(_COUNT_FORMAT, 1),
             "size": self.size,
             "metrics": [
                 [name, type(m).__name__, dict(m._params)]
@@ -145,18 +145,7 @@ class CountWindow(Guarded):
         """
         from .metrics import REGISTRY
 
-        if not isinstance(state, dict):
-            raise InvalidStateError(
-                f"a CountWindow state must be a dict, got {type(state).__name__}: {state!r:.80}"
-            )
-        if state.get("format") != _COUNT_FORMAT:
-            raise InvalidStateError(f"not a streameval CountWindow state ({_COUNT_FORMAT!r})")
-        version = state.get("version")
-        if version != 1:
-            raise InvalidStateError(f"unsupported CountWindow state version {version!r}")
-        for key in ("size", "metrics", "items"):
-            if key not in state:
-                raise InvalidStateError(f"CountWindow state lacks the key {key!r}")
+        check_header(state, _COUNT_FORMAT, 1, ("size", "metrics", "items"))
         size = state["size"]
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
             raise InvalidStateError(f"the window size must be an int >= 1, got {size!r:.80}")
