@@ -61,10 +61,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_weight
 from .errors import UnknownElementError
 from .metrics.base import Described
-from .summaries import ClusterSummaries, _distances
+from .summaries import ClusterSummaries
 
 __all__ = [
     "IntrinsicMetric",
@@ -83,6 +82,9 @@ __all__ = [
     "Silhouette",
     "SqEuclideanSilhouette",
     "CosineSilhouette",
+    "sq_euclidean_dissimilarity",
+    "cosine_dissimilarity",
+    "default_intrinsic_metrics",
 ]
 
 INTRINSIC_REGISTRY: dict = {}
@@ -96,14 +98,19 @@ class IntrinsicMetric(Described):
 
     Class metadata: ``bigger_is_better``, ``bounds`` (inclusive), ``space`` (``"euclidean"`` reads
     raw-vector summaries, ``"cosine"`` unit-vector ones), ``alink`` (the key of Alink's
-    ``EvalClusterBatchOp`` output this metric equals exactly, or ``None``). Subclasses implement
-    :meth:`value` from the summaries; every public subclass registers in ``INTRINSIC_REGISTRY``.
+    ``EvalClusterBatchOp`` output this metric equals exactly, or ``None``), ``needs_points``
+    (``True`` for the silhouettes, whose exact value needs a second pass over the points against
+    the final summaries: :meth:`Silhouette.score_sum`). Subclasses implement :meth:`value` from the
+    summaries; every public subclass registers in ``INTRINSIC_REGISTRY``. The streaming
+    :meth:`get` is ``value(self.summaries)``; an engine builds the summaries with
+    :meth:`ClusterSummaries.from_arrays` and calls the same :meth:`value`.
     """
 
     bigger_is_better = True
     bounds = (0.0, math.inf)
     space = "euclidean"
     alink: str | None = None
+    needs_points = False
 
     def __init_subclass__(cls, register=True, **kw):
         super().__init_subclass__(**kw)
@@ -138,29 +145,25 @@ class IntrinsicMetric(Described):
 
     def update(self, x, y_pred, w=1) -> None:
         """Add ``w`` copies of vector ``x`` to cluster ``y_pred``. O(d) (silhouettes: O(k·d))."""
-        s = self._summaries
-        arr = s._checked(x, y_pred, w, False)
-        w = check_weight(w)
-        s._apply(arr, y_pred, w, x)
-        self._after_update(arr, y_pred, w)
+        change = self._summaries.check(x, y_pred, w)
+        self._summaries.apply(change)
+        self._after_update(change.vector, y_pred, change.w)
 
     def revert(self, x, y_pred, w=1) -> None:
         """Undo :meth:`update` with the same arguments. O(d)."""
-        s = self._summaries
-        arr = s._checked(x, y_pred, w, True)
-        w = check_weight(w)
-        token = self._check_revert(arr, y_pred, w)
-        s._apply(arr, y_pred, -w, x)
+        change = self._summaries.check(x, y_pred, w, revert=True)
+        token = self._check_revert(change.vector, y_pred, -change.w)
+        self._summaries.apply(change)
         self._on_revert(token)
 
     def get(self) -> float:
-        """The current value (see the class for its cost)."""
+        """The current value, ``value(self.summaries)`` (see the class for its cost)."""
         return self.value(self._summaries)
 
     def value(self, s: ClusterSummaries) -> float:  # pragma: no cover - abstract
-        """The value from summaries ``s``."""
+        """The value from summaries ``s``: the same code serves the streaming view (:meth:`get`)
+        and the engines, which build ``s`` with :meth:`ClusterSummaries.from_arrays`."""
         raise NotImplementedError
-
 
 
 # -- sums of squares ---------------------------------------------------------------------------
@@ -268,8 +271,7 @@ class _DaviesBouldinCache:
         d = s.centroid_distances()
         w = s.width
         changed = s.changed_since(self.seen)
-        assert s._dist is not None  # filled by centroid_distances above
-        cap = s._dist.shape[0]
+        cap = s.capacity
         if self.summaries is not s or self.R is None or self.R.shape[0] != cap or 8 * len(changed) > w:
             self._rebuild(s, d, cap)
         else:
@@ -422,8 +424,8 @@ class CosineSSB(IntrinsicMetric):
     def value(self, s):
         if s.n == 0:
             return 0.0
-        counts, means, _ = s.slot_arrays()
-        d = _distances(s.global_summary()[1], means, "cosine")
+        counts = s.slot_arrays()[0]
+        d = s.distances_from(s.global_summary()[1])
         return float(counts @ (d * d))
 
 
@@ -471,16 +473,60 @@ class CosineDaviesBouldin(IntrinsicMetric):
 
 
 # -- silhouettes -----------------------------------------------------------------------------------
+def sq_euclidean_dissimilarity(xs, own, counts, means, scatters):
+    """Mean squared Euclidean distances from points to the members of each cluster, from the
+    summaries alone: the one function behind :class:`SqEuclideanSilhouette` in a stream and in
+    the engines' silhouette pass.
+
+    ``xs``: ``(m, d)`` points; ``own``: the slot of each point's cluster; ``counts``, ``means``,
+    ``scatters``: ``b[j]``, ``mean_j``, ``M2_j`` per slot (count 0 at a free slot). Returns
+    ``(diss, a)``: ``diss[i, j] = ||x_i - mean_j||² + M2_j/b[j]``, the mean over the members of
+    cluster ``j``, and ``a[i] = (b·||x_i - mean||² + M2)/(b - 1)`` over the *other* members of its
+    own cluster (0 for a point alone in it). Cost O(m·k·d).
+
+    >>> diss, a = sq_euclidean_dissimilarity(np.array([[0.0]]), np.array([0]), np.array([2, 1]),
+    ...                                      np.array([[0.5], [9.0]]), np.array([0.5, 0.0]))
+    >>> diss.tolist(), a.tolist()  # to {0, 1}: (0 + 1)/2; to {9}: 81; to the other member: 1
+    ([[0.5, 81.0]], [1.0])
+    """
+    diff = xs[:, None, :] - means[None, :, :]
+    sq = np.einsum("ijk,ijk->ij", diff, diff)
+    diss = sq + (scatters / np.maximum(counts, 1))[None, :]
+    b = counts[own].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(b > 1, (b * sq[np.arange(len(xs)), own] + scatters[own]) / np.where(b > 1, b - 1, 1.0), 0.0)
+    return diss, a
+
+
+def cosine_dissimilarity(xs, own, counts, means, scatters):
+    """Mean cosine distances from unit vectors to the members of each cluster, from the summaries
+    of unit vectors: ``diss[i, j] = 1 - x_i·mean_j`` (clipped to ``[0, 2]``) and, to the other
+    members of its own cluster, ``a[i] = b·(1 - x_i·mean)/(b - 1)`` (0 alone). Same arguments and
+    result as :func:`sq_euclidean_dissimilarity` (``scatters`` is not needed). Cost O(m·k·d).
+
+    >>> diss, a = cosine_dissimilarity(np.array([[1.0, 0.0]]), np.array([0]), np.array([2, 1]),
+    ...                                np.array([[0.5, 0.5], [0.0, 1.0]]), np.array([0.5, 0.0]))
+    >>> diss.tolist(), a.tolist()
+    ([[0.5, 1.0]], [1.0])
+    """
+    diss = np.clip(1.0 - xs @ means.T, 0.0, 2.0)
+    b = counts[own].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(b > 1, b * diss[np.arange(len(xs)), own] / np.where(b > 1, b - 1, 1.0), 0.0)
+    return diss, a
+
+
 class Silhouette(IntrinsicMetric, register=False):
     """Base of the streaming silhouettes: ``s(x) = (b - a) / max(a, b)`` where ``a`` is the mean
     distance from ``x`` to the other members of its cluster and ``b`` the smallest mean distance to
-    the members of another cluster, both exact from the summaries.
+    the members of another cluster, both exact from the summaries (:attr:`dissimilarity`).
 
     - :meth:`get`: *prequential* silhouette, the mean of ``s(x)`` over arriving points, each scored
       against the summaries right after it joined them (a point that arrives while it is in the
       only cluster is not scored). :meth:`revert` removes the score the element got.
     - :meth:`final`: the exact silhouette of every stored point against the current summaries:
-      after a stream, the batch silhouette of the whole data set.
+      after a stream, the batch silhouette of the whole data set. An engine, which has every point,
+      computes the same with :meth:`score_sum` over its partitions and ``value(s, sums)``.
 
     ``singleton`` is the score of a point alone in its cluster: 0.0 (scikit-learn, the default) or
     1.0 (Alink). ``s = 0`` when ``a = b = 0``. Distances are clipped at 0 against rounding.
@@ -489,6 +535,8 @@ class Silhouette(IntrinsicMetric, register=False):
     """
 
     bounds = (-1.0, 1.0)
+    needs_points = True
+    dissimilarity: Callable[..., tuple] = staticmethod(sq_euclidean_dissimilarity)
 
     def __init__(self, singleton: float = 0.0):
         if isinstance(singleton, bool) or not isinstance(singleton, (int, float)) or not -1 <= singleton <= 1:
@@ -499,28 +547,20 @@ class Silhouette(IntrinsicMetric, register=False):
         self._sum = 0  # sum of w·score, fixed point (scale 2**53): exact under update/revert
         self._scored = 0  # total weight of scored points
 
-    def _dissimilarities(self, xs, own, means, counts, m2):  # pragma: no cover - abstract
-        """``(diss, a)``: the ``(points, k)`` mean distances from each row of ``xs`` to the members
-        of each cluster, and each point's mean distance to the other members of its own cluster
-        (``own``: the slots of the points' clusters; ``counts`` is 0 at free slots)."""
-        raise NotImplementedError
-
-    def _scores(self, xs: np.ndarray, own: np.ndarray) -> np.ndarray:
-        """Silhouette of each row of ``xs`` (a member of the cluster in slot ``own``) against the
-        current summaries; NaN where no other cluster exists."""
-        counts, means, m2 = self._summaries.slot_arrays()
+    def _scores(self, s: ClusterSummaries, xs: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """Silhouette of each row of ``xs`` (a member of the cluster in slot ``own``) against
+        summaries ``s``; NaN where no other cluster exists."""
+        counts, means, m2 = s.slot_arrays()
         free = counts == 0
         out = np.empty(len(xs))
         step = max(1, 2_000_000 // max(1, means.size))
         rows = np.arange(len(xs))
         for lo in range(0, len(xs), step):
             sl = slice(lo, lo + step)
-            diss, own_a = self._dissimilarities(xs[sl], own[sl], means, counts, m2)
-            r = rows[sl] - lo
-            diss[r, own[sl]] = np.inf
+            diss, a = self.dissimilarity(xs[sl], own[sl], counts, means, m2)
+            diss[rows[sl] - lo, own[sl]] = np.inf
             diss[:, free] = np.inf
             b = diss.min(axis=1)
-            a = own_a
             big = np.maximum(a, b)
             with np.errstate(invalid="ignore", divide="ignore"):
                 val = np.where(big > 0, (b - a) / np.where(big > 0, big, 1.0), 0.0)
@@ -528,6 +568,27 @@ class Silhouette(IntrinsicMetric, register=False):
             val[~np.isfinite(b)] = np.nan
             out[sl] = val
         return out
+
+    def score_sum(self, s: ClusterSummaries, xs, labels, w=None) -> tuple[float, float]:
+        """``(sum_i w_i·s(x_i), sum_i w_i)``: the silhouette scores of points ``xs`` (rows in the
+        space of ``s``: see :meth:`ClusterSummaries.vectors`) of clusters ``labels`` against
+        summaries ``s``, with multiplicities ``w`` (default 1). ``(0.0, 0.0)`` when ``s`` has fewer
+        than two clusters. Sums over disjoint parts of the data add up; ``value(s, total)`` is the
+        silhouette. Cost O(m·k·d), in blocks of about 2·10⁶ floats.
+
+        >>> s = ClusterSummaries.from_arrays([2, 1], [[0.5], [9.0]], [0.5, 0.0])
+        >>> m = SqEuclideanSilhouette()
+        >>> part = m.score_sum(s, np.array([[0.0], [1.0]]), [0, 0])
+        >>> rest = m.score_sum(s, np.array([[9.0]]), [1])
+        >>> round(m.value(s, (part[0] + rest[0], part[1] + rest[1])), 6)  # singleton scores 0
+        0.657343
+        """
+        if s.k < 2:
+            return 0.0, 0.0
+        xs = np.asarray(xs, dtype=np.float64)
+        ws = np.ones(len(xs)) if w is None else np.asarray(w, dtype=np.float64)
+        scores = self._scores(s, xs, s.slots(labels))
+        return float(ws @ scores), float(ws.sum())
 
     def _after_update(self, x, y_pred, w):
         s = self._summaries
@@ -538,7 +599,7 @@ class Silhouette(IntrinsicMetric, register=False):
         rec[1] += w
         fx = None
         if s.k >= 2:
-            score = float(self._scores(x[None, :], np.array([s.slot(y_pred)]))[0])
+            score = float(self._scores(s, x[None, :], np.array([s.slot(y_pred)]))[0])
             fx = round(score * _FX)
             self._sum += w * fx
             self._scored += w
@@ -567,12 +628,16 @@ class Silhouette(IntrinsicMetric, register=False):
             self._sum -= w * fx
             self._scored -= w
 
-    def get(self) -> float:
-        """Prequential silhouette: the weighted mean score of the scored arrivals (NaN if none). O(1)."""
-        return self._sum / (_FX * self._scored) if self._scored else NAN
-
-    def value(self, s):  # the prequential value is not a function of the summaries alone
-        return self.get()
+    def value(self, s, sums=None):
+        """With ``sums = (sum w·s(x), sum w)`` from :meth:`score_sum` over every point: the exact
+        silhouette ``sum w·s(x) / sum w`` against ``s`` (NaN when ``s`` has fewer than two
+        clusters or no point). Without: the prequential value of the stream this view saw, which
+        is not a function of the summaries alone (so :meth:`get` is the prequential silhouette).
+        O(1)."""
+        if sums is None:
+            return self._sum / (_FX * self._scored) if self._scored else NAN
+        total, weight = sums
+        return total / weight if weight and s.k >= 2 else NAN
 
     def final(self) -> float:
         """Exact silhouette of the stored points against the current summaries (NaN if k < 2).
@@ -584,19 +649,19 @@ class Silhouette(IntrinsicMetric, register=False):
             return NAN
         recs = list(self._points.items())
         xs = np.array([r[0] for _, r in recs])
-        own = np.array([s.slot(key[0]) for key, _ in recs])
+        labels = [key[0] for key, _ in recs]
         ws = np.array([r[1] for _, r in recs], dtype=np.float64)
-        scores = self._scores(xs, own)
-        return float(ws @ scores / ws.sum())
+        return self.value(s, self.score_sum(s, xs, labels, ws))
 
 
 class SqEuclideanSilhouette(Silhouette):
     """Silhouette with squared Euclidean distance (Alink's and Spark's definition; scikit-learn's
     ``silhouette_score(X, labels, metric="sqeuclidean")``).
 
-    From the summaries: the mean squared distance from ``x`` to the members of cluster ``j`` is
-    ``||x - mean_j||² + M2_j/b[j]``; to the other members of its own cluster it is
-    ``(b·||x - mean||² + M2)/(b - 1)``. See :class:`Silhouette` for prequential vs final.
+    From the summaries (:func:`sq_euclidean_dissimilarity`): the mean squared distance from ``x``
+    to the members of cluster ``j`` is ``||x - mean_j||² + M2_j/b[j]``; to the other members of its
+    own cluster it is ``(b·||x - mean||² + M2)/(b - 1)``. See :class:`Silhouette` for prequential
+    vs final.
 
     >>> m = SqEuclideanSilhouette(singleton=1.0)
     >>> for x, p in [([0.0], "a"), ([1.0], "a"), ([9.0], "b")]:
@@ -606,16 +671,7 @@ class SqEuclideanSilhouette(Silhouette):
     """
 
     alink = "silhouetteCoefficient"
-
-    def _dissimilarities(self, xs, own, means, counts, m2):
-        diff = xs[:, None, :] - means[None, :, :]
-        sq = np.einsum("ijk,ijk->ij", diff, diff)
-        diss = sq + (m2 / np.maximum(counts, 1))[None, :]
-        r = np.arange(len(xs))
-        b = counts[own].astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a = np.where(b > 1, (b * sq[r, own] + m2[own]) / np.where(b > 1, b - 1, 1.0), 0.0)
-        return diss, a
+    dissimilarity = staticmethod(sq_euclidean_dissimilarity)
 
 
 class CosineSilhouette(Silhouette):
@@ -624,7 +680,8 @@ class CosineSilhouette(Silhouette):
 
     For unit vectors the mean cosine distance from ``x`` to the members of cluster ``j`` is
     ``1 - x·mean_j`` (``mean_j`` the mean of the unit vectors); to the other members of its own
-    cluster it is ``b(1 - x·mean)/(b - 1)``. See :class:`Silhouette` for prequential vs final.
+    cluster it is ``b(1 - x·mean)/(b - 1)`` (:func:`cosine_dissimilarity`). See
+    :class:`Silhouette` for prequential vs final.
 
     >>> m = CosineSilhouette()
     >>> for x, p in [([1.0, 0.0], "a"), ([1.0, 0.1], "a"), ([0.0, 1.0], "b"), ([0.1, 1.0], "b")]:
@@ -635,20 +692,18 @@ class CosineSilhouette(Silhouette):
 
     space = "cosine"
     alink = "silhouetteCoefficient"
-
-    def _dissimilarities(self, xs, own, means, counts, m2):
-        diss = np.clip(1.0 - xs @ means.T, 0.0, 2.0)
-        r = np.arange(len(xs))
-        b = counts[own].astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a = np.where(b > 1, b * diss[r, own] / np.where(b > 1, b - 1, 1.0), 0.0)
-        return diss, a
+    dissimilarity = staticmethod(cosine_dissimilarity)
 
 
 # -- the evaluator -----------------------------------------------------------------------------------
-def default_intrinsic_metrics() -> list:
-    """One instance of every registered intrinsic metric, with default parameters."""
-    return [cls() for cls in INTRINSIC_REGISTRY.values()]
+def default_intrinsic_metrics(space: str | None = None) -> list:
+    """One instance of every registered intrinsic metric (of ``space`` only, when given), with
+    default parameters, in registry order. O(registry).
+
+    >>> [m.name for m in default_intrinsic_metrics("cosine")]  # doctest: +NORMALIZE_WHITESPACE
+    ['CosineCompactness', 'CosineSSB', 'CosineSeparation', 'CosineDaviesBouldin', 'CosineSilhouette']
+    """
+    return [cls() for cls in INTRINSIC_REGISTRY.values() if space is None or cls.space == space]
 
 
 class IntrinsicEvaluator:
@@ -707,29 +762,24 @@ class IntrinsicEvaluator:
 
     def update(self, x, y_pred, w=1) -> None:
         """Add ``w`` copies of ``x`` to cluster ``y_pred`` in every summary; score silhouettes."""
-        checked = [(s, s._checked(x, y_pred, w, False)) for s in self.summaries.values()]
-        w = check_weight(w)
-        for s, arr in checked:
-            s._apply(arr, y_pred, w, x)
+        changes = {space: s.check(x, y_pred, w) for space, s in self.summaries.items()}
+        for space, s in self.summaries.items():
+            s.apply(changes[space])
         for m in self.metrics.values():
-            m._after_update(self._arr(m, checked), y_pred, w)
+            change = changes[m.space]
+            m._after_update(change.vector, y_pred, change.w)
 
     def revert(self, x, y_pred, w=1) -> None:
         """Undo :meth:`update` with the same arguments."""
-        checked = [(s, s._checked(x, y_pred, w, True)) for s in self.summaries.values()]
-        w = check_weight(w)
-        tokens = [(m, m._check_revert(self._arr(m, checked), y_pred, w)) for m in self.metrics.values()]
-        for s, arr in checked:
-            s._apply(arr, y_pred, -w, x)
+        changes = {space: s.check(x, y_pred, w, revert=True) for space, s in self.summaries.items()}
+        tokens = []
+        for m in self.metrics.values():
+            change = changes[m.space]
+            tokens.append((m, m._check_revert(change.vector, y_pred, -change.w)))
+        for space, s in self.summaries.items():
+            s.apply(changes[space])
         for m, token in tokens:
             m._on_revert(token)
-
-    @staticmethod
-    def _arr(metric, checked):
-        for s, arr in checked:
-            if s is metric._summaries:
-                return arr
-        raise AssertionError("metric bound to foreign summaries")  # pragma: no cover
 
     def get(self) -> dict:
         """``{name: value}`` for every metric."""

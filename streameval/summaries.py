@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,11 +59,29 @@ from .errors import InvalidLabelError, InvalidStateError, InvalidVectorError, Un
 from .state import check_header, header, label_from_json, label_to_json
 from .sync import Guarded, concurrent_use
 
-__all__ = ["ClusterSummaries", "SPACES"]
+__all__ = ["ClusterSummaries", "Change", "SPACES"]
 
 _FORMAT = "streameval.ClusterSummaries"
 _VERSION = 1
 SPACES = ("euclidean", "cosine")
+
+
+class Change(NamedTuple):
+    """A checked update or revert, returned by :meth:`ClusterSummaries.check` and made by
+    :meth:`ClusterSummaries.apply`.
+
+    ``vector``: the checked vector in the summaries' space (unit length in the cosine space);
+    ``label``: the cluster; ``w``: the signed multiplicity (negative for a revert); ``raw``: the
+    vector as given (a dict fixes the feature order on the first update); ``summaries`` and
+    ``version``: the state it was checked against.
+    """
+
+    summaries: ClusterSummaries
+    version: int
+    vector: np.ndarray
+    label: Any
+    w: int
+    raw: Any
 
 
 class ClusterSummaries(Guarded):
@@ -180,7 +199,7 @@ class ClusterSummaries(Guarded):
     # -- mutation ------------------------------------------------------------
     def update(self, x, y_pred, w=1) -> None:
         """Add ``w`` copies of vector ``x`` to cluster ``y_pred`` (Welford). O(d)."""
-        self._apply(self._checked(x, y_pred, w, False), y_pred, check_weight(w), x)
+        self.apply(self.check(x, y_pred, w))
 
     def revert(self, x, y_pred, w=1) -> None:
         """Undo :meth:`update` with the same arguments (Welford's exact inverse). O(d).
@@ -188,14 +207,32 @@ class ClusterSummaries(Guarded):
         Raises :class:`UnknownElementError` when cluster ``y_pred`` holds fewer than ``w`` elements.
         (A revert of a vector the cluster never saw cannot be detected from a summary.)
         """
-        self._apply(self._checked(x, y_pred, w, True), y_pred, -check_weight(w), x)
+        self.apply(self.check(x, y_pred, w, revert=True))
 
-    def _checked(self, x, y_pred, w, revert: bool) -> np.ndarray:
+    def check(self, x, y_pred, w=1, revert: bool = False) -> Change:
+        """Check an update (or, with ``revert=True``, a revert) without changing anything; return
+        the :class:`Change` that :meth:`apply` makes. O(d).
+
+        ``update(x, p, w)`` is ``apply(check(x, p, w))``. Splitting the two lets a caller check one
+        element against several summaries (and its own state) before any of them changes, so a
+        rejected element leaves everything as it was. Raises what :meth:`update` / :meth:`revert`
+        raise: :class:`~streameval.errors.InvalidVectorError`, a label or weight error, or
+        :class:`~streameval.errors.UnknownElementError` for a revert the cluster cannot give back.
+
+        >>> s = ClusterSummaries()
+        >>> c = s.check([1.0, 2.0], "a", w=2)
+        >>> c.vector.tolist(), c.label, c.w, s.n      # nothing changed yet
+        ([1.0, 2.0], 'a', 2, 0)
+        >>> s.apply(c); s.n
+        2
+        >>> s.check([1.0, 2.0], "a", w=3, revert=True)
+        Traceback (most recent call last):
+        ...
+        streameval.errors.UnknownElementError: revert of (y_pred='a', w=3): the cluster holds 2 elements
+        """
         check_label(y_pred, "y_pred")
         w = check_weight(w)
         arr = self.vector(x)
-        if not revert:
-            check_total(self.n, w, "the summaries")
         if revert:
             slot = self._index.get(y_pred)
             have = 0 if slot is None else int(self._count[slot])
@@ -203,14 +240,30 @@ class ClusterSummaries(Guarded):
                 raise UnknownElementError(
                     f"revert of (y_pred={y_pred!r}, w={w}): the cluster holds {have} elements"
                 )
-        return arr
+        else:
+            check_total(self.n, w, "the summaries")
+        return Change(self, self.version, arr, y_pred, -w if revert else w, x)
 
-    def _apply(self, x: np.ndarray, label, w: int, raw=None) -> None:
+    def apply(self, change: Change) -> None:
+        """Make a change returned by :meth:`check` on these summaries, with no change in between
+        (else :class:`ValueError`: the check may no longer hold). O(d).
+
+        >>> s = ClusterSummaries()
+        >>> c = s.check([0.0], "a"); s.update([1.0], "b")
+        >>> s.apply(c)
+        Traceback (most recent call last):
+        ...
+        ValueError: this change was checked against another state of the summaries: check it again
+        """
+        if change.summaries is not self or change.version != self.version:
+            raise ValueError(
+                "this change was checked against another state of the summaries: check it again"
+            )
         guard = self._guard  # not thread-safe: a concurrent change raises (streameval.sync)
         if not guard.acquire(False):
-            concurrent_use(self, "update" if w > 0 else "revert")
+            concurrent_use(self, "update" if change.w > 0 else "revert")
         try:
-            self._apply_unguarded(x, label, w, raw)
+            self._apply_unguarded(change.vector, change.label, change.w, change.raw)
         finally:
             guard.release()
 
@@ -360,6 +413,12 @@ class ClusterSummaries(Guarded):
         return self._ssb[1]
 
     @property
+    def capacity(self) -> int:
+        """The number of slots allocated (``>= width``): per-slot caches sized by it need no
+        resizing until the summaries grow. O(1)."""
+        return len(self._count)
+
+    @property
     def width(self) -> int:
         """The number of slots in use, live or free: per-slot arrays are read as ``[:width]``."""
         return len(self._labels)
@@ -373,6 +432,69 @@ class ClusterSummaries(Guarded):
     def slot(self, label):
         """The slot of cluster ``label`` (or ``None``)."""
         return self._index.get(label)
+
+    def slots(self, labels) -> np.ndarray:
+        """The slot of each label in ``labels``, as an int array. O(len(labels)).
+
+        Raises :class:`~streameval.errors.UnknownElementError` naming a label no cluster has.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([1.0], "b")
+        >>> s.slots(["b", "a", "b"]).tolist()
+        [1, 0, 1]
+        """
+        index = self._index
+        try:
+            return np.fromiter((index[label] for label in labels), dtype=np.intp)
+        except KeyError as e:
+            raise UnknownElementError(f"no cluster is labelled {e.args[0]!r}") from None
+
+    def distances_from(self, v: np.ndarray) -> np.ndarray:
+        """Distances from vector ``v`` (in this space) to the mean of each slot ``[:width]``:
+        Euclidean ``||mean_j - v||`` (from the differences), or in the cosine space the cosine
+        distance ``1 - cos(mean_j, v)`` (1 when a norm is 0), clipped to ``[0, 2]``. Free slots
+        give the distance from the zero vector. O(k·d).
+
+        >>> s = ClusterSummaries(); s.update([3.0, 4.0], "a"); s.update([0.0, 0.0], "b")
+        >>> s.distances_from(np.zeros(2)).tolist()
+        [5.0, 0.0]
+        """
+        return _distances(np.asarray(v, dtype=np.float64), self._mean[: len(self._labels)], self.space)
+
+    def vectors(self, X) -> np.ndarray:
+        """The rows of a 2-D numeric array as checked float64 vectors of this space (scaled to unit
+        length in the cosine space): the batch form of :meth:`vector`. O(rows·d).
+
+        Raises :class:`~streameval.errors.InvalidVectorError` for a wrong shape, non-finite values
+        or (cosine) zero vectors, giving their number.
+
+        >>> ClusterSummaries(space="cosine").vectors([[3.0, 4.0], [0.0, 2.0]]).tolist()
+        [[0.6, 0.8], [0.0, 1.0]]
+        >>> ClusterSummaries().vectors([[1.0, float("inf")]])
+        Traceback (most recent call last):
+        ...
+        streameval.errors.InvalidVectorError: 1 vector value(s) are NaN or infinite
+        """
+        try:
+            arr = np.array(X, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+        if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] == 0):
+            raise InvalidVectorError(f"vectors must be a 2-D array with one row per vector, got shape {arr.shape}")
+        if self.dim is not None and arr.shape[0] and arr.shape[1] != self.dim:
+            raise InvalidVectorError(f"vectors have dimension {arr.shape[1]}, expected {self.dim}")
+        bad = int((~np.isfinite(arr)).sum())
+        if bad:
+            raise InvalidVectorError(f"{bad} vector value(s) are NaN or infinite")
+        if self.space == "cosine":
+            norms = np.sqrt(np.einsum("ij,ij->i", arr, arr))
+            zero = int(((norms == 0.0) | ~np.isfinite(norms)).sum())
+            if zero:
+                raise InvalidVectorError(
+                    f"{zero} vector(s) have norm 0 or an infinite norm: the cosine space scales each "
+                    "vector to unit length"
+                )
+            arr = arr / norms[:, None]
+        return arr
 
     def changed_since(self, version: int) -> np.ndarray:
         """Slots (live or freed) changed after ``version``. O(width)."""
@@ -406,6 +528,76 @@ class ClusterSummaries(Guarded):
                 self._dist[:w, s] = row
             self._dist_seen = self.version
         return self._dist[:w, :w]
+
+    @classmethod
+    def from_arrays(cls, count, mean, scatter, labels=None, space: str = "euclidean",
+                    features=None) -> ClusterSummaries:
+        """Summaries from per-cluster arrays, as an engine computes them (one row per cluster).
+
+        ``count``: the ``k`` cluster sizes ``b[j]`` (positive integers; integral floats accepted);
+        ``mean``: the ``(k, d)`` means ``mean_j``; ``scatter``: the ``k`` scatters
+        ``M2_j = sum_{x in j} w·||x - mean_j||²``; ``labels``: the ``k`` distinct cluster labels
+        (default ``0..k-1``); ``space``: the space the arrays were computed in (in the cosine
+        space they are summaries of unit vectors, taken as given). The global summary
+        ``(N, mean, SST)`` is the pairwise tree of Chan merges over the clusters,
+        ``mean = mean_a + (n_b/n)·(mean_b - mean_a)``, ``M2 = M2_a + M2_b + ||mean_b - mean_a||²·n_a·n_b/n``
+        (``log2 k`` levels, each vectorised). Cost O(k·d).
+
+        Raises :class:`ValueError` naming the first array that does not fit.
+
+        >>> s = ClusterSummaries.from_arrays([2, 1], [[1.0, 0.0], [10.0, 10.0]], [2.0, 0.0],
+        ...                                  labels=["a", "b"])
+        >>> s.n, s.k, s.ssw, round(s.ssb(), 6)
+        (3, 2, 2.0, 120.666667)
+        >>> n, mean, sst = s.global_summary(); mean.round(6).tolist(), round(sst, 6)  # SST = SSW + SSB
+        ([4.0, 3.333333], 122.666667)
+        """
+        if space not in SPACES:
+            raise ValueError(f"space must be one of {SPACES}, got {space!r}")
+        try:
+            counts = np.asarray(count, dtype=np.float64).reshape(-1)
+            means = np.asarray(mean, dtype=np.float64)
+            m2 = np.asarray(scatter, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"count, mean and scatter must be numeric arrays: {e}") from None
+        k = len(counts)
+        if k == 0 and means.size == 0:
+            means = means.reshape(0, means.shape[-1] if means.ndim == 2 else 0)
+        if means.ndim != 2 or means.shape[0] != k or len(m2) != k:
+            raise ValueError(
+                f"count ({k}), mean (shape {means.shape}) and scatter ({len(m2)}) must describe the "
+                "same clusters: mean must be (k, d)"
+            )
+        if not (np.isfinite(counts).all() and (counts >= 1).all() and (counts == np.round(counts)).all()
+                and (counts < MAX_TOTAL).all()):
+            raise ValueError("count must hold integers >= 1 and < 2**57")
+        ints = counts.astype(np.int64)
+        if int(ints.sum()) >= MAX_TOTAL:
+            raise ValueError("the counts add up to 2**57 or more")
+        if not np.isfinite(means).all():
+            raise ValueError("mean must hold finite numbers")
+        if not (np.isfinite(m2).all() and (m2 >= 0).all()):
+            raise ValueError("scatter must hold finite numbers >= 0")
+        labels = list(range(k)) if labels is None else list(labels)
+        if len(labels) != k:
+            raise ValueError(f"{len(labels)} labels for {k} clusters")
+        for label in labels:
+            check_label(label, "label")
+        if len(set(labels)) != k:
+            raise ValueError("labels must be distinct")
+        d = means.shape[1]
+        new = cls(dim=d or None, features=features, space=space)
+        if k:
+            if k > new.capacity:
+                new._grow(k)
+            new._labels = labels
+            new._index = {label: i for i, label in enumerate(labels)}
+            new._count[:k] = ints
+            new._mean[:k] = means
+            new._m2[:k] = np.where(ints > 1, m2, 0.0)  # one element has no scatter
+            new.n = int(ints.sum())
+            new._gmean, new._gm2 = _chan_tree(ints, means, new._m2[:k])
+        return new
 
     # -- state -----------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -488,7 +680,7 @@ class ClusterSummaries(Guarded):
         new.n = n
         return new
 
-    def _check(self) -> None:
+    def check_invariants(self) -> None:
         """Assert every invariant (counts positive and summing to N, slots consistent, finite means,
         scatters >= 0, global scatter = SSW + SSB up to rounding). O(k·d). For tests."""
         assert len(self._labels) <= len(self._count)
@@ -526,6 +718,25 @@ def _chan(ma: np.ndarray, m2a: float, na: int, mb: np.ndarray, m2b: float, nb: i
     n = na + nb
     delta = mb - ma
     return ma + delta * (nb / n), m2a + m2b + float(delta @ delta) * (na * nb / n)
+
+
+def _chan_tree(counts: np.ndarray, means: np.ndarray, m2: np.ndarray):
+    """``(mean, M2)`` of the union of ``k >= 1`` summaries: Chan's merge applied pairwise, level by
+    level (a balanced tree, so rounding grows with ``log k``), each level vectorised."""
+    n, mu, q = counts.astype(np.float64), means.copy(), m2.astype(np.float64)
+    while len(n) > 1:
+        odd = len(n) % 2
+        a, b = slice(0, len(n) - odd, 2), slice(1, len(n), 2)
+        nn = n[a] + n[b]
+        delta = mu[b] - mu[a]
+        merged_mu = mu[a] + delta * (n[b] / nn)[:, None]
+        merged_q = q[a] + q[b] + np.einsum("ij,ij->i", delta, delta) * (n[a] * n[b] / nn)
+        if odd:
+            nn = np.append(nn, n[-1])
+            merged_mu = np.vstack([merged_mu, mu[-1:]])
+            merged_q = np.append(merged_q, q[-1])
+        n, mu, q = nn, merged_mu, merged_q
+    return mu[0].copy(), float(q[0])
 
 
 def _distances(m: np.ndarray, means: np.ndarray, space: str) -> np.ndarray:

@@ -71,7 +71,7 @@ def brute(pts):
 @given(points)
 def test_summaries_match_two_pass_brute_force(pts):
     s = feed(ClusterSummaries(), pts)
-    s._check()
+    s.check_invariants()
     for p, (n, m, m2) in brute(pts).items():
         got = s.cluster(p)
         assert got[0] == n
@@ -98,7 +98,7 @@ def test_update_then_revert_restores_summaries(pts, x, p, w):
     before = ClusterSummaries.from_dict(s.to_dict())
     s.update(x, p, w)
     s.revert(x, p, w)
-    s._check()
+    s.check_invariants()
     scale = max(1.0, max(abs(v) for v in x), max(abs(c) for q, _, _ in pts for c in q))
     assert_close(s, before, REVERT_RTOL, scale=scale)
 
@@ -110,7 +110,7 @@ def test_reverting_everything_empties(pts):
     for x, p, w in reversed(pts):
         s.revert(x, p, w)
     assert s.n == 0 and s.k == 0 and s.ssw == 0.0
-    s._check()
+    s.check_invariants()
 
 
 @pytest.mark.slow
@@ -130,7 +130,7 @@ def test_merge_of_shards_equals_one_stream(a, b, c):
     empty.merge(sa)  # the empty summary is the identity
     sa.merge(ClusterSummaries())
     assert_close(empty, sa, 0.0)
-    left._check()
+    left.check_invariants()
 
 
 def test_relabelling_changes_nothing_but_names():
@@ -304,12 +304,12 @@ def test_invariants_under_random_operations():
             item = (rng.normal(size=4).tolist(), int(rng.integers(6)), int(rng.integers(1, 3)))
             s.update(*item)
             live.append(item)
-        s._check()
+        s.check_invariants()
     assert s.n == sum(w for _, _, w in live)
     assert math.isfinite(s.ssw)
 
 
-# -- one stateful machine: random updates, reverts and merges, _check() after every step ---------
+# -- one stateful machine: random updates, reverts and merges, check_invariants() after every step ---------
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule  # noqa: E402
 
 from streameval import batch  # noqa: E402
@@ -342,7 +342,7 @@ class SummariesMachine(RuleBasedStateMachine):
 
     @invariant()
     def consistent(self):
-        self.s._check()
+        self.s.check_invariants()
         assert self.s.n == sum(w for _, _, w in self.live)
         if self.live:
             X = np.array([x for x, _, w in self.live for _ in range(w)])
