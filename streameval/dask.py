@@ -28,15 +28,15 @@ from .distributed import (
     Histograms,
     Report,
     check_counts,
-    intrinsic_from_summaries,
+    intrinsic_values,
     make_report,
+    plan_intrinsic,
     plan_metrics,
     stats_from_histograms,
 )
+from .summaries import ClusterSummaries
 
 __all__ = ["evaluate", "contingency_stats", "cells"]
-
-_SIL_BLOCK = 1 << 22  # floats per block of point-to-mean distances in the silhouette pass
 
 
 def _prepare(ddf, true, pred, weight, missing, extra=()):
@@ -154,69 +154,84 @@ def contingency_stats(ddf, true, pred, weight=None, f_specs=(("elm", 1.0), ("bcu
     return dask.delayed(build)(n_missing, bad, *hists)
 
 
-def _summarise(part, vectors):
+def _summarise(part, vectors, space):
     """Per predicted cluster in one partition holding whole clusters: count, mean, scatter.
 
-    Two passes over the partition's rows (mean, then squared deviations from it), so the scatter
-    does not suffer the cancellation of ``Σ||x||² - b||mean||²``.
+    The vectors are checked (and, in the cosine space, scaled to unit length) by
+    :meth:`ClusterSummaries.vectors`, the streaming summaries' own check. Two passes over the
+    partition's rows (mean, then squared deviations from it), so the scatter does not suffer the
+    cancellation of ``Σ||x||² - b||mean||²``. Cost O(rows·d).
     """
     import pandas as pd
 
-    w = part["w"].to_numpy(np.float64)
-    x = part[vectors].to_numpy(np.float64)
+    w = part["w"].to_numpy(np.int64)
+    x = ClusterSummaries(space=space).vectors(part[vectors].to_numpy(np.float64))
     keys = part["p"]
     count = pd.Series(w, index=part.index).groupby(keys, sort=False).sum()
-    sums = pd.DataFrame(x * w[:, None], index=part.index, columns=vectors).groupby(
+    wf = w.astype(np.float64)
+    sums = pd.DataFrame(x * wf[:, None], index=part.index, columns=vectors).groupby(
         keys, sort=False
     ).sum()
     mean = sums.to_numpy() / count.to_numpy()[:, None]
     codes = count.index.get_indexer(keys)
-    with np.errstate(invalid="ignore"):  # non-finite vectors are reported by evaluate
-        dev = x - mean[codes]
-    scatter = np.bincount(codes, weights=w * (dev * dev).sum(axis=1), minlength=len(count))
+    dev = x - mean[codes]
+    scatter = np.bincount(codes, weights=wf * (dev * dev).sum(axis=1), minlength=len(count))
     out = pd.DataFrame(mean, index=count.index, columns=vectors)
     out.insert(0, "count", count.to_numpy())
     out["scatter"] = scatter
     return out
 
 
-def _silhouette_part(part, vectors, labels, count, mean, scatter):
-    """``[Σ w·s(x), Σ w]`` over one partition: squared-Euclidean silhouette against the summaries.
-
-    Mean squared distance to the other members of the own cluster ``(b·d_own + SSW)/(b-1)``, to
-    cluster ``j`` ``d_j + SSW_j/b_j`` (``d_j = ||x - mean_j||²``); 0 for a point alone in its
-    cluster. Cost O(rows·k·d), in blocks.
-    """
+def _silhouette_part(part, vectors, views, summaries):
+    """One row: ``s<i>, w<i>`` = each silhouette view's :meth:`~streameval.intrinsic.Silhouette.score_sum`
+    over this partition's points, against the broadcast summaries of its space. O(rows·k·d)."""
     import pandas as pd
 
-    x = part[vectors].to_numpy(np.float64)
+    raw = part[vectors].to_numpy(np.float64)
     w = part["w"].to_numpy(np.float64)
-    own = pd.Index(labels).get_indexer(part["p"])
-    k, d = mean.shape
-    spread = scatter / count
-    total = 0.0
-    step = max(1, _SIL_BLOCK // max(1, k * d))
-    for lo in range(0, len(x), step):
-        xb, ob = x[lo:lo + step], own[lo:lo + step]
-        diff = xb[:, None, :] - mean[None, :, :]
-        dist = (diff * diff).sum(axis=2)
-        rows = np.arange(len(xb))
-        b_own = count[ob]
-        d_own = dist[rows, ob]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a = (b_own * d_own + scatter[ob]) / (b_own - 1)
-        other = dist + spread[None, :]
-        other[rows, ob] = np.inf
-        b = other.min(axis=1)
-        den = np.maximum(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = np.where((b_own > 1) & (den > 0), (b - a) / den, 0.0)
-        total += float((w[lo:lo + step] * s).sum())
-    return pd.DataFrame({"s": [total], "w": [float(w.sum())]})
+    labels = part["p"].tolist()
+    xs: dict = {}
+    row = {}
+    for i, view in enumerate(views):
+        s = summaries[view.space]
+        if view.space not in xs:
+            xs[view.space] = s.vectors(raw)
+        row[f"s{i}"], row[f"w{i}"] = view.score_sum(s, xs[view.space], labels, w)
+    return pd.DataFrame({key: [v] for key, v in row.items()})
+
+
+def _summary_frames(frame, vectors, spaces, split_out):
+    """Lazy per-cluster summaries, one frame per space, from one shuffle by predicted cluster."""
+    meta = {"count": "i8", **dict.fromkeys(vectors, "f8"), "scatter": "f8"}
+    shuffled = frame[["p", "w", *vectors]].shuffle(on="p", npartitions=split_out)
+    return [shuffled.map_partitions(_summarise, vectors, space, meta=meta) for space in spaces]
+
+
+def _intrinsic(frame, vectors, views, spaces, parts, scheduler):
+    """``({name: value}, {space: ClusterSummaries})``: the computed per-cluster frames rebuilt at
+    the client by :meth:`ClusterSummaries.from_arrays`, then, for the silhouettes, a second pass
+    with the summaries broadcast. The values are the views' own ``value``."""
+    summaries = {
+        space: ClusterSummaries.from_arrays(
+            p["count"].to_numpy(), p[vectors].to_numpy(), p["scatter"].to_numpy(),
+            labels=p.index.tolist(), space=space,
+        )
+        for space, p in zip(spaces, parts)
+    }
+    point = {name: v for name, v in views.items() if v.needs_points and summaries[v.space].k > 1}
+    sums = {}
+    if point:
+        meta = {f"{c}{i}": "f8" for i in range(len(point)) for c in ("s", "w")}
+        rows = frame[["p", "w", *vectors]].map_partitions(
+            _silhouette_part, vectors, list(point.values()), summaries, meta=meta
+        )
+        total = rows.sum().compute(scheduler=scheduler)
+        sums = {name: (float(total[f"s{i}"]), float(total[f"w{i}"])) for i, name in enumerate(point)}
+    return intrinsic_values(views, summaries, sums), summaries
 
 
 def evaluate(ddf, true, pred, weight=None, vectors=None, metrics=None, split_out=None,
-             missing="raise", ami=True, silhouette=True, scheduler=None) -> Report:
+             missing="raise", ami=True, silhouette=True, scheduler=None, intrinsic=None) -> Report:
     """Evaluate a Dask DataFrame exactly: every metric, AMI and (with vectors) intrinsic values.
 
     Parameters
@@ -225,51 +240,44 @@ def evaluate(ddf, true, pred, weight=None, vectors=None, metrics=None, split_out
     true, pred : column names of the true and predicted labels.
     weight : column of positive integer multiplicities, or ``None`` (each row counts once).
     vectors : list of feature columns; adds per-predicted-cluster summaries (count, mean,
-        scatter) computed in the same ``dask.compute`` as the label histograms, then the
-        squared-Euclidean silhouette in a second pass with the summaries broadcast.
+        scatter; one set per space the views read) computed in the same ``dask.compute`` as the
+        label histograms, rebuilt at the client as :class:`~streameval.ClusterSummaries` (the
+        global summary by Chan merges), then the silhouettes in a second pass with the summaries
+        broadcast. Each intrinsic value is the view's own :meth:`value`, so it equals the streaming
+        view's (the silhouettes: their exact ``final()``), under the same key.
     metrics : metric objects or registry names (default: every O(1) metric).
     split_out : partitions of the grouped frames (default: the input's partition count).
     missing : ``"raise"`` or ``"skip"`` elements with a null/NaN label.
     ami : also report ``AdjustedMutualInfo`` (from the two cluster-size histograms).
+    silhouette : ``False`` leaves out the silhouettes (their pass costs O(N·k·d)).
     scheduler : passed to ``dask.compute`` (default: the active client or Dask's default).
+    intrinsic : the intrinsic views, as :class:`~streameval.IntrinsicEvaluator` takes them
+        (default: every registered Euclidean view; see
+        :func:`~streameval.distributed.plan_intrinsic`). A cosine view adds the unit-vector
+        summaries, and a zero vector is then rejected.
 
-    Returns a :class:`~streameval.distributed.Report`. The label table is never gathered into
+    Returns a :class:`~streameval.distributed.Report` (``intrinsic``: ``{name: value}``;
+    ``summaries``: ``{space: ClusterSummaries}``). The label table is never gathered into
     one process: the client receives histograms over distinct values (and k·d summaries).
+    Bad vectors (NaN, infinite; zero in the cosine space) raise
+    :class:`~streameval.errors.InvalidVectorError`.
     """
     import dask
 
     vectors = list(vectors) if vectors is not None else []
     chosen, f_specs = plan_metrics(metrics)
+    views = plan_intrinsic(intrinsic, points=silhouette) if vectors else {}
     frame, n_missing, bad = _prepare(ddf, true, pred, weight, missing, extra=vectors)
     split_out = split_out or frame.npartitions
     hists = _histogram_frames(_cells(frame, split_out), split_out, need_fab=bool(f_specs))
-    todo = [n_missing, bad, *hists]
-    if vectors:
-        bad_vec = (~np.isfinite(frame[vectors])).sum().sum()
-        meta = {"count": "f8", **dict.fromkeys(vectors, "f8"), "scatter": "f8"}
-        shuffled = frame[["p", "w", *vectors]].shuffle(on="p", npartitions=split_out)
-        todo += [bad_vec, shuffled.map_partitions(_summarise, vectors, meta=meta)]
+    spaces = sorted({v.space for v in views.values()})
+    todo = [n_missing, bad, *hists, *_summary_frames(frame, vectors, spaces, split_out)]
     out = dask.compute(*todo, scheduler=scheduler)
     nm, nb = int(out[0]), int(out[1])
     check_counts(nm, nb, missing, "evaluate")
     h = _to_histograms(*out[2:6])
-    intrinsic = None
-    if vectors:
-        from .errors import InvalidVectorError
-
-        if int(out[6]):
-            raise InvalidVectorError(f"evaluate: {int(out[6])} vector value(s) are NaN or infinite")
-        summ = out[7]
-        cnt = summ["count"].to_numpy()
-        mean = summ[vectors].to_numpy()
-        scat = summ["scatter"].to_numpy()
-        sil = None
-        if silhouette and len(summ) > 1:
-            meta = {"s": "f8", "w": "f8"}
-            parts = frame[["p", "w", *vectors]].map_partitions(
-                _silhouette_part, vectors, summ.index.to_numpy(), cnt, mean, scat, meta=meta
-            )
-            sil = float(parts["s"].sum().compute(scheduler=scheduler))
-        intrinsic = intrinsic_from_summaries(cnt, mean, scat, sil)
-    return make_report(h, chosen, f_specs, ami=ami, skipped=nm if missing == "skip" else 0,
-                       intrinsic=intrinsic)
+    values, summaries = _intrinsic(frame, vectors, views, spaces, out[6:], scheduler)
+    report = make_report(h, chosen, f_specs, ami=ami, skipped=nm if missing == "skip" else 0,
+                         intrinsic=values if vectors else None)
+    report.summaries = summaries if vectors else None
+    return report

@@ -41,7 +41,8 @@ __all__ = [
     "plan_metrics",
     "make_report",
     "check_counts",
-    "intrinsic_from_summaries",
+    "plan_intrinsic",
+    "intrinsic_values",
 ]
 
 
@@ -141,7 +142,9 @@ class Report:
     ``values``: ``{metric name: value}`` (plus ``"AdjustedMutualInfo"`` when asked);
     ``stats``: the :class:`~streameval.stats.ContingencyStats`; ``sizes_true`` / ``sizes_pred``:
     ``{cluster size: clusters}``; ``skipped``: elements skipped for a missing label;
-    ``intrinsic``: ``{name: value}`` from the vectors, or ``None``.
+    ``intrinsic``: ``{name: value}`` from the vectors (the keys an
+    :class:`~streameval.IntrinsicEvaluator` over the same views reports), or ``None``;
+    ``summaries``: the ``{space: ClusterSummaries}`` they were read from, or ``None``.
     """
 
     values: dict
@@ -150,6 +153,7 @@ class Report:
     sizes_pred: dict
     skipped: int = 0
     intrinsic: dict | None = None
+    summaries: dict | None = None
 
     def __getitem__(self, name):
         if self.intrinsic and name in self.intrinsic:
@@ -174,28 +178,59 @@ def make_report(h: Histograms, metrics, f_specs, ami=True, skipped=0, intrinsic=
     return Report(values, s, st, sp, skipped, intrinsic)
 
 
-def intrinsic_from_summaries(count, mean, scatter, silhouette_sum=None):
-    """Intrinsic values from per-cluster summaries (numpy arrays: ``b[j]``, ``mean_j``, ``SSW_j``).
+def plan_intrinsic(views=None, points: bool = True) -> dict:
+    """The intrinsic views an engine reports, as ``{name: view}``.
 
-    ``SSW = Σ_j SSW_j``; ``SSB = Σ_j b[j] ||mean_j - mean||²``; Calinski-Harabasz
-    ``(SSB/(k-1)) / (SSW/(N-k))`` (scikit-learn's value, 1.0 when ``SSW = 0``); separation, the
-    mean Euclidean distance between pairs of cluster means (O(k²), given for ``k <= 2000``);
-    ``silhouette_sum``: the silhouette's per-element sum from the second pass. Cost O(k·d).
+    ``views``: ``None`` (every registered view of the Euclidean space: ``SSW``, ``SSB``,
+    ``CalinskiHarabasz``, ``Separation``, ``RMSCompactness``, ``RMSDaviesBouldin``,
+    ``SqEuclideanSilhouette``), a list of views or registry names (named by their ``name``), or a
+    ``{name: view}`` dict: the same as :class:`~streameval.IntrinsicEvaluator` takes, so the engine
+    reports the keys an evaluator over those views reports. ``points=False`` leaves out the views
+    whose value needs a second pass over the points (the silhouettes). O(views).
+
+    >>> sorted(plan_intrinsic(["SSW", "CosineSilhouette"], points=False))
+    ['SSW']
     """
-    import numpy as np
+    from .intrinsic import INTRINSIC_REGISTRY, IntrinsicMetric, default_intrinsic_metrics
 
-    count = np.asarray(count, dtype=np.float64)
-    n, k = float(count.sum()), len(count)
-    center = (count[:, None] * mean).sum(axis=0) / n
-    ssw = float(np.sum(scatter))
-    ssb = float(np.sum(count * ((mean - center) ** 2).sum(axis=1)))
-    out = {"count": int(n), "k": k, "SSW": ssw, "SSB": ssb}
-    if k > 1:
-        out["CalinskiHarabasz"] = 1.0 if ssw == 0 else ssb * (n - k) / (ssw * (k - 1))
-    if 1 < k <= 2000:
-        diff = mean[:, None, :] - mean[None, :, :]
-        dist = np.sqrt((diff**2).sum(axis=2))
-        out["Separation"] = float(dist[np.triu_indices(k, 1)].mean())
-    if silhouette_sum is not None:
-        out["Silhouette"] = silhouette_sum / n
+    if views is None:
+        views = default_intrinsic_metrics("euclidean")
+    items = list(views.items()) if isinstance(views, dict) else [(None, v) for v in views]
+    out: dict = {}
+    for name, view in items:
+        if isinstance(view, str):
+            if view not in INTRINSIC_REGISTRY:
+                raise ValueError(f"unknown intrinsic metric {view!r}; known: {sorted(INTRINSIC_REGISTRY)}")
+            view = INTRINSIC_REGISTRY[view]()
+        if not isinstance(view, IntrinsicMetric):
+            raise TypeError(f"not an intrinsic metric: {view!r}")
+        name = view.name if name is None else name
+        if name in out:
+            raise ValueError(f"two intrinsic metrics are named {name!r}")
+        if points or not view.needs_points:
+            out[name] = view
+    return out
+
+
+def intrinsic_values(views: dict, summaries: dict, point_sums: dict | None = None) -> dict:
+    """``{name: value}``: each view's :meth:`~streameval.intrinsic.IntrinsicMetric.value` over the
+    summaries of its space (``summaries``: ``{space: ClusterSummaries}``, as built by
+    :meth:`~streameval.ClusterSummaries.from_arrays`), the very code a streaming view runs in
+    ``get()``. A view with ``needs_points`` (a silhouette) gets ``point_sums[name]``, the
+    ``(sum w·s(x), sum w)`` of its :meth:`~streameval.intrinsic.Silhouette.score_sum` over every
+    partition: its exact value over all the points (its streaming ``final()``). Cost: the views'.
+
+    >>> from streameval import ClusterSummaries
+    >>> s = ClusterSummaries.from_arrays([2, 2], [[0.0, 0.5], [5.0, 5.5]], [0.5, 0.5])
+    >>> intrinsic_values(plan_intrinsic(["SSW", "CalinskiHarabasz"]), {"euclidean": s})
+    {'SSW': 1.0, 'CalinskiHarabasz': 100.0}
+    """
+    point_sums = point_sums or {}
+    out = {}
+    for name, view in views.items():
+        s = summaries[view.space]
+        if view.needs_points:
+            out[name] = view.value(s, point_sums.get(name, (0.0, 0.0)))
+        else:
+            out[name] = view.value(s)
     return out

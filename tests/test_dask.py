@@ -9,6 +9,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from intrinsic_parity import CASES, case, views
+from intrinsic_parity import assert_same as assert_same_views
+from intrinsic_parity import streamed as streamed_views
 
 dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
@@ -139,8 +142,57 @@ def test_vectors_against_sklearn(request, use_cluster):
     assert r["CalinskiHarabasz"] == pytest.approx(calinski_harabasz_score(x, ex["guess"]),
                                                   rel=1e-10)
     sil = silhouette_score(x, ex["guess"], metric="sqeuclidean")
-    assert r["Silhouette"] == pytest.approx(sil, rel=1e-9)
-    assert r.intrinsic["count"] == len(ex) and r.intrinsic["k"] == 6
+    assert r["SqEuclideanSilhouette"] == pytest.approx(sil, rel=1e-9)
+    s = r.summaries["euclidean"]
+    assert s.n == len(ex) and s.k == 6
+
+
+def parity_frame(name):
+    X, y, w = case(name)
+    cols = [f"x{i}" for i in range(X.shape[1])]
+    df = pd.DataFrame(X, columns=cols).assign(gold=y % 3, guess=y, w=w)
+    return (X, y, w), df, cols
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_intrinsic_registry_equals_streaming_views(name):
+    """Every registered intrinsic view (and the Alink singleton convention) on Dask: the same keys,
+    values and edge cases as the streaming views (silhouettes: their exact final())."""
+    (X, y, w), df, cols = parity_frame(name)
+    r = evaluate(dd.from_pandas(df, npartitions=3), "gold", "guess", weight="w", vectors=cols,
+                 intrinsic=views(), scheduler="sync")
+    assert_same_views(r.intrinsic, streamed_views(X, y, w))
+    assert r.summaries["euclidean"].n == r.summaries["cosine"].n == int(w.sum())
+
+
+def test_intrinsic_registry_on_a_cluster_and_above_2000_clusters(client):
+    """The same on a real LocalCluster (summaries and views pickled to the workers), with
+    k = 2,100 clusters."""
+    for name in ("singletons", "large_k"):
+        (X, y, w), df, cols = parity_frame(name)
+        r = evaluate(dd.from_pandas(df, npartitions=4), "gold", "guess", weight="w", vectors=cols,
+                     intrinsic=views())
+        assert_same_views(r.intrinsic, streamed_views(X, y, w))
+    assert r.summaries["euclidean"].k == 2100
+
+
+def test_intrinsic_defaults_and_choices():
+    """Default: the Euclidean views under their registry names; silhouette=False drops the pass;
+    a cosine view rejects a zero vector, as the streaming one does."""
+    (X, y, w), df, cols = parity_frame("general")
+    ddf = dd.from_pandas(df, npartitions=2)
+    r = evaluate(ddf, "gold", "guess", vectors=cols, scheduler="sync")
+    assert list(r.intrinsic) == [m.name for m in se.intrinsic.default_intrinsic_metrics("euclidean")]
+    assert list(r.summaries) == ["euclidean"]
+    r = evaluate(ddf, "gold", "guess", vectors=cols, silhouette=False, scheduler="sync",
+                 intrinsic={"ch": se.CalinskiHarabasz(), "sil": se.SqEuclideanSilhouette()})
+    assert list(r.intrinsic) == ["ch"]
+    zero = pd.DataFrame({"gold": [1, 2], "guess": [1, 2], "x": [0.0, 1.0]})
+    with pytest.raises(InvalidVectorError, match="norm 0"):
+        evaluate(dd.from_pandas(zero, npartitions=1), "gold", "guess", vectors=["x"],
+                 intrinsic=["CosineSSB"], scheduler="sync")
+    assert evaluate(dd.from_pandas(zero, npartitions=1), "gold", "guess", vectors=["x"],
+                    intrinsic=["SSB"], scheduler="sync")["SSB"] == 0.5
 
 
 def test_alink_reference_example():
@@ -154,7 +206,7 @@ def test_alink_reference_example():
     assert r["SSB"] == pytest.approx(364.5, rel=1e-12)
     assert r["SSW"] == pytest.approx(0.12, rel=1e-9)
     assert r["Separation"] == pytest.approx(15.5885, abs=1e-4)
-    assert r["Silhouette"] == pytest.approx(0.999753, abs=1e-6)
+    assert r["SqEuclideanSilhouette"] == pytest.approx(0.999753, abs=1e-6)
     assert r["Purity"] == r["NormalizedMutualInfo"] == r["AdjustedRand"] == r["Rand"] == 1.0
 
 

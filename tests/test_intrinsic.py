@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from intrinsic_parity import CASES, assert_same, case, streamed, views
 from sklearn import metrics as skm
 
 import streameval as se
 from streameval import batch
+from streameval.distributed import intrinsic_values, plan_intrinsic
 from streameval.errors import InvalidVectorError, UnknownElementError
 
 # -- Alink's reference example ----------------------------------------------------------------------
@@ -421,3 +423,107 @@ def test_cached_distance_views_under_random_updates_and_reverts():
         }
         for key, v in want.items():
             assert got[key] == pytest.approx(v, rel=1e-9, nan_ok=True), (step, key)
+
+
+# -- the engines' path: per-cluster arrays -> ClusterSummaries.from_arrays -> each view's value --------
+
+def engine_in_process(X, y, w) -> dict:
+    """What an engine does, in numpy: per cluster count, mean and scatter (two passes, weighted),
+    summaries from the arrays, then every view's ``value`` (the silhouettes with their
+    ``score_sum`` over the points, in two halves as two partitions would give)."""
+    vs = plan_intrinsic(views())
+    summaries = {}
+    for space in ("euclidean", "cosine"):
+        xs = se.ClusterSummaries(space=space).vectors(X)
+        labels = list(dict.fromkeys(y.tolist()))
+        count = np.array([w[y == j].sum() for j in labels])
+        mean = np.array([(w[y == j, None] * xs[y == j]).sum(axis=0) / w[y == j].sum() for j in labels])
+        scatter = np.array([(w[y == j] * ((xs[y == j] - m) ** 2).sum(axis=1)).sum()
+                            for j, m in zip(labels, mean)])
+        summaries[space] = se.ClusterSummaries.from_arrays(
+            count, mean.reshape(len(labels), X.shape[1]), scatter, labels=labels, space=space
+        )
+    sums = {}
+    half = len(X) // 2
+    for name, v in vs.items():
+        if v.needs_points:
+            s = summaries[v.space]
+            xs = s.vectors(X)
+            a = v.score_sum(s, xs[:half], y[:half].tolist(), w[:half])
+            b = v.score_sum(s, xs[half:], y[half:].tolist(), w[half:])
+            sums[name] = (a[0] + b[0], a[1] + b[1])
+    return intrinsic_values(vs, summaries, sums)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_engine_path_equals_streaming_views(name):
+    """Over the whole registry: the engines' path gives the streaming views' values, keys and
+    edge cases (NaN for one cluster or none, the singleton convention of each view, CH = 1 when
+    SSW = 0)."""
+    X, y, w = case(name)
+    ref = streamed(X, y, w)
+    got = engine_in_process(X, y, w)
+    assert_same(got, ref)
+    if name == "empty":
+        assert got["SSW"] == got["SSB"] == got["CosineSSB"] == 0.0
+    if name == "singletons":  # singletons score 0 (scikit-learn) or 1 (Alink)
+        assert got["AlinkSqEuclideanSilhouette"] > got["SqEuclideanSilhouette"]
+    if name == "zero_scatter":
+        assert got["CalinskiHarabasz"] == 1.0 and got["RMSDaviesBouldin"] == 0.0
+
+
+@pytest.mark.slow
+def test_engine_path_equals_streaming_views_above_2000_clusters():
+    X, y, w = case("large_k")
+    ref = streamed(X, y, w)
+    got = engine_in_process(X, y, w)
+    assert_same(got, ref)
+    assert not math.isnan(got["Separation"])
+
+
+def test_from_arrays_matches_streamed_summaries():
+    """The global summary by Chan's tree of merges equals the streamed one; bad arrays raise."""
+    X, y, w = case("general")
+    s = se.ClusterSummaries()
+    for x, p, wi in zip(X, y.tolist(), w.tolist()):
+        s.update(x, p, wi)
+    labels = s.labels()
+    counts, means, m2 = s.slot_arrays()
+    slots = s.slots(labels)
+    t = se.ClusterSummaries.from_arrays(counts[slots], means[slots], m2[slots], labels=labels)
+    t.check_invariants()
+    assert (t.n, t.k, t.sizes()) == (s.n, s.k, s.sizes())
+    n1, g1, sst1 = s.global_summary()
+    n2, g2, sst2 = t.global_summary()
+    assert n1 == n2 and np.allclose(g1, g2, rtol=1e-12) and sst2 == pytest.approx(sst1, rel=1e-12)
+    with pytest.raises(ValueError, match="integers >= 1"):
+        se.ClusterSummaries.from_arrays([1, 0], [[0.0], [1.0]], [0.0, 0.0])
+    with pytest.raises(ValueError, match="same clusters"):
+        se.ClusterSummaries.from_arrays([1, 2], [[0.0]], [0.0, 0.0])
+    with pytest.raises(ValueError, match="distinct"):
+        se.ClusterSummaries.from_arrays([1, 2], [[0.0], [1.0]], [0.0, 0.0], labels=["a", "a"])
+    with pytest.raises(ValueError, match="scatter"):
+        se.ClusterSummaries.from_arrays([1, 2], [[0.0], [1.0]], [0.0, -1.0])
+    empty = se.ClusterSummaries.from_arrays([], np.zeros((0, 4)), [])
+    assert (empty.n, empty.k, empty.dim, empty.ssw) == (0, 0, 4, 0.0)
+
+
+def test_check_then_apply_leaves_state_on_rejection():
+    """check() changes nothing; apply() refuses a change checked against another state."""
+    s = se.ClusterSummaries()
+    s.update([0.0, 0.0], "a")
+    before = s.to_dict()
+    change = s.check([1.0, 1.0], "b", 2)
+    assert s.to_dict() == before
+    with pytest.raises(InvalidVectorError):
+        s.check([1.0], "a")
+    with pytest.raises(UnknownElementError):
+        s.check([0.0, 0.0], "a", 2, revert=True)
+    assert s.to_dict() == before
+    s.apply(change)
+    assert s.sizes() == {"a": 1, "b": 2}
+    with pytest.raises(ValueError, match="another state"):
+        s.apply(change)
+    other = se.ClusterSummaries()
+    with pytest.raises(ValueError, match="another state"):
+        other.apply(s.check([0.0, 0.0], "a"))
