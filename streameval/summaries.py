@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -132,7 +133,7 @@ class ClusterSummaries(Guarded):
         self._dist: np.ndarray | None = None  # cached distances between means (cap x cap), see centroid_distances
         self._dist_seen = -1  # version the cache reflects
         self._ssb = (-1, 0.0)  # (version, SSB)
-        self._init_guard()
+        self._guard = threading.Lock()  # Guarded's guard: dropped by pickling, made anew on load
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
