@@ -15,7 +15,12 @@ Design notes
   In floating point the round trip restores the count exactly and the mean and scatter up to
   rounding: ``|Δmean| ≤ 1e-9·(|mean| + |x|)`` and ``|ΔM2| ≤ 1e-9·(M2 + w·||x - mean||²)``, bounds
   the tests check (Welford's error per step is a few ulps of those scales).
-- Merge is Chan's formula: ``M2 = M2_a + M2_b + ||mean_b - mean_a||²·n_a·n_b/n``.
+- Merge is Chan's formula: ``M2 = M2_a + M2_b + ||mean_b - mean_a||²·n_a·n_b/n``. An engine that
+  computed ``(count, mean, scatter)`` per cluster in bulk builds the summaries with
+  :meth:`ClusterSummaries.from_arrays` (the global summary by a tree of those merges), and every
+  intrinsic view reads them as it reads streamed ones.
+- :meth:`~ClusterSummaries.check` then :meth:`~ClusterSummaries.apply` splits an update: a caller
+  checks one element against several summaries (and its own state) before any changes.
 - The shortcut ``sum ||x||² - n·||mean||²`` is never used: it cancels catastrophically when the data
   sit far from the origin (data shifted by 1e8 with unit spread lose every digit).
 - ``space="cosine"`` normalises each vector to unit length before it enters (the summaries of
@@ -416,7 +421,12 @@ class ClusterSummaries(Guarded):
     @property
     def capacity(self) -> int:
         """The number of slots allocated (``>= width``): per-slot caches sized by it need no
-        resizing until the summaries grow. O(1)."""
+        resizing until the summaries grow. O(1).
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a")
+        >>> s.width, s.capacity
+        (1, 8)
+        """
         return len(self._count)
 
     @property
@@ -683,7 +693,10 @@ class ClusterSummaries(Guarded):
 
     def check_invariants(self) -> None:
         """Assert every invariant (counts positive and summing to N, slots consistent, finite means,
-        scatters >= 0, global scatter = SSW + SSB up to rounding). O(k·d). For tests."""
+        scatters >= 0, global scatter = SSW + SSB up to rounding). O(k·d). For tests.
+
+        >>> ClusterSummaries.from_arrays([1, 3], [[0.0], [4.0]], [0.0, 2.0]).check_invariants()
+        """
         assert len(self._labels) <= len(self._count)
         total = 0
         for label, slot in self._index.items():
