@@ -547,7 +547,8 @@ class ClusterSummaries(Guarded):
 
         ``count``: the ``k`` cluster sizes ``b[j]`` (positive integers; integral floats accepted);
         ``mean``: the ``(k, d)`` means ``mean_j``; ``scatter``: the ``k`` scatters
-        ``M2_j = sum_{x in j} w·||x - mean_j||²``; ``labels``: the ``k`` distinct cluster labels
+        ``M2_j = sum_{x in j} w·||x - mean_j||²`` (taken as 0 for a cluster of one element, as the stream
+        has it); ``labels``: the ``k`` distinct cluster labels
         (default ``0..k-1``); ``space``: the space the arrays were computed in (in the cosine
         space they are summaries of unit vectors, taken as given). The global summary
         ``(N, mean, SST)`` is the pairwise tree of Chan merges over the clusters,

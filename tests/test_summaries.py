@@ -353,3 +353,37 @@ class SummariesMachine(RuleBasedStateMachine):
 
 TestSummariesMachine = SummariesMachine.TestCase
 TestSummariesMachine.pytestmark = [pytest.mark.slow]  # a unittest class: marked here
+
+
+# -- from_arrays: the engines' way in ------------------------------------------------------------------
+def arrays_of(s: ClusterSummaries):
+    labels = s.labels()
+    counts, means, m2 = s.slot_arrays()
+    slots = s.slots(labels)
+    return counts[slots], means[slots], m2[slots], labels
+
+
+@given(points)
+def test_from_arrays_equals_the_stream(pts):
+    """Summaries rebuilt from the per-cluster arrays equal the streamed ones: the clusters exactly,
+    the global summary (Chan's tree of merges against Welford's sequence) within rounding."""
+    s = feed(ClusterSummaries(), pts)
+    count, mean, m2, labels = arrays_of(s)
+    t = ClusterSummaries.from_arrays(count, mean, m2, labels=labels)
+    t.check_invariants()
+    assert t.to_dict()["clusters"] == s.to_dict()["clusters"]
+    assert_close(t, s, MERGE_RTOL)
+
+
+@given(points, points)
+def test_from_arrays_then_merge_equals_from_arrays_of_the_union(a, b):
+    """Built from arrays, summaries merge like streamed ones (labels of b shifted apart)."""
+    b = [(x, p + 10, w) for x, p, w in b]
+    sa, sb = feed(ClusterSummaries(), a), feed(ClusterSummaries(), b)
+    left = ClusterSummaries.from_arrays(*arrays_of(sa)[:3], labels=arrays_of(sa)[3])
+    left.merge(ClusterSummaries.from_arrays(*arrays_of(sb)[:3], labels=arrays_of(sb)[3]))
+    sa.merge(sb)
+    c, m, q, lab = arrays_of(sa)
+    whole = ClusterSummaries.from_arrays(c, m, q, labels=lab)
+    assert left.sizes() == whole.sizes()
+    assert_close(left, whole, MERGE_RTOL)
