@@ -49,7 +49,7 @@ import numpy as np
 
 from .errors import StreamevalError
 from .evaluator import Evaluator
-from .metrics import ELM, BCubed, Metric, default_metrics
+from .metrics import ELM, BCubed, Metric, resolve
 
 __all__ = [
     "PageStreamError",
@@ -149,13 +149,19 @@ def _metric_values(evaluator: Evaluator) -> dict:
 
 
 def _templates(metrics) -> list:
-    if metrics is None:
-        return default_metrics()
-    metrics = list(metrics)
+    """Metric objects from ``None`` (every O(1) metric), names (:func:`streameval.metrics.resolve`)
+    or metric objects."""
+    if metrics is None or isinstance(metrics, str):
+        return [cls() for cls in resolve(metrics)]
+    out = []
     for m in metrics:
-        if not isinstance(m, Metric):
+        if isinstance(m, str):
+            out += [cls() for cls in resolve(m)]
+        elif isinstance(m, Metric):
+            out.append(m)
+        else:
             raise TypeError(f"not a streameval metric: {m!r}")
-    return metrics
+    return out
 
 
 class PageStream:
@@ -163,8 +169,9 @@ class PageStream:
 
     Parameters
     ----------
-    metrics : fresh metrics (default: every O(1) metric of the registry); each ELM and BCubed also
-        reports its ``.precision`` and ``.recall``.
+    metrics : fresh metrics or metric names as :func:`streameval.metrics.resolve` reads them
+        (default: every O(1) metric of the registry); each ELM and BCubed also reports its
+        ``.precision`` and ``.recall``.
     original_make_index : reproduce the ELM paper code's first-1 quirk (module docstring).
 
     Each page is one element with labels ``(true document, predicted document)``; :meth:`update`
@@ -498,8 +505,6 @@ def _some(ids: list) -> str:
 # --------------------------------------------------------------------------- command line
 def _pick_metrics(spec):
     """Fresh metrics named by ``--metrics`` (:func:`streameval.metrics.resolve`'s syntax)."""
-    from .metrics.resolve import resolve
-
     names = [spec] if isinstance(spec, str) else list(spec)
     if not " ".join(names).replace(",", " ").split():
         raise PageStreamError("--metrics names no metric")
