@@ -448,3 +448,19 @@ def test_compare_and_bootstrap_refuse_on_demand_metrics_by_flag():
         compare_metrics(["AMI"])
     with pytest.raises(ValueError, match="not an O\\(1\\) metric"):
         se.BootstrapEvaluator(["CEAF"])
+
+
+# --------------------------------------------------------------------------- comments
+def test_no_comment_points_at_an_issue_number():
+    """Comments and docstrings say what the code does, not which ticket asked for it."""
+    import re
+
+    pattern = re.compile(r"\bissue ?#?[0-9]+", re.IGNORECASE)
+    found = []
+    for folder in ("streameval", "tests", "docs", "benchmarks", "examples"):
+        for p in sorted((ROOT / folder).rglob("*")):
+            if p.suffix in (".py", ".pyi", ".md") and p.is_file():
+                for k, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+                    if pattern.search(line) and "pattern = re.compile" not in line:
+                        found.append(f"{p.relative_to(ROOT)}:{k}: {line.strip()}")
+    assert not found, "\n".join(found)
