@@ -149,19 +149,14 @@ def _metric_values(evaluator: Evaluator) -> dict:
 
 
 def _templates(metrics) -> list:
-    """Metric objects from ``None`` (every O(1) metric), names (:func:`streameval.metrics.resolve`)
-    or metric objects."""
-    if metrics is None or isinstance(metrics, str):
-        return [cls() for cls in resolve(metrics)]
-    out = []
+    """The metric objects given, or every O(1) metric (``resolve(None)``) for ``None``."""
+    if metrics is None:
+        return [cls() for cls in resolve(None)]
+    metrics = list(metrics)
     for m in metrics:
-        if isinstance(m, str):
-            out += [cls() for cls in resolve(m)]
-        elif isinstance(m, Metric):
-            out.append(m)
-        else:
+        if not isinstance(m, Metric):
             raise TypeError(f"not a streameval metric: {m!r}")
-    return out
+    return metrics
 
 
 class PageStream:
@@ -169,9 +164,8 @@ class PageStream:
 
     Parameters
     ----------
-    metrics : fresh metrics or metric names as :func:`streameval.metrics.resolve` reads them
-        (default: every O(1) metric of the registry); each ELM and BCubed also reports its
-        ``.precision`` and ``.recall``.
+    metrics : fresh metrics (default: every O(1) metric of the registry); each ELM and BCubed also
+        reports its ``.precision`` and ``.recall``.
     original_make_index : reproduce the ELM paper code's first-1 quirk (module docstring).
 
     Each page is one element with labels ``(true document, predicted document)``; :meth:`update`
