@@ -541,7 +541,8 @@ def compare(
     systems : ``{name: predicted labels}`` (one or more systems, each as long as ``y_true``).
     units : the resampling unit of each element (required; see the module docstring). A unit must
         hold whole true and predicted clusters.
-    metrics : metric names, classes or instances (O(1) metrics; default ELM, BCubed, ARI, NMI).
+    metrics : metric names (as :func:`streameval.metrics.resolve` reads them: ``"ARI"``, ``"all"``,
+        ...), classes or instances (O(1) metrics; default ELM, BCubed, ARI, NMI).
     method : ``"paired_bootstrap"`` or ``"randomization"``: the test behind the p-values. The
         intervals always come from the (paired) percentile bootstrap over units.
     n_resamples : ``B`` bootstrap resamples (and ``R`` randomization rounds).

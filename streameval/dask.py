@@ -227,7 +227,8 @@ def evaluate(ddf, true, pred, weight=None, vectors=None, metrics=None, split_out
     vectors : list of feature columns; adds per-predicted-cluster summaries (count, mean,
         scatter) computed in the same ``dask.compute`` as the label histograms, then the
         squared-Euclidean silhouette in a second pass with the summaries broadcast.
-    metrics : metric objects or registry names (default: every O(1) metric).
+    metrics : metric objects or names as :func:`streameval.metrics.resolve` reads them (default:
+        every O(1) metric).
     split_out : partitions of the grouped frames (default: the input's partition count).
     missing : ``"raise"`` or ``"skip"`` elements with a null/NaN label.
     ami : also report ``AdjustedMutualInfo`` (from the two cluster-size histograms).
