@@ -173,7 +173,7 @@ def main(argv=None) -> int:
                     help="Markdown file for the results ('-': standard output; default "
                     "docs/benchmarks/cli.md, or cli-watch.md with --watch)")
     ap.add_argument("--watch", action="store_true",
-                    help="time watch against score per row instead (issue 14: within 3x)")
+                    help="time watch against score per row instead (the target: within 3x)")
     args = ap.parse_args(argv)
     script = Path(sys.executable).parent / "streameval"
     ours_cmd = [str(script)] if script.exists() else [sys.executable, "-m", "streameval"]

@@ -9,8 +9,6 @@
 """
 
 # ruff: noqa: I001  (the imports are grouped by family, in the order of the documentation)
-from importlib import metadata as _metadata
-
 from . import batch
 from .contingency import Contingency
 from .errors import (
@@ -44,7 +42,7 @@ from .metrics import (
     VariationOfInformation,
     VBeta,
 )
-from .metrics import (  # coreference and on-demand matching metrics (issue 3)
+from .metrics import (  # coreference and on-demand matching metrics
     BLANC,
     CEAF,
     LEA,
@@ -53,7 +51,7 @@ from .metrics import (  # coreference and on-demand matching metrics (issue 3)
     ClusterAccuracy,
 )
 from .stats import ContingencyStats
-from .window import CountWindow, EventTimeWindow  # windows, live monitoring (issue 4)
+from .window import CountWindow, EventTimeWindow  # windows, live monitoring
 from .monitor import ClusterCostRanking, Monitor
 
 # intrinsic (feature-based) metrics: per-cluster vector summaries, views, Alink's report
@@ -77,28 +75,25 @@ from .intrinsic import (
 from .report import ClusterReport, cluster_report
 from .summaries import ClusterSummaries
 
-# page-stream segmentation (issue 6)
+# page-stream segmentation
 from . import pss
 from .pss import PageStream, PageStreamError, PageStreamEvaluator
 
-# label identity, threads (issue 13)
+# label identity, threads
 from . import labels
 from .errors import ConcurrentUseError, MissingDependencyError
 from .sync import Synchronized
 
 if "river.metrics.base" in __import__("sys").modules:  # river_metric + streameval_metric
-    from .metrics.base import _register_with_river
+    from .metrics.base import register_with_river
 
-    _register_with_river()
+    register_with_river()
 
-# confidence intervals and paired tests over resampling units (issue 16)
+# confidence intervals and paired tests over resampling units
 from .comparison import ComparisonReport, compare, confidence_interval
 from .bootstrap import BootstrapEvaluator
 
-try:  # the one version source is pyproject.toml's [project] version, via the installed metadata
-    __version__: str = _metadata.version("streameval")
-except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
+from ._version import __version__ as __version__  # pyproject.toml's version, via the metadata
 
 __all__ = [
     "batch",
@@ -164,12 +159,12 @@ __all__ = [
     "CosineSilhouette",
     "ClusterReport",
     "cluster_report",
-    # page-stream segmentation (issue 6)
+    # page-stream segmentation
     "pss",
     "PageStream",
     "PageStreamEvaluator",
     "PageStreamError",
-    # confidence intervals and paired tests (issue 16)
+    # confidence intervals and paired tests
     "compare",
     "confidence_interval",
     "ComparisonReport",

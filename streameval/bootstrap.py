@@ -54,7 +54,14 @@ from .evaluator import Evaluator
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 
-__all__ = ["BootstrapEvaluator", "poisson_multiplicities", "unit_hash"]
+__all__ = [
+    "BootstrapEvaluator",
+    "poisson_multiplicities",
+    "poisson_draws",
+    "unit_hash",
+    "seed64",
+    "percentile_interval",
+]
 
 _M64 = (1 << 64) - 1
 
@@ -117,19 +124,37 @@ def unit_hash(unit) -> int:
     return int.from_bytes(hashlib.blake2b(_canonical(unit), digest_size=8).digest(), "little")
 
 
-def _seed64(seed) -> int:
+def seed64(seed) -> int:
+    """The generator's 64-bit key of ``seed`` (an int >= 0, taken mod 2**64). O(1).
+
+    >>> seed64(3), seed64(2**64 + 3)
+    (3, 3)
+    >>> seed64(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be an int >= 0, got -1
+    """
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     return int(seed) & _M64
 
 
-def _draws_many(seed: int, hashes, n_replicas: int, start: int = 0) -> np.ndarray:
+def poisson_draws(seed: int, hashes, n_replicas: int, start: int = 0) -> np.ndarray:
     """``(len(hashes), B)`` Poisson(1) multiplicities of the units with these 64-bit hashes, for the
-    replicas ``start .. start + B - 1``.
+    replicas ``start .. start + B - 1`` (``B = n_replicas``).
 
     ``z = mix(mix(seed ^ mix(h)) + (r + 1)·φ)`` with splitmix64's finaliser ``mix`` and its
     increment ``φ = 0x9E3779B97F4A7C15`` (all mod 2**64); ``u = (z >> 11) / 2**53``; ``k`` is the
-    smallest integer with ``u < P(K <= k)``. O(U · B), vectorised.
+    smallest integer with ``u < P(K <= k)``. ``seed`` is :func:`seed64`'s key, ``hashes`` are
+    :func:`unit_hash` values (computed once by a caller that draws many blocks of replicas).
+    O(U · B), vectorised.
+
+    >>> h = [unit_hash("a"), unit_hash("b")]
+    >>> full = poisson_draws(seed64(3), h, 10)
+    >>> bool((poisson_draws(seed64(3), h, 4, start=6) == full[:, 6:]).all())
+    True
+    >>> bool((full == poisson_multiplicities(["a", "b"], 10, seed=3)).all())
+    True
     """
     with np.errstate(over="ignore"):
         h = np.asarray(hashes, dtype=np.uint64).reshape(-1)
@@ -141,8 +166,8 @@ def _draws_many(seed: int, hashes, n_replicas: int, start: int = 0) -> np.ndarra
 
 
 def _draws(seed: int, h: int, n_replicas: int) -> np.ndarray:
-    """The ``n_replicas`` multiplicities of one unit (a row of :func:`_draws_many`)."""
-    return _draws_many(seed, [h], n_replicas)[0]
+    """The ``n_replicas`` multiplicities of one unit (a row of :func:`poisson_draws`)."""
+    return poisson_draws(seed, [h], n_replicas)[0]
 
 
 def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
@@ -157,11 +182,11 @@ def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
     """
     if isinstance(n_replicas, bool) or not isinstance(n_replicas, numbers.Integral) or n_replicas < 1:
         raise ValueError(f"n_replicas must be an int >= 1, got {n_replicas!r}")
-    s = _seed64(seed)
+    s = seed64(seed)
     hashes = [unit_hash(u) for u in units]
     if not hashes:
         return np.zeros((0, int(n_replicas)), dtype=np.int64)
-    return _draws_many(s, hashes, int(n_replicas))
+    return poisson_draws(s, hashes, int(n_replicas))
 
 
 class BootstrapEvaluator:
@@ -210,12 +235,12 @@ class BootstrapEvaluator:
             raise ValueError(f"n_replicas must be an int >= 1, got {n_replicas!r}")
         if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
             raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-        self.seed = _seed64(seed)
+        self.seed = seed64(seed)
         self.n_replicas = int(n_replicas)
         self.confidence = float(confidence)
         self.evaluator = Evaluator(metrics)
         for name, m in self.evaluator.metrics.items():
-            if getattr(m, "on_demand", False):
+            if m.on_demand:
                 raise ValueError(f"{name} is not an O(1) metric; the bootstrap replicas need O(1) reads")
         self._f_keys = list(self.evaluator.table.f_sums)
         self._metrics = list(self.evaluator.metrics.items())
@@ -337,14 +362,14 @@ class BootstrapEvaluator:
         replicas at :attr:`confidence` (empty replicas left out; NaN bounds before any element)."""
         out = {}
         for name, vals in self.replica_values().items():
-            lo, hi = _interval(vals, self.confidence)
+            lo, hi = percentile_interval(vals, self.confidence)
             out[name] = (self.evaluator.metrics[name].get(), lo, hi)
         return out
 
     def interval(self, name: str, confidence: float | None = None) -> tuple:
         """``(low, high)`` of one metric at ``confidence`` (default :attr:`confidence`)."""
         c = self.confidence if confidence is None else confidence
-        return _interval(self.replica_values()[name], c)
+        return percentile_interval(self.replica_values()[name], c)
 
     # -------------------------------------------------------------- merging
     def merge(self, other: BootstrapEvaluator) -> None:
@@ -401,9 +426,17 @@ def _live(tables: dict) -> dict:
     return {k: t for k, t in tables.items() if t.n or t.skipped}
 
 
-def _interval(values: np.ndarray, confidence: float) -> tuple:
-    """The percentile interval of the non-NaN values (``(nan, nan)`` if none), as
-    :func:`streameval.compare` computes it."""
-    from .comparison import _quantiles
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of the non-NaN values: their ``(1-c)/2`` and ``(1+c)/2`` quantiles
+    (numpy's linear interpolation), ``(nan, nan)`` if none. The interval of a
+    :class:`BootstrapEvaluator` and of :func:`streameval.compare`. O(B log B).
 
-    return _quantiles(values, confidence)
+    >>> percentile_interval(np.array([0.0, 1.0, 2.0, 3.0, np.nan]), 0.5)
+    (0.75, 2.25)
+    """
+    a = (1 - confidence) / 2
+    ok = values[~np.isnan(values)]
+    if not len(ok):
+        return math.nan, math.nan
+    lo, hi = np.quantile(ok, [a, 1 - a])
+    return float(lo), float(hi)

@@ -61,8 +61,9 @@ from typing import cast
 
 import numpy as np
 
-from .evaluator import Evaluator
-from .metrics import REGISTRY, Metric
+from ._version import __version__
+from .bootstrap import percentile_interval, poisson_draws, seed64, unit_hash
+from .metrics import Metric, resolve
 from .stats import STAT_NAMES, ContingencyStats
 
 __all__ = [
@@ -87,31 +88,29 @@ _NSTAT = len(STAT_NAMES)
 
 # --------------------------------------------------------------------------- metrics
 def _metrics(metrics) -> list:
-    """Fresh metric objects from names, classes or instances; O(1) metrics only."""
+    """Fresh metric objects from names (as :func:`streameval.metrics.resolve` reads them), classes
+    or instances; O(1) metrics only."""
     if metrics is None:
         metrics = DEFAULT_METRICS
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     out = []
-    by_lower = {k.lower(): c for k, c in REGISTRY.items()}
-    for m in metrics:
-        if isinstance(m, str):
-            cls = by_lower.get(m.strip().lower())
-            if cls is None:
-                raise ValueError(f"unknown metric {m!r}; choose from {', '.join(REGISTRY)}")
-            m = cls()
-        elif isinstance(m, type) and issubclass(m, Metric):
-            m = m()
-        elif not isinstance(m, Metric):
-            raise TypeError(f"not a streameval metric: {m!r}")
-        else:
-            m = m.clone()
-        if getattr(m, "on_demand", False):
-            raise ValueError(
-                f"{m.name} is computed from the table's cells, not from summable statistics; "
-                "unit resampling supports the O(1) metrics only"
-            )
-        out.append(m)
+    for item in metrics:
+        if isinstance(item, str) and not item.replace(",", " ").split():
+            raise ValueError(f"empty metric name {item!r}")
+        for m in [c() for c in resolve(item)] if isinstance(item, str) else [item]:
+            if isinstance(m, type) and issubclass(m, Metric):
+                m = m()
+            elif not isinstance(m, Metric):
+                raise TypeError(f"not a streameval metric: {m!r}")
+            else:
+                m = m.clone()
+            if m.on_demand:
+                raise ValueError(
+                    f"{m.name} is computed from the table's cells, not from summable statistics; "
+                    "unit resampling supports the O(1) metrics only"
+                )
+            out.append(m)
     names = [m.name for m in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -122,8 +121,8 @@ def _metrics(metrics) -> list:
 
 
 def _f_keys(metrics) -> list:
-    """The ``(kind, beta)`` element-averaged F sums the metrics read (as an Evaluator tracks them)."""
-    return list(Evaluator([m.clone() for m in metrics]).table.f_sums)
+    """The ``(kind, beta)`` element-averaged F sums the metrics read (their ``f_specs``, once each)."""
+    return list(dict.fromkeys(spec for m in metrics for spec in m.f_specs))
 
 
 # --------------------------------------------------------------------------- unit statistics
@@ -353,16 +352,14 @@ def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: 
     rows = _block_rows(len(order))
     hashes = None
     if resampling == "poisson":
-        from .bootstrap import _draws_many, _seed64, unit_hash
-
         hashes = [unit_hash(u) for u in order]
-        s64 = _seed64(seed)
+        s64 = seed64(seed)
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
         if hashes is None:
             yield bootstrap_multiplicities(len(order), size, rng)
         else:
-            yield np.ascontiguousarray(_draws_many(s64, hashes, size, start).T)
+            yield np.ascontiguousarray(poisson_draws(s64, hashes, size, start).T)
 
 
 def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=None) -> np.ndarray:
@@ -521,15 +518,6 @@ def _seed(seed) -> int:
     return int(seed)
 
 
-def _quantiles(x: np.ndarray, confidence: float) -> tuple:
-    a = (1 - confidence) / 2
-    ok = x[~np.isnan(x)]
-    if not len(ok):
-        return math.nan, math.nan
-    lo, hi = np.quantile(ok, [a, 1 - a])
-    return float(lo), float(hi)
-
-
 def compare(
     y_true,
     systems: dict,
@@ -553,7 +541,8 @@ def compare(
     systems : ``{name: predicted labels}`` (one or more systems, each as long as ``y_true``).
     units : the resampling unit of each element (required; see the module docstring). A unit must
         hold whole true and predicted clusters.
-    metrics : metric names, classes or instances (O(1) metrics; default ELM, BCubed, ARI, NMI).
+    metrics : metric names (as :func:`streameval.metrics.resolve` reads them: ``"ARI"``, ``"all"``,
+        ...), classes or instances (O(1) metrics; default ELM, BCubed, ARI, NMI).
     method : ``"paired_bootstrap"`` or ``"randomization"``: the test behind the p-values. The
         intervals always come from the (paired) percentile bootstrap over units.
     n_resamples : ``B`` bootstrap resamples (and ``R`` randomization rounds).
@@ -613,7 +602,7 @@ def compare(
     samples = {name: np.concatenate(p, axis=1) for name, p in parts.items()}
     values = {
         name: {
-            mn: Interval(float(observed[name][k]), *_quantiles(samples[name][k], confidence))
+            mn: Interval(float(observed[name][k]), *percentile_interval(samples[name][k], confidence))
             for k, mn in enumerate(names)
         }
         for name in stats
@@ -638,7 +627,7 @@ def compare(
             rand = np.concatenate(rparts[a, b], axis=1)
         d = {}
         for k, mn in enumerate(names):
-            lo, hi = _quantiles(deltas[k], confidence)
+            lo, hi = percentile_interval(deltas[k], confidence)
             obs = float(delta_obs[k])
             sign = 1.0 if metrics[k].bigger_is_better else -1.0
             if swaps is None:
@@ -650,8 +639,6 @@ def compare(
                 pg = (1 + int(np.sum(sign * rand[k] >= sign * obs - _tol(obs)))) / (1 + n_resamples)
             d[mn] = Difference(obs, lo, hi, p, pg)
         differences[a, b] = d
-    from . import __version__
-
     settings = {
         "method": method,
         "n_resamples": int(n_resamples),

@@ -245,7 +245,8 @@ def evaluate(ddf, true, pred, weight=None, vectors=None, metrics=None, split_out
         global summary by Chan merges), then the silhouettes in a second pass with the summaries
         broadcast. Each intrinsic value is the view's own :meth:`value`, so it equals the streaming
         view's (the silhouettes: their exact ``final()``), under the same key.
-    metrics : metric objects or registry names (default: every O(1) metric).
+    metrics : metric objects or names as :func:`streameval.metrics.resolve` reads them (default:
+        every O(1) metric).
     split_out : partitions of the grouped frames (default: the input's partition count).
     missing : ``"raise"`` or ``"skip"`` elements with a null/NaN label.
     ami : also report ``AdjustedMutualInfo`` (from the two cluster-size histograms).

@@ -94,31 +94,35 @@ def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))
 def plan_metrics(metrics):
     """The metric objects to report and the element-averaged F sums they need.
 
-    ``metrics``: ``None`` (every O(1) metric), or a list of metric objects or registry names.
-    Returns ``(list of metrics, list of (kind, beta))``; the F specs are the ones each metric asks
-    a table for, so the engine computes exactly what :meth:`Metric.value` will read.
+    ``metrics``: ``None`` (every O(1) metric), or a list of metric objects and names (each name
+    as :func:`streameval.metrics.resolve` reads it: ``"ARI"``, ``"all"``, ...).
+    Returns ``(list of metrics, list of (kind, beta))``; the F specs are the metrics'
+    :attr:`~streameval.metrics.base.Metric.f_specs`, so the engine computes exactly what
+    :meth:`Metric.value` will read. An on-demand metric is accepted only when its value follows
+    from the sums and the cluster sizes (:attr:`~streameval.metrics.base.Metric.from_sizes`).
+
+    >>> chosen, f_specs = plan_metrics(["ELM", "ARI"])
+    >>> [m.name for m in chosen], f_specs
+    (['ELM', 'AdjustedRand'], [('elm', 1.0)])
     """
-    from .contingency import Contingency
-    from .metrics import REGISTRY, default_metrics
+    from .metrics import Metric, resolve
 
     if metrics is None:
-        metrics = default_metrics()
+        metrics = [None]
+    elif isinstance(metrics, str):
+        metrics = [metrics]
     out = []
-    for m in metrics:
-        if isinstance(m, str):
-            if m not in REGISTRY:
-                raise ValueError(f"unknown metric {m!r}; known: {sorted(REGISTRY)}")
-            m = REGISTRY[m]()
-        if getattr(m, "on_demand", False) and type(m).__name__ != "AdjustedMutualInfo":
-            raise ValueError(
-                f"{m.name} needs the table's cells (an optimal matching): not available from an "
-                "engine's sums; evaluate it on a Contingency"
-            )
-        out.append(m)
-    scratch = Contingency()
-    for m in out:
-        m._attach(scratch)
-    return out, list(scratch.f_sums)
+    for item in metrics:
+        for m in [c() for c in resolve(item)] if item is None or isinstance(item, str) else [item]:
+            if not isinstance(m, Metric):
+                raise TypeError(f"not a streameval metric: {m!r}")
+            if m.on_demand and not m.from_sizes:
+                raise ValueError(
+                    f"{m.name} needs the table's cells (an optimal matching): not available from "
+                    "an engine's sums; evaluate it on a Contingency"
+                )
+            out.append(m)
+    return out, list(dict.fromkeys(spec for m in out for spec in m.f_specs))
 
 
 def check_counts(missing: int, bad_weights: int, policy: str, where: str) -> None:
@@ -165,14 +169,7 @@ def make_report(h: Histograms, metrics, f_specs, ami=True, skipped=0, intrinsic=
     """Stats, every metric's value (through :meth:`Metric.value`) and AMI, from the histograms."""
     s = stats_from_histograms(h, f_specs)
     st, sp = h.sizes("rows"), h.sizes("cols")
-    values = {
-        m.name: (
-            adjusted_mutual_info(s, st, sp, m.average_method)
-            if getattr(m, "on_demand", False)  # AdjustedMutualInfo, from the size histograms
-            else m.value(s)
-        )
-        for m in metrics
-    }
+    values = {m.name: m.value_from_sizes(s, st, sp) for m in metrics}
     if ami and "AdjustedMutualInfo" not in values:
         values["AdjustedMutualInfo"] = adjusted_mutual_info(s, st, sp)
     return Report(values, s, st, sp, skipped, intrinsic)

@@ -70,7 +70,7 @@ class Evaluator:
             raise TypeError(f"{name!r} is not a streameval metric: {metric!r}")
         if name in self.metrics:
             raise ValueError(f"a metric named {name!r} is already in the evaluator")
-        metric._bind(self.table)
+        metric.bind(self.table)
         self.metrics[name] = metric
         self._quantities = None  # binding may start new running sums (track_f) at the same version
 

@@ -49,7 +49,7 @@ import numpy as np
 
 from .errors import StreamevalError
 from .evaluator import Evaluator
-from .metrics import ELM, BCubed, Metric, default_metrics
+from .metrics import ELM, BCubed, Metric, resolve
 
 __all__ = [
     "PageStreamError",
@@ -149,8 +149,9 @@ def _metric_values(evaluator: Evaluator) -> dict:
 
 
 def _templates(metrics) -> list:
+    """The metric objects given, or every O(1) metric (``resolve(None)``) for ``None``."""
     if metrics is None:
-        return default_metrics()
+        return [cls() for cls in resolve(None)]
     metrics = list(metrics)
     for m in metrics:
         if not isinstance(m, Metric):
@@ -498,8 +499,6 @@ def _some(ids: list) -> str:
 # --------------------------------------------------------------------------- command line
 def _pick_metrics(spec):
     """Fresh metrics named by ``--metrics`` (:func:`streameval.metrics.resolve`'s syntax)."""
-    from .metrics.resolve import resolve
-
     names = [spec] if isinstance(spec, str) else list(spec)
     if not " ".join(names).replace(",", " ").split():
         raise PageStreamError("--metrics names no metric")

@@ -9,7 +9,8 @@ streameval metrics already speak River's metric protocol (``update(y_true, y_pre
 - ``river.evaluate.progressive_val_score(dataset, clusterer, ELM())``, for River's clusterers
   (``KMeans``, ``DBSTREAM``, ``DenStream``, ``CluStream``, ``STREAMKMeans``, ``TextClust``);
 - ``river.metrics.base.Metrics`` unions: :func:`union` (or ``ELM() + AdjustedRand()``) builds one
-  whose streameval members share a single contingency table, updated once per element.
+  whose streameval members share a single contingency table, updated once per element (defined
+  with the metric protocol in :mod:`streameval.metrics.base`, re-exported here).
 
 This module adds what River's clusterer API needs, and nothing else:
 
@@ -45,87 +46,12 @@ import functools
 import sys
 
 from .errors import require
-from .metrics.base import Metric, _register_with_river
+from .metrics.base import register_with_river, union
 
 __all__ = ["union", "Clusterer", "progressive_evaluate"]
 
 if "river.metrics.base" in sys.modules:  # river_metric + streameval_metric, when River is loaded
-    _register_with_river()
-
-
-@functools.cache
-def _union_class():
-    Metrics = require("river.metrics.base", "a union of metrics (metric + metric)", "river").Metrics
-    _register_with_river()
-
-    from .contingency import Contingency
-
-    class SharedMetrics(Metrics):
-        """A River ``Metrics`` union whose fresh streameval members share one table.
-
-        ``update``/``revert`` change the shared table once, then the other members (River metrics,
-        and streameval metrics that keep their own table because they, or the union, had already
-        seen elements when they joined) one by one. Cost: one table update plus the other
-        members' costs.
-        """
-
-        def __init__(self, metrics, str_sep="\n"):
-            super().__init__([], str_sep)
-            self.table = Contingency()
-            for m in metrics:
-                self.append(m)
-
-        def append(self, m):
-            if isinstance(m, Metric) and not m.table.n and not self.table.n:
-                m._bind(self.table)  # both fresh: share; otherwise each keeps its own history
-            super().append(m)
-
-        def __add__(self, other):
-            self.append(other)
-            return self
-
-        def _split(self):
-            """(whether a member reads the shared table, the members that do not)."""
-            table = self.table
-            others = [m for m in self if not (isinstance(m, Metric) and m.table is table)]
-            return len(others) < len(self), others
-
-        def update(self, y_true, y_pred, w=1):
-            shared, others = self._split()
-            if shared:
-                self.table.update(y_true, y_pred, w)
-            for m in others:
-                m.update(y_true, y_pred, w)
-
-        def revert(self, y_true, y_pred, w=1):
-            shared, others = self._split()
-            if shared:
-                self.table.revert(y_true, y_pred, w)
-            for m in others:
-                m.revert(y_true, y_pred, w)
-
-        def clone(self):
-            return type(self)([m.clone() for m in self], self.str_sep)
-
-    return SharedMetrics
-
-
-def union(*metrics, str_sep: str = "\n"):
-    """A ``river.metrics.base.Metrics`` of ``metrics`` that updates one shared table per element.
-
-    Fresh streameval metrics are bound to the union's table (so the union costs one table update,
-    whatever the number of metrics); River metrics, and streameval metrics that have already seen
-    elements, are updated on their own. ``metric + metric`` on streameval metrics calls this.
-    ``get()`` returns the list of values, River's convention; ``progressive_val_score`` accepts it.
-
-    >>> from streameval import ELM, Purity
-    >>> u = union(ELM(), Purity())
-    >>> for t, p in [(0, "a"), (0, "a"), (1, "a")]:
-    ...     u.update(t, p)
-    >>> u.get(), u.table.n
-    ([0.4444444444444444, 0.6666666666666666], 3)
-    """
-    return _union_class()(list(metrics), str_sep)
+    register_with_river()
 
 
 @functools.cache

@@ -63,7 +63,7 @@ class Synchronized:
 
     def __init__(self, obj, lock=None):
         if isinstance(obj, Synchronized):
-            obj = obj._obj
+            obj = obj.wrapped
         object.__setattr__(self, "_obj", obj)
         object.__setattr__(self, "lock", lock if lock is not None else threading.RLock())
 

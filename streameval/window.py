@@ -125,7 +125,7 @@ class CountWindow(Guarded):
             **header(_COUNT_FORMAT, 1),
             "size": self.size,
             "metrics": [
-                [name, type(m).__name__, dict(m._params)]
+                [name, type(m).__name__, m.params]
                 for name, m in self.evaluator.metrics.items()
             ],
             "items": [[label_to_json(t), label_to_json(p), w] for t, p, w in self._items],

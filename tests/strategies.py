@@ -32,7 +32,7 @@ def streams(draw, max_size: int = 30, weights: bool = True):
     return list(zip(ts, ps, ws))
 
 
-# Labels of mixed types (issue 13): values that Python equality merges (1, 1.0, True, numpy
+# Labels of mixed types: values that Python equality merges (1, 1.0, True, numpy
 # scalars) and values it keeps apart although numpy coercion would merge them (1 and "1", True and
 # "True", "a" and "a\x00"), tuples, and the missing markers (None, NaN, pandas.NA, pandas.NaT).
 def _mixed_pool():

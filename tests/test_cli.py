@@ -282,7 +282,7 @@ def test_fuzz_random_bytes_never_crash(tmp_path_factory, data, fmt, skip):
 HAS_PSS = importlib.util.find_spec("streameval.pss") is not None
 
 
-@pytest.mark.skipif(not HAS_PSS, reason="streameval.pss is not in this checkout (issue 6)")
+@pytest.mark.skipif(not HAS_PSS, reason="streameval.pss is not in this checkout")
 def test_pss_subcommand_is_wired_to_streameval_pss():
     r = run("pss", "--help")
     assert r.returncode == 0, r.stderr

@@ -1,6 +1,6 @@
-"""The command line under adversarial input (issue 13): huge weights, closed standard input, bad
+"""The command line under adversarial input: huge weights, closed standard input, bad
 ports, overlong lines, byte-order marks, stale temporaries, checkpoints resumed against another
-input, file-level problems, exit codes; the metric-name resolver in every subcommand (issue 14);
+input, file-level problems, exit codes; the metric-name resolver in every subcommand;
 mixed label types through ``score`` against the Python API. Real subprocesses throughout.
 """
 

@@ -1,6 +1,6 @@
 """``streameval watch --follow`` across log rotation (copytruncate, rename-and-create, deletion),
 and a SIGKILL loop that resumes from checkpoints, across a rotation, to exactly the values of an
-uninterrupted run (issue 13). Real subprocesses; every wait is bounded; nothing is timed.
+uninterrupted run. Real subprocesses; every wait is bounded; nothing is timed.
 """
 
 from __future__ import annotations

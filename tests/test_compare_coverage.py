@@ -23,11 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from streameval.bootstrap import poisson_multiplicities
+from streameval.bootstrap import percentile_interval, poisson_multiplicities
 from streameval.comparison import (
     _metrics,
     _p_two_sided,
-    _quantiles,
     _randomized_deltas,
     _values,
     bootstrap_multiplicities,
@@ -80,7 +79,7 @@ def test_percentile_intervals_cover_the_population_value():
         for j, m in enumerate(plans):
             values = _values(sample, metrics, m, "pooled")
             for k in range(len(metrics)):
-                lo, hi = _quantiles(values[k], 0.95)
+                lo, hi = percentile_interval(values[k], 0.95)
                 cover[j, k] += lo <= theta[k] <= hi
     cover /= reps
     print("coverage (multinomial, poisson) x (ELM, BCubed, ARI, NMI):", cover.tolist())

@@ -399,7 +399,7 @@ def test_elm_edge_cases_from_the_spec():
 
 
 # ----------------------------------------------------------------------------- metadata
-@pytest.mark.parametrize("cls", [c for c in se.REGISTRY.values() if not getattr(c, "on_demand", False)],
+@pytest.mark.parametrize("cls", [c for c in se.REGISTRY.values() if not c.on_demand],
                          ids=lambda c: c.__name__)
 def test_declared_properties_hold(cls):
     rng = random.Random(cls.__name__)
@@ -479,7 +479,7 @@ def test_evaluator_adding_a_metric_changes_nothing_else():
 def test_default_evaluator_holds_every_o1_metric():
     ev = se.Evaluator()
     assert set(ev.metrics) >= set(BATCH)
-    assert all(not getattr(m, "on_demand", False) for m in ev.metrics.values())
+    assert all(not m.on_demand for m in ev.metrics.values())
 
 
 def test_json_round_trip_of_a_rich_table():

@@ -1,6 +1,6 @@
-"""Issue 13 (library part): failures found by trying to break streameval, one test per item.
+"""Hardening (library part): failures found by trying to break streameval, one test per item.
 
-Each test is named after the item of issue 13 it pins (``test_13_<item>_...``); each failed on the
+Each test is named after the hardening item it pins (``test_13_<item>_...``); each failed on the
 code before the fix.
 """
 

@@ -306,7 +306,7 @@ def test_cli_bad_input(tmp_path, capsys, make, message):
     _write(tmp_path, "bad.json", json.dumps({"a": [1, 5]}))
     _write(tmp_path, "short.json", json.dumps({"a": [1]}))
     status, out, err = _run(make(tmp_path), capsys)
-    assert status == 1 and out == ""  # bad input: 1, as in every subcommand (issue 13)
+    assert status == 1 and out == ""  # bad input: 1, as in every subcommand
     assert err.startswith("streameval pss: error:") and message in err
     assert "[Errno" not in err
     assert "Traceback" not in err

@@ -58,7 +58,7 @@ def assert_same_values(ev: se.Evaluator) -> None:
         assert bits(got[name]) == bits(ref), name
         assert bits(m.get()) == bits(ref), name
         assert bits(m.value(Quantities(table))) == bits(ref), name
-        if not getattr(m, "on_demand", False):  # on-demand metrics read the cells
+        if not m.on_demand:  # on-demand metrics read the cells
             assert bits(m.value(stats)) == bits(ref), name
             assert bits(m.value(Quantities(stats))) == bits(ref), name
 

@@ -50,7 +50,7 @@ def test_import_streameval_does_not_import_river():
 @pytest.mark.parametrize("metric", default_metrics(), ids=lambda m: m.name)
 def test_metric_inside_rolling_equals_the_metric_alone_on_the_window(metric):
     stream = _stream()
-    rolling = utils.Rolling(type(metric), window_size=7, **metric._params)
+    rolling = utils.Rolling(type(metric), window_size=7, **metric.params)
     for i, (y, p) in enumerate(stream):
         rolling.update(y, p)
         assert rolling.get() == _alone(metric, stream[max(0, i - 6) : i + 1])

@@ -66,7 +66,7 @@ from .labels import (
     variation_of_information,
 )
 
-# many candidate segmentations against one truth (issue 6)
+# many candidate segmentations against one truth
 from .pss import (
     contiguous_clusterings,
     contiguous_f1_sums,
@@ -98,7 +98,7 @@ __all__ = [
     "variation_of_information",
     "purity_score",
     "inverse_purity_score",
-    # coreference and on-demand matching metrics (issue 3)
+    # coreference and on-demand matching metrics
     "muc_score",
     "muc_precision_recall_fscore",
     "blanc_score",
@@ -121,7 +121,7 @@ __all__ = [
     "silhouette_score",
     "silhouette_samples",
     "prequential_silhouette_score",
-    # many candidate segmentations against one truth (issue 6)
+    # many candidate segmentations against one truth
     "contiguous_clusterings",
     "score_candidates",
     "contiguous_f1_sums",

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .labels import _factorize
+from ..labels import factorize
 
 __all__ = [
     "muc_score",
@@ -32,7 +32,7 @@ __all__ = [
 
 def _table(labels_true, labels_pred):
     """``(rows, cols, counts, a, b)``: the non-zero cells (row/column codes and counts) and sizes."""
-    it, ip = _factorize(labels_true, "labels_true"), _factorize(labels_pred, "labels_pred")
+    it, ip = factorize(labels_true, "labels_true")[0], factorize(labels_pred, "labels_pred")[0]
     if len(it) != len(ip):
         raise ValueError(
             f"labels must be one-dimensional and of equal length, got lengths {len(it)}, {len(ip)}"

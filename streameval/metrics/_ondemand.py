@@ -1,8 +1,8 @@
 """Shared machinery of the on-demand metrics: values computed in ``get()`` and cached per table state.
 
 A metric whose value is not a function of the O(1) running sums (an optimal matching, the expected
-mutual information) sets ``on_demand = True`` and implements :meth:`_OnDemand._compute` from the
-table's cells or margins. :meth:`_OnDemand._result` caches the result with the table's
+mutual information) derives from :class:`OnDemand`, which sets :attr:`Metric.on_demand`, and implements
+:meth:`OnDemand._compute` from the table's cells or margins. :meth:`OnDemand._result` caches the result with the table's
 ``version``, which every mutation bumps, so repeated reads of an unchanged table cost O(1) and any
 update, revert or merge invalidates the cache.
 """
@@ -13,7 +13,9 @@ from .base import Metric
 from .quantities import Quantities
 
 
-class _OnDemand(Metric, register=False):
+class OnDemand(Metric, register=False):
+    """Base of the on-demand metrics (package-internal): ``_compute`` cached per table version."""
+
     on_demand = True
     _cache = None  # (table, version, result) of the last computation on the bound table
 

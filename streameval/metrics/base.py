@@ -10,33 +10,42 @@ value through the same code.
 Class attributes declare the metadata that the common tests check over the registry:
 ``bigger_is_better``, ``bounds`` (inclusive ``(low, high)``), ``symmetric`` (swapping the roles of
 true and predicted labels leaves the value unchanged) and ``adjusted`` (expected value 0 under
-random labelling).
+random labelling). Two more declare what a metric needs, so that the engines, the resolver and the
+resampling code read a flag instead of a class name: ``on_demand`` (the value is not a function of
+the O(1) sums: computed in ``get()`` from the table) and ``from_sizes`` (an on-demand value that
+the sums plus the two cluster-size histograms determine, see :meth:`Metric.value_from_sizes`).
+
+River's side of the protocol lives here too (:func:`union`, behind ``metric + metric``, and
+:func:`register_with_river`), so that :mod:`streameval.river` depends on this module and not the
+other way round.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 from ..contingency import Contingency
+from ..errors import require
 from ..stats import ONE
 
-__all__ = ["Metric", "REGISTRY"]
+__all__ = ["Metric", "REGISTRY", "union", "register_with_river"]
 
 REGISTRY: dict = {}
 """``{class name: class}`` of every metric class (each subclass of :class:`Metric` registers itself)."""
 
 
 class Described:
-    """What every metric object shares: its parameters (``_params``), a name, ``clone``, ``repr``.
+    """What every metric object shares: its parameters (:attr:`params`), a name, ``clone``, ``repr``.
 
     >>> class Half(Described):
     ...     def __init__(self, k=2):
     ...         self._params = {} if k == 2 else {"k": k}
     ...     def get(self):
     ...         return 0.5
-    >>> Half(k=3).name, repr(Half())
-    ('Half(k=3)', 'Half: 0.500000')
+    >>> Half(k=3).name, repr(Half()), Half(k=3).params
+    ('Half(k=3)', 'Half: 0.500000', {'k': 3})
     """
 
     _params: dict = {}
@@ -44,6 +53,15 @@ class Described:
     def get(self) -> Any:
         """The current value (each kind of metric defines it)."""
         raise NotImplementedError
+
+    @property
+    def params(self) -> dict:
+        """The constructor arguments that differ from the defaults (a fresh dict). O(params).
+
+        ``type(m)(**m.params)`` builds a fresh metric equal in kind to ``m``: this is what
+        :meth:`clone` does and what a saved window records.
+        """
+        return dict(self._params)
 
     def clone(self):
         """A fresh, empty metric with the same parameters."""
@@ -64,8 +82,15 @@ class Described:
 class Metric(Described):
     """Base class of the label metrics.
 
-    Subclasses implement :meth:`value` from the stats (O(1) unless they say otherwise) and may
-    override :meth:`_attach` to ask the table for extra running sums.
+    Subclasses implement :meth:`value` from the stats (O(1) unless they say otherwise) and, when
+    they read element-averaged F sums, list them in :attr:`f_specs` (the table tracks those sums
+    once the metric is bound).
+
+    >>> from streameval import ELM, AdjustedMutualInfo, AdjustedRand, CEAF
+    >>> AdjustedRand.on_demand, CEAF.on_demand, AdjustedMutualInfo.from_sizes
+    (False, True, True)
+    >>> ELM(beta=2.0).f_specs
+    [('elm', 2.0), ('elm', 1.0)]
     """
 
     bigger_is_better = True
@@ -73,6 +98,16 @@ class Metric(Described):
     symmetric = False
     adjusted = False
     requires_labels = True
+    on_demand: ClassVar[bool] = False
+    """``True`` when the value is not a function of the O(1) running sums (an optimal matching, the
+    expected mutual information): it is computed in ``get()`` from the bound table's cells or
+    margins and cached per table version. ``Evaluator()`` and ``resolve("all")`` leave such
+    metrics out; resampling (:mod:`streameval.bootstrap`, :func:`streameval.compare`) refuses
+    them, since their value does not add over units."""
+    from_sizes: ClassVar[bool] = False
+    """``True`` for an on-demand metric whose value the sums plus the two cluster-size histograms
+    ``{size: clusters}`` determine (:meth:`value_from_sizes`): the distributed engines, which
+    return exactly these, report it. ``False`` for the metrics that need the cells themselves."""
 
     def __init_subclass__(cls, register=True, **kw):
         super().__init_subclass__(**kw)
@@ -82,9 +117,9 @@ class Metric(Described):
     def __init__(self, **params: Any) -> None:
         self._params = params
         self._table = Contingency()
-        self._attach(self._table)
+        self._track(self._table)
         if "river.metrics.base" in sys.modules:
-            _register_with_river()
+            register_with_river()
 
     # -- the table ---------------------------------------------------------
     @property
@@ -92,16 +127,44 @@ class Metric(Described):
         """The contingency table this metric reads (shared when bound by an Evaluator)."""
         return self._table
 
-    def _attach(self, table: Contingency) -> None:
-        """Ask ``table`` for the running sums this metric needs (none by default)."""
+    @property
+    def f_specs(self) -> list[tuple[str, float]]:
+        """The element-averaged F sums ``(kind, beta)`` that :meth:`value` reads (none by default).
 
-    def _bind(self, table: Contingency) -> None:
+        ``kind`` is ``"elm"`` or ``"bcubed"``; the sum is ``Σ_cells F_β(cell)`` as
+        :meth:`Contingency.track_f` keeps it. A bound table tracks these; an engine computes
+        exactly these from its histograms. O(1).
+        """
+        return []
+
+    def _track(self, table: Contingency) -> None:
+        for kind, beta in self.f_specs:
+            table.track_f(kind, beta)
+
+    def bind(self, table: Contingency) -> None:
+        """Read ``table`` from now on, and make it track the sums in :attr:`f_specs`.
+
+        This is how an :class:`~streameval.Evaluator` (or a River union) shares one table among
+        many metrics. The metric must be fresh (its own table empty), otherwise
+        ``ValueError``, with nothing changed. Cost: O(1), plus O(cells) once for each F sum the
+        table starts tracking.
+
+        >>> from streameval import Contingency, ELM
+        >>> t = Contingency(); t.update(0, "a")
+        >>> m = ELM(); m.bind(t)
+        >>> m.table is t, t.tracked_f(), m.get()
+        (True, [('elm', 1.0)], 1.0)
+        >>> ELM().bind(t); m.bind(Contingency())
+        Traceback (most recent call last):
+        ...
+        ValueError: ELM has already seen 1 elements; bind a fresh metric
+        """
         if self._table is not table and self._table.n:
             raise ValueError(
                 f"{self.name} has already seen {self._table.n} elements; bind a fresh metric"
             )
         self._table = table
-        self._attach(table)
+        self._track(table)
 
     # -- River's protocol --------------------------------------------------
     def update(self, y_true, y_pred, w=1) -> None:
@@ -127,6 +190,26 @@ class Metric(Described):
         """
         raise NotImplementedError
 
+    def value_from_sizes(self, s, sizes_true: dict, sizes_pred: dict) -> float:
+        """The value from the sums ``s`` and the cluster-size histograms ``{size: clusters}``.
+
+        What a distributed engine can report: :meth:`value` for an O(1) metric (the histograms
+        unused), the metric's own formula when :attr:`from_sizes` is set; ``TypeError`` for the
+        on-demand metrics that need the cells. Cost: :meth:`value`'s, or the override's.
+
+        >>> from streameval import AdjustedRand
+        >>> from streameval.stats import ContingencyStats
+        >>> s = ContingencyStats.from_cells([(0, 0, 2), (1, 1, 2)])
+        >>> AdjustedRand().value_from_sizes(s, {2: 2}, {2: 2})
+        1.0
+        """
+        if self.on_demand:
+            raise TypeError(
+                f"{self.name} needs the table's cells (an optimal matching), not only the sums "
+                "and the cluster sizes; evaluate it on a Contingency"
+            )
+        return self.value(s)
+
     def works_with(self, model) -> bool:
         """``True`` for models that predict a label per element (River clusterers, classifiers)."""
         return callable(getattr(model, "predict_one", None)) or callable(
@@ -135,27 +218,30 @@ class Metric(Described):
 
 
     def __add__(self, other):
-        """``a + b``: a River ``Metrics`` union over one shared table (:func:`streameval.river.union`).
+        """``a + b``: a River ``Metrics`` union over one shared table (:func:`union`).
 
         Needs River (imported here, not by ``import streameval``).
         """
-        from ..river import union
-
         return union(self, other)
 
 
-
+# -- River's side of the protocol ---------------------------------------------------------
 _RIVER_REGISTERED = False
 
 
-def _register_with_river() -> None:
+def register_with_river() -> None:
     """Make River see streameval metrics as label (classification-style) metrics.
 
     River's ``ClassificationMetric.__add__`` refuses any right operand that is not one, so
     ``river_metric + streameval_metric`` needs streameval's :class:`Metric` registered as a virtual
     subclass (``abc`` registration: no River class changes, no River import by
     ``import streameval``). Called when River's metrics are already loaded: at ``import
-    streameval``, by :mod:`streameval.river`, and when a metric is built.
+    streameval``, by :mod:`streameval.river`, and when a metric is built. Idempotent; O(1).
+
+    >>> from river.metrics.base import ClassificationMetric
+    >>> from streameval import ELM
+    >>> register_with_river(); isinstance(ELM(), ClassificationMetric)
+    True
     """
     global _RIVER_REGISTERED
     if _RIVER_REGISTERED:
@@ -166,6 +252,80 @@ def _register_with_river() -> None:
         return
     ClassificationMetric.register(Metric)
     _RIVER_REGISTERED = True
+
+
+@functools.cache
+def _union_class():
+    Metrics = require("river.metrics.base", "a union of metrics (metric + metric)", "river").Metrics
+    register_with_river()
+
+    class SharedMetrics(Metrics):
+        """A River ``Metrics`` union whose fresh streameval members share one table.
+
+        ``update``/``revert`` change the shared table once, then the other members (River metrics,
+        and streameval metrics that keep their own table because they, or the union, had already
+        seen elements when they joined) one by one. Cost: one table update plus the other
+        members' costs.
+        """
+
+        def __init__(self, metrics, str_sep="\n"):
+            super().__init__([], str_sep)
+            self.table = Contingency()
+            for m in metrics:
+                self.append(m)
+
+        def append(self, m):
+            if isinstance(m, Metric) and not m.table.n and not self.table.n:
+                m.bind(self.table)  # both fresh: share; otherwise each keeps its own history
+            super().append(m)
+
+        def __add__(self, other):
+            self.append(other)
+            return self
+
+        def _split(self):
+            """(whether a member reads the shared table, the members that do not)."""
+            table = self.table
+            others = [m for m in self if not (isinstance(m, Metric) and m.table is table)]
+            return len(others) < len(self), others
+
+        def update(self, y_true, y_pred, w=1):
+            shared, others = self._split()
+            if shared:
+                self.table.update(y_true, y_pred, w)
+            for m in others:
+                m.update(y_true, y_pred, w)
+
+        def revert(self, y_true, y_pred, w=1):
+            shared, others = self._split()
+            if shared:
+                self.table.revert(y_true, y_pred, w)
+            for m in others:
+                m.revert(y_true, y_pred, w)
+
+        def clone(self):
+            return type(self)([m.clone() for m in self], self.str_sep)
+
+    return SharedMetrics
+
+
+def union(*metrics, str_sep: str = "\n"):
+    """A ``river.metrics.base.Metrics`` of ``metrics`` that updates one shared table per element.
+
+    Fresh streameval metrics are bound to the union's table (so the union costs one table update,
+    whatever the number of metrics); River metrics, and streameval metrics that have already seen
+    elements, are updated on their own. ``metric + metric`` on streameval metrics calls this
+    (also exported as :func:`streameval.river.union`). ``get()`` returns the list of values,
+    River's convention; ``progressive_val_score`` accepts it. Needs River.
+
+    >>> from streameval import ELM, Purity
+    >>> u = union(ELM(), Purity())
+    >>> for t, p in [(0, "a"), (0, "a"), (1, "a")]:
+    ...     u.update(t, p)
+    >>> u.get(), u.table.n
+    ([0.4444444444444444, 0.6666666666666666], 3)
+    """
+    return _union_class()(list(metrics), str_sep)
 
 
 def ratio(num: int, den: int, empty: float = 1.0) -> float:

@@ -54,11 +54,12 @@ class _ElementMetric(Metric, register=False):
             params["f_convention"] = f_convention
         super().__init__(**params)
 
-    def _attach(self, table):
-        if self.f_convention == "element_averaged":
-            table.track_f(self._kind, self.beta)
-            if self.beta != 1.0:
-                table.track_f(self._kind, 1.0)
+    @property
+    def f_specs(self) -> list[tuple[str, float]]:
+        """``(kind, β)`` and ``(kind, 1.0)`` (the F₁ property) under the element-averaged convention."""
+        if self.f_convention != "element_averaged":
+            return []
+        return [(self._kind, self.beta)] + ([(self._kind, 1.0)] if self.beta != 1.0 else [])
 
     def _p(self, s) -> float:
         return fixed_mean(getattr(s, f"{self._kind}_p_sum"), s.n)

@@ -22,7 +22,7 @@ import math
 import numbers
 
 from ..stats import ONE, xlogx
-from ._ondemand import _OnDemand
+from ._ondemand import OnDemand
 from .base import Metric
 from .quantities import Quantities, shared
 
@@ -330,7 +330,7 @@ def size_histograms(table) -> tuple[dict, dict]:
 _EPS = 2.220446049250313e-16  # float64 machine epsilon, scikit-learn's clamp
 
 
-class AdjustedMutualInfo(_OnDemand, _Normalised):
+class AdjustedMutualInfo(OnDemand, _Normalised):
     """Adjusted mutual information ``(MI - E[MI]) / (mean(H(T), H(P)) - E[MI])``; on demand.
 
     Scikit-learn's ``adjusted_mutual_info_score``, edge cases included: 1.0 when both sides have
@@ -356,9 +356,14 @@ class AdjustedMutualInfo(_OnDemand, _Normalised):
 
     adjusted = True
     bounds = (-math.inf, 1.0)
+    from_sizes = True
 
     def _compute(self, table) -> float:
         return adjusted_mutual_info(table, *size_histograms(table), self.average_method)
+
+    def value_from_sizes(self, s, sizes_true: dict, sizes_pred: dict) -> float:
+        """:func:`adjusted_mutual_info` of the sums and the size histograms (what engines return)."""
+        return adjusted_mutual_info(s, sizes_true, sizes_pred, self.average_method)
 
     def value(self, s) -> float:
         return self._result(s)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from ._ondemand import _OnDemand
+from ._ondemand import OnDemand
 from .base import Metric, harmonic, ratio
 
 __all__ = ["Purity", "InversePurity", "CEAF", "ClusterAccuracy", "optimal_matching"]
@@ -153,7 +153,7 @@ def _phi4(n, a, b):
 _VARIANTS = ("entity", "mention")
 
 
-class CEAF(_OnDemand):
+class CEAF(OnDemand):
     """CEAF, the constrained entity-alignment F-measure (Luo 2005); computed on demand.
 
     True and predicted clusters (key and response entities) are aligned one-to-one to maximise the
@@ -216,7 +216,7 @@ class CEAF(_OnDemand):
         return self._result(s)[2]
 
 
-class ClusterAccuracy(_OnDemand):
+class ClusterAccuracy(OnDemand):
     """Cluster accuracy: the share of elements kept by the best one-to-one cluster matching.
 
     ``max over one-to-one maps g of Σ_i n[i, g(i)] / N`` (the Hungarian "clustering accuracy";

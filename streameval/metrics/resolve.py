@@ -65,7 +65,7 @@ def _key(name: str) -> str:
 
 
 def _label_metrics() -> dict:
-    return {k: c for k, c in REGISTRY.items() if getattr(c, "requires_labels", True)}
+    return {k: c for k, c in REGISTRY.items() if c.requires_labels}
 
 
 def _lookup(name: str, table: dict):
@@ -94,12 +94,15 @@ def _names(spec) -> list:
 def resolve(spec=None, on_demand: bool = False) -> list:
     """The metric classes a spec names (see the module's docstring for the names accepted).
 
-    ``None``, an empty string or an empty list: every O(1) label metric. ``on_demand=True``
-    makes ``all`` also include the on-demand label metrics. Raises :class:`UnknownMetricError`
-    (a ``ValueError``) for a name no metric answers to.
+    ``None``, an empty string or an empty list: every O(1) label metric (the metrics whose
+    :attr:`~streameval.metrics.base.Metric.on_demand` is false). ``on_demand=True`` makes ``all``
+    also include the on-demand label metrics. Raises :class:`UnknownMetricError` (a
+    ``ValueError``) for a name no metric answers to. This is the one resolver: the command line,
+    :class:`~streameval.Evaluator` (and so the windows and the monitor), :mod:`streameval.pss`,
+    :func:`streameval.compare` and the distributed engines all read names through it.
     """
     labels = _label_metrics()
-    default = [c for c in labels.values() if not getattr(c, "on_demand", False)]
+    default = [c for c in labels.values() if not c.on_demand]
     names = [] if spec is None else _names(spec)
     if not names:
         return default
