@@ -147,6 +147,8 @@ def on_page_markdown(markdown, page, config, files):
         image = [f"![Chart of the results tabled on this page](img/{chart.name}){{ .bench-chart }}", "",
                  "*The chart is drawn from the tables below by `benchmarks/charts.py`.*", ""]
         markdown = "\n".join([*lines[:first], *image, *lines[first:]])
+    if LAYERS_MARKER in markdown:
+        markdown = markdown.replace(LAYERS_MARKER, layers_svg(layer_rows(markdown)))
     if uri == "benchmarks.md" and BENCH_MARKER in markdown:
         links = [f"- [{Path(p).stem}]({p})" for p in _bench_pages] or [
             "- (no benchmark tables on this build yet)"
@@ -327,3 +329,56 @@ class MarkdownDocstrings(griffe.Extension):
     def on_instance(self, *, obj, **kwargs) -> None:
         if obj.docstring is not None:
             obj.docstring.value = markdown_docstring(obj.docstring.value)
+
+
+# --------------------------------------------------------------------------- the layers drawing
+LAYERS_MARKER = "<!-- layers-drawing -->"
+_LAYER_ROW = re.compile(r"^\| (\d+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|\s*$")
+
+
+def layer_rows(markdown: str) -> list:
+    """``[(number, name, [module, ...], rule)]`` from the architecture page's layer table, top
+    layer first (the table ``tests/test_structure.py`` checks the imports against)."""
+    rows = []
+    for line in markdown.splitlines():
+        m = _LAYER_ROW.match(line)
+        if m:
+            modules = re.findall(r"`([^`]+)`", m.group(3))
+            rows.append((int(m.group(1)), m.group(2).strip(), modules, m.group(4).strip()))
+    return rows
+
+
+def layers_svg(rows: list) -> str:
+    """An SVG drawing of the layers: one band a layer, top layer first, its modules as boxes, and
+    the one direction imports may take (down)."""
+    from html import escape
+
+    width, band, gap, left = 880, 46, 10, 150
+    height = len(rows) * (band + gap) + gap
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width + 14} {height}" '
+             f'role="img" aria-label="The layers of streameval" class="layers-drawing" '
+             f'style="max-width:100%;font-family:sans-serif;font-size:13px">']
+    for k, (number, name, modules, _rule) in enumerate(rows):
+        y = gap + k * (band + gap)
+        hue = 210 - 22 * number
+        parts.append(f'<rect x="4" y="{y}" width="{width - 40}" height="{band}" rx="8" '
+                     f'fill="hsl({hue},55%,92%)" stroke="hsl({hue},45%,55%)"/>')
+        parts.append(f'<text x="14" y="{y + band / 2 + 5}" font-weight="bold" '
+                     f'fill="hsl({hue},50%,25%)">{number} {escape(name)}</text>')
+        x = left
+        for mod in modules:
+            w = 14 + 8.2 * len(mod)
+            parts.append(f'<rect x="{x}" y="{y + 10}" width="{w}" height="{band - 20}" rx="4" '
+                         f'fill="white" stroke="hsl({hue},35%,60%)"/>')
+            parts.append(f'<text x="{x + 6}" y="{y + band / 2 + 5}" font-family="monospace" '
+                         f'fill="#222">{escape(mod)}</text>')
+            x += w + 8
+    parts.append(f'<line x1="{width - 22}" y1="{gap + 6}" x2="{width - 22}" y2="{height - gap - 6}" '
+                 f'stroke="#555" stroke-width="2"/>')
+    parts.append(f'<path d="M{width - 28},{height - gap - 14} L{width - 22},{height - gap - 2} '
+                 f'L{width - 16},{height - gap - 14} Z" fill="#555"/>')
+    parts.append(f'<text x="{width - 18}" y="{height / 2}" fill="#555" font-size="12" '
+                 f'transform="rotate(90 {width - 18} {height / 2})" text-anchor="middle">'
+                 f'imports point down</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)

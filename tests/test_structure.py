@@ -295,6 +295,57 @@ def test_pending_import_cycles_are_gone():
     assert not found, "\n".join(_show(graph, c) for c in found)
 
 
+# --------------------------------------------------------------------------- layers
+def _layers() -> dict[str, tuple[int, str]]:
+    """``{module or package: (layer, layer name)}`` from the layer table of docs/architecture.md,
+    read by the same function that draws it on the site."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    rows = hooks.layer_rows((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    out = {}
+    for number, name, modules, _rule in rows:
+        for mod in modules:
+            out["streameval" if mod == "streameval" else f"streameval.{mod}"] = (number, name)
+    return out
+
+
+def _layer_of(module: str, layers: dict) -> tuple[int, str] | None:
+    """The layer of a module: its own row, or its package's (the package ``streameval`` itself
+    is only the public face, never a fallback for its submodules)."""
+    if module == "streameval":
+        return layers.get(module)
+    while module != "streameval":
+        if module in layers:
+            return layers[module]
+        module = module.rpartition(".")[0]
+    return None
+
+
+def test_every_module_has_a_layer_on_the_architecture_page():
+    layers = _layers()
+    assert len({n for n, _ in layers.values()}) >= 6
+    unplaced = sorted(m for m in MODULES if _layer_of(m, layers) is None)
+    assert not unplaced, f"modules missing from docs/architecture.md's layer table: {unplaced}"
+    stale = sorted(m for m in layers if m not in MODULES)
+    assert not stale, f"the layer table names modules that do not exist: {stale}"
+
+
+def test_imports_point_down_the_layers():
+    layers = _layers()
+    graph = _import_graph()
+    up = []
+    for src, targets in graph.items():
+        a = _layer_of(src, layers)
+        for dst in targets:
+            b = _layer_of(dst, layers)
+            if a and b and b[0] > a[0]:
+                up.append(f"{src} ({a[1]}) imports {dst} ({b[1]})")
+    assert not up, "imports that point up the layers:\n" + "\n".join(sorted(up))
+
+
 # --------------------------------------------------------------------------- declared capabilities
 def _guessed_capabilities(m: Module) -> list[Offence]:
     """``getattr(x, "on_demand", ...)`` and ``type(x).__name__ == "SomeMetric"``-style tests."""
