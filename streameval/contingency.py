@@ -281,18 +281,23 @@ if NATIVE:
             self.skipped += skipped
 
         def _add_int_array(self, yt: np.ndarray, yp: np.ndarray, w) -> None:
-            """Integer labels: cells counted natively over one combined key (a radix sort), no
-            Python object per label; labels too spread for one 64-bit key are coded first."""
-            def as_bytes(a: np.ndarray) -> bytes:
-                return a.astype(np.int64, copy=False).tobytes()
+            """Integer labels: cells counted natively over one combined key (a radix sort), the
+            arrays read in place, no Python object per label; labels too spread for one 64-bit
+            key are coded first."""
+            def as_int64(a: np.ndarray) -> np.ndarray:
+                return np.ascontiguousarray(a, dtype=np.int64)
 
-            wb = as_bytes(w) if w is not None else None
-            if self._add_int_arrays(as_bytes(yt), as_bytes(yp), wb):
+            wa = as_int64(w) if w is not None else None
+            if self._add_int_arrays(as_int64(yt), as_int64(yp), wa):
                 return
             it, ut = factorize(yt, "y_true")
             ip, up = factorize(yp, "y_pred")
             cells, counts = _count(it * len(up) + ip, w)
             t, p = np.divmod(cells, len(up))
+
+            def as_bytes(a: np.ndarray) -> bytes:
+                return as_int64(a).tobytes()
+
             self._add_coded_cells(ut, up, as_bytes(t), as_bytes(p), as_bytes(counts))
 
         def _add_cells(self, triples) -> None:
