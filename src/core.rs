@@ -24,16 +24,31 @@ use crate::terms::{bcubed_term, elm_term, xlogx, FSpec};
 pub const BIG_AT: usize = 32;
 /// A big cluster with fewer cells than this becomes small again (hysteresis).
 pub const SMALL_AT: usize = 8;
+/// Bulk work visits a large structure (the cell map, the clusters, the label tables) in the
+/// order of its memory, its entries sorted by their top `LOCAL_BITS` bits of position only:
+/// within one of the 2048 ranges the visits are in any order, but the range is in cache.
+pub const LOCAL_BITS: u32 = 11;
 /// The per-side terms, in this order: size², x·log x of the size, BCubed term, ELM term,
 /// largest cell, is-singleton.
 pub const N_SIDE_TERMS: usize = 6;
+
+/// [`xlogx`], read from a table for small counts (the same values: the table holds them).
+#[inline]
+pub fn xlogx_c(x: u64) -> i128 {
+    static TABLE: std::sync::OnceLock<Vec<i128>> = std::sync::OnceLock::new();
+    if x < 4096 {
+        TABLE.get_or_init(|| (0..4096).map(xlogx).collect())[x as usize]
+    } else {
+        xlogx(x)
+    }
+}
 
 /// The per-side terms of one cluster (see `streameval.stats.side_terms`, their Python twin).
 #[inline]
 pub fn side_terms(size: u64, sq: u128, max: u64) -> [i128; N_SIDE_TERMS] {
     [
         (size as i128) * (size as i128),
-        xlogx(size),
+        xlogx_c(size),
         bcubed_term(sq, size),
         elm_term(sq, size),
         max as i128,
@@ -542,20 +557,13 @@ impl Core {
         let n0 = self.upsert_cells(cells, false);
         for side in 0..2 {
             let id_bits = 32 - if side == 0 { mt } else { mp }.leading_zeros();
-            let mut order: Vec<u64> = cells
-                .iter()
-                .enumerate()
-                .map(|(i, &(t, p, _))| (((if side == 0 { t } else { p }) as u64) << 32) | i as u64)
-                .collect();
-            if !order.windows(2).all(|w| w[0] >> 32 <= w[1] >> 32) {
-                sort_bits(&mut order, 32, 32 + id_bits);
-            }
+            let ordered = if side == 0 {
+                cells.windows(2).all(|w| w[0].0 <= w[1].0)
+            } else {
+                cells.windows(2).all(|w| w[0].1 <= w[1].1)
+            };
             let own = &mut self.sides[side];
-            for o in order {
-                let i = o as u32 as usize;
-                let (t, p, c) = cells[i];
-                let (x, y) = if side == 0 { (t, p) } else { (p, t) };
-                let a = n0.as_ref().map_or(0, |v| v[i]);
+            let mut visit = |x: u32, y: u32, c: u64, a: u64| {
                 let b = a + c;
                 let cl = &mut own[x as usize];
                 if a == 0 {
@@ -564,6 +572,34 @@ impl Core {
                 cl.size += c;
                 cl.sq += (b as u128) * (b as u128) - (a as u128) * (a as u128);
                 cl.max = cl.max.max(b);
+            };
+            if ordered {
+                for (i, &(t, p, c)) in cells.iter().enumerate() {
+                    let a = n0.as_ref().map_or(0, |v| v[i]);
+                    if side == 0 {
+                        visit(t, p, c, a);
+                    } else {
+                        visit(p, t, c, a);
+                    }
+                }
+                continue;
+            }
+            // (this side's id, (other side's id, count, count before)), in this side's order
+            let mut v: Vec<(u64, (u32, u64, u64))> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, &(t, p, c))| {
+                    let a = n0.as_ref().map_or(0, |v| v[i]);
+                    if side == 0 {
+                        (t as u64, (p, c, a))
+                    } else {
+                        (p as u64, (t, c, a))
+                    }
+                })
+                .collect();
+            sort_by_bits(&mut v, id_bits.saturating_sub(LOCAL_BITS), id_bits);
+            for (x, (y, c, a)) in v {
+                visit(x as u32, y, c, a);
             }
         }
         self.rebuild();
@@ -622,7 +658,7 @@ impl Core {
             s.n += c as i128;
             s.cells += (a == 0) as i128;
             s.cell_sq += (b as i128) * (b as i128) - (a as i128) * (a as i128);
-            s.cell_xlogx += xlogx(b) - xlogx(a);
+            s.cell_xlogx += xlogx_c(b) - xlogx_c(a);
             for (side, x, y) in [(0, t, p), (1, p, t)] {
                 let cl = &mut self.sides[side][x as usize];
                 cl.size += c;
@@ -747,7 +783,7 @@ impl Core {
         let mask = (1u64 << mask_bits) - 1;
         let hb = self.cells.hasher();
         let mut order: Vec<u64> = keys.iter().enumerate().map(|(i, &k)| ((hb.hash_one(k) & mask) << 32) | i as u64).collect();
-        sort_bits(&mut order, 32, 32 + mask_bits);
+        sort_bits(&mut order, 32 + mask_bits.saturating_sub(LOCAL_BITS), 32 + mask_bits);
         for o in order {
             let i = o as u32 as usize;
             out[i] = self.cells[&keys[i]];
@@ -812,35 +848,38 @@ impl Core {
         let mask_bits = buckets.trailing_zeros().min(32);
         let mask = (1u64 << mask_bits) - 1;
         let hb = self.cells.hasher();
+        if was_empty {
+            let mut v: Vec<(u64, u64)> = cells.iter().map(|&(t, p, c)| (key(t, p), c)).collect();
+            let mut v: Vec<(u64, (u64, u64))> = v.drain(..).map(|(k, c)| (hb.hash_one(k) & mask, (k, c))).collect();
+            sort_by_bits(&mut v, mask_bits.saturating_sub(LOCAL_BITS), mask_bits);
+            let mut dup = false;
+            for (_, (k, c)) in v {
+                let e = self.cells.entry(k).or_insert(0);
+                dup |= *e != 0;
+                *e += c;
+            }
+            if dup {
+                // a cell given twice (two labels found equal): count from the map again
+                self.cells.clear();
+                return self.upsert_cells(cells, true);
+            }
+            return None;
+        }
         let mut order: Vec<u64> = cells
             .iter()
             .enumerate()
             .map(|(i, &(t, p, _))| ((hb.hash_one(key(t, p)) & mask) << 32) | i as u64)
             .collect();
-        sort_bits(&mut order, 32, 32 + mask_bits);
-        let mut n0 = if was_empty { Vec::new() } else { vec![0u64; cells.len()] };
-        let mut dup = false;
+        sort_bits(&mut order, 32 + mask_bits.saturating_sub(LOCAL_BITS), 32 + mask_bits);
+        let mut n0 = vec![0u64; cells.len()];
         for o in order {
             let i = o as u32 as usize;
             let (t, p, c) = cells[i];
             let e = self.cells.entry(key(t, p)).or_insert(0);
-            if was_empty {
-                dup |= *e != 0;
-            } else {
-                n0[i] = *e;
-            }
+            n0[i] = *e;
             *e += c;
         }
-        if dup {
-            // a cell given twice (two labels found equal): count from the map again
-            self.cells.clear();
-            return self.upsert_cells(cells, true);
-        }
-        if was_empty {
-            None
-        } else {
-            Some(n0)
-        }
+        Some(n0)
     }
 
     /// Recompute every class, group and sum from the cells and the cluster records. O(cells).
@@ -879,7 +918,7 @@ impl Core {
         for (&k, &c) in self.cells.iter() {
             s.n += c as i128;
             s.cell_sq += (c as i128) * (c as i128);
-            s.cell_xlogx += xlogx(c);
+            s.cell_xlogx += xlogx_c(c);
             if !self.fspecs.is_empty() {
                 let (a, b) = (rows[(k >> 32) as usize].size, cols[(k & 0xffff_ffff) as usize].size);
                 for (f, spec) in fsums.iter_mut().zip(self.fspecs.iter()) {
@@ -1085,6 +1124,44 @@ pub fn sort_bits(keys: &mut Vec<u64>, lo: u32, hi: u32) {
     }
 }
 
+/// Sort `v` stably on bits `lo..hi` of each element's key, carrying the payloads along (no
+/// gather through an index afterwards): least-significant-digit radix passes of at most 11
+/// bits, the counts of every pass from one read, a pass with one digit for all skipped.
+pub fn sort_by_bits<T: Copy>(v: &mut Vec<(u64, T)>, lo: u32, hi: u32) {
+    let n = v.len();
+    if n < 2 || hi <= lo {
+        return;
+    }
+    let passes = (hi - lo).div_ceil(11);
+    let width = (hi - lo).div_ceil(passes);
+    let mask = (1u64 << width) - 1;
+    let mut counts = vec![[0usize; 1 << 11]; passes as usize];
+    for &(k, _) in v.iter() {
+        for (j, c) in counts.iter_mut().enumerate() {
+            c[((k >> (lo + j as u32 * width)) & mask) as usize] += 1;
+        }
+    }
+    let mut buf: Vec<(u64, T)> = v.clone();
+    for (j, c) in counts.iter_mut().enumerate() {
+        if c.iter().any(|&x| x == n) {
+            continue;
+        }
+        let shift = lo + j as u32 * width;
+        let mut total = 0;
+        for o in c.iter_mut() {
+            let x = *o;
+            *o = total;
+            total += x;
+        }
+        for &e in v.iter() {
+            let b = ((e.0 >> shift) & mask) as usize;
+            buf[c[b]] = e;
+            c[b] += 1;
+        }
+        std::mem::swap(v, &mut buf);
+    }
+}
+
 /// The distinct keys of a sorted array and their counts (or summed weights).
 pub fn run_lengths(keys: &[u64], weights: Option<&[u64]>) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
@@ -1185,8 +1262,16 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
     let key = |a: i64, b: i64| ((a.wrapping_sub(lo_t) as u64) << p_bits) | (b.wrapping_sub(lo_p) as u64);
     let nb = 1usize << top;
     let mut off = vec![0usize; nb + 1];
-    for (&a, &b) in t.iter().zip(p.iter()) {
-        off[(key(a, b) >> shift) as usize + 1] += 1;
+    if shift >= p_bits {
+        // the top digit is the true label's: the predicted labels need not be read
+        let s = shift - p_bits;
+        for &a in t.iter() {
+            off[((a.wrapping_sub(lo_t) as u64) >> s) as usize + 1] += 1;
+        }
+    } else {
+        for (&a, &b) in t.iter().zip(p.iter()) {
+            off[(key(a, b) >> shift) as usize + 1] += 1;
+        }
     }
     for b in 0..nb {
         off[b + 1] += off[b];
@@ -1213,7 +1298,7 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
         if seg.is_empty() {
             continue;
         }
-        lsd32(seg, &mut scratch, shift);
+        sort_bucket(seg, &mut scratch, shift);
         let base = (d as u64) << shift;
         let mut i = 0;
         while i < seg.len() {
@@ -1229,8 +1314,9 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
     cells
 }
 
-/// LSD radix sort of 32-bit keys on their low `bits`, `scratch` as the second buffer.
-fn lsd32(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
+/// Sort 32-bit keys below `2**bits` (a bucket, in cache): one counting pass on their top 11
+/// bits, then each run of equal top digits (a few keys) by insertion, a long run by pdqsort.
+fn sort_bucket(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
     let m = seg.len();
     if m < 2 || bits == 0 {
         return;
@@ -1239,41 +1325,41 @@ fn lsd32(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
         seg.sort_unstable();
         return;
     }
-    let passes = bits.div_ceil(11);
-    let width = bits.div_ceil(passes);
-    let mask = (1u32 << width) - 1;
-    let nd = mask as usize + 1;
-    scratch.clear();
-    scratch.resize(m, 0);
-    let mut counts = vec![[0u32; 1 << 11]; passes as usize];
+    let d = bits.min(11);
+    let shift = bits - d;
+    let mut off = [0u32; (1 << 11) + 1];
     for &k in seg.iter() {
-        for (j, c) in counts.iter_mut().enumerate() {
-            c[((k >> (j as u32 * width)) & mask) as usize] += 1;
-        }
+        off[(k >> shift) as usize + 1] += 1;
     }
-    let mut in_seg = true;
-    for (j, c) in counts.iter_mut().enumerate() {
-        let c = &mut c[..nd];
-        if c.iter().any(|&x| x as usize == m) {
-            continue;
-        }
-        let sh = j as u32 * width;
-        let mut total = 0u32;
-        for x in c.iter_mut() {
-            let v = *x;
-            *x = total;
-            total += v;
-        }
-        let (src, dst): (&[u32], &mut [u32]) = if in_seg { (&*seg, &mut scratch[..]) } else { (&scratch[..], &mut *seg) };
-        for &k in src.iter() {
-            let b = ((k >> sh) & mask) as usize;
-            dst[c[b] as usize] = k;
-            c[b] += 1;
-        }
-        in_seg = !in_seg;
+    for i in 0..(1usize << d) {
+        off[i + 1] += off[i];
     }
-    if !in_seg {
-        seg.copy_from_slice(scratch);
+    scratch.clear();
+    scratch.extend_from_slice(seg);
+    let mut pos = off;
+    for &k in scratch.iter() {
+        let b = (k >> shift) as usize;
+        seg[pos[b] as usize] = k;
+        pos[b] += 1;
+    }
+    if shift == 0 {
+        return;
+    }
+    for i in 0..(1usize << d) {
+        let run = &mut seg[off[i] as usize..off[i + 1] as usize];
+        if run.len() <= 16 {
+            for j in 1..run.len() {
+                let x = run[j];
+                let mut k = j;
+                while k > 0 && run[k - 1] > x {
+                    run[k] = run[k - 1];
+                    k -= 1;
+                }
+                run[k] = x;
+            }
+        } else {
+            run.sort_unstable();
+        }
     }
 }
 
@@ -1451,7 +1537,7 @@ mod tests {
     #[test]
     fn count_pairs_equals_a_sort() {
         let mut rng = Rng(5);
-        for (n, span_t, span_p, lo) in [(0usize, 1u64, 1u64, 0i64), (1, 1, 1, -7), (5000, 3, 100_000, i64::MIN + 5), (70_000, 5000, 5000, -2500), (70_000, 1 << 30, 1 << 17, 1 << 40)] {
+        for (n, span_t, span_p, lo) in [(0usize, 1u64, 1u64, 0i64), (1, 1, 1, -7), (5000, 3, 100_000, i64::MIN + 5), (70_000, 5000, 5000, -2500), (70_000, 1 << 30, 1 << 17, 1 << 40), (300_000, 5000, 5000, 3), (300_000, 2, 1 << 20, -9), (300_000, 1 << 20, 3, 0)] {
             let t: Vec<i64> = (0..n).map(|_| lo.wrapping_add(rng.below(span_t) as i64)).collect();
             let p: Vec<i64> = (0..n).map(|_| lo.wrapping_add(rng.below(span_p) as i64)).collect();
             let w: Vec<i64> = (0..n).map(|_| 1 + rng.below(5) as i64).collect();

@@ -155,24 +155,39 @@ impl Interner {
         let buckets = (self.table.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
         let mb = buckets.trailing_zeros().min(32);
         let mask = (1u64 << mb) - 1;
+        if self.table.is_empty() {
+            // nothing to find: the ids start afresh (every cluster left is empty) in the order
+            // of `vals`, and go into the table in the order of its buckets
+            self.labels.clear();
+            self.free.clear();
+            self.labels.extend(vals.iter().map(|&v| Some(Label::Int(v))));
+            let mut v: Vec<(u64, (u32, u32))> = vals
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let h = int_hash(x) as u32;
+                    (mix(h) & mask, (i as u32, h))
+                })
+                .collect();
+            crate::core::sort_by_bits(&mut v, mb.saturating_sub(crate::core::LOCAL_BITS), mb);
+            for (_, (id, h)) in v {
+                self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
+            }
+            let ids: Vec<u32> = (0..vals.len() as u32).collect();
+            return Ok((ids.clone(), ids));
+        }
         let mut order: Vec<u64> = vals
             .iter()
             .enumerate()
             .map(|(i, &v)| ((mix(int_hash(v) as u32) & mask) << 32) | i as u64)
             .collect();
-        crate::core::sort_bits(&mut order, 32, 32 + mb);
-        if !self.table.is_empty() {
-            for &o in order.iter() {
-                let i = o as u32 as usize;
-                let v = vals[i];
-                if let Some(id) = self.find(py, Key::Int(v), int_hash(v) as u32)? {
-                    ids[i] = id;
-                }
+        crate::core::sort_bits(&mut order, 32 + mb.saturating_sub(crate::core::LOCAL_BITS), 32 + mb);
+        for &o in order.iter() {
+            let i = o as u32 as usize;
+            let v = vals[i];
+            if let Some(id) = self.find(py, Key::Int(v), int_hash(v) as u32)? {
+                ids[i] = id;
             }
-        } else {
-            // nothing to find: start the ids afresh (every cluster left is empty)
-            self.labels.clear();
-            self.free.clear();
         }
         let mut created = Vec::new();
         let is_new: Vec<bool> = ids.iter().map(|&id| id == NEW).collect();
