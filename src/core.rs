@@ -584,6 +584,18 @@ impl Core {
                 }
                 continue;
             }
+            if n0.is_none() {
+                // (this side's id << 32 | the other's, count): 16 bytes a cell to sort
+                let mut v: Vec<(u64, u64)> = cells
+                    .iter()
+                    .map(|&(t, p, c)| if side == 0 { (key(t, p), c) } else { (key(p, t), c) })
+                    .collect();
+                sort_by_bits(&mut v, 32 + id_bits.saturating_sub(LOCAL_BITS), 32 + id_bits);
+                for (k, c) in v {
+                    visit((k >> 32) as u32, k as u32, c, 0);
+                }
+                continue;
+            }
             // (this side's id, (other side's id, count, count before)), in this side's order
             let mut v: Vec<(u64, (u32, u64, u64))> = cells
                 .iter()
@@ -849,8 +861,13 @@ impl Core {
         let mask = (1u64 << mask_bits) - 1;
         let hb = self.cells.hasher();
         if was_empty {
-            let mut v: Vec<(u64, u64)> = cells.iter().map(|&(t, p, c)| (key(t, p), c)).collect();
-            let mut v: Vec<(u64, (u64, u64))> = v.drain(..).map(|(k, c)| (hb.hash_one(k) & mask, (k, c))).collect();
+            let mut v: Vec<(u64, (u64, u64))> = cells
+                .iter()
+                .map(|&(t, p, c)| {
+                    let k = key(t, p);
+                    (hb.hash_one(k) & mask, (k, c))
+                })
+                .collect();
             sort_by_bits(&mut v, mask_bits.saturating_sub(LOCAL_BITS), mask_bits);
             let mut dup = false;
             for (_, (k, c)) in v {
@@ -1141,7 +1158,8 @@ pub fn sort_by_bits<T: Copy>(v: &mut Vec<(u64, T)>, lo: u32, hi: u32) {
             c[((k >> (lo + j as u32 * width)) & mask) as usize] += 1;
         }
     }
-    let mut buf: Vec<(u64, T)> = v.clone();
+    let mut buf: Vec<(u64, T)> = Vec::with_capacity(n);
+    let mut filled = false; // buf's slots are written once by the first pass that moves keys
     for (j, c) in counts.iter_mut().enumerate() {
         if c.iter().any(|&x| x == n) {
             continue;
@@ -1153,10 +1171,18 @@ pub fn sort_by_bits<T: Copy>(v: &mut Vec<(u64, T)>, lo: u32, hi: u32) {
             *o = total;
             total += x;
         }
+        let dst = buf.as_mut_ptr();
         for &e in v.iter() {
             let b = ((e.0 >> shift) & mask) as usize;
-            buf[c[b]] = e;
+            // SAFETY: the offsets of one pass partition 0..n, so each of the n slots of buf's
+            // allocation is written exactly once, in bounds
+            unsafe { dst.add(c[b]).write(e) };
             c[b] += 1;
+        }
+        if !filled {
+            // SAFETY: every slot below n was just written
+            unsafe { buf.set_len(n) };
+            filled = true;
         }
         std::mem::swap(v, &mut buf);
     }
@@ -1277,19 +1303,18 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
         off[b + 1] += off[b];
     }
     let mut buf: Vec<u32> = Vec::with_capacity(n);
-    // SAFETY: every slot below n is written exactly once by the scatter before it is read (the
-    // offsets partition 0..n); u32 has no invalid bit patterns.
-    #[allow(clippy::uninit_vec)]
-    unsafe {
-        buf.set_len(n)
-    };
     let mut pos = off.clone();
+    let dst = buf.as_mut_ptr();
     for (&a, &b) in t.iter().zip(p.iter()) {
         let k = key(a, b);
         let d = (k >> shift) as usize;
-        buf[pos[d]] = (k & low) as u32;
+        // SAFETY: the offsets partition 0..n (counted from the same keys), so each of the n
+        // slots of buf's allocation is written exactly once, in bounds
+        unsafe { dst.add(pos[d]).write((k & low) as u32) };
         pos[d] += 1;
     }
+    // SAFETY: every slot below n was just written
+    unsafe { buf.set_len(n) };
     drop(pos);
     let mut cells: Vec<(u64, u64)> = Vec::with_capacity(n / 4 + 16);
     let mut scratch: Vec<u32> = Vec::new();
