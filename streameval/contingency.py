@@ -236,10 +236,12 @@ if NATIVE:
             Gives exactly the state of calling :meth:`update` for each element: labels keep
             Python's identity (``[1, "1"]`` are two labels, ``"a\\x00"`` keeps its NUL; see
             :func:`streameval.labels.factorize`), weights stay integers. Cells are counted
-            columnar (integer arrays: one unique-count over a combined key; other labels: their
-            codes), then added natively, cell by cell when they are few compared with the table,
-            else in bulk followed by one O(cells) rebuild. Every label and weight is checked
-            before anything changes. Cost O(N log N) in numpy plus O(cells) natively.
+            columnar: integer arrays natively, read in place (a radix sort of one combined
+            64-bit key, O(N)), other labels by their codes in numpy (O(N log N)); each distinct
+            label is interned once. The cells then go into the table in bulk with one O(cells)
+            rebuild when it is empty (or small beside them), one by one when they are few,
+            otherwise incrementally, visiting only the clusters they touch. Every label, weight
+            and the total are checked before anything changes.
 
             >>> import numpy as np
             >>> t = Contingency()
