@@ -614,7 +614,9 @@ impl Core {
                 visit(x as u32, y, c, a);
             }
         }
-        self.rebuild();
+        // into an empty table, the cells given are the table's, each once
+        let fresh = n0.is_none();
+        self.rebuild_with(if fresh { Some(cells) } else { None });
     }
 
     /// Add positive counts to cells `(row, col, count)` of a non-empty table without a rebuild:
@@ -622,6 +624,7 @@ impl Core {
     /// are taken out, the cells and clusters changed, the groups of big clusters next to them
     /// mended, and their shares added back: the same state as adding the cells one by one.
     /// O(cells given + cells of the touched clusters), plus O(clusters) for two marks.
+    #[allow(clippy::needless_range_loop)] // both sides, the same code
     pub fn add_incremental(&mut self, cells: &[(u32, u32, u64)]) {
         let (mut mt, mut mp) = (0u32, 0u32);
         for &(t, p, _) in cells {
@@ -762,6 +765,7 @@ impl Core {
 
     /// Each tracked F sum over the cells whose row or column is touched. The cells' counts are
     /// read from the map in the order of its buckets.
+    #[allow(clippy::needless_range_loop)] // both sides, the same code
     fn f_touched(&self, touched: &[Vec<u32>; 2], mark: &[Vec<bool>; 2]) -> Vec<i128> {
         let mut keys: Vec<u64> = Vec::new();
         for side in 0..2 {
@@ -805,6 +809,7 @@ impl Core {
 
     /// Take out (`add` false) or put back the cells of touched small clusters in the groups of
     /// their untouched big partners.
+    #[allow(clippy::needless_range_loop)] // both sides, the same code
     fn group_shares(&mut self, touched: &[Vec<u32>; 2], mark: &[Vec<bool>; 2], add: bool) {
         for side in 0..2 {
             for &x in &touched[side] {
@@ -901,6 +906,12 @@ impl Core {
 
     /// Recompute every class, group and sum from the cells and the cluster records. O(cells).
     pub fn rebuild(&mut self) {
+        self.rebuild_with(None);
+    }
+
+    /// [`Core::rebuild`]; `cells`, when given, are every cell of the table, each once (read
+    /// in their order instead of the map's).
+    fn rebuild_with(&mut self, cells: Option<&[(u32, u32, u64)]>) {
         for side in 0..2 {
             for x in 0..self.sides[side].len() {
                 if self.sides[side][x].cells.len() > BIG_AT {
@@ -911,7 +922,10 @@ impl Core {
         if self.tracking() {
             self.build_groups();
         }
-        let (sums, fsums) = self.compute_sums();
+        let (sums, fsums) = match cells {
+            Some(cells) => self.sums_over(cells.iter().copied()),
+            None => self.compute_sums(),
+        };
         self.sums = sums;
         self.fsums = fsums;
     }
@@ -929,21 +943,27 @@ impl Core {
 
     /// Every sum recomputed from the cells and the cluster records. O(cells).
     pub fn compute_sums(&self) -> (Sums, Vec<i128>) {
+        self.sums_over(self.cells.iter().map(|(&k, &c)| ((k >> 32) as u32, k as u32, c)))
+    }
+
+    /// [`Core::compute_sums`] with the cells given as `(row, col, count)`, each once (in the
+    /// order of the rows, the rows' records are read in order).
+    fn sums_over(&self, cells: impl Iterator<Item = (u32, u32, u64)>) -> (Sums, Vec<i128>) {
         let mut s = Sums::default();
         let mut fsums = vec![0i128; self.fspecs.len()];
         let (rows, cols) = (&self.sides[0], &self.sides[1]);
-        for (&k, &c) in self.cells.iter() {
+        for (t, p, c) in cells {
             s.n += c as i128;
+            s.cells += 1;
             s.cell_sq += (c as i128) * (c as i128);
             s.cell_xlogx += xlogx_c(c);
             if !self.fspecs.is_empty() {
-                let (a, b) = (rows[(k >> 32) as usize].size, cols[(k & 0xffff_ffff) as usize].size);
+                let (a, b) = (rows[t as usize].size, cols[p as usize].size);
                 for (f, spec) in fsums.iter_mut().zip(self.fspecs.iter()) {
                     *f += spec.term(c, a, b);
                 }
             }
         }
-        s.cells = self.cells.len() as i128;
         for side in 0..2 {
             for cl in self.sides[side].iter() {
                 if cl.size == 0 {
@@ -1121,7 +1141,7 @@ pub fn sort_bits(keys: &mut Vec<u64>, lo: u32, hi: u32) {
     }
     let mut buf = vec![0u64; n];
     for (j, c) in counts.iter_mut().enumerate() {
-        if c.iter().any(|&x| x == n) {
+        if c.contains(&n) {
             continue; // one digit for every key: the pass would not move anything
         }
         let shift = lo + j as u32 * width;
@@ -1161,7 +1181,7 @@ pub fn sort_by_bits<T: Copy>(v: &mut Vec<(u64, T)>, lo: u32, hi: u32) {
     let mut buf: Vec<(u64, T)> = Vec::with_capacity(n);
     let mut filled = false; // buf's slots are written once by the first pass that moves keys
     for (j, c) in counts.iter_mut().enumerate() {
-        if c.iter().any(|&x| x == n) {
+        if c.contains(&n) {
             continue;
         }
         let shift = lo + j as u32 * width;
