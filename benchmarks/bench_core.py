@@ -27,7 +27,7 @@ with a chart next to it (``img/<page name>.png``):
    clusters, and for 10⁶ cells where every cell brings two new clusters.
 5. **Bulk**: ``update_many`` against numpy's own unique-counting of the same integer arrays (one
    ``np.unique(..., return_counts=True)`` over the combined pair codes), 10⁷ elements in 10⁶ true
-   clusters, each in a fresh subprocess.
+   clusters, each the best of two in one fresh subprocess (``--only-bulk`` runs just this).
 
 The targets in the tables are those of the native core's issue; the ratios are to bare dict
 counting at the same K.
@@ -459,12 +459,15 @@ def child_bulk(n: int, k: int) -> dict:
         best_np = min(best_np, time.process_time() - t0)
     n_cells = len(cells)
     del code, cells, counts
-    table = se.Contingency()
-    gc.collect()
-    t0 = time.process_time()
-    table.update_many(yt, yp)
-    t_many = time.process_time() - t0
-    assert table.cells == n_cells and table.n == n
+    t_many = float("inf")
+    for _ in range(2):  # best of two, as numpy's: a fresh table each time
+        table = se.Contingency()
+        gc.collect()
+        t0 = time.process_time()
+        table.update_many(yt, yp)
+        t_many = min(t_many, time.process_time() - t0)
+        assert table.cells == n_cells and table.n == n
+        del table
     return {"n": n, "k": k, "cells": n_cells, "numpy_s": best_np, "update_many_s": t_many}
 
 
@@ -584,7 +587,7 @@ def render(res: dict, command: str, chart: str | None) -> str:
             "",
             f"{bulk['n']:,} integer elements in {bulk['k']:,} true clusters "
             f"({bulk['cells']:,} cells); numpy: `np.unique(t * K + p, return_counts=True)` "
-            "(best of two); CPU seconds, each in a fresh process.",
+            "and `update_many` into a fresh table, each the best of two; CPU seconds.",
             "",
             "| numpy unique-counting (s) | `update_many` (s) | ratio | target |",
             "|---:|---:|---:|---|",
@@ -674,6 +677,8 @@ def main(argv=None) -> None:
     ap.add_argument("--skip", nargs="*", default=[],
                     choices=["detail", "degenerate", "callgrind", "memory", "bulk"],
                     help="sections to leave out")
+    ap.add_argument("--only-bulk", action="store_true",
+                    help="run only the bulk section and print it (no page written)")
     ap.add_argument("--callgrind-ks", type=int, nargs="+",
                     help="the K values of the callgrind section (default: those of the run)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -691,6 +696,14 @@ def main(argv=None) -> None:
         print(json.dumps(r))
         return
     quick = args.quick
+    if args.only_bulk:
+        n, k = (100_000, 10_000) if quick else (10_000_000, 1_000_000)
+        b = run_child(["bulk", str(n), str(k)])
+        print(f"update_many of {b['n']:,} integer elements in {b['k']:,} true clusters "
+              f"({b['cells']:,} cells), best of two, CPU seconds: numpy unique-counting "
+              f"{b['numpy_s']:.3f}, update_many {b['update_many_s']:.3f} "
+              f"({b['update_many_s'] / b['numpy_s']:.1f}x; target <= 2x)")
+        return
     ks = [10, 100] if quick else [10, 1000, 100_000]
     m = 1000 if quick else 20_000
     budget = args.budget or (0.2 if quick else 3.0)

@@ -24,16 +24,31 @@ use crate::terms::{bcubed_term, elm_term, xlogx, FSpec};
 pub const BIG_AT: usize = 32;
 /// A big cluster with fewer cells than this becomes small again (hysteresis).
 pub const SMALL_AT: usize = 8;
+/// Bulk work visits a large structure (the cell map, the clusters, the label tables) in the
+/// order of its memory, its entries sorted by their top `LOCAL_BITS` bits of position only:
+/// within one of the 2048 ranges the visits are in any order, but the range is in cache.
+pub const LOCAL_BITS: u32 = 11;
 /// The per-side terms, in this order: size², x·log x of the size, BCubed term, ELM term,
 /// largest cell, is-singleton.
 pub const N_SIDE_TERMS: usize = 6;
+
+/// [`xlogx`], read from a table for small counts (the same values: the table holds them).
+#[inline]
+pub fn xlogx_c(x: u64) -> i128 {
+    static TABLE: std::sync::OnceLock<Vec<i128>> = std::sync::OnceLock::new();
+    if x < 4096 {
+        TABLE.get_or_init(|| (0..4096).map(xlogx).collect())[x as usize]
+    } else {
+        xlogx(x)
+    }
+}
 
 /// The per-side terms of one cluster (see `streameval.stats.side_terms`, their Python twin).
 #[inline]
 pub fn side_terms(size: u64, sq: u128, max: u64) -> [i128; N_SIDE_TERMS] {
     [
         (size as i128) * (size as i128),
-        xlogx(size),
+        xlogx_c(size),
         bcubed_term(sq, size),
         elm_term(sq, size),
         max as i128,
@@ -522,8 +537,381 @@ impl Core {
         }
     }
 
+    /// Add positive counts to cells `(row, col, count)` in bulk, then [`Core::rebuild`]: the same
+    /// state as adding them one by one. Each structure is touched in the order of its own memory
+    /// rather than the cells': the cell map in the order of its hash buckets, the rows by id, the
+    /// columns by id. O(cells given + cells held).
+    pub fn add_cells(&mut self, cells: &[(u32, u32, u64)]) {
+        self.flatten();
+        if cells.is_empty() {
+            self.rebuild();
+            return;
+        }
+        let (mut mt, mut mp) = (0u32, 0u32);
+        for &(t, p, _) in cells {
+            mt = mt.max(t);
+            mp = mp.max(p);
+        }
+        self.ensure(0, mt);
+        self.ensure(1, mp);
+        let n0 = self.upsert_cells(cells, false);
+        for side in 0..2 {
+            let id_bits = 32 - if side == 0 { mt } else { mp }.leading_zeros();
+            let ordered = if side == 0 {
+                cells.windows(2).all(|w| w[0].0 <= w[1].0)
+            } else {
+                cells.windows(2).all(|w| w[0].1 <= w[1].1)
+            };
+            let own = &mut self.sides[side];
+            let mut visit = |x: u32, y: u32, c: u64, a: u64| {
+                let b = a + c;
+                let cl = &mut own[x as usize];
+                if a == 0 {
+                    cl.cells.push(y);
+                }
+                cl.size += c;
+                cl.sq += (b as u128) * (b as u128) - (a as u128) * (a as u128);
+                cl.max = cl.max.max(b);
+            };
+            if ordered {
+                for (i, &(t, p, c)) in cells.iter().enumerate() {
+                    let a = n0.as_ref().map_or(0, |v| v[i]);
+                    if side == 0 {
+                        visit(t, p, c, a);
+                    } else {
+                        visit(p, t, c, a);
+                    }
+                }
+                continue;
+            }
+            if n0.is_none() {
+                // (this side's id << 32 | the other's, count): 16 bytes a cell to sort
+                let mut v: Vec<(u64, u64)> = cells
+                    .iter()
+                    .map(|&(t, p, c)| if side == 0 { (key(t, p), c) } else { (key(p, t), c) })
+                    .collect();
+                sort_by_bits(&mut v, 32 + id_bits.saturating_sub(LOCAL_BITS), 32 + id_bits);
+                for (k, c) in v {
+                    visit((k >> 32) as u32, k as u32, c, 0);
+                }
+                continue;
+            }
+            // (this side's id, (other side's id, count, count before)), in this side's order
+            let mut v: Vec<(u64, (u32, u64, u64))> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, &(t, p, c))| {
+                    let a = n0.as_ref().map_or(0, |v| v[i]);
+                    if side == 0 {
+                        (t as u64, (p, c, a))
+                    } else {
+                        (p as u64, (t, c, a))
+                    }
+                })
+                .collect();
+            sort_by_bits(&mut v, id_bits.saturating_sub(LOCAL_BITS), id_bits);
+            for (x, (y, c, a)) in v {
+                visit(x as u32, y, c, a);
+            }
+        }
+        // into an empty table, the cells given are the table's, each once
+        let fresh = n0.is_none();
+        self.rebuild_with(if fresh { Some(cells) } else { None });
+    }
+
+    /// Add positive counts to cells `(row, col, count)` of a non-empty table without a rebuild:
+    /// only the clusters the cells touch and their cells are visited. Their shares of every sum
+    /// are taken out, the cells and clusters changed, the groups of big clusters next to them
+    /// mended, and their shares added back: the same state as adding the cells one by one.
+    /// O(cells given + cells of the touched clusters), plus O(clusters) for two marks.
+    #[allow(clippy::needless_range_loop)] // both sides, the same code
+    pub fn add_incremental(&mut self, cells: &[(u32, u32, u64)]) {
+        let (mut mt, mut mp) = (0u32, 0u32);
+        for &(t, p, _) in cells {
+            mt = mt.max(t);
+            mp = mp.max(p);
+        }
+        self.ensure(0, mt);
+        self.ensure(1, mp);
+        let track = self.tracking();
+        // the touched clusters of each side, listed once, and marked
+        let mut touched: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+        let mut mark: [Vec<bool>; 2] = [vec![false; self.sides[0].len()], vec![false; self.sides[1].len()]];
+        for &(t, p, _) in cells {
+            for (side, x) in [(0, t), (1, p)] {
+                if !mark[side][x as usize] {
+                    mark[side][x as usize] = true;
+                    touched[side].push(x);
+                }
+            }
+        }
+        // take out the touched clusters' shares
+        let both0 = self.both_touched(&touched, &mark);
+        let f0 = if track { self.f_touched(&touched, &mark) } else { Vec::new() };
+        for side in 0..2 {
+            for &x in &touched[side] {
+                let cl = &self.sides[side][x as usize];
+                if cl.size > 0 {
+                    let terms = side_terms(cl.size, cl.sq, cl.max);
+                    let sums = &mut self.sums.side[side];
+                    for i in 0..N_SIDE_TERMS {
+                        sums[i] -= terms[i];
+                    }
+                    self.sums.k[side] -= 1;
+                }
+            }
+        }
+        if track {
+            // a touched small cluster's cells leave the groups of untouched big partners
+            self.group_shares(&touched, &mark, false);
+        }
+        // the cells (in the order of the map's buckets), then the cluster records
+        let n0 = self.upsert_cells(cells, true).expect("counts before");
+        for (&(t, p, c), &a) in cells.iter().zip(n0.iter()) {
+            let b = a + c;
+            let s = &mut self.sums;
+            s.n += c as i128;
+            s.cells += (a == 0) as i128;
+            s.cell_sq += (b as i128) * (b as i128) - (a as i128) * (a as i128);
+            s.cell_xlogx += xlogx_c(b) - xlogx_c(a);
+            for (side, x, y) in [(0, t, p), (1, p, t)] {
+                let cl = &mut self.sides[side][x as usize];
+                cl.size += c;
+                cl.sq += (b as u128) * (b as u128) - (a as u128) * (a as u128);
+                cl.max = cl.max.max(b);
+                match cl.big.as_deref_mut() {
+                    None => {
+                        if a == 0 {
+                            cl.cells.push(y);
+                        }
+                    }
+                    Some(bg) => {
+                        if a == 0 {
+                            bg.set.insert(y);
+                        } else {
+                            let v = bg.hist.get_mut(&a).expect("hist");
+                            *v -= 1;
+                            if *v == 0 {
+                                bg.hist.remove(&a);
+                            }
+                        }
+                        *bg.hist.entry(b).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        if track {
+            // touched big clusters regroup from their cells; untouched big partners of touched
+            // small clusters take those cells back with their new counts and sizes
+            for side in 0..2 {
+                for &x in &touched[side] {
+                    if self.sides[side][x as usize].big.is_some() {
+                        self.regroup_one(side, x);
+                    }
+                }
+            }
+            self.group_shares(&touched, &mark, true);
+        }
+        for side in 0..2 {
+            for &x in &touched[side] {
+                self.reclass(side, x);
+            }
+        }
+        // add the touched clusters' shares back
+        for side in 0..2 {
+            for &x in &touched[side] {
+                let cl = &self.sides[side][x as usize];
+                let terms = side_terms(cl.size, cl.sq, cl.max);
+                let sums = &mut self.sums.side[side];
+                for i in 0..N_SIDE_TERMS {
+                    sums[i] += terms[i];
+                }
+                self.sums.k[side] += 1;
+            }
+        }
+        self.sums.both_singletons += self.both_touched(&touched, &mark) - both0;
+        if track {
+            let f1 = self.f_touched(&touched, &mark);
+            for i in 0..self.fsums.len() {
+                self.fsums[i] += f1[i] - f0[i];
+            }
+        }
+    }
+
+    /// The count of the cell between cluster `x` of `side` and `z` of the other side.
+    #[inline]
+    fn cell_of(&self, side: usize, x: u32, z: u32) -> u64 {
+        self.cells[&skey(side, x, z)]
+    }
+
+    /// Elements alone in both their clusters whose row or column is touched.
+    fn both_touched(&self, touched: &[Vec<u32>; 2], mark: &[Vec<bool>; 2]) -> i128 {
+        let (rows, cols) = (&self.sides[0], &self.sides[1]);
+        let mut found = 0;
+        for &x in &touched[0] {
+            if rows[x as usize].size == 1 {
+                let y = rows[x as usize].cells[0];
+                found += (cols[y as usize].size == 1) as i128;
+            }
+        }
+        for &y in &touched[1] {
+            if cols[y as usize].size == 1 {
+                let x = cols[y as usize].cells[0];
+                found += (!mark[0][x as usize] && rows[x as usize].size == 1) as i128;
+            }
+        }
+        found
+    }
+
+    /// Each tracked F sum over the cells whose row or column is touched. The cells' counts are
+    /// read from the map in the order of its buckets.
+    #[allow(clippy::needless_range_loop)] // both sides, the same code
+    fn f_touched(&self, touched: &[Vec<u32>; 2], mark: &[Vec<bool>; 2]) -> Vec<i128> {
+        let mut keys: Vec<u64> = Vec::new();
+        for side in 0..2 {
+            for &x in &touched[side] {
+                for z in self.sides[side][x as usize].others() {
+                    if side == 1 && mark[0][z as usize] {
+                        continue; // counted from its row
+                    }
+                    keys.push(skey(side, x, z));
+                }
+            }
+        }
+        let counts = self.lookup(&keys);
+        let (rows, cols) = (&self.sides[0], &self.sides[1]);
+        let mut out = vec![0i128; self.fspecs.len()];
+        for (&k, &c) in keys.iter().zip(counts.iter()) {
+            let (a, b) = (rows[(k >> 32) as usize].size, cols[(k & 0xffff_ffff) as usize].size);
+            for (f, spec) in out.iter_mut().zip(self.fspecs.iter()) {
+                *f += spec.term(c, a, b);
+            }
+        }
+        out
+    }
+
+    /// The counts of present cells `keys`, looked up in the order of the map's buckets.
+    fn lookup(&self, keys: &[u64]) -> Vec<u64> {
+        use std::hash::BuildHasher;
+        let mut out = vec![0u64; keys.len()];
+        let buckets = (self.cells.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
+        let mask_bits = buckets.trailing_zeros().min(32);
+        let mask = (1u64 << mask_bits) - 1;
+        let hb = self.cells.hasher();
+        let mut order: Vec<u64> = keys.iter().enumerate().map(|(i, &k)| ((hb.hash_one(k) & mask) << 32) | i as u64).collect();
+        sort_bits(&mut order, 32 + mask_bits.saturating_sub(LOCAL_BITS), 32 + mask_bits);
+        for o in order {
+            let i = o as u32 as usize;
+            out[i] = self.cells[&keys[i]];
+        }
+        out
+    }
+
+    /// Take out (`add` false) or put back the cells of touched small clusters in the groups of
+    /// their untouched big partners.
+    #[allow(clippy::needless_range_loop)] // both sides, the same code
+    fn group_shares(&mut self, touched: &[Vec<u32>; 2], mark: &[Vec<bool>; 2], add: bool) {
+        for side in 0..2 {
+            for &x in &touched[side] {
+                let cells = &self.cells;
+                let [rows, cols] = &mut self.sides;
+                let (own, other) = if side == 0 { (rows, cols) } else { (cols, rows) };
+                let cl = &own[x as usize];
+                if cl.big.is_some() {
+                    continue;
+                }
+                for &z in cl.cells.iter() {
+                    if mark[1 - side][z as usize] {
+                        continue; // a touched big partner regroups from scratch
+                    }
+                    if let Some(ob) = other[z as usize].big.as_deref_mut() {
+                        let c = cells[&skey(side, x, z)];
+                        if add {
+                            inc(&mut ob.groups, (c, cl.size), 1);
+                        } else {
+                            dec(&mut ob.groups, (c, cl.size), 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rebuild the groups and big-big list of big cluster `x` of `side` from its cells.
+    fn regroup_one(&mut self, side: usize, x: u32) {
+        let mut groups = HashMap::new();
+        let mut bigbig = HashSet::new();
+        for z in self.sides[side][x as usize].others() {
+            let oz = &self.sides[1 - side][z as usize];
+            if oz.big.is_some() {
+                bigbig.insert(z);
+            } else {
+                inc(&mut groups, (self.cell_of(side, x, z), oz.size), 1);
+            }
+        }
+        let b = self.sides[side][x as usize].big.as_deref_mut().expect("big");
+        b.groups = groups;
+        b.bigbig = bigbig;
+    }
+
+    /// Add the counts to the cell map, visiting its hash buckets in order; each cell's count
+    /// before its addition (None: the map was empty, every count was 0).
+    fn upsert_cells(&mut self, cells: &[(u32, u32, u64)], record: bool) -> Option<Vec<u64>> {
+        use std::hash::BuildHasher;
+        let was_empty = self.cells.is_empty() && !record;
+        self.cells.reserve(cells.len());
+        // hashbrown puts a hash in bucket `hash & (buckets - 1)`; buckets = capacity * 8 / 7
+        let buckets = (self.cells.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
+        let mask_bits = buckets.trailing_zeros().min(32);
+        let mask = (1u64 << mask_bits) - 1;
+        let hb = self.cells.hasher();
+        if was_empty {
+            let mut v: Vec<(u64, (u64, u64))> = cells
+                .iter()
+                .map(|&(t, p, c)| {
+                    let k = key(t, p);
+                    (hb.hash_one(k) & mask, (k, c))
+                })
+                .collect();
+            sort_by_bits(&mut v, mask_bits.saturating_sub(LOCAL_BITS), mask_bits);
+            let mut dup = false;
+            for (_, (k, c)) in v {
+                let e = self.cells.entry(k).or_insert(0);
+                dup |= *e != 0;
+                *e += c;
+            }
+            if dup {
+                // a cell given twice (two labels found equal): count from the map again
+                self.cells.clear();
+                return self.upsert_cells(cells, true);
+            }
+            return None;
+        }
+        let mut order: Vec<u64> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, &(t, p, _))| ((hb.hash_one(key(t, p)) & mask) << 32) | i as u64)
+            .collect();
+        sort_bits(&mut order, 32 + mask_bits.saturating_sub(LOCAL_BITS), 32 + mask_bits);
+        let mut n0 = vec![0u64; cells.len()];
+        for o in order {
+            let i = o as u32 as usize;
+            let (t, p, c) = cells[i];
+            let e = self.cells.entry(key(t, p)).or_insert(0);
+            n0[i] = *e;
+            *e += c;
+        }
+        Some(n0)
+    }
+
     /// Recompute every class, group and sum from the cells and the cluster records. O(cells).
     pub fn rebuild(&mut self) {
+        self.rebuild_with(None);
+    }
+
+    /// [`Core::rebuild`]; `cells`, when given, are every cell of the table, each once (read
+    /// in their order instead of the map's).
+    fn rebuild_with(&mut self, cells: Option<&[(u32, u32, u64)]>) {
         for side in 0..2 {
             for x in 0..self.sides[side].len() {
                 if self.sides[side][x].cells.len() > BIG_AT {
@@ -534,7 +922,10 @@ impl Core {
         if self.tracking() {
             self.build_groups();
         }
-        let (sums, fsums) = self.compute_sums();
+        let (sums, fsums) = match cells {
+            Some(cells) => self.sums_over(cells.iter().copied()),
+            None => self.compute_sums(),
+        };
         self.sums = sums;
         self.fsums = fsums;
     }
@@ -552,21 +943,27 @@ impl Core {
 
     /// Every sum recomputed from the cells and the cluster records. O(cells).
     pub fn compute_sums(&self) -> (Sums, Vec<i128>) {
+        self.sums_over(self.cells.iter().map(|(&k, &c)| ((k >> 32) as u32, k as u32, c)))
+    }
+
+    /// [`Core::compute_sums`] with the cells given as `(row, col, count)`, each once (in the
+    /// order of the rows, the rows' records are read in order).
+    fn sums_over(&self, cells: impl Iterator<Item = (u32, u32, u64)>) -> (Sums, Vec<i128>) {
         let mut s = Sums::default();
         let mut fsums = vec![0i128; self.fspecs.len()];
         let (rows, cols) = (&self.sides[0], &self.sides[1]);
-        for (&k, &c) in self.cells.iter() {
+        for (t, p, c) in cells {
             s.n += c as i128;
+            s.cells += 1;
             s.cell_sq += (c as i128) * (c as i128);
-            s.cell_xlogx += xlogx(c);
+            s.cell_xlogx += xlogx_c(c);
             if !self.fspecs.is_empty() {
-                let (a, b) = (rows[(k >> 32) as usize].size, cols[(k & 0xffff_ffff) as usize].size);
+                let (a, b) = (rows[t as usize].size, cols[p as usize].size);
                 for (f, spec) in fsums.iter_mut().zip(self.fspecs.iter()) {
                     *f += spec.term(c, a, b);
                 }
             }
         }
-        s.cells = self.cells.len() as i128;
         for side in 0..2 {
             for cl in self.sides[side].iter() {
                 if cl.size == 0 {
@@ -680,10 +1077,27 @@ impl Core {
 /// Sort `keys` (below `2**bits`), carrying `weights` along, by least-significant-digit radix
 /// sort: O(N · bits / 11), no comparisons, two sequential sweeps a pass.
 pub fn radix_sort(keys: &mut Vec<u64>, weights: &mut Option<Vec<u64>>, bits: u32) {
+    match weights {
+        None => sort_bits(keys, 0, bits),
+        Some(w) => {
+            // carry each weight by its index in the low bits of a second key
+            let n = keys.len();
+            let mut order: Vec<u64> = (0..n as u64).collect();
+            let mut tagged: Vec<u64> = keys.clone();
+            radix_sort_pairs(&mut tagged, &mut order, bits);
+            let w2: Vec<u64> = order.iter().map(|&i| w[i as usize]).collect();
+            *keys = tagged;
+            *w = w2;
+        }
+    }
+}
+
+/// [`radix_sort`] carrying a second array of the same length.
+fn radix_sort_pairs(keys: &mut Vec<u64>, vals: &mut Vec<u64>, bits: u32) {
     const B: u32 = 11;
     let n = keys.len();
     let mut kbuf = vec![0u64; n];
-    let mut wbuf = weights.as_ref().map(|_| vec![0u64; n]);
+    let mut vbuf = vec![0u64; n];
     let mut shift = 0;
     while shift < bits.max(1) {
         let mut off = vec![0usize; 1 << B];
@@ -696,28 +1110,101 @@ pub fn radix_sort(keys: &mut Vec<u64>, weights: &mut Option<Vec<u64>>, bits: u32
             *o = total;
             total += c;
         }
-        match (weights.as_ref(), wbuf.as_mut()) {
-            (Some(w), Some(wb)) => {
-                for (i, &k) in keys.iter().enumerate() {
-                    let b = ((k >> shift) & ((1 << B) - 1)) as usize;
-                    kbuf[off[b]] = k;
-                    wb[off[b]] = w[i];
-                    off[b] += 1;
-                }
-            }
-            _ => {
-                for &k in keys.iter() {
-                    let b = ((k >> shift) & ((1 << B) - 1)) as usize;
-                    kbuf[off[b]] = k;
-                    off[b] += 1;
-                }
-            }
+        for (i, &k) in keys.iter().enumerate() {
+            let b = ((k >> shift) & ((1 << B) - 1)) as usize;
+            kbuf[off[b]] = k;
+            vbuf[off[b]] = vals[i];
+            off[b] += 1;
         }
         std::mem::swap(keys, &mut kbuf);
-        if let (Some(w), Some(wb)) = (weights.as_mut(), wbuf.as_mut()) {
-            std::mem::swap(w, wb);
-        }
+        std::mem::swap(vals, &mut vbuf);
         shift += B;
+    }
+}
+
+/// Sort `keys` stably on their bits `lo..hi` only (the other bits ride along: put an index
+/// below `lo`), by least-significant-digit radix passes of at most 11 bits. The counts of every
+/// pass come from one read of the keys; a pass whose digit is the same for every key is skipped.
+pub fn sort_bits(keys: &mut Vec<u64>, lo: u32, hi: u32) {
+    let n = keys.len();
+    if n < 2 || hi <= lo {
+        return;
+    }
+    let passes = (hi - lo).div_ceil(11);
+    let width = (hi - lo).div_ceil(passes); // even digits: 40 bits are 4 passes of 10
+    let mask = (1u64 << width) - 1;
+    let mut counts = vec![[0usize; 1 << 11]; passes as usize];
+    for &k in keys.iter() {
+        for (j, c) in counts.iter_mut().enumerate() {
+            c[((k >> (lo + j as u32 * width)) & mask) as usize] += 1;
+        }
+    }
+    let mut buf = vec![0u64; n];
+    for (j, c) in counts.iter_mut().enumerate() {
+        if c.contains(&n) {
+            continue; // one digit for every key: the pass would not move anything
+        }
+        let shift = lo + j as u32 * width;
+        let mut total = 0;
+        for o in c.iter_mut() {
+            let x = *o;
+            *o = total;
+            total += x;
+        }
+        for &k in keys.iter() {
+            let b = ((k >> shift) & mask) as usize;
+            // SAFETY-free indexing: offsets stay below n by construction
+            buf[c[b]] = k;
+            c[b] += 1;
+        }
+        std::mem::swap(keys, &mut buf);
+    }
+}
+
+/// Sort `v` stably on bits `lo..hi` of each element's key, carrying the payloads along (no
+/// gather through an index afterwards): least-significant-digit radix passes of at most 11
+/// bits, the counts of every pass from one read, a pass with one digit for all skipped.
+pub fn sort_by_bits<T: Copy>(v: &mut Vec<(u64, T)>, lo: u32, hi: u32) {
+    let n = v.len();
+    if n < 2 || hi <= lo {
+        return;
+    }
+    let passes = (hi - lo).div_ceil(11);
+    let width = (hi - lo).div_ceil(passes);
+    let mask = (1u64 << width) - 1;
+    let mut counts = vec![[0usize; 1 << 11]; passes as usize];
+    for &(k, _) in v.iter() {
+        for (j, c) in counts.iter_mut().enumerate() {
+            c[((k >> (lo + j as u32 * width)) & mask) as usize] += 1;
+        }
+    }
+    let mut buf: Vec<(u64, T)> = Vec::with_capacity(n);
+    let mut filled = false; // buf's slots are written once by the first pass that moves keys
+    for (j, c) in counts.iter_mut().enumerate() {
+        if c.contains(&n) {
+            continue;
+        }
+        let shift = lo + j as u32 * width;
+        let mut total = 0;
+        for o in c.iter_mut() {
+            let x = *o;
+            *o = total;
+            total += x;
+        }
+        let dst = buf.as_mut_ptr();
+        for &e in v.iter() {
+            let b = ((e.0 >> shift) & mask) as usize;
+            // SAFETY: the offsets of one pass partition 0..n, so each of the n slots of buf's
+            // allocation is written exactly once, in bounds
+            unsafe { dst.add(c[b]).write(e) };
+            c[b] += 1;
+        }
+        if !filled {
+            // SAFETY: every slot below n was just written
+            unsafe { buf.set_len(n) };
+            filled = true;
+        }
+        std::mem::swap(v, &mut buf);
     }
 }
 
@@ -732,6 +1219,193 @@ pub fn run_lengths(keys: &[u64], weights: Option<&[u64]>) -> Vec<(u64, u64)> {
         }
     }
     out
+}
+
+/// The cells of integer label pairs, counted: the key `(t - lo_t) << p_bits | (p - lo_p)` of
+/// each distinct pair, ascending, with its count (or summed weight).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    pub lo_t: i64,
+    pub lo_p: i64,
+    /// bits of the predicted label's offset in a key
+    pub p_bits: u32,
+    pub cells: Vec<(u64, u64)>,
+}
+
+impl Counted {
+    /// The labels of a cell's key.
+    #[inline]
+    pub fn labels(&self, key: u64) -> (i64, i64) {
+        let t = (key >> self.p_bits) as i64;
+        let p = (key & ((1u64 << self.p_bits) - 1)) as i64;
+        (self.lo_t.wrapping_add(t), self.lo_p.wrapping_add(p))
+    }
+}
+
+fn min_max(v: &[i64]) -> (i64, i64) {
+    // one read of the array; four lanes of branch-free minima and maxima
+    let (mut lo, mut hi) = ([i64::MAX; 4], [i64::MIN; 4]);
+    let chunks = v.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for j in 0..4 {
+            lo[j] = lo[j].min(c[j]);
+            hi[j] = hi[j].max(c[j]);
+        }
+    }
+    for &x in rest {
+        lo[0] = lo[0].min(x);
+        hi[0] = hi[0].max(x);
+    }
+    (*lo.iter().min().unwrap(), *hi.iter().max().unwrap())
+}
+
+/// Count the pairs `(t[i], p[i])` (weighted by `w[i]` when given; the caller checked that the
+/// total fits): `None` when the labels' ranges are too wide for one 64-bit key
+/// `(t - lo_t) << p_bits | (p - lo_p)`.
+///
+/// Unweighted keys of at most 48 bits are counted by [`count_buckets`] (one sweep over main
+/// memory, the sorting in cache); weighted or wider ones by a radix sort of the keys, carrying
+/// the weights. O(N) either way, no hashing.
+pub fn count_pairs(t: &[i64], p: &[i64], w: Option<&[i64]>) -> Option<Counted> {
+    assert_eq!(t.len(), p.len());
+    let n = t.len();
+    if n == 0 {
+        return Some(Counted { lo_t: 0, lo_p: 0, p_bits: 0, cells: Vec::new() });
+    }
+    let (lo_t, hi_t) = min_max(t);
+    let (lo_p, hi_p) = min_max(p);
+    let bits_of = |lo: i64, hi: i64| 64 - (hi.wrapping_sub(lo) as u64).leading_zeros();
+    let (t_bits, p_bits) = (bits_of(lo_t, hi_t), bits_of(lo_p, hi_p));
+    if t_bits + p_bits > 63 {
+        return None;
+    }
+    let bits = t_bits + p_bits;
+    let cells = if w.is_none() && bits <= 48 && n < u32::MAX as usize {
+        count_buckets(t, p, lo_t, lo_p, p_bits, bits)
+    } else {
+        let mut keys: Vec<u64> = t
+            .iter()
+            .zip(p.iter())
+            .map(|(&a, &b)| ((a.wrapping_sub(lo_t) as u64) << p_bits) | (b.wrapping_sub(lo_p) as u64))
+            .collect();
+        let mut weights = w.map(|w| w.iter().map(|&x| x as u64).collect::<Vec<u64>>());
+        radix_sort(&mut keys, &mut weights, bits);
+        run_lengths(&keys, weights.as_deref())
+    };
+    Some(Counted { lo_t, lo_p, p_bits, cells })
+}
+
+/// Count the pairs by their combined key `(t - lo_t) << p_bits | (p - lo_p)` (below `2**bits`,
+/// `bits - 16 <= 32`): one pass counts the keys' top digit, a second scatters the keys' low 32
+/// bits into those buckets, then each bucket (in cache) is radix-sorted and run-length counted.
+/// The 64-bit keys are never stored: 4 bytes of scratch per element.
+fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: u32) -> Vec<(u64, u64)> {
+    let n = t.len();
+    let top = bits.saturating_sub(32).max(11.min(bits));
+    let shift = bits - top;
+    let low = if shift == 64 { u64::MAX } else { (1u64 << shift) - 1 };
+    let key = |a: i64, b: i64| ((a.wrapping_sub(lo_t) as u64) << p_bits) | (b.wrapping_sub(lo_p) as u64);
+    let nb = 1usize << top;
+    let mut off = vec![0usize; nb + 1];
+    if shift >= p_bits {
+        // the top digit is the true label's: the predicted labels need not be read
+        let s = shift - p_bits;
+        for &a in t.iter() {
+            off[((a.wrapping_sub(lo_t) as u64) >> s) as usize + 1] += 1;
+        }
+    } else {
+        for (&a, &b) in t.iter().zip(p.iter()) {
+            off[(key(a, b) >> shift) as usize + 1] += 1;
+        }
+    }
+    for b in 0..nb {
+        off[b + 1] += off[b];
+    }
+    let mut buf: Vec<u32> = Vec::with_capacity(n);
+    let mut pos = off.clone();
+    let dst = buf.as_mut_ptr();
+    for (&a, &b) in t.iter().zip(p.iter()) {
+        let k = key(a, b);
+        let d = (k >> shift) as usize;
+        // SAFETY: the offsets partition 0..n (counted from the same keys), so each of the n
+        // slots of buf's allocation is written exactly once, in bounds
+        unsafe { dst.add(pos[d]).write((k & low) as u32) };
+        pos[d] += 1;
+    }
+    // SAFETY: every slot below n was just written
+    unsafe { buf.set_len(n) };
+    drop(pos);
+    let mut cells: Vec<(u64, u64)> = Vec::with_capacity(n / 4 + 16);
+    let mut scratch: Vec<u32> = Vec::new();
+    for d in 0..nb {
+        let seg = &mut buf[off[d]..off[d + 1]];
+        if seg.is_empty() {
+            continue;
+        }
+        sort_bucket(seg, &mut scratch, shift);
+        let base = (d as u64) << shift;
+        let mut i = 0;
+        while i < seg.len() {
+            let v = seg[i];
+            let mut j = i + 1;
+            while j < seg.len() && seg[j] == v {
+                j += 1;
+            }
+            cells.push((base | v as u64, (j - i) as u64));
+            i = j;
+        }
+    }
+    cells
+}
+
+/// Sort 32-bit keys below `2**bits` (a bucket, in cache): one counting pass on their top 11
+/// bits, then each run of equal top digits (a few keys) by insertion, a long run by pdqsort.
+fn sort_bucket(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
+    let m = seg.len();
+    if m < 2 || bits == 0 {
+        return;
+    }
+    if m < 48 {
+        seg.sort_unstable();
+        return;
+    }
+    let d = bits.min(11);
+    let shift = bits - d;
+    let mut off = [0u32; (1 << 11) + 1];
+    for &k in seg.iter() {
+        off[(k >> shift) as usize + 1] += 1;
+    }
+    for i in 0..(1usize << d) {
+        off[i + 1] += off[i];
+    }
+    scratch.clear();
+    scratch.extend_from_slice(seg);
+    let mut pos = off;
+    for &k in scratch.iter() {
+        let b = (k >> shift) as usize;
+        seg[pos[b] as usize] = k;
+        pos[b] += 1;
+    }
+    if shift == 0 {
+        return;
+    }
+    for i in 0..(1usize << d) {
+        let run = &mut seg[off[i] as usize..off[i + 1] as usize];
+        if run.len() <= 16 {
+            for j in 1..run.len() {
+                let x = run[j];
+                let mut k = j;
+                while k > 0 && run[k - 1] > x {
+                    run[k] = run[k - 1];
+                    k -= 1;
+                }
+                run[k] = x;
+            }
+        } else {
+            run.sort_unstable();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -854,6 +1528,76 @@ mod tests {
         bulk.check().unwrap();
         assert_eq!(bulk.sums, streamed.sums);
         assert_eq!(bulk.fsums, streamed.fsums);
+    }
+
+    /// A heavy-tailed random batch of cells: a few clusters get many cells (big ones).
+    fn batch(rng: &mut Rng, m: usize, k: u64) -> Vec<(u32, u32, u64)> {
+        (0..m)
+            .map(|_| {
+                let t = if rng.below(4) == 0 { rng.below(3) } else { rng.below(k) } as u32;
+                let p = if rng.below(4) == 0 { rng.below(3) } else { rng.below(k) } as u32;
+                (t, p, 1 + rng.below(3))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn incremental_and_bulk_adds_equal_the_stream() {
+        for (seed, tracking) in [(11u64, true), (12, false), (13, true)] {
+            let mut rng = Rng(seed);
+            let mut streamed = if tracking { tracked() } else { Core::new() };
+            let mut bulk = streamed.clone();
+            let mut incr = streamed.clone();
+            for round in 0..12 {
+                let k = if round % 3 == 0 { 40 } else { 400 };
+                let cells = batch(&mut rng, 300 + 50 * round, k);
+                for &(t, p, c) in &cells {
+                    streamed.change(t, p, c as i64);
+                }
+                bulk.add_cells(&cells);
+                if round == 0 {
+                    incr.add_cells(&cells);
+                } else {
+                    incr.add_incremental(&cells);
+                }
+                for c in [&bulk, &incr] {
+                    c.check().unwrap();
+                    assert_eq!(c.sums, streamed.sums);
+                    assert_eq!(c.fsums, streamed.fsums);
+                    assert_eq!(c.cells, streamed.cells);
+                }
+                // then some removals, element by element, from the incremental one
+                for &(t, p, c) in cells.iter().take(40) {
+                    streamed.change(t, p, -(c as i64));
+                    incr.change(t, p, -(c as i64));
+                    bulk.change(t, p, -(c as i64));
+                }
+                incr.check().unwrap();
+                assert_eq!(incr.sums, streamed.sums);
+                assert_eq!(incr.fsums, streamed.fsums);
+            }
+        }
+    }
+
+    #[test]
+    fn count_pairs_equals_a_sort() {
+        let mut rng = Rng(5);
+        for (n, span_t, span_p, lo) in [(0usize, 1u64, 1u64, 0i64), (1, 1, 1, -7), (5000, 3, 100_000, i64::MIN + 5), (70_000, 5000, 5000, -2500), (70_000, 1 << 30, 1 << 17, 1 << 40), (300_000, 5000, 5000, 3), (300_000, 2, 1 << 20, -9), (300_000, 1 << 20, 3, 0)] {
+            let t: Vec<i64> = (0..n).map(|_| lo.wrapping_add(rng.below(span_t) as i64)).collect();
+            let p: Vec<i64> = (0..n).map(|_| lo.wrapping_add(rng.below(span_p) as i64)).collect();
+            let w: Vec<i64> = (0..n).map(|_| 1 + rng.below(5) as i64).collect();
+            for weighted in [false, true] {
+                let mut expect: std::collections::BTreeMap<(i64, i64), u64> = Default::default();
+                for i in 0..n {
+                    *expect.entry((t[i], p[i])).or_insert(0) += if weighted { w[i] as u64 } else { 1 };
+                }
+                let got = count_pairs(&t, &p, if weighted { Some(&w) } else { None }).unwrap();
+                let got: Vec<((i64, i64), u64)> = got.cells.iter().map(|&(k, c)| (got.labels(k), c)).collect();
+                assert_eq!(got, expect.into_iter().collect::<Vec<_>>());
+            }
+        }
+        // ranges too wide for one key
+        assert!(count_pairs(&[i64::MIN, i64::MAX], &[0, 1], None).is_none());
     }
 
     #[test]

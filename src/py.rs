@@ -139,6 +139,93 @@ impl Interner {
         Ok((id, true))
     }
 
+    /// Intern distinct machine integers at once: `(id of each, ids created)`. The table is
+    /// visited in the order of its hash buckets (the values sorted by bucket first), not the
+    /// values' order, so a million labels cost a sweep rather than a million cache misses; new
+    /// labels get their ids in the order of `vals` (the cluster records are then filled in
+    /// order too). A failed lookup (a stored label's `==` raised) changes nothing.
+    fn intern_ints(&mut self, py: Python<'_>, vals: &[i64]) -> PyResult<(Vec<u32>, Vec<u32>)> {
+        const NEW: u32 = u32::MAX;
+        let mut ids = vec![NEW; vals.len()];
+        if vals.is_empty() {
+            return Ok((ids, Vec::new()));
+        }
+        self.reserve(vals.len());
+        // hashbrown puts a hash in bucket `hash & (buckets - 1)`; buckets = capacity * 8 / 7
+        let buckets = (self.table.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
+        let mb = buckets.trailing_zeros().min(32);
+        let mask = (1u64 << mb) - 1;
+        if self.table.is_empty() {
+            // nothing to find: the ids start afresh (every cluster left is empty) in the order
+            // of `vals`, and go into the table in the order of its buckets
+            self.labels.clear();
+            self.free.clear();
+            self.labels.extend(vals.iter().map(|&v| Some(Label::Int(v))));
+            let mut v: Vec<(u64, (u32, u32))> = vals
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let h = int_hash(x) as u32;
+                    (mix(h) & mask, (i as u32, h))
+                })
+                .collect();
+            crate::core::sort_by_bits(&mut v, mb.saturating_sub(crate::core::LOCAL_BITS), mb);
+            for (_, (id, h)) in v {
+                self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
+            }
+            let ids: Vec<u32> = (0..vals.len() as u32).collect();
+            return Ok((ids.clone(), ids));
+        }
+        let mut order: Vec<u64> = vals
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| ((mix(int_hash(v) as u32) & mask) << 32) | i as u64)
+            .collect();
+        crate::core::sort_bits(&mut order, 32 + mb.saturating_sub(crate::core::LOCAL_BITS), 32 + mb);
+        for &o in order.iter() {
+            let i = o as u32 as usize;
+            let v = vals[i];
+            if let Some(id) = self.find(py, Key::Int(v), int_hash(v) as u32)? {
+                ids[i] = id;
+            }
+        }
+        let mut created = Vec::new();
+        let is_new: Vec<bool> = ids.iter().map(|&id| id == NEW).collect();
+        self.labels.reserve(vals.len().saturating_sub(self.free.len()));
+        for (i, id) in ids.iter_mut().enumerate() {
+            if *id == NEW {
+                let label = Some(Label::Int(vals[i]));
+                *id = match self.free.pop() {
+                    Some(f) => {
+                        self.labels[f as usize] = label;
+                        f
+                    }
+                    None => {
+                        self.labels.push(label);
+                        (self.labels.len() - 1) as u32
+                    }
+                };
+                created.push(*id);
+            }
+        }
+        if !created.is_empty() {
+            for &o in order.iter() {
+                let i = o as u32 as usize;
+                if is_new[i] {
+                    let h = int_hash(vals[i]) as u32;
+                    self.table.insert_unique(mix(h), (ids[i], h), |&(_, eh)| mix(eh));
+                }
+            }
+        }
+        Ok((ids, created))
+    }
+
+    fn forget(&mut self, py: Python<'_>, ids: &[u32]) {
+        for &id in ids {
+            self.remove(py, id);
+        }
+    }
+
     fn reserve(&mut self, n: usize) {
         self.table.reserve(n, |&(_, eh)| mix(eh));
     }
@@ -222,6 +309,32 @@ fn bytes_i64(b: &Bound<'_, PyBytes>) -> Vec<i64> {
         .chunks_exact(8)
         .map(|c| i64::from_ne_bytes(c.try_into().unwrap()))
         .collect()
+}
+
+/// The elements of a one-dimensional, C-contiguous numpy array of native int64, read in place
+/// through its `__array_interface__` (no copy). The caller keeps `obj` alive and runs no Python
+/// code while it reads the slice.
+fn int64_view<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a [i64]> {
+    let ai = obj.getattr("__array_interface__")?;
+    let typestr: String = ai.get_item("typestr")?.extract()?;
+    let native = if cfg!(target_endian = "little") { "<i8" } else { ">i8" };
+    let shape: Vec<usize> = ai.get_item("shape")?.extract()?;
+    let contiguous = ai.get_item("strides")?.is_none();
+    if typestr != native || shape.len() != 1 || !contiguous {
+        return Err(PyValueError::new_err(format!(
+            "expected a contiguous one-dimensional int64 array, got typestr {typestr}, shape {shape:?}"
+        )));
+    }
+    if shape[0] == 0 {
+        return Ok(&[]);
+    }
+    let (addr, _readonly): (usize, bool) = ai.get_item("data")?.extract()?;
+    if addr == 0 || addr % std::mem::align_of::<i64>() != 0 {
+        return Err(PyValueError::new_err("int64 array data is not aligned"));
+    }
+    // SAFETY: numpy guarantees `shape[0]` contiguous, aligned int64 values at `addr` for as long
+    // as the array lives (it cannot be resized while referenced); `obj` borrows it for 'a.
+    Ok(unsafe { std::slice::from_raw_parts(addr as *const i64, shape[0]) })
 }
 
 /// A weight argument: absent (1) or given (checked by `Table::weight`).
@@ -377,21 +490,22 @@ impl Table {
         Ok(())
     }
 
-    /// Add `(row id, col id, count)` cells: one by one (few compared with the table) or in bulk
-    /// followed by one rebuild, as the reference does. The total was checked.
+    /// Add `(row id, col id, count)` cells (the total was checked): to an empty table (or one
+    /// with few cells compared with these) in bulk followed by one rebuild, as the reference
+    /// does; a few cells one by one; otherwise incrementally, visiting only the clusters they
+    /// touch. The same state every way.
     fn add_ids(&mut self, ids: Vec<(u32, u32, u64)>) {
-        if ids.len() * 4 < self.core.sums.cells as usize {
+        let held = self.core.sums.cells as usize;
+        if held == 0 || ids.len() * 2 >= held {
+            self.core.add_cells(&ids);
+            self.version += 1;
+        } else if ids.len() < 256 {
             for (t, p, c) in ids {
                 self.core.change(t, p, c as i64);
                 self.version += 1;
             }
         } else {
-            self.core.flatten();
-            self.core.cells.reserve(ids.len());
-            for (t, p, c) in ids {
-                self.core.add_bulk(t, p, c);
-            }
-            self.core.rebuild();
+            self.core.add_incremental(&ids);
             self.version += 1;
         }
     }
@@ -741,76 +855,91 @@ impl Table {
         self.add_keys(py, keys)
     }
 
-    /// Add elements given as native-endian int64 buffers of true and predicted labels (and
-    /// checked weights): the cells are counted natively (radix sort of one combined key, then run
-    /// lengths) and added. ``False``, with nothing changed, when the labels' ranges are too wide
-    /// for one 64-bit key (the caller then counts another way).
+    /// Add elements given as contiguous int64 numpy arrays of true and predicted labels (and of
+    /// checked weights), read in place: the cells are counted natively (a radix sort of one
+    /// combined key, in cache, then run lengths), each distinct label is interned once, and the
+    /// cells are added. ``False``, with nothing changed, when the labels' ranges are too wide for
+    /// one 64-bit key (the caller then counts another way).
     #[pyo3(signature = (t, p, w = None))]
-    fn _add_int_arrays(&mut self, py: Python<'_>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, w: Option<&Bound<'_, PyBytes>>) -> PyResult<bool> {
-        let (t, p) = (bytes_i64(t), bytes_i64(p));
+    fn _add_int_arrays(&mut self, py: Python<'_>, t: &Bound<'_, PyAny>, p: &Bound<'_, PyAny>, w: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let (t, p) = (int64_view(t)?, int64_view(p)?);
+        let w = w.map(int64_view).transpose()?;
+        if t.len() != p.len() || w.is_some_and(|w| w.len() != t.len()) {
+            return Err(PyValueError::new_err("y_true, y_pred and w must have the same length"));
+        }
         if t.is_empty() {
             return Ok(true);
         }
-        let (lo_t, hi_t) = (*t.iter().min().unwrap(), *t.iter().max().unwrap());
-        let (lo_p, hi_p) = (*p.iter().min().unwrap(), *p.iter().max().unwrap());
-        let span_t = (hi_t as i128 - lo_t as i128 + 1) as u128;
-        let span = (hi_p as i128 - lo_p as i128 + 1) as u128;
-        if span_t * span >= 1u128 << 63 {
-            return Ok(false);
-        }
-        let span = span as u64;
-        let mut keys: Vec<u64> = t
-            .iter()
-            .zip(p.iter())
-            .map(|(&a, &b)| (a.wrapping_sub(lo_t) as u64) * span + (b.wrapping_sub(lo_p) as u64))
-            .collect();
-        drop((t, p));
-        let mut weights = w.map(|w| bytes_i64(w).into_iter().map(|x| x as u64).collect::<Vec<u64>>());
-        let total: u128 = match &weights {
+        let total: u128 = match w {
             Some(w) => w.iter().map(|&x| x as u128).sum(),
-            None => keys.len() as u128,
+            None => t.len() as u128,
         };
         self.check_total(py, total)?;
-        let bits = 64 - (span_t as u64 * span - 1).leading_zeros();
-        crate::core::radix_sort(&mut keys, &mut weights, bits);
-        let cells = crate::core::run_lengths(&keys, weights.as_deref());
-        drop(keys);
-        // the true labels come sorted: intern each once; the predicted ones are sorted apart
-        // (radix again, carrying the cell's index) so each is interned once too
-        let mut pkeys: Vec<u64> = cells.iter().map(|&(k, _)| k % span).collect();
-        let mut index: Option<Vec<u64>> = Some((0..cells.len() as u64).collect());
-        crate::core::radix_sort(&mut pkeys, &mut index, 64 - (span - 1).leading_zeros());
-        self.names[0].reserve(cells.len().min(span_t as usize));
-        self.names[1].reserve(cells.len().min(span as usize));
-        let mut pid = vec![0u32; cells.len()];
-        let mut last: Option<(u64, u32)> = None;
-        for (&pk, &i) in pkeys.iter().zip(index.as_ref().unwrap().iter()) {
-            let id = match last {
-                Some((v, id)) if v == pk => id,
-                _ => {
-                    let pv = pk as i64 + lo_p;
-                    let id = self.names[1].intern(py, Key::Int(pv), int_hash(pv) as u32)?.0;
-                    last = Some((pk, id));
-                    id
-                }
-            };
-            pid[i as usize] = id;
+        let counted = match crate::core::count_pairs(t, p, w) {
+            Some(c) => c,
+            None => return Ok(false),
+        };
+        // no Python code has run since the arrays were read: from here on only `counted`
+        let cells = &counted.cells;
+        let n = cells.len();
+        // the true labels come sorted: each distinct one listed once
+        let mut tvals: Vec<i64> = Vec::new();
+        let mut tidx: Vec<u32> = Vec::with_capacity(n);
+        let mut last = u64::MAX;
+        for &(k, _) in cells.iter() {
+            let row = k >> counted.p_bits;
+            if row != last {
+                tvals.push(counted.labels(k).0);
+                last = row;
+            }
+            tidx.push((tvals.len() - 1) as u32);
         }
-        drop((pkeys, index));
-        let mut ids = Vec::with_capacity(cells.len());
-        let mut last: Option<(i64, u32)> = None;
-        for ((k, c), pid) in cells.into_iter().zip(pid) {
-            let tv = (k / span) as i64 + lo_t;
-            let tid = match last {
-                Some((v, id)) if v == tv => id,
-                _ => {
-                    let id = self.names[0].intern(py, Key::Int(tv), int_hash(tv) as u32)?.0;
-                    last = Some((tv, id));
-                    id
+        // the predicted ones: a slot per offset when the range is narrow, else sorted
+        let pmask = (1u64 << counted.p_bits) - 1;
+        let mut pvals: Vec<i64> = Vec::new();
+        let mut pidx: Vec<u32> = vec![0; n];
+        if counted.p_bits < 40 && (1u64 << counted.p_bits) <= 4 * n as u64 + 4096 {
+            // mark the offsets present, number them in ascending order, look each cell's up
+            let mut slot = vec![0u32; 1usize << counted.p_bits];
+            for &(k, _) in cells.iter() {
+                slot[(k & pmask) as usize] = 1;
+            }
+            for (o, s) in slot.iter_mut().enumerate() {
+                if *s != 0 {
+                    *s = pvals.len() as u32;
+                    pvals.push(counted.lo_p.wrapping_add(o as i64));
                 }
-            };
-            ids.push((tid, pid, c));
+            }
+            for (i, &(k, _)) in cells.iter().enumerate() {
+                pidx[i] = slot[(k & pmask) as usize];
+            }
+        } else {
+            let mut offs: Vec<u64> = cells.iter().map(|&(k, _)| k & pmask).collect();
+            let mut order: Option<Vec<u64>> = Some((0..n as u64).collect());
+            crate::core::radix_sort(&mut offs, &mut order, counted.p_bits);
+            let mut last = u64::MAX;
+            for (&o, &i) in offs.iter().zip(order.as_ref().unwrap().iter()) {
+                if o != last || pvals.is_empty() {
+                    pvals.push(counted.lo_p.wrapping_add(o as i64));
+                    last = o;
+                }
+                pidx[i as usize] = (pvals.len() - 1) as u32;
+            }
         }
+        let (tids, t_new) = self.names[0].intern_ints(py, &tvals)?;
+        let pids = match self.names[1].intern_ints(py, &pvals) {
+            Ok((ids, _)) => ids,
+            Err(e) => {
+                self.names[0].forget(py, &t_new);
+                return Err(e);
+            }
+        };
+        let ids: Vec<(u32, u32, u64)> = cells
+            .iter()
+            .zip(tidx.iter().zip(pidx.iter()))
+            .map(|(&(_, c), (&ti, &pi))| (tids[ti as usize], pids[pi as usize], c))
+            .collect();
+        drop(counted);
         self.add_ids(ids);
         Ok(true)
     }
@@ -891,11 +1020,8 @@ impl Table {
         for (kt, kp, c) in keys {
             ids.push((self.intern_pair(py, kt, kp)?, c));
         }
-        self.core.flatten();
-        for ((t, p), c) in ids {
-            self.core.add_bulk(t, p, c);
-        }
-        self.core.rebuild();
+        let ids: Vec<(u32, u32, u64)> = ids.into_iter().map(|((t, p), c)| (t, p, c)).collect();
+        self.core.add_cells(&ids);
         self.version += 1;
         Ok(())
     }

@@ -92,7 +92,7 @@ class Table:
         """Move true cluster ``old`` into ``new``."""
     def _add_triples(self, triples: list[tuple[Any, Any, int]]) -> None:
         """Add checked ``(true, pred, count)`` triples (labels valid, counts >= 1)."""
-    def _add_int_arrays(self, t: bytes, p: bytes, w: bytes | None = None) -> bool:
+    def _add_int_arrays(self, t: Any, p: Any, w: Any = None) -> bool:
         """Add elements given as native-endian int64 buffers; ``False`` (nothing changed) when
         the labels' ranges are too wide for one 64-bit key."""
     def _add_int_cells(self, t: bytes, p: bytes, c: bytes) -> None:

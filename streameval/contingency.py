@@ -236,10 +236,12 @@ if NATIVE:
             Gives exactly the state of calling :meth:`update` for each element: labels keep
             Python's identity (``[1, "1"]`` are two labels, ``"a\\x00"`` keeps its NUL; see
             :func:`streameval.labels.factorize`), weights stay integers. Cells are counted
-            columnar (integer arrays: one unique-count over a combined key; other labels: their
-            codes), then added natively, cell by cell when they are few compared with the table,
-            else in bulk followed by one O(cells) rebuild. Every label and weight is checked
-            before anything changes. Cost O(N log N) in numpy plus O(cells) natively.
+            columnar: integer arrays natively, read in place (a radix sort of one combined
+            64-bit key, O(N)), other labels by their codes in numpy (O(N log N)); each distinct
+            label is interned once. The cells then go into the table in bulk with one O(cells)
+            rebuild when it is empty (or small beside them), one by one when they are few,
+            otherwise incrementally, visiting only the clusters they touch. Every label, weight
+            and the total are checked before anything changes.
 
             >>> import numpy as np
             >>> t = Contingency()
@@ -281,18 +283,23 @@ if NATIVE:
             self.skipped += skipped
 
         def _add_int_array(self, yt: np.ndarray, yp: np.ndarray, w) -> None:
-            """Integer labels: cells counted natively over one combined key (a radix sort), no
-            Python object per label; labels too spread for one 64-bit key are coded first."""
-            def as_bytes(a: np.ndarray) -> bytes:
-                return a.astype(np.int64, copy=False).tobytes()
+            """Integer labels: cells counted natively over one combined key (a radix sort), the
+            arrays read in place, no Python object per label; labels too spread for one 64-bit
+            key are coded first."""
+            def as_int64(a: np.ndarray) -> np.ndarray:
+                return np.ascontiguousarray(a, dtype=np.int64)
 
-            wb = as_bytes(w) if w is not None else None
-            if self._add_int_arrays(as_bytes(yt), as_bytes(yp), wb):
+            wa = as_int64(w) if w is not None else None
+            if self._add_int_arrays(as_int64(yt), as_int64(yp), wa):
                 return
             it, ut = factorize(yt, "y_true")
             ip, up = factorize(yp, "y_pred")
             cells, counts = _count(it * len(up) + ip, w)
             t, p = np.divmod(cells, len(up))
+
+            def as_bytes(a: np.ndarray) -> bytes:
+                return as_int64(a).tobytes()
+
             self._add_coded_cells(ut, up, as_bytes(t), as_bytes(p), as_bytes(counts))
 
         def _add_cells(self, triples) -> None:

@@ -137,6 +137,27 @@ class NativeAgainstReference(RuleBasedStateMachine):
             self.ref.update(t, p, wi)
             self.live.append((t, p, wi))
 
+    @rule(n=st.sampled_from([300, 700, 1500]), k=st.sampled_from([20, 400, 2**62]),
+          seed=st.integers(0, 99), weighted=st.booleans(),
+          dtype=st.sampled_from(["int64", "int32", "uint16", "uint64"]))
+    def update_many_large_batch(self, n, k, seed, weighted, dtype):
+        """Batches big enough for the bulk paths: into an empty table (one rebuild), beside a
+        table holding more cells (incremental: only the touched clusters), heavy-tailed so that
+        some clusters hold many cells (grouped F terms), labels up to 2**62 apart."""
+        rng = np.random.default_rng(seed)
+        heavy = rng.random(n) < 0.2
+        ts = np.where(heavy, rng.integers(0, 3, n), rng.integers(-(k // 2), k // 2 + 1, n))
+        ps = np.where(rng.random(n) < 0.2, rng.integers(0, 3, n), rng.integers(0, k, n))
+        if dtype in ("uint16", "uint64"):
+            ts = ts - ts.min()
+        ts = ts.astype(dtype) if k < 2**15 or dtype in ("int64", "uint64") else ts
+        ps = ps.astype(dtype) if k < 2**15 or dtype in ("int64", "uint64") else ps
+        w = rng.integers(1, 4, n) if weighted else None
+        self.native.update_many(ts, ps, w)
+        for t, p, wi in zip(ts.tolist(), ps.tolist(), w.tolist() if weighted else [1] * n):
+            self.ref.update(t, p, wi)
+            self.live.append((t, p, wi))
+
     @rule(batch=st.lists(st.tuples(LABELS, LABELS), min_size=2, max_size=10),
           pick=st.integers(0, 9))
     def update_many_with_a_bad_element_changes_nothing(self, batch, pick):
@@ -247,6 +268,57 @@ def test_update_many_keeps_label_identity_and_exact_weights():
     t.update_many([1, "1", True, "a", "a\x00"], ["x"] * 5, w=[2**53 + 1, 1, 1, 1, 1])
     assert t[1, "x"] == 2**53 + 2 and t["1", "x"] == 1 and t["a\x00", "x"] == 1
     assert t.k_true == 4
+
+
+@pytest.mark.parametrize("tracked", [False, True])
+def test_every_update_many_path_equals_updates_one_by_one(tracked):
+    """Into an empty table (bulk and one rebuild), a few cells (one by one), many cells beside
+    a bigger table (incremental), labels at the ends of int64 (no 64-bit key: coded first),
+    mixed integer dtypes, weights: always the state of ``update`` per element."""
+    rng = np.random.default_rng(1)
+    native, ref = se.Contingency(), ReferenceContingency()
+    if tracked:
+        for t in (native, ref):
+            t.track_f("elm")
+            t.track_f("bcubed", 2.0)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    batches = [
+        (rng.integers(0, 500, 4000), rng.integers(0, 800, 4000), None),  # empty table: bulk
+        (rng.integers(0, 500, 10), rng.integers(0, 800, 10), None),  # few: one by one
+        (rng.integers(400, 900, 600), rng.integers(0, 3, 600), rng.integers(1, 5, 600)),
+        (np.array([lo, hi, -1, 0, lo]), np.array([0, 0, hi, lo, 0]), None),  # too wide: coded
+        (rng.integers(-(2**62), 2**62, 500), rng.integers(0, 2**40, 500), None),
+        (rng.integers(0, 50, 700).astype(np.uint8), rng.integers(0, 9, 700).astype(np.int16),
+         None),
+        (np.zeros(300, dtype=np.int64), rng.integers(0, 1000, 300), None),  # one big row
+    ]
+    for ts, ps, w in batches:
+        native.update_many(ts, ps, w)
+        for t, p, wi in zip(ts.tolist(), ps.tolist(), w.tolist() if w is not None else
+                            [1] * len(ts)):
+            ref.update(t, p, wi)
+        native._check()
+        assert state(native) == state(ref)
+    # a non-contiguous view and a pandas-like column read the same
+    ts = rng.integers(0, 100, 2000)[::2]
+    ps = rng.integers(0, 100, 2000)[::2]
+    native.update_many(ts, ps)
+    for t, p in zip(ts.tolist(), ps.tolist()):
+        ref.update(t, p)
+    assert state(native) == state(ref)
+
+
+def test_update_many_past_the_largest_total_changes_nothing():
+    t = se.Contingency()
+    t.update_many(np.arange(1000), np.arange(1000) % 7)
+    before = state(t)
+    big = np.full(3, 2**56, dtype=np.int64)
+    with pytest.raises(se.errors.InvalidWeightError, match="2\\*\\*57"):
+        t.update_many(np.arange(3), np.arange(3), big)
+    with pytest.raises(se.errors.InvalidWeightError):
+        t.update_many(np.arange(3), np.arange(3), np.array([1, 0, 1]))
+    assert state(t) == before
+    t._check()
 
 
 def test_huge_weight_is_rejected_before_anything_changes():
