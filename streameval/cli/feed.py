@@ -13,9 +13,7 @@ class Feed:
     """Items from the reader thread to the main thread: a deque (appends and pops are atomic),
     an event to wake the main thread when items arrive, and a bound on what may wait.
 
-    The reader may append to :attr:`items` itself (as :meth:`put` does, without the wait) while
-    fewer than :attr:`LIMIT` items wait, and must then :meth:`wake` the main thread when the deque
-    held nothing before. Cost O(1) per item on each side.
+    Cost O(1) per item on each side.
 
     >>> feed = Feed()
     >>> for k in range(3):
@@ -31,18 +29,16 @@ class Feed:
         self.ready = threading.Event()
         self.stopped = False
 
-    def put(self, item) -> None:
-        """Append ``item``, waiting while :attr:`LIMIT` items wait (until the run stops)."""
+    def put(self, item, limit: int | None = None) -> None:
+        """Append ``item``, waiting while ``limit`` (default :attr:`LIMIT`) items wait (until the
+        run stops)."""
         items = self.items
-        while len(items) >= self.LIMIT and not self.stopped:
+        limit = self.LIMIT if limit is None else limit
+        while len(items) >= limit and not self.stopped:
             time.sleep(0.005)
         items.append(item)
         if len(items) == 1:
             self.ready.set()
-
-    def wake(self) -> None:
-        """Wake the main thread (items arrived in an empty deque)."""
-        self.ready.set()
 
     def take(self, timeout: float, most: int = 8192) -> list:
         """Up to ``most`` items, waiting up to ``timeout`` seconds for the first."""

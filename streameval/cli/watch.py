@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import threading
 import time
@@ -43,6 +44,8 @@ from .render import finite, text_table, warn
 from .watch_state import Drops, WatchState
 
 __all__ = ["cmd_watch", "add_parser", "status_line", "json_line", "WatchRun"]
+
+GC_YOUNG = 50_000  # allocations between collections of the youngest generation during a run
 
 
 _SHORT = {"AdjustedRand": "ARI", "NormalizedMutualInfo": "NMI", "AdjustedMutualInfo": "AMI",
@@ -122,6 +125,8 @@ def check_fingerprint(source: LineSource, state, path: str) -> None:
 
 
 class WatchRun:
+    CHUNK = 512  # rows the reader hands over at once from a regular file
+
     """One run of ``streameval watch``: the reader thread, the main loop, reports, checkpoints."""
 
     def __init__(self, args, fmt, spec, classes):
@@ -136,6 +141,8 @@ class WatchRun:
         self.interrupted: list = []
         self.error = None
         self.file_error = False
+        self.chunk = 1  # rows per hand-over (CHUNK for a regular file, see open)
+        self.buf: tuple = ([], [], [])  # the reader's rows not yet handed over, their positions
 
     # -- set-up -------------------------------------------------------------------------
     def resume(self) -> None:
@@ -153,10 +160,14 @@ class WatchRun:
 
     def open(self) -> None:
         args, state = self.args, self.state
-        self.source = LineSource.open(args.file, follow=args.follow, stop=self.stop.is_set,
+        self.source = LineSource.open(args.file, follow=args.follow, stop=self._stopping,
                                       poll=args.poll, max_line=args.max_line_bytes,
                                       on_notice=self._notice)
         fd = self.source.fileno()
+        # a regular file is read without waiting (a followed one waits at its end, where the
+        # source calls _stopping): its rows go over in chunks; a pipe's, one by one, as they come
+        if fd is not None and stat.S_ISREG(os.fstat(fd).st_mode):
+            self.chunk = self.CHUNK
         if args.file != "-" and fd is not None:
             if state.line:
                 check_fingerprint(self.source, state, args.checkpoint)
@@ -169,20 +180,34 @@ class WatchRun:
                           else open(args.jsonl, "a", encoding="utf-8"))  # noqa: SIM115
 
     # -- the reader thread --------------------------------------------------------------
+    # Items in the feed: ``(rows, lines, offsets)`` (rows and the position after each), or
+    # ``(None, kind, payload)`` for an event, in order with the rows.
+    def _hand_over(self) -> None:
+        """Put the rows read so far into the feed (from the reader thread)."""
+        buf = self.buf
+        if buf[0]:
+            self.buf = ([], [], [])
+            self.feed.put(buf, limit=max(1, Feed.LIMIT // self.chunk))
+
+    def _stopping(self) -> bool:
+        """Called by a followed source at the end of the file, before it waits: hand over."""
+        self._hand_over()
+        return self.stop.is_set()
+
     def _notice(self, message: str) -> None:
         """From the reader thread (a rotation, truncation, deletion): in order with the rows."""
+        self._hand_over()
         source = self.source
         fd = source.fileno()
         self.feed.put((None, "notice", (message, source.generation,
                                         os.dup(fd) if fd is not None else None)))
 
     def reader(self) -> None:
-        feed, source, raised = self.feed, self.source, []
-        put, items, wake, limit = feed.put, feed.items, feed.wake, feed.LIMIT
-        append = items.append
+        feed, source, raised, chunk = self.feed, self.source, [], self.chunk
 
         def on_error(e):
-            put((None, "error", (e, source.lineno, source.offset)))
+            self._hand_over()
+            feed.put((None, "error", (e, source.lineno, source.offset)))
             if self.args.on_error == "stop":
                 raised.append(e)
                 raise e
@@ -190,19 +215,22 @@ class WatchRun:
         try:
             rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
                                   total=self.state.elements)
-            for row in rows:  # Feed.put, inlined: one append per row
-                if len(items) >= limit:
-                    put((row, source.lineno, source.offset))
-                    continue
-                append((row, source.lineno, source.offset))
-                if len(items) == 1:
-                    wake()
+            for row in rows:
+                buf = self.buf
+                buf[0].append(row)
+                buf[1].append(source.lineno)
+                buf[2].append(source.offset)
+                if len(buf[0]) >= chunk:
+                    self._hand_over()
+            self._hand_over()
         except InputError as e:
+            self._hand_over()
             if e not in raised:  # a problem with the file as a whole (header, size)
-                put((None, "fatal", e))
+                feed.put((None, "fatal", e))
         except Exception as e:  # an I/O error: reported by the main thread
-            put((None, "fatal", e))
-        put((None, "end", None))
+            self._hand_over()
+            feed.put((None, "fatal", e))
+        feed.put((None, "end", None))
 
     # -- the main thread ----------------------------------------------------------------
     def emit(self, final=False) -> dict:
@@ -271,29 +299,31 @@ class WatchRun:
                     return
                 saved_header = None
             # rows are counted in a local until something reads the state (a report, a
-            # checkpoint, a non-row item, the end of the batch); ``due``: the next row count at
-            # which a report or a checkpoint falls due
+            # checkpoint, an event, the end of the batch); ``due``: the next row count at which
+            # a report or a checkpoint falls due
             n = state.rows
             due = rows_line + every if not ck_rows else min(rows_line + every, rows_ck + ck_rows)
-            append = state.pending.append
-            last = None  # the last row item taken, whose position the state must record
+            extend = state.pending.extend
+            last = None  # the position after the last row taken, which the state must record
             for item in batch:
-                row = item[0]
-                if row is None:
+                rows = item[0]
+                if rows is None:
                     state.rows = n
                     if last is not None:
-                        state.line, state.offset, last = last[1], last[2], None
+                        state.line, state.offset, last = last[0], last[1], None
                     running = self.special(item[1], item[2])
-                    append = state.pending.append
+                    extend = state.pending.extend
                     if not running:
                         break
                     continue
-                append(row)
-                n += 1
-                last = item
-                if n >= due:
+                _, lines, offsets = item
+                k, m = 0, len(rows)
+                while n + m - k >= due:  # the row that completes the due count is in here
+                    j = k + due - n
+                    extend(rows[k:j])
+                    n, k = due, j
                     state.rows = n
-                    state.line, state.offset = item[1], item[2]
+                    state.line, state.offset = lines[j - 1], offsets[j - 1]
                     if n - rows_line >= every:
                         self.emit()
                         rows_line, last_line = n, time.monotonic()
@@ -303,10 +333,14 @@ class WatchRun:
                         rows_ck, last_ck = n, time.monotonic()
                     due = rows_line + every if not ck_rows else min(rows_line + every,
                                                                     rows_ck + ck_rows)
-                    append = state.pending.append
+                    extend = state.pending.extend
+                if k < m:
+                    extend(rows[k:] if k else rows)
+                    n += m - k
+                last = (lines[-1], offsets[-1])
             state.rows = n
             if last is not None:
-                state.line, state.offset = last[1], last[2]
+                state.line, state.offset = last
                 state.updated = time.time()
             state.header = self.source.header
             now = time.monotonic()
@@ -348,11 +382,15 @@ class WatchRun:
         self.open()
         # What exists now (modules, River's detector, the resumed tables) lives for the whole run:
         # frozen out of the garbage collector's scans, which would otherwise walk it again and
-        # again as rows are allocated. Unfrozen when the run ends.
+        # again as rows are allocated; and the rows that wait for a report (pending, in the feed,
+        # in the window) are collected less often. Both undone when the run ends.
+        thresholds = gc.get_threshold()
         gc.freeze()
+        gc.set_threshold(GC_YOUNG, *thresholds[1:])
         try:
             return self._run()
         finally:
+            gc.set_threshold(*thresholds)
             gc.unfreeze()
 
     def _run(self) -> int:

@@ -22,7 +22,7 @@ from operator import itemgetter
 from ..errors import CLIError, StreamevalError
 from .score import evaluator
 
-__all__ = ["WatchState", "Drops", "count_cells", "add_cells", "block_f_values"]
+__all__ = ["WatchState", "Drops", "count_cells", "add_cells", "add_rows", "block_f_values"]
 
 _TRUE, _PRED, _WEIGHT = itemgetter(0), itemgetter(1), itemgetter(2)
 
@@ -56,6 +56,24 @@ def add_cells(ev, counts: dict) -> None:
         ts[:] = [k[0] for k, _ in plus]
         ps[:] = [k[1] for k, _ in plus]
         ev.update_many(ts, ps, np.fromiter((c for _, c in plus), dtype=np.int64, count=len(plus)))
+
+
+def add_rows(ev, rows) -> None:
+    """Add ``(t, p, w, ...)`` rows to an evaluator in one :meth:`~streameval.Evaluator.update_many`
+    (the labels as lists: grouped by Python equality, cells counted in numpy; ``w`` left out when
+    every weight is 1). O(rows) plus the table's cost per changed cell.
+
+    >>> from streameval import Evaluator
+    >>> ev = Evaluator("ELM")
+    >>> add_rows(ev, [("a", "x", 1), ("a", "x", 2), ("b", "y", 1)])
+    >>> sorted(ev.table.items())
+    [('a', 'x', 3), ('b', 'y', 1)]
+    """
+    import numpy as np
+
+    w = np.fromiter(map(_WEIGHT, rows), np.int64, len(rows))
+    ev.update_many(list(map(_TRUE, rows)), list(map(_PRED, rows)),
+                   None if (w == 1).all() else w)
 
 
 def _codes(labels: list):
@@ -229,7 +247,7 @@ class WatchState:
         if not rows:
             return
         self.pending = []
-        add_cells(self.all, count_cells(rows))
+        add_rows(self.all, rows)
         if self.items is not None:
             self._flush_window(rows)
         if self.drops is not None:
@@ -244,7 +262,7 @@ class WatchState:
             while len(items) > size:
                 items.popleft()
             self.win = evaluator(self.classes)
-            add_cells(self.win, count_cells(items))
+            add_rows(self.win, items)
             return
         delta = count_cells((items.popleft() for _ in range(leaving)), sign=-1)
         add_cells(self.win, count_cells(rows, counts=delta))
