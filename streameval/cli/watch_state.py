@@ -142,7 +142,7 @@ class Drops:
     (:func:`~streameval.monitor.is_drop`).
 
     Rows are fed in bulk (:meth:`feed`); the blocks they complete are evaluated at once
-    (:func:`block_f_values` for ELM and BCubed, else :meth:`value` per block). Cost O(1)
+    (:func:`block_f_values` for ELM and BCubed, else a table per block, as the Monitor does). Cost O(1)
     amortised per row, plus the detector's update per block.
     """
 
@@ -180,7 +180,12 @@ class Drops:
         block, name = self.block, self.cls.__name__
         if name in ("ELM", "BCubed"):
             return block_f_values(rows, block, name == "ELM")
-        return [self.value(count_cells(rows[k:k + block])) for k in range(0, len(rows), block)]
+        out = []
+        for k in range(0, len(rows), block):  # as the Monitor does: the metric over a table
+            ev = evaluator([self.cls])
+            add_rows(ev, rows[k:k + block])
+            out.append(ev.get()[name])
+        return out
 
     def value(self, cells: dict) -> float:
         """The watched metric over one block's cells ``{(t, p): n}``: ELM and BCubed (default
