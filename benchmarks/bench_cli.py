@@ -132,7 +132,7 @@ def watch_vs_score(rows: int, repeat: int, out: str, ours_cmd: list) -> int:
                 print(f"{name} on {n:,} rows: {best:.2f} s CPU", file=sys.stderr)
     per_row = {name: (cpu[name, 2 * rows] - cpu[name, rows]) / rows * 1e6 for name in runs}
     lines = ["# `streameval watch` against `streameval score`: CPU time per row", "",
-             f"Command: `python benchmarks/bench_cli.py --watch --rows {rows}` (best of {repeat}). "
+             f"Command: `python benchmarks/bench_cli.py --watch --rows {rows} --repeat {repeat}` (best of {repeat}). "
              f"Machine: {machine()}; load average {load:.1f} when the run started.", "",
              f"Each command runs on a CSV of {rows:,} rows and on one of {2 * rows:,} rows (integer "
              "labels, 1,000 true clusters, 80% predicted right); the difference of the two CPU "
@@ -142,19 +142,21 @@ def watch_vs_score(rows: int, repeat: int, out: str, ours_cmd: list) -> int:
         base = "score --metrics ARI NMI VI Purity" if "ARI" in name else "score"
         lines.append(f"| `streameval {name}` | {per_row[name]:.2f} | "
                      f"{per_row[name] / per_row[base]:.2f}× `{base}` |")
-    lines += ["", "`watch` takes each row in O(1) (a list append) and brings its tables up to date "
-              "at each report, publication and checkpoint: the all-time table by one `update_many` "
-              "of the new rows' cells (as `score` does), the window by the net change of its cells "
-              "(or rebuilt from its rows when cheaper). Drop detection computes the watched metric "
-              "over each block of rows.", "",
+    lines += ["", "`watch`'s reader thread hands rows to the main thread in chunks (from a regular "
+              "file; one by one from a pipe), and the main thread takes them in O(1) each (a list "
+              "extend); its tables catch up at each report, publication and checkpoint: the all-time "
+              "table by one `update_many` of the new rows (as `score` builds its table), the window "
+              "by the net change of its cells (or rebuilt from its rows when cheaper). Drop "
+              "detection evaluates the watched metric over whole blocks of rows at once (in numpy "
+              "for ELM and BCubed, bit for bit the per-block loop's values; a table per block for "
+              "the others, as `streameval.Monitor` does).", "",
               "What remains is the core's cost of changing a cell (`Contingency.update_many` "
               "applies a few cells one by one, and with ELM and BCubed each change also updates "
               "their element-averaged F-sums over the cell's row and column): paid at each report "
               "for every cell changed since the last one, where `score` builds its table once in "
-              "bulk. It is the core's per-change cost, not the command line's, that sets the ratio: "
-              "with a single report at the end (`--every 100000000`, so the table is built in bulk "
-              "once, as `score` builds it) `watch` costs what reading, handing rows between its "
-              "threads and taking them cost."]
+              "bulk. With a single report at the end (`--every 100000000`, so the table is built in "
+              "bulk once, as `score` builds it) `watch` costs what reading and taking rows cost, "
+              "about what `score` costs."]
     text = "\n".join(lines) + "\n"
     if out == "-":
         print(text)

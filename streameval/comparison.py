@@ -471,7 +471,7 @@ class ComparisonReport:
         for s, d in self.values.items():
             for m, iv in d.items():
                 rows.append((s, m, *(f.format(v) for v in iv)))
-        lines += _align(rows)
+        lines += align_columns(rows)
         if self.differences:
             rows = [("pair", "metric", "delta", "low", "high", "p")]
             for (a, b), d in self.differences.items():
@@ -479,7 +479,7 @@ class ComparisonReport:
                     rows.append((f"{a} - {b}", m, *(f.format(v) for v in (df.delta, df.low, df.high)),
                                  _p(df.p_value)))
             lines.append("")
-            lines += _align(rows)
+            lines += align_columns(rows)
         return "\n".join(lines)
 
     __str__ = to_text
@@ -492,7 +492,12 @@ def _p(p: float) -> str:
     return "n/a" if p != p else (f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}")
 
 
-def _align(rows) -> list:
+def align_columns(rows) -> list:
+    """Rows of cells as lines with each column left-aligned to its widest cell (trailing spaces cut).
+
+    >>> align_columns([("metric", "value"), ("ELM", "0.5")])
+    ['metric  value', 'ELM     0.5']
+    """
     widths = [max(len(str(r[k])) for r in rows) for k in range(len(rows[0]))]
     return ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 

@@ -1,5 +1,8 @@
 """Exceptions raised by streameval.
 
+One hierarchy: every error on bad input is a :class:`StreamevalError` (a ``ValueError``), and the
+readers', the page-stream loaders' and the command line's errors are among them.
+
 Every rejected call leaves the state it was called on exactly as it was: the checks run before
 anything is mutated.
 
@@ -10,6 +13,8 @@ Traceback (most recent call last):
 ...
 streameval.errors.MissingLabelError: y_true is missing (None); pass a label, or use Contingency(missing="skip") to skip and count such elements
 """
+
+from __future__ import annotations
 
 
 class StreamevalError(ValueError):
@@ -41,6 +46,34 @@ class InvalidStateError(StreamevalError):
 
 class InvalidVectorError(StreamevalError):
     """A feature vector has the wrong dimension or a non-finite value."""
+
+
+class InputError(StreamevalError):
+    """A malformed input file or row (:mod:`streameval.io`): ``"<file>, line <n>: <problem>"``.
+
+    ``source``, ``line`` (``None`` for the file as a whole) and ``problem`` are kept apart;
+    ``unit`` names what ``line`` counts (``"line"``, or ``"row"`` for Parquet).
+
+    >>> raise InputError("runs.csv", 4, "missing predicted label")
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InputError: runs.csv, line 4: missing predicted label
+    """
+
+    def __init__(self, source: str, line: int | None, problem: str, unit: str = "line"):
+        self.source, self.line, self.problem = source, line, problem
+        where = source if line is None else f"{source}, {unit} {line}"
+        super().__init__(f"{where}: {problem}")
+
+
+class PageStreamError(StreamevalError):
+    """A malformed page-stream file, or gold and predicted streams that do not match
+    (:mod:`streameval.pss`)."""
+
+
+class CLIError(StreamevalError):
+    """A user-facing error of the command line (:mod:`streameval.cli`): printed as one line on
+    standard error, exit status 1."""
 
 
 class ConcurrentUseError(StreamevalError, RuntimeError):

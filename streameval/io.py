@@ -1,5 +1,5 @@
-"""Row readers for the command line: (true label, predicted label, weight) rows from CSV, TSV,
-JSON lines or Parquet files, validated row by row.
+"""The file readers: (true label, predicted label, weight) rows from CSV, TSV, JSON lines or
+Parquet files, validated row by row, and page-stream files (:func:`load_streams`).
 
 Every problem is reported as an :class:`InputError` that names the file, the line (the row for
 Parquet) and the problem. A caller passes ``on_error``: a function of the error that either raises it
@@ -17,7 +17,7 @@ decoded line by line, so undecodable text is pinned to its line too.
 >>> next(rows)
 Traceback (most recent call last):
 ...
-streameval.io.InputError: ...rows.csv, line 4: missing predicted label (column 'guess' is empty)
+streameval.errors.InputError: ...rows.csv, line 4: missing predicted label (column 'guess' is empty)
 
 Cost: O(1) per row (plus the row's length).
 """
@@ -33,9 +33,12 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from ._validate import MAX_TOTAL as _TABLE_BOUND
-from .errors import StreamevalError
+from .errors import InputError, PageStreamError
 
 __all__ = [
     "InputError",
@@ -47,6 +50,10 @@ __all__ = [
     "iter_text_rows",
     "iter_parquet_rows",
     "raise_error",
+    "load_json",
+    "load_csv",
+    "load_streams",
+    "page_flag",
     "fingerprint",
     "MAX_LINE",
     "MAX_TOTAL",
@@ -63,15 +70,6 @@ _EXTENSIONS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
-
-
-class InputError(StreamevalError):
-    """A malformed input file or row: ``"<file>, line <n>: <problem>"``."""
-
-    def __init__(self, source: str, line: int | None, problem: str, unit: str = "line"):
-        self.source, self.line, self.problem = source, line, problem
-        where = source if line is None else f"{source}, {unit} {line}"
-        super().__init__(f"{where}: {problem}")
 
 
 def raise_error(error: InputError) -> None:
@@ -665,3 +663,151 @@ def read_rows(path: str, spec: RowSpec, fmt: str | None = None, on_error=raise_e
         yield from iter_text_rows(source, fmt, spec, on_error)
     finally:
         source.close()
+
+
+# --------------------------------------------------------------------------- page-stream files
+def page_flag(v, where: str) -> int:
+    """``v`` as 0 or 1 (bools, 0/1 ints and integral floats, numpy's included); anything else is a
+    :class:`~streameval.errors.PageStreamError` that names ``where``. O(1).
+
+    >>> page_flag(True, "page 0"), page_flag(1.0, "page 1")
+    (1, 1)
+    """
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1):
+        return int(v)
+    raise PageStreamError(f"{where}: a page flag must be 0 or 1, got {v!r}")
+
+
+def load_json(path) -> dict:
+    """Read ``{stream id: [0/1 flags]}`` from a JSON file; :class:`PageStreamError` if malformed.
+
+    O(pages).
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "g.json")
+    >>> _ = open(p, "w").write('{"s1": [1, 0, 1], "s2": [1]}')
+    >>> load_json(p)
+    {'s1': [1, 0, 1], 's2': [1]}
+    >>> _ = open(p, "w").write('{"s1": [1, 2]}')
+    >>> load_json(p)
+    Traceback (most recent call last):
+    ...
+    streameval.errors.PageStreamError: ...g.json: stream 's1', page 1: a page flag must be 0 or 1, got 2
+    """
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as e:
+        raise PageStreamError(f"{path}: not valid JSON ({e})") from None
+    except UnicodeDecodeError as e:
+        raise PageStreamError(f"{path}: not UTF-8 text ({e})") from None
+    if not isinstance(data, dict):
+        raise PageStreamError(
+            f"{path}: expected a JSON object {{stream id: [0/1 flags]}}, got {type(data).__name__}"
+        )
+    if not data:
+        raise PageStreamError(f"{path}: no streams")
+    out = {}
+    for sid, flags in data.items():
+        if not isinstance(flags, list):
+            raise PageStreamError(
+                f"{path}: stream {sid!r}: expected a list of 0/1 flags, got {type(flags).__name__}"
+            )
+        if not flags:
+            raise PageStreamError(f"{path}: stream {sid!r} has no pages")
+        out[sid] = [page_flag(v, f"{path}: stream {sid!r}, page {i}") for i, v in enumerate(flags)]
+    return out
+
+
+def load_csv(path) -> dict:
+    """Read ``{stream id: [0/1 flags]}`` from a CSV of ``stream,page,flag`` rows (with a header).
+
+    O(pages log pages) (the pages of each stream are sorted).
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "g.csv")
+    >>> _ = open(p, "w").write("stream,page,flag\\nb,2,1\\na,1,1\\nb,1,1\\na,2,0\\n")
+    >>> load_csv(p)
+    {'b': [1, 1], 'a': [1, 0]}
+    >>> _ = open(p, "w").write("stream,page,flag\\na,1,1\\na,3,0\\n")
+    >>> load_csv(p)
+    Traceback (most recent call last):
+    ...
+    streameval.errors.PageStreamError: ...g.csv: stream 'a': pages must be consecutive from 0 or 1, got 1, 3
+    """
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except UnicodeDecodeError as e:
+        raise PageStreamError(f"{path}: not UTF-8 text ({e})") from None
+    except csv.Error as e:
+        raise PageStreamError(f"{path}: not valid CSV ({e})") from None
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if not rows:
+        raise PageStreamError(f"{path}: empty file (expected a header stream,page,flag)")
+    header = [c.strip().lower() for c in rows[0]]
+    missing = [c for c in ("stream", "page", "flag") if c not in header]
+    if missing:
+        raise PageStreamError(
+            f"{path}: the header must name the columns stream, page and flag; missing {missing} "
+            f"in {rows[0]}"
+        )
+    cs, cp, cf = (header.index(c) for c in ("stream", "page", "flag"))
+    pages: dict = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) < len(header):
+            raise PageStreamError(f"{path}, row {line}: expected {len(header)} fields, got {len(row)}")
+        sid, page = row[cs].strip(), row[cp].strip()
+        try:
+            page_no = int(page)
+        except ValueError:
+            raise PageStreamError(f"{path}, row {line}: page {page!r} is not an integer") from None
+        raw = row[cf].strip()
+        flag = {"0": 0, "1": 1}.get(raw)
+        if flag is None:
+            raise PageStreamError(f"{path}, row {line}: a page flag must be 0 or 1, got {raw!r}")
+        stream = pages.setdefault(sid, {})
+        if page_no in stream:
+            raise PageStreamError(f"{path}, row {line}: stream {sid!r} page {page_no} is repeated")
+        stream[page_no] = flag
+    if not pages:
+        raise PageStreamError(f"{path}: no rows after the header")
+    out = {}
+    for sid, stream in pages.items():
+        order = sorted(stream)
+        if order[0] not in (0, 1) or order[-1] - order[0] != len(order) - 1:
+            shown = ", ".join(map(str, order[:5])) + (", ..." if len(order) > 5 else "")
+            raise PageStreamError(
+                f"{path}: stream {sid!r}: pages must be consecutive from 0 or 1, got {shown}"
+            )
+        out[sid] = [stream[k] for k in order]
+    return out
+
+
+def load_streams(path, fmt: str | None = "auto") -> dict:
+    """Read a JSON or CSV page-stream file; ``fmt="auto"`` decides by the file's extension.
+
+    O(pages). Unknown extensions and formats raise :class:`PageStreamError`.
+
+    >>> load_streams("gold.txt")
+    Traceback (most recent call last):
+    ...
+    streameval.errors.PageStreamError: gold.txt: cannot tell the format from the extension '.txt'; use .json or .csv (or pass the format)
+    """
+    path = Path(path)
+    if fmt == "auto":
+        fmt = {".json": "json", ".csv": "csv"}.get(path.suffix.lower())
+        if fmt is None:
+            raise PageStreamError(
+                f"{path}: cannot tell the format from the extension {path.suffix!r}; "
+                "use .json or .csv (or pass the format)"
+            )
+    if fmt == "json":
+        return load_json(path)
+    if fmt == "csv":
+        return load_csv(path)
+    raise PageStreamError(f"unknown page-stream format {fmt!r}; use json or csv")

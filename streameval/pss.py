@@ -37,19 +37,22 @@ Malformed files raise :class:`PageStreamError` naming the file, stream, row or p
 
 from __future__ import annotations
 
-import argparse
-import csv
 import json
 import math
 import sys
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import StreamevalError
+from .errors import PageStreamError, StreamevalError
 from .evaluator import Evaluator
+from .io import load_csv, load_json, load_streams
+from .io import page_flag as _flag
 from .metrics import ELM, BCubed, Metric, resolve
+
+if TYPE_CHECKING:  # the command line's parser: argparse is not imported with streameval
+    import argparse
 
 __all__ = [
     "PageStreamError",
@@ -69,20 +72,7 @@ __all__ = [
 ]
 
 
-class PageStreamError(StreamevalError):
-    """Malformed page-stream input: a bad flag, a malformed file, or mismatched streams."""
-
-
 # --------------------------------------------------------------------------- flags
-def _flag(v, where: str) -> int:
-    """``v`` as 0 or 1 (bools, 0/1 ints and integral floats); anything else is an error."""
-    if isinstance(v, (bool, np.bool_)):
-        return int(v)
-    if isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1):
-        return int(v)
-    raise PageStreamError(f"{where}: a page flag must be 0 or 1, got {v!r}")
-
-
 def flags_to_labels(flags, *, original_make_index: bool = False) -> np.ndarray:
     """Document index of every page: ``cumsum(flags) - 1`` with the first page forced to start one.
 
@@ -337,133 +327,7 @@ BASELINES: dict[str, Callable[..., list]] = {
 
 
 # --------------------------------------------------------------------------- files
-def load_json(path) -> dict:
-    """Read ``{stream id: [0/1 flags]}`` from a JSON file; :class:`PageStreamError` if malformed.
-
-    >>> import tempfile, os
-    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "g.json")
-    >>> _ = open(p, "w").write('{"s1": [1, 0, 1], "s2": [1]}')
-    >>> load_json(p)
-    {'s1': [1, 0, 1], 's2': [1]}
-    >>> _ = open(p, "w").write('{"s1": [1, 2]}')
-    >>> load_json(p)
-    Traceback (most recent call last):
-    ...
-    streameval.pss.PageStreamError: ...g.json: stream 's1', page 1: a page flag must be 0 or 1, got 2
-    """
-    path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as e:
-        raise PageStreamError(f"{path}: not valid JSON ({e})") from None
-    except UnicodeDecodeError as e:
-        raise PageStreamError(f"{path}: not UTF-8 text ({e})") from None
-    if not isinstance(data, dict):
-        raise PageStreamError(
-            f"{path}: expected a JSON object {{stream id: [0/1 flags]}}, got {type(data).__name__}"
-        )
-    if not data:
-        raise PageStreamError(f"{path}: no streams")
-    out = {}
-    for sid, flags in data.items():
-        if not isinstance(flags, list):
-            raise PageStreamError(
-                f"{path}: stream {sid!r}: expected a list of 0/1 flags, got {type(flags).__name__}"
-            )
-        if not flags:
-            raise PageStreamError(f"{path}: stream {sid!r} has no pages")
-        out[sid] = [_flag(v, f"{path}: stream {sid!r}, page {i}") for i, v in enumerate(flags)]
-    return out
-
-
-def load_csv(path) -> dict:
-    """Read ``{stream id: [0/1 flags]}`` from a CSV of ``stream,page,flag`` rows (with a header).
-
-    >>> import tempfile, os
-    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "g.csv")
-    >>> _ = open(p, "w").write("stream,page,flag\\nb,2,1\\na,1,1\\nb,1,1\\na,2,0\\n")
-    >>> load_csv(p)
-    {'b': [1, 1], 'a': [1, 0]}
-    >>> _ = open(p, "w").write("stream,page,flag\\na,1,1\\na,3,0\\n")
-    >>> load_csv(p)
-    Traceback (most recent call last):
-    ...
-    streameval.pss.PageStreamError: ...g.csv: stream 'a': pages must be consecutive from 0 or 1, got 1, 3
-    """
-    path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except UnicodeDecodeError as e:
-        raise PageStreamError(f"{path}: not UTF-8 text ({e})") from None
-    except csv.Error as e:
-        raise PageStreamError(f"{path}: not valid CSV ({e})") from None
-    rows = [r for r in rows if any(c.strip() for c in r)]
-    if not rows:
-        raise PageStreamError(f"{path}: empty file (expected a header stream,page,flag)")
-    header = [c.strip().lower() for c in rows[0]]
-    missing = [c for c in ("stream", "page", "flag") if c not in header]
-    if missing:
-        raise PageStreamError(
-            f"{path}: the header must name the columns stream, page and flag; missing {missing} "
-            f"in {rows[0]}"
-        )
-    cs, cp, cf = (header.index(c) for c in ("stream", "page", "flag"))
-    pages: dict = {}
-    for line, row in enumerate(rows[1:], start=2):
-        if len(row) < len(header):
-            raise PageStreamError(f"{path}, row {line}: expected {len(header)} fields, got {len(row)}")
-        sid, page = row[cs].strip(), row[cp].strip()
-        try:
-            page_no = int(page)
-        except ValueError:
-            raise PageStreamError(f"{path}, row {line}: page {page!r} is not an integer") from None
-        raw = row[cf].strip()
-        flag = {"0": 0, "1": 1}.get(raw)
-        if flag is None:
-            raise PageStreamError(f"{path}, row {line}: a page flag must be 0 or 1, got {raw!r}")
-        stream = pages.setdefault(sid, {})
-        if page_no in stream:
-            raise PageStreamError(f"{path}, row {line}: stream {sid!r} page {page_no} is repeated")
-        stream[page_no] = flag
-    if not pages:
-        raise PageStreamError(f"{path}: no rows after the header")
-    out = {}
-    for sid, stream in pages.items():
-        order = sorted(stream)
-        if order[0] not in (0, 1) or order[-1] - order[0] != len(order) - 1:
-            shown = ", ".join(map(str, order[:5])) + (", ..." if len(order) > 5 else "")
-            raise PageStreamError(
-                f"{path}: stream {sid!r}: pages must be consecutive from 0 or 1, got {shown}"
-            )
-        out[sid] = [stream[k] for k in order]
-    return out
-
-
-def load_streams(path, fmt: str | None = "auto") -> dict:
-    """Read a JSON or CSV page-stream file; ``fmt="auto"`` decides by the file's extension.
-
-    O(pages). Unknown extensions and formats raise :class:`PageStreamError`.
-
-    >>> load_streams("gold.txt")
-    Traceback (most recent call last):
-    ...
-    streameval.pss.PageStreamError: gold.txt: cannot tell the format from the extension '.txt'; use .json or .csv (or pass the format)
-    """
-    path = Path(path)
-    if fmt == "auto":
-        fmt = {".json": "json", ".csv": "csv"}.get(path.suffix.lower())
-        if fmt is None:
-            raise PageStreamError(
-                f"{path}: cannot tell the format from the extension {path.suffix!r}; "
-                "use .json or .csv (or pass the format)"
-            )
-    if fmt == "json":
-        return load_json(path)
-    if fmt == "csv":
-        return load_csv(path)
-    raise PageStreamError(f"unknown page-stream format {fmt!r}; use json or csv")
+# the readers of page-stream files live beside the other readers, in streameval.io
 
 
 def check_streams(gold: dict, pred: dict) -> None:
@@ -472,7 +336,7 @@ def check_streams(gold: dict, pred: dict) -> None:
     >>> check_streams({"a": [1, 0]}, {"a": [1]})
     Traceback (most recent call last):
     ...
-    streameval.pss.PageStreamError: stream 'a': 2 pages in the gold file, 1 in the predictions
+    streameval.errors.PageStreamError: stream 'a': 2 pages in the gold file, 1 in the predictions
     """
     missing = [s for s in gold if s not in pred]
     extra = [s for s in pred if s not in gold]
@@ -508,6 +372,7 @@ def _pick_metrics(spec):
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add the ``pss`` arguments: gold and predictions files, format, metrics, options.
 
+    >>> import argparse
     >>> p = argparse.ArgumentParser(prog="streameval pss")
     >>> configure_parser(p)
     >>> a = p.parse_args(["gold.json", "pred.json", "--format", "json", "--metrics", "ELM"])
@@ -592,6 +457,7 @@ def main(args: argparse.Namespace) -> int:
     >>> d = tempfile.mkdtemp()
     >>> for name, flags in (("g.json", [1, 0, 1, 0, 0]), ("p.json", [1, 1, 1, 0, 0])):
     ...     _ = open(os.path.join(d, name), "w").write(json.dumps({"s": flags}))
+    >>> import argparse
     >>> p = argparse.ArgumentParser()
     >>> configure_parser(p)
     >>> main(p.parse_args([os.path.join(d, "g.json"), os.path.join(d, "p.json")]))

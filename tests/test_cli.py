@@ -328,3 +328,23 @@ def test_score_rejects_a_zero_vector_under_cosine_naming_the_row(tmp_path):
             "--distance", "cosine", "--on-error", "skip", "--format", "json")
     assert r.returncode == 0 and "skipped 1 malformed row" in r.stderr
     assert json.loads(r.stdout)["ELM"] == 1.0
+
+
+def test_import_streameval_loads_no_argparse_and_the_library_never_imports_the_cli():
+    """The command line is an edge: ``import streameval`` does not load it (nor argparse), and no
+    library module imports ``streameval.cli`` (the cli package imports the library)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = "import sys, streameval\nassert 'argparse' not in sys.modules\nassert 'streameval.cli' not in sys.modules\n"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+    package = root / "streameval"
+    pattern = re.compile(r"^\s*(from\s+(\.|\.\.|streameval\.)cli\b|import\s+streameval\.cli\b|"
+                         r"from\s+(\.|streameval)\s+import\s+[^\n]*\bcli\b)", re.M)
+    offenders = [str(p.relative_to(root)) for p in package.rglob("*.py")
+                 if "cli" not in p.relative_to(package).parts[:1] and p.name != "__main__.py"
+                 and pattern.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []

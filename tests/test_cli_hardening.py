@@ -124,6 +124,8 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
     """A checkpoint slower than --checkpoint-every must not make every batch checkpoint: the
     clock (a fake one, advanced 1 s per reading and 100 s per save) restarts after the write."""
     from streameval import cli
+    from streameval.cli import watch
+    from streameval.cli.feed import Feed
 
     path = tmp_path / "r.csv"
     path.write_text("truth,guess,mult\n" + rows_text(sample(n=3000)))
@@ -134,7 +136,7 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
         return clock[0]
 
     saves, takes = [], []
-    real_save, real_take = cli.save_checkpoint, cli._Feed.take
+    real_save, real_take = watch.save_checkpoint, Feed.take
 
     def slow_save(p, body):
         clock[0] += 100.0
@@ -145,9 +147,10 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
         takes.append(1)
         return real_take(self, timeout, most=50)
 
-    monkeypatch.setattr(cli.time, "monotonic", monotonic)
-    monkeypatch.setattr(cli, "save_checkpoint", slow_save)
-    monkeypatch.setattr(cli._Feed, "take", small_take)
+    monkeypatch.setattr(watch.time, "monotonic", monotonic)
+    monkeypatch.setattr(watch, "save_checkpoint", slow_save)
+    monkeypatch.setattr(Feed, "take", small_take)
+    monkeypatch.setattr(watch.WatchRun, "CHUNK", 1)  # a row per item: many small batches
     status = cli.main(["watch", str(path), *WATCH, "--checkpoint", str(tmp_path / "ck.json"),
                        "--checkpoint-every", "50", "--interval", "0", "--drop-block", "0"])
     assert status == 0
@@ -322,11 +325,11 @@ def test_watch_tables_catch_up_to_the_values_of_row_by_row_updates(rows, size, c
     """``watch`` takes rows in O(1) and brings its tables up to date at reports: at any flush
     point, all time and window equal an Evaluator and a CountWindow updated row by row."""
     from streameval import CountWindow, Evaluator
-    from streameval.cli import _Watch
+    from streameval.cli.watch_state import WatchState
     from streameval.metrics import resolve
 
     classes = resolve("ELM BCubed ARI NMI VI Purity")
-    state = _Watch(classes, size)
+    state = WatchState(classes, size)
     ev, win = Evaluator([c() for c in classes]), CountWindow(size, [c() for c in classes])
     for k, row in enumerate(rows, 1):
         state.pending.append(row)
@@ -339,17 +342,17 @@ def test_watch_tables_catch_up_to_the_values_of_row_by_row_updates(rows, size, c
 
 
 def test_the_status_line_fits_the_terminal():
-    from streameval.cli import _status_line
+    from streameval.cli.watch import status_line
 
     values = {"rows": 123456, "skipped": 7, "drop": True,
               "all": {f"Metric{k}": 0.5 for k in range(20)},
               "window": {f"Metric{k}": 0.25 for k in range(20)}}
     for width in (80, 120, 200):  # the counts and one metric always show
-        line = _status_line(values, 1000, width)
+        line = status_line(values, 1000, width)
         assert len(line) < width and line.startswith("rows 123456 | skipped 7 | DROP | all/last 1000: ")
         shown = line.count("/0.2500")
         assert shown >= 1 and line.endswith(f"+{20 - shown} more")
-    wide = _status_line(values, 1000, 10_000)
+    wide = status_line(values, 1000, 10_000)
     assert wide.count("/0.2500") == 20 and "more" not in wide
 
 
@@ -361,12 +364,46 @@ def test_watch_block_values_for_drop_detection_equal_the_metric(rows, name):
     """The drop detector's block value (a fast path for ELM and BCubed) is the metric's value."""
     pytest.importorskip("river")
     from streameval import Evaluator
-    from streameval.cli import _count_cells, _Drops
+    from streameval.cli.watch_state import Drops, count_cells
     from streameval.metrics import resolve
 
     (cls,) = resolve(name)
     ev = Evaluator([cls()])
     for row in rows:
         ev.update(*row)
-    got = _Drops(cls, len(rows), 10).value(_count_cells(rows))
+    drops = Drops(cls, len(rows), 10)
+    got = drops.value(count_cells(rows))
     assert got == pytest.approx(ev.get()[cls.__name__], abs=1e-12)
+    (bulk,) = drops.block_values(rows)  # the path feed takes: numpy, or a table per block
+    assert bulk == pytest.approx(ev.get()[cls.__name__], abs=1e-12)
+    if name not in ("ELM", "BCubed"):
+        assert bulk == ev.get()[cls.__name__]  # the Monitor's own computation, to the bit
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from([0, 1, 2, "a", True, 1.0]), st.sampled_from("xyz"),
+                               st.integers(1, 5)), min_size=1, max_size=90),
+       block=st.integers(1, 12), name=st.sampled_from(["ELM", "BCubed"]))
+def test_watch_block_values_in_bulk_are_those_of_the_per_block_loop(rows, block, name):
+    """The drop detector evaluates whole blocks at once in numpy: each value is, to the bit, the
+    one of the per-block loop (cells in order of first appearance, summed in floating point)."""
+    from streameval.cli.watch_state import block_f_values, count_cells
+
+    whole = rows[:len(rows) - len(rows) % block]
+    expected = []
+    for k in range(0, len(whole), block):
+        cells = count_cells(whole[k:k + block])
+        a: dict = {}
+        b: dict = {}
+        for (t, p), c in cells.items():
+            a[t] = a.get(t, 0) + c
+            b[p] = b.get(p, 0) + c
+        total = 0.0
+        for (t, p), c in cells.items():
+            x, y = a[t], b[p]
+            if name == "ELM":
+                total += c if x == y == 1 else c * 2.0 * (c - 1) / (x + y - 2)
+            else:
+                total += c * 2.0 * c / (x + y)
+        expected.append(total / sum(cells.values()))
+    assert block_f_values(whole, block, name == "ELM") == expected

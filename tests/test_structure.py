@@ -9,10 +9,7 @@
   ``TYPE_CHECKING``) has no cycle.
 - Capabilities are declared, not guessed: no ``getattr(m, "on_demand", ...)``, no test of a
   metric's class name; and every name resolver agrees with :func:`streameval.metrics.resolve`.
-
-``PENDING`` lists the offenders in files that other work is rewriting now (the command line's
-split into a package, the intrinsic side's summaries): their tests are expected failures, named,
-and the list goes once those land.
+- Imports point down the layers that docs/architecture.md tables (and draws from that table).
 """
 
 from __future__ import annotations
@@ -33,10 +30,6 @@ PACKAGE = Path(se.__file__).resolve().parent
 ROOT = PACKAGE.parent
 
 # Offenders that other work in progress removes: {path prefix (relative to the repository): names}.
-PENDING_PRIVATE = {
-    "streameval/cli": {"_metric_classes", "_align", "on_demand"},  # the cli/ package split
-}
-PENDING_CYCLES = [{"streameval.cli", "streameval.cli_compare"}]  # the cli/ package split
 
 
 # --------------------------------------------------------------------------- reading the source
@@ -155,10 +148,6 @@ def _private_reach(m: Module) -> list[Offence]:
     return out
 
 
-def _pending(o: Offence) -> bool:
-    return any(o.path.startswith(p) and o.name in names for p, names in PENDING_PRIVATE.items())
-
-
 def _all_private_reach() -> list[Offence]:
     return sorted(
         (o for m in MODULES.values() for o in _private_reach(m)), key=lambda o: (o.path, o.line)
@@ -192,16 +181,8 @@ class A:
 
 
 def test_no_module_reads_another_modules_private_names():
-    found = [o for o in _all_private_reach() if not _pending(o)]
+    found = _all_private_reach()
     assert not found, "private names read across modules:\n" + "\n".join(map(str, found))
-
-
-@pytest.mark.parametrize("prefix", sorted(PENDING_PRIVATE))
-@pytest.mark.xfail(reason="pending: rewritten by work in progress (see PENDING_PRIVATE)", strict=False)
-def test_pending_private_reach_is_gone(prefix):
-    guessed = [o for m in MODULES.values() for o in _guessed_capabilities(m)]
-    found = [o for o in _all_private_reach() + guessed if o.path.startswith(prefix)]
-    assert not found, "\n".join(map(str, found))
 
 
 # --------------------------------------------------------------------------- import cycles
@@ -284,15 +265,8 @@ def test_metrics_depend_on_nothing_above_them():
 
 def test_no_import_cycle_inside_the_package():
     graph = _import_graph()
-    found = [c for c in _cycles(graph) if not any(c <= p for p in PENDING_CYCLES)]
-    assert not found, "import cycles:\n" + "\n".join(_show(graph, c) for c in found)
-
-
-@pytest.mark.xfail(reason="pending: the cli/ package split (see PENDING_CYCLES)", strict=False)
-def test_pending_import_cycles_are_gone():
-    graph = _import_graph()
     found = _cycles(graph)
-    assert not found, "\n".join(_show(graph, c) for c in found)
+    assert not found, "import cycles:\n" + "\n".join(_show(graph, c) for c in found)
 
 
 # --------------------------------------------------------------------------- layers
@@ -370,7 +344,7 @@ def _guessed_capabilities(m: Module) -> list[Offence]:
 
 
 def test_capabilities_are_declared_not_guessed():
-    found = [o for m in MODULES.values() for o in _guessed_capabilities(m) if not _pending(o)]
+    found = [o for m in MODULES.values() for o in _guessed_capabilities(m)]
     assert not found, "\n".join(map(str, found))
 
 

@@ -1,4 +1,5 @@
-"""Command-line hooks for confidence intervals and paired tests (:mod:`streameval.comparison`).
+"""``streameval compare``, ``score --ci`` and ``pss --compare``: confidence intervals and paired
+tests (:mod:`streameval.comparison`).
 
 - ``streameval compare GOLD SYS_A [SYS_B ...] --unit COL``: each system's metrics with intervals and
   the pairwise differences with p-values. Every file holds one row per element, in the same order,
@@ -26,12 +27,13 @@ import json
 import os
 import sys
 
-from .errors import StreamevalError
+from ..errors import CLIError
+from .options import metric_classes
 
 __all__ = ["add_parser", "cmd_compare", "add_score_ci_options", "cmd_score_ci", "cmd_pss_compare"]
 
 
-class CompareError(StreamevalError):
+class CompareError(CLIError):
     """A user-facing error of the compare commands (printed as one line)."""
 
 
@@ -98,7 +100,8 @@ def add_parser(sub) -> None:
     p.add_argument("--names", nargs="+", metavar="NAME",
                    help="system names (default: the file names)")
     p.add_argument("--metrics", nargs="+", metavar="NAME",
-                   help="metric class names (default ELM BCubed AdjustedRand NormalizedMutualInfo)")
+                   help="metric names, as in score (default ELM BCubed AdjustedRand "
+                   "NormalizedMutualInfo)")
     _resampling_options(p, tests=True)
     p.add_argument("--aggregate", choices=("pooled", "mean"), default="pooled",
                    help="one table over all units (default), or the mean of per-unit values")
@@ -113,15 +116,15 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd_compare)
 
 
-def _metric_names(names):
-    if not names:
-        return None
-    return [n.strip() for arg in names for n in arg.split(",") if n.strip()]
+def _metric_classes(names):
+    """The classes ``--metrics`` names (:func:`streameval.metrics.resolve`), or ``None`` for the
+    comparison's default metrics."""
+    return metric_classes(names) if names else None
 
 
 def _read_pairs(path, first, second, fmt, header):
     """``[(first, second)]`` of every row (any bad row stops with its file and line)."""
-    from .io import RowSpec, read_rows
+    from ..io import RowSpec, read_rows
 
     spec = RowSpec(first, second, None, header=header)
     try:
@@ -136,7 +139,7 @@ def _report(report, fmt: str) -> str:
 
 def cmd_compare(args) -> int:
     """``streameval compare``: read the files, align them by row, run :func:`streameval.compare`."""
-    from .comparison import compare
+    from ..comparison import compare
 
     pred_label = args.pred_label or args.label
     gold = _read_pairs(args.gold, args.unit, args.label, args.input_format, not args.no_header)
@@ -161,7 +164,7 @@ def cmd_compare(args) -> int:
         systems[name] = [p for _, p in rows]
     try:
         report = compare([t for _, t in gold], systems, units=units,
-                         metrics=_metric_names(args.metrics), method=args.method,
+                         metrics=_metric_classes(args.metrics), method=args.method,
                          n_resamples=args.n_resamples, confidence=args.confidence, seed=args.seed,
                          aggregate=args.aggregate, labels=args.labels)
     except (ValueError, TypeError) as e:
@@ -190,7 +193,7 @@ def add_score_ci_options(p) -> None:
 
 def _numbered_rows(path, spec, fmt, on_error):
     """``{row number: row}`` of a file's good rows (line numbers for text, row numbers for Parquet)."""
-    from .io import LineSource, detect_format, iter_parquet_rows, iter_text_rows
+    from ..io import LineSource, detect_format, iter_parquet_rows, iter_text_rows
 
     try:
         fmt = detect_format(path, fmt)
@@ -223,9 +226,8 @@ def cmd_score_ci(args) -> int:
     The file is read twice (labels and weight; unit), the rows joined by their line number; with
     ``--on-error skip`` a row bad in either read is skipped (and reported once).
     """
-    from .cli import _metric_classes
-    from .comparison import confidence_interval
-    from .io import RowSpec
+    from ..comparison import confidence_interval
+    from ..io import RowSpec
 
     if not args.unit:
         raise CompareError("--ci needs --unit COL: the column of the resampling unit (a block "
@@ -249,7 +251,7 @@ def cmd_score_ci(args) -> int:
     keys = [k for k in labels if k in units]
     if not keys:
         raise CompareError(f"{args.file} holds no rows to score")
-    classes = [c for c in _metric_classes(args.metrics) if not getattr(c, "on_demand", False)]
+    classes = [c for c in metric_classes(args.metrics) if not c.on_demand]
     try:
         ci = confidence_interval(
             [labels[k][0] for k in keys], [labels[k][1] for k in keys],
@@ -273,9 +275,9 @@ def cmd_score_ci(args) -> int:
               f"{conf} percentile bootstrap intervals over units, seed {args.seed}")
         rows = [("metric", "value", "low", "high")]
         rows += [(k, *(f"{v:.6f}" for v in iv)) for k, iv in ci.items()]
-        from .comparison import _align
+        from ..comparison import align_columns
 
-        print("\n".join(_align(rows)))
+        print("\n".join(align_columns(rows)))
     if bad:
         shown = list(bad.values())[:10]
         more = f"\n  ... and {len(bad) - len(shown)} more" if len(bad) > len(shown) else ""
@@ -299,7 +301,7 @@ def pss_compare_parser() -> argparse.ArgumentParser:
                    "all_singletons, one_document, fixed_length")
     p.add_argument("--names", nargs="+", metavar="NAME", help="names of the prediction files")
     p.add_argument("--metrics", default="ELM,BCubed",
-                   help="comma-separated metric names (default ELM,BCubed)")
+                   help="metric names, separated by commas or spaces, as in score (default ELM,BCubed)")
     _resampling_options(p, tests=True)
     p.add_argument("--aggregate", choices=("mean", "pooled"), default="mean",
                    help="mean of the per-stream values (default; the literature's mean F1), or one "
@@ -327,8 +329,9 @@ def cmd_pss_compare(argv) -> int:
     ...
     0
     """
-    from .comparison import compare
-    from .pss import BASELINES, check_streams, flags_to_labels, load_streams
+    from ..comparison import compare
+    from ..io import load_streams
+    from ..pss import BASELINES, check_streams, flags_to_labels
 
     args = pss_compare_parser().parse_args(argv)
     gold = load_streams(args.gold, args.input_format)
@@ -360,7 +363,7 @@ def cmd_pss_compare(argv) -> int:
         y_true += t
         for name, streams in systems.items():
             preds[name] += flags_to_labels(streams[sid], original_make_index=quirk).tolist()
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    metrics = metric_classes(args.metrics)
     try:
         report = compare(y_true, preds, units=units, metrics=metrics, method=args.method,
                          n_resamples=args.n_resamples, confidence=args.confidence, seed=args.seed,

@@ -1,0 +1,104 @@
+"""The checkpoint of ``streameval watch``: its state as JSON with a header and a checksum, written
+atomically (a temporary file renamed over the old one), read back with every check.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "ck.json")
+>>> save_checkpoint(path, {"rows": 3})
+>>> load_checkpoint(path)
+{'rows': 3}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+
+from ..errors import CLIError, InvalidStateError
+from ..state import check_header, header
+
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "save_checkpoint", "load_checkpoint",
+           "remove_stale_temporaries"]
+
+CHECKPOINT_FORMAT = "streameval.watch-checkpoint"
+CHECKPOINT_VERSION = 2  # 2: the position carries a fingerprint of the input consumed
+
+
+def save_checkpoint(path: str, body: dict) -> None:
+    """Write ``{format, version, sha256, body}`` as JSON to a temporary file, then rename it over
+    ``path``: a reader (or a crash) sees the old checkpoint or the new one, never half of one.
+    The temporary file is removed if the write fails."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    doc = {
+        **header(CHECKPOINT_FORMAT, CHECKPOINT_VERSION),
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "body": body,
+    }
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, sort_keys=True, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    try:  # make the rename itself durable
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(path: str) -> list:
+    """Remove ``PATH.tmp-PID`` files that a killed ``watch`` left (its process is gone);
+    return their names. Temporaries of a live process are left alone."""
+    import glob
+
+    removed = []
+    for tmp in glob.glob(glob.escape(path) + ".tmp-*"):
+        pid = tmp.rsplit("-", 1)[1]
+        if not pid.isdigit():
+            continue
+        if int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+                continue  # alive (another watch writing the same checkpoint)
+            except ProcessLookupError:
+                pass
+            except (PermissionError, OverflowError):
+                continue
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+            removed.append(tmp)
+    return removed
+
+
+def load_checkpoint(path: str) -> dict:
+    """The body of a checkpoint written by :func:`save_checkpoint`; :class:`CLIError` otherwise."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise CLIError(f"cannot read checkpoint {path}: {e.strerror}") from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CLIError(f"checkpoint {path} refused: it is not valid JSON (corrupt or truncated)") from None
+    try:
+        check_header(doc, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, what="watch checkpoint")
+    except InvalidStateError as e:
+        raise CLIError(f"checkpoint {path} refused: {e}") from None
+    body = doc.get("body")
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    if not isinstance(body, dict) or hashlib.sha256(text.encode()).hexdigest() != doc.get("sha256"):
+        raise CLIError(f"checkpoint {path} refused: its checksum does not match (corrupt)")
+    return body

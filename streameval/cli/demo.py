@@ -1,0 +1,208 @@
+"""``streameval demo``: a generated page stream segmented by an online clusterer, with a quality drop
+injected half-way, streamed through a :class:`~streameval.Monitor`; prints the final table and plots
+all-time against windowed metrics and the point where the drop is flagged (PNG).
+
+>>> t, p = make_demo_stream(seed=1, pages=12)
+>>> t[:3], p[:3]
+(['s0/d0', 's0/d0', 's0/d1'], ['s0/c0', 's0/c0', 's0/c1'])
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from .options import METRICS_HELP, fraction, metric_classes, positive
+from .render import EXTRA_HINT, print_values, progress, warn
+
+__all__ = ["make_demo_stream", "cmd_demo", "add_parser"]
+
+
+def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: float = 0.5):
+    """A synthetic page stream and an online clusterer's segmentation of it (labels per page).
+
+    Pages come in streams of about 250 pages; a stream is a run of documents (geometric lengths,
+    mean 4 pages). Each document has a random topic vector; each page is its topic plus Gaussian
+    noise, and 4% of pages are off-topic (blank or stray pages). The online clusterer reads the pages
+    in order and starts a new segment when a page's cosine similarity to the running mean of the
+    current segment falls below 0.3: a leader-follower segmenter, as a page-stream model would be.
+    After the first ``drop`` fraction of the pages (``drop=1``: never) the segmenter degrades: its
+    threshold falls to -0.2, so it merges neighbouring documents (a quality drop to detect).
+
+    Returns ``(y_true, y_pred)``: lists of labels ``"s<stream>/d<doc>"`` and ``"s<stream>/c<seg>"``.
+    Deterministic for a seed. Cost O(pages · dim).
+
+    >>> t, p = make_demo_stream(seed=1, pages=12)
+    >>> len(t), len(p), t[0], p[0]
+    (12, 12, 's0/d0', 's0/c0')
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    y_true: list = []
+    y_pred: list = []
+    stream = 0
+    degrade_at = int(pages * drop) if drop < 1 else pages + 1
+    while len(y_true) < pages:
+        n_pages = min(pages - len(y_true), int(rng.integers(150, 350)))
+        doc, seg, left = -1, -1, 0
+        mean, count = None, 0
+        for _ in range(n_pages):
+            if left == 0:
+                doc += 1
+                left = int(rng.geometric(0.25))
+                topic = rng.normal(size=dim)
+                topic /= np.linalg.norm(topic)
+            left -= 1
+            if rng.random() < 0.04:
+                x = rng.normal(size=dim) / math.sqrt(dim)
+            else:
+                x = topic + rng.normal(scale=0.8 / math.sqrt(dim), size=dim)
+            if mean is not None:
+                cos = float(x @ mean) / (float(np.linalg.norm(x) * np.linalg.norm(mean)) or 1.0)
+            threshold = 0.3 if len(y_true) < degrade_at else -0.2
+            if mean is None or cos < threshold:
+                seg += 1
+                mean, count = x.copy(), 1
+            else:
+                count += 1
+                mean += (x - mean) / count
+            y_true.append(f"s{stream}/d{doc}")
+            y_pred.append(f"s{stream}/c{seg}")
+        stream += 1
+    return y_true, y_pred
+
+
+def _demo_monitor(classes, window: int):
+    """A :class:`~streameval.Monitor` over the metrics, flagging drops of ELM (or of the first
+    metric) when River is installed."""
+    from ..monitor import Monitor
+
+    names = [c.__name__ for c in classes]
+    watch = "ELM" if "ELM" in names else names[0]
+    try:
+        import river  # noqa: F401
+    except ImportError:
+        warn("no drop detection in the demo: it needs River (pip install 'streameval[river]')")
+        return Monitor([c() for c in classes], window=window, watch=watch, detector=False)
+    return Monitor([c() for c in classes], window=window, watch=watch)
+
+
+def cmd_demo(args) -> int:
+    """``streameval demo``: stream :func:`make_demo_stream` through a :class:`Monitor` (all-time
+    and windowed metrics, drop detection); print the table and plot the story.
+
+    Cost: one Monitor update per page, and ``--points`` readings of every metric.
+    """
+    classes = metric_classes(args.metrics)
+    mon = _demo_monitor(classes, args.window)
+    y_true, y_pred = make_demo_stream(args.seed, args.pages, drop=args.drop)
+    n = len(y_true)
+    step = max(1, n // args.points)
+    xs: list = []
+    trace: dict[str, list] = {c.__name__: [] for c in classes}
+    wtrace: dict[str, list] = {c.__name__: [] for c in classes}
+    bar = progress(n, "demo", not args.no_progress)
+    update = mon.update
+    for k in range(n):
+        update(y_true[k], y_pred[k])
+        if (k + 1) % step == 0 or k + 1 == n:
+            bar.update(k + 1 - (xs[-1] if xs else 0))
+            xs.append(k + 1)
+            for name, v in mon.all_time.get().items():
+                trace[name].append(v)
+            for name, v in mon.window.get().items():
+                wtrace[name].append(v)
+    bar.close()
+    ev = mon.all_time
+    table = ev.table
+    print_values(ev, args.format, f"streameval demo: {n} pages (seed {args.seed}), "
+                  f"{table.k_true} true documents, {table.k_pred} predicted segments")
+    out = sys.stderr if args.format == "json" else sys.stdout
+    injected = int(n * args.drop) if args.drop < 1 else None
+    flagged = [d for d in mon.drops if injected is None or d > injected]
+    if injected is not None:
+        seen = f"flagged by the Monitor at page {flagged[0]}" if flagged else "not flagged"
+        print(f"quality drop injected at page {injected}: {seen}", file=out)
+    if args.plot:
+        try:
+            _plot(xs, trace, wtrace, mon, injected, args)
+        except ImportError:
+            warn(f"no plot written: matplotlib is not installed ({EXTRA_HINT})")
+        else:
+            print(f"plot written to {args.plot}", file=out)
+    return 0
+
+
+PLOT_FIRST = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
+
+
+def _plot(xs, trace, wtrace, mon, injected, args) -> None:
+    """Up to four metrics, one panel each: all time against the window, the injected drop and the
+    points where the Monitor flagged drops of its watched metric."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [k for k in PLOT_FIRST if k in trace] + [k for k in trace if k not in PLOT_FIRST]
+    names = names[:4]
+    cols = 1 if len(names) == 1 else 2
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 3.6 * rows + 0.8), squeeze=False,
+                             sharex=True)
+    flagged = [d for d in mon.drops if injected is None or d > injected]
+    for ax, name in zip(axes.flat, names):
+        ax.plot(xs, wtrace[name], color="#e66101", linewidth=1.3,
+                label=f"last {args.window} pages (window)")
+        ax.plot(xs, trace[name], color="#1b4f9c", linewidth=2.4, label="all time")
+        if injected is not None:
+            ax.axvspan(injected, xs[-1], color="0.5", alpha=0.08)
+            ax.axvline(injected, color="0.35", linestyle="--", linewidth=1.2,
+                       label="quality drop injected")
+        for d in mon.drops:
+            first = bool(flagged) and d == flagged[0]
+            ax.axvline(d, color="#c51b7d", linewidth=2.0 if first else 0.8,
+                       alpha=1.0 if first else 0.5,
+                       label=f"Monitor flags a drop of {mon.watch} (page {d})" if first else None)
+        ax.set_title(name, fontsize=11)
+        ax.grid(alpha=0.3)
+        if mon.all_time.metrics[name].bounds[1] == 1.0:
+            ax.set_ylim(min(0.0, min(wtrace[name] + trace[name])), 1.02)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("pages seen")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    story = "no quality drop injected"
+    if injected is not None:
+        story = (f"a quality drop injected at page {injected}, "
+                 + ("flagged by the Monitor" if flagged else "not flagged by the Monitor"))
+    fig.suptitle(f"streameval demo: {xs[-1]} pages (seed {args.seed}); {story}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(args.plot, dpi=110)
+    plt.close(fig)
+
+
+def add_parser(sub) -> None:
+    """Add ``demo`` to ``sub`` (an ``add_subparsers()`` object)."""
+    p = sub.add_parser("demo", help="stream a generated page stream through every metric",
+                       description="Generate a page stream and an online clusterer's segmentation "
+                       "of it (from a seed; nothing is downloaded), stream it through every O(1) "
+                       "metric, print the final table and plot the metrics along the stream.")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--pages", type=positive, default=20000, help="pages in the stream (default 20000)")
+    p.add_argument("--plot", default="streameval-demo.png", metavar="PATH",
+                   help="PNG file for the plot (default streameval-demo.png; '' for none)")
+    p.add_argument("--points", type=positive, default=200,
+                   help="how many times along the stream the metrics are recorded (default 200)")
+    p.add_argument("--metrics", nargs="+", metavar="NAME", help=METRICS_HELP)
+    p.add_argument("--window", type=positive, default=1000, metavar="N",
+                   help="the window of the windowed metrics, in pages (default 1000)")
+    p.add_argument("--drop", type=fraction, default=0.5, metavar="F",
+                   help="inject a quality drop after this fraction of the stream (default 0.5; "
+                   "1: none): the segmenter starts merging neighbouring documents")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_demo)

@@ -1,0 +1,80 @@
+"""The Prometheus endpoint of ``streameval watch`` (needs ``prometheus-client``)."""
+
+from __future__ import annotations
+
+from ..errors import CLIError
+from .render import EXTRA_HINT, warn
+
+__all__ = ["PrometheusExporter"]
+
+
+class PrometheusExporter:
+    """The values of the last publication on ``http://HOST:PORT/metrics``, read at each scrape:
+
+    - ``streameval_metric{metric, scope}`` (gauge; scope ``all`` or ``window``);
+    - ``streameval_rows_total``, ``streameval_elements_total``, ``streameval_rows_skipped_total``
+      (counters);
+    - ``streameval_last_update_timestamp_seconds`` (gauge: Unix time of the last row taken);
+    - ``streameval_drop`` (gauge, 0 or 1: a drop of the watched metric was flagged within the
+      window) and ``streameval_drops_total`` (counter), when drops are detected.
+
+    Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
+    """
+
+    def __init__(self, host: str, port: int, labels: dict):
+        try:
+            from prometheus_client import CollectorRegistry, start_http_server
+            from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+        except ImportError:
+            raise CLIError(f"--prometheus-port needs prometheus-client: {EXTRA_HINT}") from None
+        self.gauge, self.counter = GaugeMetricFamily, CounterMetricFamily
+        self.labels = labels
+        self.snapshot: tuple[dict, float] | None = None
+        registry = CollectorRegistry()
+        registry.register(self)
+        try:
+            self.server, _ = start_http_server(port, addr=host, registry=registry)
+        except OSError as e:
+            raise CLIError(f"cannot serve Prometheus metrics on {host}:{port}: {e.strerror}") from None
+        self.port = self.server.server_port
+        warn(f"serving Prometheus metrics on http://{host}:{self.port}/metrics")
+
+    def publish(self, values: dict, updated: float) -> None:
+        self.snapshot = (values, updated)  # one assignment: a scrape sees all of it or none
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        if self.snapshot is None:
+            return
+        values, updated = self.snapshot
+        keys, vals = list(self.labels), list(self.labels.values())
+        g = self.gauge("streameval_metric", "Current value of a clustering evaluation metric",
+                       labels=["metric", "scope", *keys])
+        for scope in ("all", "window"):
+            for name, v in values.get(scope, {}).items():
+                g.add_metric([name, scope, *vals], v)
+        yield g
+        for key, name, text in (("rows", "streameval_rows", "Rows taken (all time)"),
+                                ("elements", "streameval_elements",
+                                 "Elements (total weight) in the all-time table"),
+                                ("skipped", "streameval_rows_skipped", "Malformed rows skipped"),
+                                ("drops", "streameval_drops", "Drops of the watched metric flagged")):
+            if key in values:
+                c = self.counter(name, text, labels=keys)
+                c.add_metric(vals, values[key])
+                yield c
+        g = self.gauge("streameval_last_update_timestamp_seconds",
+                       "Unix time at which the last row was taken", labels=keys)
+        g.add_metric(vals, updated)
+        yield g
+        if "drop" in values:
+            g = self.gauge("streameval_drop", "1 when a drop of the watched metric was flagged "
+                           "within the window, else 0", labels=keys)
+            g.add_metric(vals, float(values["drop"]))
+            yield g
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,487 @@
+"""``streameval watch FILE|-``: rows as they arrive (``--follow`` a growing file like ``tail -f``),
+all-time and windowed metrics, a line every N rows or T seconds, JSON lines, a Prometheus endpoint
+(:mod:`.prometheus`), and a JSON checkpoint (:mod:`.checkpoint`, saved atomically on a schedule
+and on exit) to resume from.
+
+A reader thread parses rows into a :class:`~streameval.cli.feed.Feed`; the main thread takes them
+(O(1) per row) and reports, publishes and checkpoints; the tables
+(:class:`~streameval.cli.watch_state.WatchState`) catch up then.
+
+>>> status_line({"rows": 12, "skipped": 0, "all": {"AdjustedRand": 0.5}}, 0, width=80)
+'rows 12 | skipped 0 | all: ARI 0.5000'
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import signal
+import stat
+import sys
+import threading
+import time
+
+from ..errors import CLIError, InputError
+from ..io import LineSource, RowSpec, fingerprint, iter_text_rows
+from .checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
+from .feed import Feed
+from .options import (
+    ErrorPolicy,
+    add_row_options,
+    format_or_usage,
+    metric_classes,
+    non_negative,
+    port,
+    positive,
+    prometheus_label,
+    row_spec,
+)
+from .prometheus import PrometheusExporter
+from .render import finite, text_table, warn
+from .watch_state import Drops, WatchState
+
+__all__ = ["cmd_watch", "add_parser", "status_line", "json_line", "WatchRun"]
+
+GC_YOUNG = 50_000  # allocations between collections of the youngest generation during a run
+
+
+_SHORT = {"AdjustedRand": "ARI", "NormalizedMutualInfo": "NMI", "AdjustedMutualInfo": "AMI",
+          "VariationOfInformation": "VI", "FowlkesMallows": "FMI", "MutualInfo": "MI"}
+
+
+def _short_name(name: str) -> str:
+    return _SHORT.get(name, name)
+
+
+def status_line(values: dict, window: int, width: int | None = None) -> str:
+    """``rows N | skipped S | all/last W: ELM 0.8123/0.7990 BCubed ...`` cut to ``width``
+    characters (default: the terminal's), the metrics that do not fit counted at the end."""
+    if width is None:
+        width = shutil.get_terminal_size((120, 24)).columns
+    head = f"rows {values['rows']} | skipped {values['skipped']}"
+    if values.get("drop"):
+        head += " | DROP"
+    win = values.get("window")
+    head += f" | all/last {window}:" if win is not None else " | all:"
+    parts = []
+    for k, v in values["all"].items():
+        cell = f"{v:.4f}" if win is None else f"{v:.4f}/{win[k]:.4f}"
+        parts.append(f"{_short_name(k)} {cell}")
+    line = head
+    for i, part in enumerate(parts):
+        more = len(parts) - i - 1
+        tail = f" +{more} more" if more else ""
+        if i and len(line) + 1 + len(part) + len(tail) > width - 1:
+            return f"{line} +{len(parts) - i} more"
+        line += " " + part
+    return line
+
+
+def json_line(values: dict, final=False) -> str:
+    out = {"time": round(time.time(), 3), **values, "final": final}
+    for scope in ("all", "window"):
+        if scope in out:
+            out[scope] = {k: finite(v) for k, v in out[scope].items()}
+    return json.dumps(out)
+
+
+def input_desc(args, fmt: str, spec: RowSpec) -> dict:
+    return {
+        "path": "<stdin>" if args.file == "-" else os.path.abspath(args.file),
+        "format": fmt, "true": spec.true, "pred": spec.pred, "weight": spec.weight,
+        "header": spec.header,
+    }
+
+
+def drops_for(args, classes):
+    """The drop detector of ``watch`` (``None`` without River or with ``--drop-block 0``)."""
+    if not args.drop_block:
+        return None
+    names = {c.__name__: c for c in classes}
+    cls = names.get("ELM", classes[0])
+    if args.drop_metric:
+        (cls,) = metric_classes([args.drop_metric])[:1]
+    try:
+        return Drops(cls, args.drop_block, max(args.window, 10 * args.drop_block))
+    except ImportError:
+        warn("no drop detection: it needs River (pip install 'streameval[river]')")
+        return None
+
+
+def check_fingerprint(source: LineSource, state, path: str) -> None:
+    """Refuse to resume a file whose consumed bytes are not those the checkpoint saw."""
+    fd = source.fileno()
+    size = os.fstat(fd).st_size
+    if size < state.offset:
+        raise CLIError(f"checkpoint {path} refused: {source.name} has {size} bytes, fewer than "
+                       f"the {state.offset} already read: was it truncated or replaced?")
+    if fingerprint(fd, state.offset) != state.fingerprint:
+        raise CLIError(f"checkpoint {path} refused: the first {state.offset} bytes of "
+                       f"{source.name} are not those it consumed (replaced, rewritten, or "
+                       "rotated while watch was not running?)")
+
+
+class WatchRun:
+    CHUNK = 512  # rows the reader hands over at once from a regular file
+
+    """One run of ``streameval watch``: the reader thread, the main loop, reports, checkpoints."""
+
+    def __init__(self, args, fmt, spec, classes):
+        self.args, self.fmt, self.spec = args, fmt, spec
+        self.input_desc = input_desc(args, fmt, spec)
+        self.state = WatchState(classes, args.window, drops_for(args, classes))
+        self.policy = ErrorPolicy(args.on_error)
+        self.feed = Feed()
+        self.stop = threading.Event()
+        self.prom = self.jsonl = None
+        self.fd = None  # a descriptor of the file being read, for the checkpoint's fingerprint
+        self.interrupted: list = []
+        self.error = None
+        self.file_error = False
+        self.chunk = 1  # rows per hand-over (CHUNK for a regular file, see open)
+        self.buf: tuple = ([], [], [])  # the reader's rows not yet handed over, their positions
+
+    # -- set-up -------------------------------------------------------------------------
+    def resume(self) -> None:
+        args, state = self.args, self.state
+        if not args.checkpoint:
+            return
+        for tmp in remove_stale_temporaries(args.checkpoint):
+            warn(f"removed {tmp}, left by a watch that was killed while writing a checkpoint")
+        if args.resume and os.path.exists(args.checkpoint):
+            state.load_body(load_checkpoint(args.checkpoint), self.input_desc, args.checkpoint)
+            warn(f"resumed from {args.checkpoint}: {state.rows} rows, line {state.line}")
+        elif args.resume:
+            warn(f"no checkpoint at {args.checkpoint} yet: starting from the beginning")
+        self.policy.count = state.skipped
+
+    def open(self) -> None:
+        args, state = self.args, self.state
+        self.source = LineSource.open(args.file, follow=args.follow, stop=self._stopping,
+                                      poll=args.poll, max_line=args.max_line_bytes,
+                                      on_notice=self._notice)
+        fd = self.source.fileno()
+        # a regular file is read without waiting (a followed one waits at its end, where the
+        # source calls _stopping): its rows go over in chunks; a pipe's, one by one, as they come
+        if fd is not None and stat.S_ISREG(os.fstat(fd).st_mode):
+            self.chunk = self.CHUNK
+        if args.file != "-" and fd is not None:
+            if state.line:
+                check_fingerprint(self.source, state, args.checkpoint)
+            self.fd = os.dup(fd)
+        self.start = (state.offset, state.line) if args.file != "-" and state.line else None
+        if args.prometheus_port is not None:
+            self.prom = PrometheusExporter(args.prometheus_host, args.prometheus_port, dict(args.label))
+        if args.jsonl:
+            self.jsonl = (sys.stdout if args.jsonl == "-"
+                          else open(args.jsonl, "a", encoding="utf-8"))  # noqa: SIM115
+
+    # -- the reader thread --------------------------------------------------------------
+    # Items in the feed: ``(rows, lines, offsets)`` (rows and the position after each), or
+    # ``(None, kind, payload)`` for an event, in order with the rows.
+    def _hand_over(self) -> None:
+        """Put the rows read so far into the feed (from the reader thread)."""
+        buf = self.buf
+        if buf[0]:
+            self.buf = ([], [], [])
+            self.feed.put(buf, limit=max(1, Feed.LIMIT // self.chunk))
+
+    def _stopping(self) -> bool:
+        """Called by a followed source at the end of the file, before it waits: hand over."""
+        self._hand_over()
+        return self.stop.is_set()
+
+    def _notice(self, message: str) -> None:
+        """From the reader thread (a rotation, truncation, deletion): in order with the rows."""
+        self._hand_over()
+        source = self.source
+        fd = source.fileno()
+        self.feed.put((None, "notice", (message, source.generation,
+                                        os.dup(fd) if fd is not None else None)))
+
+    def reader(self) -> None:
+        feed, source, raised, chunk = self.feed, self.source, [], self.chunk
+
+        def on_error(e):
+            self._hand_over()
+            feed.put((None, "error", (e, source.lineno, source.offset)))
+            if self.args.on_error == "stop":
+                raised.append(e)
+                raise e
+
+        try:
+            rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
+                                  total=self.state.elements)
+            for row in rows:
+                buf = self.buf
+                buf[0].append(row)
+                buf[1].append(source.lineno)
+                buf[2].append(source.offset)
+                if len(buf[0]) >= chunk:
+                    self._hand_over()
+            self._hand_over()
+        except InputError as e:
+            self._hand_over()
+            if e not in raised:  # a problem with the file as a whole (header, size)
+                feed.put((None, "fatal", e))
+        except Exception as e:  # an I/O error: reported by the main thread
+            self._hand_over()
+            feed.put((None, "fatal", e))
+        feed.put((None, "end", None))
+
+    # -- the main thread ----------------------------------------------------------------
+    def emit(self, final=False) -> dict:
+        args, state = self.args, self.state
+        values = state.values()
+        if self.prom is not None:
+            self.prom.publish(values, state.updated)
+        if self.jsonl is not None:
+            print(json_line(values, final), file=self.jsonl, flush=True)
+        if self.jsonl is not sys.stdout and not final:
+            print(status_line(values, args.window), flush=True)
+        return values
+
+    def checkpoint(self) -> None:
+        if self.args.checkpoint:
+            state = self.state
+            state.skipped = self.policy.count
+            fp = fingerprint(self.fd, state.offset) if self.fd is not None else None
+            save_checkpoint(self.args.checkpoint, state.to_body(self.input_desc, fp))
+
+    def special(self, kind: str, payload) -> bool:
+        """Handle a non-row item; false when the run must end."""
+        state = self.state
+        if kind == "error":
+            error, line, offset = payload
+            if self.args.on_error == "stop":
+                self.error = error
+                return False
+            self.policy.record(error)
+            state.skipped = self.policy.count
+            state.line, state.offset = line, offset
+            return True
+        if kind == "notice":
+            message, generation, fd = payload
+            warn(message)
+            if fd is not None and generation != getattr(self, "generation", 0):
+                self.generation = generation
+                state.line = state.offset = 0
+                if self.fd is not None:
+                    os.close(self.fd)
+                self.fd = fd
+            elif fd is not None:
+                os.close(fd)
+            return True
+        if kind == "fatal":
+            self.error, self.file_error = payload, True
+        return False
+
+    def loop(self) -> None:
+        args, state, take = self.args, self.state, self.feed.take
+        every, interval, ck_every, ck_rows = (args.every, args.interval, args.checkpoint_every,
+                                              args.checkpoint_rows)
+        now = time.monotonic()
+        last_line = last_ck = last_pub = now
+        rows_line = rows_ck = state.rows
+        saved_header = state.header if state.line else None
+        running = True
+        if self.prom is not None:
+            self.prom.publish(state.values(), state.updated)
+        while running and not self.interrupted:
+            batch = take(0.2)
+            if saved_header is not None and batch and batch[0][0] is not None:
+                if self.source.header != saved_header:  # first row after a resume
+                    self.error = CLIError(f"the header of {args.file} is not the one in the "
+                                          f"checkpoint ({self.source.header} != {saved_header})")
+                    return
+                saved_header = None
+            # rows are counted in a local until something reads the state (a report, a
+            # checkpoint, an event, the end of the batch); ``due``: the next row count at which
+            # a report or a checkpoint falls due
+            n = state.rows
+            due = rows_line + every if not ck_rows else min(rows_line + every, rows_ck + ck_rows)
+            extend = state.pending.extend
+            last = None  # the position after the last row taken, which the state must record
+            for item in batch:
+                rows = item[0]
+                if rows is None:
+                    state.rows = n
+                    if last is not None:
+                        state.line, state.offset, last = last[0], last[1], None
+                    running = self.special(item[1], item[2])
+                    extend = state.pending.extend
+                    if not running:
+                        break
+                    continue
+                _, lines, offsets = item
+                k, m = 0, len(rows)
+                while n + m - k >= due:  # the row that completes the due count is in here
+                    j = k + due - n
+                    extend(rows[k:j])
+                    n, k = due, j
+                    state.rows = n
+                    state.line, state.offset = lines[j - 1], offsets[j - 1]
+                    if n - rows_line >= every:
+                        self.emit()
+                        rows_line, last_line = n, time.monotonic()
+                        last_pub = last_line
+                    if ck_rows and n - rows_ck >= ck_rows:
+                        self.checkpoint()
+                        rows_ck, last_ck = n, time.monotonic()
+                    due = rows_line + every if not ck_rows else min(rows_line + every,
+                                                                    rows_ck + ck_rows)
+                    extend = state.pending.extend
+                if k < m:
+                    extend(rows[k:] if k else rows)
+                    n += m - k
+                last = (lines[-1], offsets[-1])
+            state.rows = n
+            if last is not None:
+                state.line, state.offset = last
+                state.updated = time.time()
+            state.header = self.source.header
+            now = time.monotonic()
+            if state.rows != rows_line and interval and now - last_line >= interval:
+                self.emit()
+                rows_line, last_line, last_pub = state.rows, now, now
+            elif self.prom is not None and now - last_pub >= 0.5:
+                self.prom.publish(state.values(), state.updated)
+                last_pub = now
+            if args.checkpoint and state.rows != rows_ck and now - last_ck >= ck_every:
+                self.checkpoint()
+                rows_ck, last_ck = state.rows, time.monotonic()  # timed from the write's end
+
+    def final_report(self) -> None:
+        args = self.args
+        values = self.emit(final=True)
+        if self.jsonl is sys.stdout:
+            return
+        if self.interrupted:
+            why = f"interrupted ({self.interrupted[0]})"
+        elif self.file_error:
+            why = "stopped by a problem with the input as a whole"
+        elif self.error is not None:
+            why = "stopped at a malformed row"
+        else:
+            why = "end of input"
+        print(f"streameval watch: final report, {why}: {values['rows']} rows, "
+              f"{values['elements']} elements, {values['skipped']} skipped")
+        cols = {k: [v] for k, v in values["all"].items()}
+        header: tuple[str, ...] = ("metric", "all time")
+        if "window" in values:
+            header += (f"last {args.window}",)
+            for k, v in values["window"].items():
+                cols[k].append(v)
+        print(text_table(cols, header), flush=True)
+
+    def run(self) -> int:
+        self.resume()
+        self.open()
+        # What exists now (modules, River's detector, the resumed tables) lives for the whole run:
+        # frozen out of the garbage collector's scans, which would otherwise walk it again and
+        # again as rows are allocated; and the rows that wait for a report (pending, in the feed,
+        # in the window) are collected less often. Both undone when the run ends.
+        thresholds = gc.get_threshold()
+        gc.freeze()
+        gc.set_threshold(GC_YOUNG, *thresholds[1:])
+        try:
+            return self._run()
+        finally:
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()
+
+    def _run(self) -> int:
+        # Ctrl-C and SIGTERM only raise a flag, checked between batches: a row is never half
+        # counted (tables, window and input position always agree: a checkpoint is consistent).
+        signals: dict[int, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+        old = {sig: signal.signal(sig, lambda signum, _: self.interrupted.append(signals[signum]))
+               for sig in signals}
+        threading.Thread(target=self.reader, daemon=True).start()
+        try:
+            self.loop()
+        finally:
+            self.stop.set()
+            self.feed.stopped = True
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+        error = self.error
+        if isinstance(error, CLIError):
+            raise error
+        if error is not None and not isinstance(error, InputError):
+            raise CLIError(f"cannot read {self.args.file}: "
+                           f"{getattr(error, 'strerror', None) or error}")
+        self.checkpoint()
+        self.final_report()
+        self.close()
+        self.policy.report()
+        if error is not None:
+            raise error
+        return 0
+
+    def close(self) -> None:
+        if self.jsonl not in (None, sys.stdout):
+            self.jsonl.close()
+        if self.prom is not None:
+            self.prom.close()
+        if self.fd is not None:
+            os.close(self.fd)
+        if self.args.checkpoint:
+            warn(f"checkpoint saved to {self.args.checkpoint}")
+
+
+def cmd_watch(args) -> int:
+    """``streameval watch``: a reader thread parses rows into a feed; the main thread takes them
+    (O(1) per row), and reports, publishes and checkpoints (the tables catch up then)."""
+    fmt = format_or_usage(args.file, args.input_format)
+    if fmt == "parquet":
+        raise CLIError("watch reads text rows (csv, tsv, jsonl); use 'streameval score' for Parquet")
+    if args.follow and args.file == "-":
+        raise CLIError("--follow applies to files; standard input is read until it closes")
+    if args.resume and not args.checkpoint:
+        raise CLIError("--resume needs --checkpoint PATH")
+    return WatchRun(args, fmt, row_spec(args), metric_classes(args.metrics)).run()
+
+
+def add_parser(sub) -> None:
+    """Add ``watch`` to ``sub`` (an ``add_subparsers()`` object)."""
+    p = sub.add_parser("watch", help="follow a live stream of rows: windows, Prometheus, checkpoints",
+                       description="Read rows as they arrive from a file or standard input, keep "
+                       "all-time and windowed metrics, print a line every N rows or T seconds, "
+                       "and on Ctrl-C or at the end print the final report.")
+    add_row_options(p, follow=True)
+    p.add_argument("--follow", "-f", action="store_true",
+                   help="keep reading as the file grows, like tail -f (stop with Ctrl-C)")
+    p.add_argument("--window", type=non_negative, default=1000, metavar="N",
+                   help="also report the metrics of the last N rows (default 1000; 0: off)")
+    p.add_argument("--every", type=positive, default=10000, metavar="N",
+                   help="print a line every N rows (default 10000)")
+    p.add_argument("--interval", type=float, default=5.0, metavar="T",
+                   help="... or every T seconds when rows arrived (default 5; 0: off)")
+    p.add_argument("--jsonl", metavar="PATH",
+                   help="append each report as a JSON line to PATH ('-': standard output instead "
+                   "of text lines)")
+    p.add_argument("--prometheus-port", type=port, metavar="PORT",
+                   help="serve the current values on http://HOST:PORT/metrics (0: any free port)")
+    p.add_argument("--label", type=prometheus_label, action="append", default=[], metavar="KEY=VALUE",
+                   help="a label on every Prometheus series, to tell watchers apart (repeatable)")
+    p.add_argument("--drop-block", type=non_negative, default=100, metavar="N",
+                   help="flag drops of the watched metric over blocks of N rows, as "
+                   "streameval.Monitor does (River's ADWIN; default 100; 0: off)")
+    p.add_argument("--drop-metric", metavar="NAME",
+                   help="the metric whose drops are flagged (default ELM, else the first one)")
+    p.add_argument("--prometheus-host", default="127.0.0.1", metavar="HOST",
+                   help="address the Prometheus endpoint binds to (default 127.0.0.1)")
+    p.add_argument("--checkpoint", metavar="PATH",
+                   help="save the state to PATH (JSON, written atomically) on a schedule and on exit")
+    p.add_argument("--checkpoint-every", type=float, default=30.0, metavar="T",
+                   help="seconds between checkpoints (default 30)")
+    p.add_argument("--checkpoint-rows", type=non_negative, default=0, metavar="N",
+                   help="also checkpoint every N rows (default 0: off)")
+    p.add_argument("--resume", action="store_true",
+                   help="start from the --checkpoint file when it exists (and continue in the file "
+                   "where it stopped)")
+    p.add_argument("--poll", type=float, default=0.1, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_watch)
