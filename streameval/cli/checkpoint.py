@@ -22,7 +22,7 @@ __all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "save_checkpoint", "load_c
            "remove_stale_temporaries"]
 
 CHECKPOINT_FORMAT = "streameval.watch-checkpoint"
-CHECKPOINT_VERSION = 2  # 2: the position carries a fingerprint of the input consumed
+CHECKPOINT_VERSION = 3  # 2: a fingerprint of the input consumed; 3: the window as CountWindow.to_dict
 
 
 def save_checkpoint(path: str, body: dict) -> None:

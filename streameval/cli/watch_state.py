@@ -305,13 +305,13 @@ class WatchState:
             "table": self.all.table.to_dict(),
             "window": None,
         }
-        if self.items is not None:
-            assert self.win is not None
-            body["window"] = {
-                "size": self.size,
-                "items": [list(item) for item in self.items],
-                "table": self.win.table.to_dict(),
-            }
+        if self.items is not None:  # the window's rows, saved as a CountWindow saves itself
+            from ..window import CountWindow
+
+            window = CountWindow(self.size, [cls() for cls in self.classes])
+            for t, p, w in self.items:
+                window.update(t, p, w)
+            body["window"] = window.to_dict()
         return body
 
     def load_body(self, body: dict, input_desc: dict, path: str) -> None:
@@ -338,19 +338,16 @@ class WatchState:
             self.all = evaluator(self.classes, table=table)
             win = body["window"]
             if (win is None) != (self.items is None) or (
-                win is not None and win.get("size") != self.size
+                isinstance(win, dict) and win.get("size") != self.size
             ):
                 size = 0 if win is None else win.get("size")
                 refuse(f"its window size is {size}, but --window is {self.size}")
             if win is not None:
+                from ..window import CountWindow
+
                 assert self.items is not None and self.win is not None  # sizes agree above
-                items = [tuple(item) for item in win["items"]]
-                if len(items) > self.size or any(len(item) != 3 for item in items):
-                    refuse("bad window items")
-                self.items.extend(items)
-                add_cells(self.win, count_cells(items))
-                if Contingency.from_dict(win["table"]) != self.win.table:
-                    refuse("its window items do not add up to its window table")
+                self.items.extend(CountWindow.from_dict(win))
+                add_cells(self.win, count_cells(self.items))
         except CLIError:
             raise
         except (KeyError, TypeError, ValueError, StreamevalError) as e:
