@@ -28,7 +28,7 @@ import os
 import sys
 
 from ..errors import CLIError
-from .options import metric_classes
+from .options import metric_classes, non_negative, positive
 
 __all__ = ["add_parser", "cmd_compare", "add_score_ci_options", "cmd_score_ci", "cmd_pss_compare"]
 
@@ -47,37 +47,17 @@ def _probability(s: str) -> float:
     return v
 
 
-def _count(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {s!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {s!r}")
-    return v
-
-
-def _seed(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {s!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {s!r}")
-    return v
-
-
 def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
     if tests:
         p.add_argument("--method", choices=("paired_bootstrap", "randomization"),
                        default="paired_bootstrap",
                        help="the test behind the p-values (intervals are always the paired "
                        "percentile bootstrap over units; default paired_bootstrap)")
-    p.add_argument("--n-resamples", type=_count, default=n_default, metavar="B",
+    p.add_argument("--n-resamples", type=positive, default=n_default, metavar="B",
                    help=f"bootstrap resamples (and randomization rounds; default {n_default})")
     p.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
                    help="coverage of the intervals (default 0.95)")
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=non_negative, default=0, help="random seed (default 0)")
 
 
 def add_parser(sub) -> None:
@@ -181,11 +161,11 @@ def add_score_ci_options(p) -> None:
     g.add_argument("--ci", action="store_true",
                    help="also report percentile bootstrap intervals over the units of --unit")
     g.add_argument("--unit", metavar="COL", help="column of the resampling unit (needed by --ci)")
-    g.add_argument("--n-resamples", type=_count, default=1000, metavar="B",
+    g.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
                    help="bootstrap resamples for --ci (default 1000)")
     g.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
                    help="coverage of the --ci intervals (default 0.95)")
-    g.add_argument("--seed", type=_seed, default=0, help="random seed of --ci (default 0)")
+    g.add_argument("--seed", type=non_negative, default=0, help="random seed of --ci (default 0)")
     g.add_argument("--labels", choices=("global", "per_unit"), default="global",
                    help="with --ci: labels name the same cluster everywhere (default; a cluster "
                    "spanning two units is an error), or only within their unit")
