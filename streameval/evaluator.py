@@ -18,6 +18,11 @@ from .contingency import Contingency
 from .metrics.base import Metric
 from .metrics.quantities import Quantities
 
+try:
+    from ._native import ValuePlan as _ValuePlan
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    _ValuePlan = None
+
 __all__ = ["Evaluator"]
 
 
@@ -35,13 +40,17 @@ class Evaluator:
     Each metric must be fresh (it has seen no elements); it is rebound to the shared table.
     Adding a metric never changes what the others report. Cost: :meth:`update` and :meth:`revert`
     are one table update (O(1), plus the element-averaged F-scores' row and column cost).
-    :meth:`get` reads every metric in one pass over one
+    :meth:`get` reads every metric with a native formula in one call to the native table
+    (:class:`~streameval.metrics.quantities.NativeValue`), and the others in one pass over one
     :class:`~streameval.metrics.quantities.Quantities` of the table's current version, so the
     quantities several metrics share (pair counts, entropies) are computed once per table state
-    rather than once per metric; the values are bit-identical to each metric's own ``get()``.
+    rather than once per metric; the values are bit-identical to each metric's own ``get()``
+    and ``value(stats)``. The reading is kept until the table's ``version`` changes.
     """
 
     _quantities: Quantities | None = None  # the shared reading of the table's last-read version
+    _reading: tuple | None = None  # (table, version, {name: value}) of the last reading
+    _plan = None  # the native reading's plan (names, formula codes), built on first read
 
     def __init__(
         self, metrics: Iterable[Metric] | dict[str, Metric] | None = None, table: Contingency | None = None
@@ -73,6 +82,7 @@ class Evaluator:
         metric._bind(self.table)
         self.metrics[name] = metric
         self._quantities = None  # binding may start new running sums (track_f) at the same version
+        self._reading = self._plan = None
 
     def __getitem__(self, name: str) -> Metric:
         return self.metrics[name]
@@ -112,10 +122,50 @@ class Evaluator:
         quantities computed at most once; on-demand metrics add their own (cached) cost.
         """
         table = self.table
+        version = table.version
+        reading = self._reading
+        if reading is not None and reading[0] is table and reading[1] == version:
+            return reading[2].copy()
+        out = None
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._make_plan()
+        if plan is not False:
+            try:
+                out, missing = table._read(plan)  # type: ignore[union-attr]
+            except AttributeError:  # a table without the native reading (the reference)
+                pass
+        if out is None:
+            out = {name: m.value(self._shared(table)) for name, m in self.metrics.items()}
+        elif missing:  # the metrics left to their Python formula
+            q = self._shared(table)
+            metrics = self.metrics
+            for name, v in out.items():
+                if v is None:
+                    out[name] = metrics[name].value(q)
+        self._reading = (table, version, out)
+        return out.copy()
+
+    def _shared(self, table) -> Quantities:
+        """The :class:`Quantities` of ``table``'s current version (kept while it is unchanged)."""
         q = self._quantities
         if q is None or q.source is not table or q.version != table.version:
             q = self._quantities = Quantities(table)
-        return {name: m.value(q) for name, m in self.metrics.items()}
+        return q
+
+    def _make_plan(self):
+        """The native reading's plan: each metric's native formula ``(code, param)``, or a code
+        no formula has (its Python formula runs); ``False`` without the extension."""
+        if _ValuePlan is None:
+            return False
+        names, codes, params = [], [], []
+        for name, m in self.metrics.items():
+            spec = getattr(m, "_native_spec", None)
+            code, param = spec if spec is not None else (255, 0.0)
+            names.append(name)
+            codes.append(code)
+            params.append(param)
+        return _ValuePlan(names, codes, params)
 
     # -- River's metric protocol (``evaluate.progressive_val_score(dataset, model, evaluator)``)
     requires_labels = True  # River passes predicted labels, not probabilities

@@ -32,13 +32,14 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Metric, fixed_mean, harmonic
+from .quantities import NativeValue
 
 __all__ = ["ELM", "BCubed"]
 
 _CONVENTIONS = ("element_averaged", "f_of_averages")
 
 
-class _ElementMetric(Metric, register=False):
+class _ElementMetric(NativeValue, Metric, register=False):
     _kind = ""
     symmetric = False
 
@@ -53,6 +54,12 @@ class _ElementMetric(Metric, register=False):
         if f_convention != "element_averaged":
             params["f_convention"] = f_convention
         super().__init__(**params)
+
+    def _formula_key(self) -> str:
+        return f"{self._formula}:{self.f_convention}"
+
+    def _formula_param(self) -> float:
+        return self.beta
 
     def _attach(self, table):
         if self.f_convention == "element_averaged":
@@ -121,6 +128,8 @@ class ELM(_ElementMetric):
     (0.6667, 0.6667)
     """
 
+    _formula = "ELM"
+
     _kind = "elm"
 
 
@@ -138,5 +147,7 @@ class BCubed(_ElementMetric):
     >>> BCubed(f_convention="f_of_averages").f_convention
     'f_of_averages'
     """
+
+    _formula = "BCubed"
 
     _kind = "bcubed"
