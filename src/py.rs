@@ -946,16 +946,14 @@ impl Table {
     /// ``({name: value}, number of None)`` for every formula of ``plan``, in one pass over the
     /// sums (shared quantities computed once); ``None`` where the Python formula must run. O(len).
     fn _read<'py>(&self, py: Python<'py>, plan: PyRef<'py, ValuePlan>) -> PyResult<(Bound<'py, PyDict>, usize)> {
-        let d = PyDict::new(py);
+        // a copy of the plan's {name: None}: the keys in place, no resizing
+        let d = plan.template.bind(py).copy()?;
         let mut reader = self.reader();
         let mut missing = 0;
         for (name, &(code, param)) in plan.names.iter().zip(plan.specs.iter()) {
             match reader.value(code, param) {
                 Some(v) => d.set_item(name.bind(py), PyFloat::new(py, v))?,
-                None => {
-                    missing += 1;
-                    d.set_item(name.bind(py), py.None())?
-                }
+                None => missing += 1,
             }
         }
         Ok((d, missing))
@@ -964,13 +962,10 @@ impl Table {
 
 impl Table {
     fn reader(&self) -> crate::values::Reader<'_, impl Fn(Kind, f64) -> Option<i128> + '_> {
-        let (fkeys, fsums) = (&self.fkeys, &self.core.fsums);
-        crate::values::Reader::new(&self.core.sums, move |kind, beta| {
-            let k = match kind {
-                Kind::Elm => "elm",
-                Kind::Bcubed => "bcubed",
-            };
-            fkeys.iter().position(|(fk, fb)| fk == k && *fb == beta).map(|i| fsums[i])
+        let core = &self.core;
+        let fkeys = &self.fkeys;
+        crate::values::Reader::new(&core.sums, move |kind, beta| {
+            (0..fkeys.len()).find(|&i| fkeys[i].1 == beta && core.fspecs[i].kind == kind).map(|i| core.fsums[i])
         })
     }
 }
@@ -981,21 +976,29 @@ impl Table {
 pub struct ValuePlan {
     names: Vec<Py<PyAny>>,
     specs: Vec<(u8, f64)>,
+    template: Py<PyDict>,
 }
 
 #[pymethods]
 impl ValuePlan {
     #[new]
-    fn new(names: Vec<Bound<'_, PyAny>>, codes: Vec<i64>, params: Vec<f64>) -> PyResult<Self> {
+    fn new(py: Python<'_>, names: Vec<Bound<'_, PyAny>>, codes: Vec<i64>, params: Vec<f64>) -> PyResult<Self> {
         if names.len() != codes.len() || codes.len() != params.len() {
             return Err(PyValueError::new_err("names, codes and params must have the same length"));
+        }
+        let template = PyDict::new(py);
+        for name in names.iter() {
+            template.set_item(name, py.None())?;
+        }
+        if template.len() != names.len() {
+            return Err(PyValueError::new_err("the names must be distinct"));
         }
         let specs = codes
             .iter()
             .zip(params.iter())
             .map(|(&c, &p)| (u8::try_from(c).unwrap_or(u8::MAX), p))
             .collect();
-        Ok(ValuePlan { names: names.into_iter().map(|n| n.unbind()).collect(), specs })
+        Ok(ValuePlan { names: names.into_iter().map(|n| n.unbind()).collect(), specs, template: template.unbind() })
     }
 
     fn __len__(&self) -> usize {

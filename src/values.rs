@@ -129,16 +129,67 @@ fn round_scaled(q: u128, sticky: bool, e: i32) -> f64 {
     let len = 128 - q.leading_zeros();
     if len <= 53 {
         debug_assert!(!sticky);
-        return q as f64 * pow2(e);
+        return (q as u64) as f64 * pow2(e);
     }
     let s = len - 53;
-    let mut m = q >> s;
+    let mut m = (q >> s) as u64;
     let dropped = q & ((1u128 << s) - 1);
     let half = 1u128 << (s - 1);
     if dropped > half || (dropped == half && (sticky || m & 1 == 1)) {
         m += 1;
     }
     m as f64 * pow2(e + s as i32)
+}
+
+/// `(floor((hi * 2**64 + lo) / d), remainder)` for `hi < d`: one hardware division on x86-64.
+#[inline]
+fn div_wide_rem(hi: u64, lo: u64, d: u64) -> (u64, u64) {
+    debug_assert!(hi < d);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (q, r): (u64, u64);
+        // SAFETY: `div` divides rdx:rax by the operand; hi < d, so the quotient fits in 64 bits
+        // and the instruction cannot fault.
+        unsafe {
+            std::arch::asm!("div {d}", d = in(reg) d, inout("rax") lo => q, inout("rdx") hi => r,
+                            options(pure, nomem, nostack));
+        }
+        (q, r)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let a = ((hi as u128) << 64) | lo as u128;
+        ((a / d as u128) as u64, (a % d as u128) as u64)
+    }
+}
+
+/// `(a / d, a % d)` for a 64-bit divisor `d > 0`, in two hardware divisions.
+#[inline]
+fn divrem_64(a: u128, d: u64) -> (u128, u64) {
+    let hi = (a >> 64) as u64;
+    let (qh, r) = (hi / d, hi % d);
+    let (ql, r) = div_wide_rem(r, a as u64, d);
+    (((qh as u128) << 64) | ql as u128, r)
+}
+
+/// `a / b` correctly rounded for `a >= 0`, `0 < b < 2**64`: the integer part and, when it has
+/// fewer than 55 bits, the next bits from the remainder.
+#[inline]
+fn div_by_u64(a: u128, b: u64) -> f64 {
+    let (q, r) = divrem_64(a, b);
+    let len = 128 - q.leading_zeros() as i32;
+    if len >= 55 {
+        return round_scaled(q, r != 0, 0);
+    }
+    if q == 0 {
+        // a < b < 2**64: shift a so the quotient has 55 bits (a << s has 55 + bits(b) <= 119 bits)
+        let s = 55 + (64 - b.leading_zeros() as i32) - (128 - a.leading_zeros() as i32);
+        let (q2, r2) = divrem_64(a << s, b);
+        return round_scaled(q2, r2 != 0, -s);
+    }
+    let s = 55 - len; // q << s and r << s (r < b < 2**64, s <= 55) both fit
+    let (q2, r2) = divrem_64((r as u128) << s, b);
+    round_scaled((q << s) | q2, r2 != 0, -s)
 }
 
 /// `a / b` correctly rounded (ties to even) for `a >= 0`, `b > 0` below `2**250`.
@@ -153,7 +204,7 @@ fn div_u256(a: U256, b: U256) -> Option<f64> {
     if a.hi == 0 && b.hi == 0 {
         let (a, b) = (a.lo, b.lo);
         if a < (1 << 53) && b < (1 << 53) {
-            return Some(a as f64 / b as f64); // both exact: IEEE division is correctly rounded
+            return Some((a as u64) as f64 / (b as u64) as f64); // both exact: IEEE rounds correctly
         }
         if la - lb >= 55 {
             return Some(round_scaled(a / b, a % b != 0, 0));
@@ -162,6 +213,12 @@ fn div_u256(a: U256, b: U256) -> Option<f64> {
         if la + s <= 127 {
             let a = a << s;
             return Some(round_scaled(a / b, a % b != 0, -s));
+        }
+        if lb + s <= 127 {
+            // the integer part, then the next `s` bits from the remainder (r < b, so r << s fits)
+            let (q0, r) = (a / b, a % b);
+            let r = r << s;
+            return Some(round_scaled((q0 << s) | (r / b), r % b != 0, -s));
         }
     }
     // long division, one quotient bit at a time, on the operands aligned to the same length
@@ -184,13 +241,38 @@ fn div_u256(a: U256, b: U256) -> Option<f64> {
 }
 
 /// Python's `a / b` for integers: correctly rounded; `None` when `b == 0` (Python raises).
+#[inline]
 pub fn div(a: i128, b: i128) -> Option<f64> {
+    const EXACT: u128 = 1 << 53;
+    let (ua, ub) = (a.unsigned_abs(), b.unsigned_abs());
+    if ua < EXACT && ub < EXACT && b != 0 {
+        return Some(a as i64 as f64 / b as i64 as f64); // both exact: IEEE division rounds correctly
+    }
+    div_slow(a, b)
+}
+
+#[inline(never)]
+fn div_slow(a: i128, b: i128) -> Option<f64> {
     if b == 0 {
         return None;
     }
     let neg = (a < 0) != (b < 0);
-    let q = div_u256(U256::from(a.unsigned_abs()), U256::from(b.unsigned_abs()))?;
+    let (ua, ub) = (a.unsigned_abs(), b.unsigned_abs());
+    let q = if ua == 0 {
+        0.0
+    } else if ub >> 64 == 0 {
+        div_by_u64(ua, ub as u64)
+    } else {
+        div_u256(U256::from(ua), U256::from(ub))?
+    };
     Some(if neg { -q } else { q })
+}
+
+/// Python's `a / (n * 2**64)` (a fixed-point sum over `n`) for `n > 0`: the correctly rounded
+/// `a / n`, scaled by `2**-64` (exact: a power of two, far from the subnormal range).
+#[inline]
+pub fn div_fixed(a: i128, n: i128) -> Option<f64> {
+    Some(div(a, n)? * pow2(-(crate::terms::FRAC_BITS as i32)))
 }
 
 /// Python's `a / b` for a signed 256-bit numerator `(negative, |a|)` and `b > 0`.
@@ -257,13 +339,21 @@ fn harmonic(p: f64, r: f64, beta: f64) -> f64 {
 pub struct Reader<'a, F: Fn(Kind, f64) -> Option<i128>> {
     s: &'a Sums,
     fsum: F,
+    pairs: (i128, i128, i128, i128),
     entropies: Option<Option<(f64, f64, f64)>>,
 }
 
 impl<'a, F: Fn(Kind, f64) -> Option<i128>> Reader<'a, F> {
     /// A reader of `s`; `fsum(kind, beta)` gives a tracked element-averaged F sum, if tracked.
     pub fn new(s: &'a Sums, fsum: F) -> Self {
-        Reader { s, fsum, entropies: None }
+        let n = s.n;
+        let pairs = (
+            (s.cell_sq - n).div_euclid(2),
+            (s.side[1][0] - n).div_euclid(2),
+            (s.side[0][0] - n).div_euclid(2),
+            (n * (n - 1)).div_euclid(2),
+        );
+        Reader { s, fsum, pairs, entropies: None }
     }
 
     fn n(&self) -> i128 {
@@ -271,15 +361,9 @@ impl<'a, F: Fn(Kind, f64) -> Option<i128>> Reader<'a, F> {
     }
 
     /// `streameval.metrics.pairs.pair_counts`: `(TP, PP, TT, C2(N))`.
+    #[inline]
     fn pairs(&self) -> (i128, i128, i128, i128) {
-        let s = self.s;
-        let n = s.n;
-        (
-            (s.cell_sq - n).div_euclid(2),
-            (s.side[1][0] - n).div_euclid(2),
-            (s.side[0][0] - n).div_euclid(2),
-            (n * (n - 1)).div_euclid(2),
-        )
+        self.pairs
     }
 
     /// `streameval.metrics.information.entropies`: `(H(T), H(P), MI)`.
@@ -299,16 +383,15 @@ impl<'a, F: Fn(Kind, f64) -> Option<i128>> Reader<'a, F> {
             return Some((0.0, 0.0, 0.0));
         }
         let nlogn = xlogx(n as u64);
-        let scale = n * ONE;
         let (kt, kp) = (s.k[0], s.k[1]);
         let (row, col) = (s.side[0][1], s.side[1][1]);
-        let ht = if kt > 1 { div(nlogn - row, scale)? } else { 0.0 };
-        let hp = if kp > 1 { div(nlogn - col, scale)? } else { 0.0 };
+        let ht = if kt > 1 { div_fixed(nlogn - row, n)? } else { 0.0 };
+        let hp = if kp > 1 { div_fixed(nlogn - col, n)? } else { 0.0 };
         if kt <= 1 || kp <= 1 {
             return Some((ht, hp, 0.0));
         }
         let num = (nlogn - row).checked_add(s.cell_xlogx.checked_sub(col)?)?;
-        let mi = div(num, scale)?;
+        let mi = div_fixed(num, n)?;
         Some((ht, hp, pmax(mi, 0.0)))
     }
 
@@ -316,7 +399,7 @@ impl<'a, F: Fn(Kind, f64) -> Option<i128>> Reader<'a, F> {
     fn fixed_mean(&self, total: i128) -> Option<f64> {
         let n = self.n();
         if n != 0 {
-            div(total, n * ONE)
+            div_fixed(total, n)
         } else {
             Some(1.0)
         }
@@ -370,8 +453,8 @@ impl<'a, F: Fn(Kind, f64) -> Option<i128>> Reader<'a, F> {
             return Some(harmonic(0.0, 0.0, 1.0));
         }
         let both = s.both_singletons * ONE;
-        let p = div(s.side[1][3] - s.side[1][5] * ONE + both, n * ONE)?;
-        let r = div(s.side[0][3] - s.side[0][5] * ONE + both, n * ONE)?;
+        let p = div_fixed(s.side[1][3] - s.side[1][5] * ONE + both, n)?;
+        let r = div_fixed(s.side[0][3] - s.side[0][5] * ONE + both, n)?;
         Some(harmonic(p, r, 1.0))
     }
 
@@ -496,7 +579,7 @@ impl<'a, F: Fn(Kind, f64) -> Option<i128>> Reader<'a, F> {
                     return Some(0.0);
                 }
                 let num = (s.side[0][1] - s.cell_xlogx).checked_add(s.side[1][1] - s.cell_xlogx)?;
-                Some(pmax(0.0, div(num, n * ONE)?))
+                Some(pmax(0.0, div_fixed(num, n)?))
             }
             16 => ratio(s.side[1][4], s.n, 1.0),
             17 => ratio(s.side[0][4], s.n, 1.0),
@@ -553,9 +636,19 @@ mod tests {
             let want = reference(&big(a), &big(b));
             assert_eq!(got.to_bits(), want.to_bits(), "{a:?} / {b:?}");
         }
+        // the signed entry point, every size of operand (its 64-bit divisor path included)
+        for i in 0..20000u32 {
+            x = x.wrapping_mul(0x2545F4914F6CDD1D_u128 | 1).wrapping_add(0x9E3779B97F4A7C15 + i as u128);
+            let y = x.rotate_left(37) ^ 0x5555_aaaa;
+            let a = (x >> (1 + i % 127)) as i128 * if i % 3 == 0 { -1 } else { 1 };
+            let b = ((y >> (1 + (i / 5) % 127)) | 1) as i128;
+            let want = reference(&BigUint::from(a.unsigned_abs()), &BigUint::from(b as u128));
+            let want = if a < 0 { -want } else { want };
+            assert_eq!(div(a, b).unwrap().to_bits(), want.to_bits(), "{a} / {b}");
+        }
         // ties to even, exactly halfway
-        assert_eq!(div((1i128 << 54) + 1, 1), Some(((1u128 << 54) as f64)));
-        assert_eq!(div((1i128 << 54) + 3, 1), Some((((1u128 << 54) + 4) as f64)));
+        assert_eq!(div((1i128 << 54) + 1, 1), Some((1u128 << 54) as f64));
+        assert_eq!(div((1i128 << 54) + 3, 1), Some(((1u128 << 54) + 4) as f64));
         assert_eq!(div(-7, 2), Some(-3.5));
         assert_eq!(div(1, 0), None);
         assert_eq!(div(0, -5).map(f64::to_bits), Some((-0.0f64).to_bits())); // as Python: 0 / -5 == -0.0

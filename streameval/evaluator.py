@@ -21,7 +21,7 @@ from .metrics.quantities import Quantities
 try:
     from ._native import ValuePlan as _ValuePlan
 except ImportError:  # pragma: no cover - the extension is built by pip install
-    _ValuePlan = None
+    _ValuePlan = None  # type: ignore[assignment, misc]
 
 __all__ = ["Evaluator"]
 
@@ -126,15 +126,15 @@ class Evaluator:
         reading = self._reading
         if reading is not None and reading[0] is table and reading[1] == version:
             return reading[2].copy()
-        out = None
         plan = self._plan
         if plan is None:
             plan = self._plan = self._make_plan()
+        out: dict | None = None
         if plan is not False:
             try:
-                out, missing = table._read(plan)  # type: ignore[union-attr]
+                out, missing = table._read(plan)
             except AttributeError:  # a table without the native reading (the reference)
-                pass
+                out = None
         if out is None:
             out = {name: m.value(self._shared(table)) for name, m in self.metrics.items()}
         elif missing:  # the metrics left to their Python formula

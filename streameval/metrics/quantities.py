@@ -176,7 +176,6 @@ class NativeValue:
     """
 
     _formula = ""
-    _table: object
 
     def _formula_key(self) -> str:
         """The formula's name in :data:`FORMULA_CODES` for this instance's parameters."""
@@ -197,10 +196,10 @@ class NativeValue:
     def get(self) -> float:
         """The metric's current value, from the table's running sums. O(1)."""
         spec = self._native_spec
-        table = self._table
+        table = self._table  # type: ignore[attr-defined]
         if spec is not None:
             try:
-                v = table._value(*spec)  # type: ignore[attr-defined]
+                v = table._value(*spec)
             except AttributeError:  # a table without native formulas
                 v = None
             if v is not None:
