@@ -73,6 +73,21 @@ class Evaluator:
         for name, metric in items:
             self.add(name, metric)
 
+    @property
+    def table(self) -> Contingency:
+        """The shared table (assigning another one rebinds :meth:`update` and :meth:`revert`)."""
+        return self._table
+
+    @table.setter
+    def table(self, table: Contingency) -> None:
+        self._table = table
+        self._reading = None
+        # update and revert are the table's own (one call less per element), unless overridden
+        cls = type(self)
+        for name in ("update", "revert"):
+            if getattr(cls, name) is getattr(Evaluator, name):
+                self.__dict__[name] = getattr(table, name)
+
     def add(self, name: str, metric: Metric) -> None:
         """Bind ``metric`` to the shared table under ``name``. O(cells) at most, once."""
         if not isinstance(metric, Metric):
@@ -94,11 +109,14 @@ class Evaluator:
         return len(self.metrics)
 
     def update(self, y_true, y_pred, w=1) -> None:
-        """Add ``w`` elements to the shared table (every metric sees them). O(1)."""
+        """Add ``w`` elements to the shared table (every metric sees them). O(1).
+
+        An instance calls its table's ``update`` directly (bound when the table is set).
+        """
         self.table.update(y_true, y_pred, w)
 
     def revert(self, y_true, y_pred, w=1) -> None:
-        """Undo :meth:`update` with the same arguments. O(1)."""
+        """Undo :meth:`update` with the same arguments. O(1) (the table's own, as :meth:`update`)."""
         self.table.revert(y_true, y_pred, w)
 
     def relabel_pred(self, old, new) -> None:
