@@ -17,6 +17,11 @@ the value held there (computing it from the wrapped stats the first time); given
 so a value read through a :class:`Quantities` is bit-identical to the value read from the table or
 from ``ContingencyStats`` (the tests check it over the registry).
 
+The native table also computes each O(1) metric's formula itself (:class:`NativeValue`, with the
+same floating-point operations on the same integers, so the same bits): a metric's ``get()`` and an
+``Evaluator``'s reading of all its metrics are then one native call each, and a :class:`Quantities`
+serves the metrics left to their Python formula (on-demand ones, subclasses, the reference table).
+
 Every other attribute (``n``, ``sum_col_max``, ``items``, ...) is read from the wrapped stats on
 first use and kept, so a metric written against the stats reads a :class:`Quantities` unchanged.
 A :class:`Quantities` is a snapshot of one state: build a new one after the table changes
