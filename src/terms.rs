@@ -159,20 +159,23 @@ impl FSpec {
     #[inline(always)]
     pub fn delta(&self, side: usize, n: u64, x0: u64, x1: u64, y: u64) -> i128 {
         const LIM: u64 = 1 << 62;
-        if self.unit && n < (1 << 31) && x0 < LIM && x1 < LIM && y < LIM {
+        if self.unit && n < (1 << 31) && (x0 | x1 | y) < LIM {
+            // no overflow within these bounds: n < 2**31 and x, y < 2**62 (plain wrapping ops)
             let (top, off) = match self.kind {
-                Kind::Elm => (2 * n * (n - 1), 2),
-                Kind::Bcubed => (2 * n * n, 0),
+                Kind::Elm => (n.wrapping_mul(n.wrapping_sub(1)).wrapping_mul(2), 2),
+                Kind::Bcubed => (n.wrapping_mul(n).wrapping_mul(2), 0),
             };
             let t = |x: u64| {
-                let d = x + y - off;
+                let d = x.wrapping_add(y).wrapping_sub(off);
                 if d == 0 {
                     (n as i128) << FRAC_BITS
                 } else {
-                    shift_div(top as u128, d as u128)
+                    // shift_div's 64-bit case: top and d are below 2**64
+                    let (q, r) = (top / d, top % d);
+                    (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128
                 }
             };
-            return t(x1) - t(x0);
+            return t(x1).wrapping_sub(t(x0)); // both in [0, 2**127): no overflow
         }
         if side == 0 {
             self.term(n, x1, y) - self.term(n, x0, y)
