@@ -360,8 +360,8 @@ impl Core {
             for side in 0..2 {
                 let (x0, x1) = (s0[side], s1[side]);
                 for &(c, sz, m) in parts[side].iter() {
-                    let diff = Self::oriented(spec, side, c, x1, sz) - Self::oriented(spec, side, c, x0, sz);
-                    delta += diff * m as i128;
+                    let diff = spec.delta(side, c, x0, x1, sz);
+                    delta += if m == 1 { diff } else { diff * m as i128 };
                 }
                 if in_groups[side] {
                     let y0 = s0[1 - side];

@@ -5,6 +5,7 @@
 
 pub mod core;
 pub mod terms;
+pub mod values;
 
 #[cfg(feature = "python")]
 mod py;

@@ -1059,11 +1059,92 @@ impl Table {
         let _ = PyString::new(py, "");
         Ok(())
     }
+
+    // -- reading: the metrics' values from the running sums (src/values.rs) -----------------
+
+    /// The value of the registered formula ``code`` (``FORMULAS[name]``) with parameter
+    /// ``param`` (``beta``, or unused), computed natively with the Python formula's exact
+    /// operations; ``None`` when it is left to the Python formula. O(1).
+    fn _value(&self, code: u8, param: f64) -> Option<f64> {
+        self.reader().value(code, param)
+    }
+
+    /// ``({name: value}, number of None)`` for every formula of ``plan``, in one pass over the
+    /// sums (shared quantities computed once); ``None`` where the Python formula must run. O(len).
+    fn _read<'py>(&self, py: Python<'py>, plan: PyRef<'py, ValuePlan>) -> PyResult<(Bound<'py, PyDict>, usize)> {
+        // a copy of the plan's {name: None}: the keys in place, no resizing
+        let d = plan.template.bind(py).copy()?;
+        let mut reader = self.reader();
+        let mut missing = 0;
+        for (name, &(code, param)) in plan.names.iter().zip(plan.specs.iter()) {
+            match reader.value(code, param) {
+                Some(v) => d.set_item(name.bind(py), PyFloat::new(py, v))?,
+                None => missing += 1,
+            }
+        }
+        Ok((d, missing))
+    }
+}
+
+impl Table {
+    fn reader(&self) -> crate::values::Reader<'_, impl Fn(Kind, f64) -> Option<i128> + '_> {
+        let core = &self.core;
+        let fkeys = &self.fkeys;
+        crate::values::Reader::new(&core.sums, move |kind, beta| {
+            (0..fkeys.len()).find(|&i| fkeys[i].1 == beta && core.fspecs[i].kind == kind).map(|i| core.fsums[i])
+        })
+    }
+}
+
+/// What an Evaluator reads: its metrics' names and their formulas' ``(code, param)``, fixed once
+/// (``code`` outside ``FORMULAS`` for a metric whose Python formula runs instead).
+#[pyclass(frozen, module = "streameval._native")]
+pub struct ValuePlan {
+    names: Vec<Py<PyAny>>,
+    specs: Vec<(u8, f64)>,
+    template: Py<PyDict>,
+}
+
+#[pymethods]
+impl ValuePlan {
+    #[new]
+    fn new(py: Python<'_>, names: Vec<Bound<'_, PyAny>>, codes: Vec<i64>, params: Vec<f64>) -> PyResult<Self> {
+        if names.len() != codes.len() || codes.len() != params.len() {
+            return Err(PyValueError::new_err("names, codes and params must have the same length"));
+        }
+        let template = PyDict::new(py);
+        for name in names.iter() {
+            template.set_item(name, py.None())?;
+        }
+        if template.len() != names.len() {
+            return Err(PyValueError::new_err("the names must be distinct"));
+        }
+        let specs = codes
+            .iter()
+            .zip(params.iter())
+            .map(|(&c, &p)| (u8::try_from(c).unwrap_or(u8::MAX), p))
+            .collect();
+        Ok(ValuePlan { names: names.into_iter().map(|n| n.unbind()).collect(), specs, template: template.unbind() })
+    }
+
+    fn __len__(&self) -> usize {
+        self.specs.len()
+    }
+}
+
+/// Python's ``a / b`` for ints below ``2**127`` in magnitude, as the native formulas compute it
+/// (for the tests); ``None`` when ``b == 0``.
+#[pyfunction]
+fn _true_divide(a: i128, b: i128) -> Option<f64> {
+    crate::values::div(a, b)
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
     m.add("MAX_TOTAL", MAX_TOTAL)?;
+    m.add_class::<ValuePlan>()?;
+    m.add_function(wrap_pyfunction!(_true_divide, m)?)?;
+    m.add("FORMULAS", crate::values::FORMULAS.to_vec())?;
     Ok(())
 }

@@ -11,6 +11,19 @@ from typing_extensions import Self
 MAX_TOTAL: int
 """A table holds fewer than ``2**57`` elements."""
 
+FORMULAS: list[str]
+"""The metric formulas the table computes natively (src/values.rs); a formula's code is its index."""
+
+def _true_divide(a: int, b: int) -> float | None:
+    """Python's ``a / b`` for ints below ``2**127`` in magnitude, as the native formulas compute
+    it (correctly rounded); ``None`` when ``b == 0``."""
+
+class ValuePlan:
+    """What an Evaluator reads: its metrics' names and their formulas' ``(code, param)``."""
+
+    def __init__(self, names: list[Any], codes: list[int], params: list[float]) -> None: ...
+    def __len__(self) -> int: ...
+
 class Table:
     """The native state of a contingency table (see ``streameval.Contingency`` for the API)."""
 
@@ -103,5 +116,10 @@ class Table:
         """Add the cells of ``other`` (a different table) in bulk. O(cells of both)."""
     def _copy_from(self, other: Table) -> None:
         """Make this (empty) table a copy of ``other``. O(cells)."""
+    def _value(self, code: int, param: float) -> float | None:
+        """The value of formula ``FORMULAS[code]`` with parameter ``param`` (``beta``, or unused),
+        with the Python formula's exact operations; ``None`` to leave it to the Python formula."""
+    def _read(self, plan: ValuePlan) -> tuple[dict[Any, float | None], int]:
+        """``({name: value}, number of None)`` for every formula of ``plan``, in one pass."""
     def _check_native(self) -> None:
         """Assert the native invariants (cells mirrored, records, classes, groups, sums). O(cells)."""

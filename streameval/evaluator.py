@@ -16,7 +16,12 @@ from collections.abc import Iterable
 
 from .contingency import Contingency
 from .metrics.base import Metric
-from .metrics.quantities import Quantities
+from .metrics.quantities import NativeValue, Quantities
+
+try:
+    from ._native import ValuePlan as _ValuePlan
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    _ValuePlan = None  # type: ignore[assignment, misc]
 
 __all__ = ["Evaluator"]
 
@@ -35,13 +40,17 @@ class Evaluator:
     Each metric must be fresh (it has seen no elements); it is rebound to the shared table.
     Adding a metric never changes what the others report. Cost: :meth:`update` and :meth:`revert`
     are one table update (O(1), plus the element-averaged F-scores' row and column cost).
-    :meth:`get` reads every metric in one pass over one
+    :meth:`get` reads every metric with a native formula in one call to the native table
+    (:class:`~streameval.metrics.quantities.NativeValue`), and the others in one pass over one
     :class:`~streameval.metrics.quantities.Quantities` of the table's current version, so the
     quantities several metrics share (pair counts, entropies) are computed once per table state
-    rather than once per metric; the values are bit-identical to each metric's own ``get()``.
+    rather than once per metric; the values are bit-identical to each metric's own ``get()``
+    and ``value(stats)``. The reading is kept until the table's ``version`` changes.
     """
 
     _quantities: Quantities | None = None  # the shared reading of the table's last-read version
+    _reading: tuple | None = None  # (table, version, {name: value}) of the last reading
+    _plan = None  # the native reading's plan (names, formula codes), built on first read
 
     def __init__(
         self, metrics: Iterable[Metric] | dict[str, Metric] | None = None, table: Contingency | None = None
@@ -64,6 +73,21 @@ class Evaluator:
         for name, metric in items:
             self.add(name, metric)
 
+    @property
+    def table(self) -> Contingency:
+        """The shared table (assigning another one rebinds :meth:`update` and :meth:`revert`)."""
+        return self._table
+
+    @table.setter
+    def table(self, table: Contingency) -> None:
+        self._table = table
+        self._reading = None
+        # update and revert are the table's own (one call less per element), unless overridden
+        cls = type(self)
+        for name in ("update", "revert"):
+            if getattr(cls, name) is getattr(Evaluator, name):
+                self.__dict__[name] = getattr(table, name)
+
     def add(self, name: str, metric: Metric) -> None:
         """Bind ``metric`` to the shared table under ``name``. O(cells) at most, once."""
         if not isinstance(metric, Metric):
@@ -73,6 +97,7 @@ class Evaluator:
         metric.bind(self.table)
         self.metrics[name] = metric
         self._quantities = None  # binding may start new running sums (track_f) at the same version
+        self._reading = self._plan = None
 
     def __getitem__(self, name: str) -> Metric:
         return self.metrics[name]
@@ -84,11 +109,14 @@ class Evaluator:
         return len(self.metrics)
 
     def update(self, y_true, y_pred, w=1) -> None:
-        """Add ``w`` elements to the shared table (every metric sees them). O(1)."""
+        """Add ``w`` elements to the shared table (every metric sees them). O(1).
+
+        An instance calls its table's ``update`` directly (bound when the table is set).
+        """
         self.table.update(y_true, y_pred, w)
 
     def revert(self, y_true, y_pred, w=1) -> None:
-        """Undo :meth:`update` with the same arguments. O(1)."""
+        """Undo :meth:`update` with the same arguments. O(1) (the table's own, as :meth:`update`)."""
         self.table.revert(y_true, y_pred, w)
 
     def relabel_pred(self, old, new) -> None:
@@ -104,18 +132,66 @@ class Evaluator:
         self.table.update_many(y_true, y_pred, w)
 
     def get(self) -> dict[str, float]:
-        """``{name: value}`` for every metric, in one pass over shared quantities.
+        """``{name: value}`` for every metric (a new dict), in one pass over shared quantities.
 
-        Each metric's :meth:`~streameval.metrics.base.Metric.value` reads one
-        :class:`~streameval.metrics.quantities.Quantities` of the table, built once per table
-        ``version`` (kept while the table is unchanged). Cost: O(1) per O(1) metric, the shared
-        quantities computed at most once; on-demand metrics add their own (cached) cost.
+        The native table computes every metric that has a native formula in one call
+        (:class:`~streameval.metrics.quantities.NativeValue`: the formula of
+        :meth:`~streameval.metrics.base.Metric.value`, bit for bit); every other metric's
+        ``value`` reads one :class:`~streameval.metrics.quantities.Quantities` of the table. The
+        reading is kept while the table's ``version`` is unchanged. Cost: O(1) per O(1) metric,
+        the shared quantities (pair counts, entropies) computed at most once; on-demand metrics
+        add their own (cached) cost; a repeated reading of an unchanged table is one dict copy.
+
+        >>> ev = Evaluator(["ARI", "NMI"])
+        >>> ev.update_many([0, 0, 1, 1], [0, 0, 1, 0])
+        >>> ev.get() == {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
+        True
         """
         table = self.table
+        version = table.version
+        reading = self._reading
+        if reading is not None and reading[0] is table and reading[1] == version:
+            return reading[2].copy()
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._make_plan()
+        out: dict | None = None
+        if plan is not False:
+            try:
+                out, missing = table._read(plan)
+            except AttributeError:  # a table without the native reading (the reference)
+                out = None
+        if out is None:
+            out = {name: m.value(self._shared(table)) for name, m in self.metrics.items()}
+        elif missing:  # the metrics left to their Python formula
+            q = self._shared(table)
+            metrics = self.metrics
+            for name, v in out.items():
+                if v is None:
+                    out[name] = metrics[name].value(q)
+        self._reading = (table, version, out)
+        return out.copy()
+
+    def _shared(self, table) -> Quantities:
+        """The :class:`Quantities` of ``table``'s current version (kept while it is unchanged)."""
         q = self._quantities
         if q is None or q.source is not table or q.version != table.version:
             q = self._quantities = Quantities(table)
-        return {name: m.value(q) for name, m in self.metrics.items()}
+        return q
+
+    def _make_plan(self):
+        """The native reading's plan: each metric's native formula ``(code, param)``, or a code
+        no formula has (its Python formula runs); ``False`` without the extension."""
+        if _ValuePlan is None:
+            return False
+        names, codes, params = [], [], []
+        for name, m in self.metrics.items():
+            spec = m.native_spec if isinstance(m, NativeValue) else None
+            code, param = spec if spec is not None else (255, 0.0)
+            names.append(name)
+            codes.append(code)
+            params.append(param)
+        return _ValuePlan(names, codes, params)
 
     # -- River's metric protocol (``evaluate.progressive_val_score(dataset, model, evaluator)``)
     requires_labels = True  # River passes predicted labels, not probabilities

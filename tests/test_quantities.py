@@ -94,10 +94,14 @@ def test_cached_reading_follows_every_change():
         ev.update(t, p)
     first = ev.get()
     assert ev.get() == first  # unchanged table: the same reading
-    q = ev._quantities
+    reading = ev._reading
+    first["AdjustedRand"] = 2.0  # the caller's copy: the kept reading is not touched
+    assert ev.get() == ev._reading[2] != first
     ev.update(2, 2)
     second = ev.get()
-    assert ev._quantities is not q and second != first
+    assert ev._reading is not reading and ev._reading[1] == ev.table.version
+    again = ev.get()
+    assert again == second and again is not second and second != first  # a fresh copy per call
     ref = {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
     assert second == ref
     for change in (lambda: ev.revert(2, 2), lambda: ev.relabel_pred(1, 0),

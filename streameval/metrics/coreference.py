@@ -34,6 +34,7 @@ from __future__ import annotations
 from ..stats import ONE
 from .base import Metric, harmonic
 from .pairs import pair_counts
+from .quantities import NativeValue
 
 __all__ = ["MUC", "BLANC", "LEA", "blanc_parts"]
 
@@ -43,7 +44,7 @@ def _ratio0(num, den) -> float:
     return num / den if den else 0.0
 
 
-class _PRF(Metric, register=False):
+class _PRF(NativeValue, Metric, register=False):
     """A metric with precision, recall and F1; :meth:`get` returns F1. Subclasses give ``_pr``."""
 
     def _pr(self, s) -> tuple[float, float]:  # pragma: no cover - abstract
@@ -90,6 +91,8 @@ class MUC(_PRF):
     (0.6666666666666666, 0.6666666666666666)
     """
 
+    _formula = "MUC"
+
     symmetric = True
 
     def _pr(self, s) -> tuple[float, float]:
@@ -123,7 +126,7 @@ def blanc_parts(s) -> dict:
     return parts
 
 
-class BLANC(Metric):
+class BLANC(NativeValue, Metric):
     """BLANC (Recasens & Hovy 2011, with Luo et al. 2014's boundary rules). O(1).
 
     Coreference links: ``P_c = TP/PP``, ``R_c = TP/TT``; non-coreference links:
@@ -139,6 +142,8 @@ class BLANC(Metric):
     >>> round(m.precision, 4), round(m.recall, 4), round(m.get(), 4)
     (0.6591, 0.6591, 0.6591)
     """
+
+    _formula = "BLANC"
 
     symmetric = True
 
@@ -195,6 +200,8 @@ class LEA(_PRF):
     >>> round(m.precision, 4), round(m.recall, 4), round(m.get(), 4)
     (0.6667, 0.6667, 0.6667)
     """
+
+    _formula = "LEA"
 
     symmetric = True
 

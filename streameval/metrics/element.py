@@ -32,13 +32,14 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Metric, fixed_mean, harmonic
+from .quantities import NativeValue
 
 __all__ = ["ELM", "BCubed"]
 
 _CONVENTIONS = ("element_averaged", "f_of_averages")
 
 
-class _ElementMetric(Metric, register=False):
+class _ElementMetric(NativeValue, Metric, register=False):
     _kind = ""
     symmetric = False
 
@@ -60,6 +61,12 @@ class _ElementMetric(Metric, register=False):
         if self.f_convention != "element_averaged":
             return []
         return [(self._kind, self.beta)] + ([(self._kind, 1.0)] if self.beta != 1.0 else [])
+
+    def _formula_key(self) -> str:
+        return f"{self._formula}:{self.f_convention}"
+
+    def _formula_param(self) -> float:
+        return self.beta
 
     def _p(self, s) -> float:
         return fixed_mean(getattr(s, f"{self._kind}_p_sum"), s.n)
@@ -122,6 +129,8 @@ class ELM(_ElementMetric):
     (0.6667, 0.6667)
     """
 
+    _formula = "ELM"
+
     _kind = "elm"
 
 
@@ -139,5 +148,7 @@ class BCubed(_ElementMetric):
     >>> BCubed(f_convention="f_of_averages").f_convention
     'f_of_averages'
     """
+
+    _formula = "BCubed"
 
     _kind = "bcubed"

@@ -24,7 +24,7 @@ import numbers
 from ..stats import ONE, xlogx
 from ._ondemand import OnDemand
 from .base import Metric
-from .quantities import Quantities, shared
+from .quantities import NativeValue, Quantities, shared
 
 __all__ = [
     "MutualInfo",
@@ -83,7 +83,7 @@ def generalized_average(u: float, v: float, method: str) -> float:
     return max(u, v)
 
 
-class MutualInfo(Metric):
+class MutualInfo(NativeValue, Metric):
     """Mutual information ``MI`` (nats), scikit-learn's ``mutual_info_score``. O(1).
 
     >>> m = MutualInfo()
@@ -93,6 +93,8 @@ class MutualInfo(Metric):
     0.37489
     """
 
+    _formula = "MutualInfo"
+
     symmetric = True
     bounds = (0.0, math.inf)
 
@@ -100,7 +102,7 @@ class MutualInfo(Metric):
         return entropies(s)[2]
 
 
-class _Normalised(Metric, register=False):
+class _Normalised(NativeValue, Metric, register=False):
     """MI normalised by a mean of the two entropies (``average_method``, scikit-learn's)."""
 
     symmetric = True
@@ -124,6 +126,11 @@ class NormalizedMutualInfo(_Normalised):
     0.43987
     """
 
+    _formula = "NormalizedMutualInfo"
+
+    def _formula_key(self) -> str:
+        return f"NormalizedMutualInfo:{self.average_method}"
+
     def value(self, s) -> float:
         if s.k_true == s.k_pred and s.k_true <= 1:
             return 1.0
@@ -133,7 +140,7 @@ class NormalizedMutualInfo(_Normalised):
         return mi / generalized_average(ht, hp, self.average_method)
 
 
-class Homogeneity(Metric):
+class Homogeneity(NativeValue, Metric):
     """Homogeneity ``MI / H(T)``: each predicted cluster holds one class; 1.0 when ``H(T) = 0``. O(1).
 
     >>> m = Homogeneity()
@@ -143,12 +150,14 @@ class Homogeneity(Metric):
     0.540852
     """
 
+    _formula = "Homogeneity"
+
     def value(self, s) -> float:
         ht, _, mi = entropies(s)
         return mi / ht if ht else 1.0
 
 
-class Completeness(Metric):
+class Completeness(NativeValue, Metric):
     """Completeness ``MI / H(P)``: each class lies in one cluster; 1.0 when ``H(P) = 0``. O(1).
 
     >>> m = Completeness()
@@ -158,12 +167,14 @@ class Completeness(Metric):
     0.370663
     """
 
+    _formula = "Completeness"
+
     def value(self, s) -> float:
         _, hp, mi = entropies(s)
         return mi / hp if hp else 1.0
 
 
-class VBeta(Metric):
+class VBeta(NativeValue, Metric):
     """V-measure ``(1+β) h c / (β h + c)`` of homogeneity ``h`` and completeness ``c``. O(1).
 
     ``beta`` weighs completeness over homogeneity (scikit-learn's ``v_measure_score``).
@@ -174,6 +185,11 @@ class VBeta(Metric):
     >>> round(m.get(), 6)
     0.43987
     """
+
+    _formula = "VBeta"
+
+    def _formula_param(self) -> float:
+        return self.beta
 
     def __init__(self, beta: float = 1.0):
         if not (math.isfinite(beta) and beta > 0):
@@ -193,7 +209,7 @@ class VBeta(Metric):
         return (1 + self.beta) * h * c / (self.beta * h + c)
 
 
-class VariationOfInformation(Metric):
+class VariationOfInformation(NativeValue, Metric):
     """Variation of information ``H(T) + H(P) - 2 MI = (A + B - 2C)/N`` (nats), a distance. O(1).
 
     Smaller is better; 0 exactly when the clusterings are equal up to relabelling.
@@ -204,6 +220,8 @@ class VariationOfInformation(Metric):
     >>> round(m.get(), 6)
     0.954771
     """
+
+    _formula = "VariationOfInformation"
 
     bigger_is_better = False
     symmetric = True

@@ -18,11 +18,12 @@ import math
 
 from ._ondemand import OnDemand
 from .base import Metric, harmonic, ratio
+from .quantities import NativeValue
 
 __all__ = ["Purity", "InversePurity", "CEAF", "ClusterAccuracy", "optimal_matching"]
 
 
-class Purity(Metric):
+class Purity(NativeValue, Metric):
     """Purity: the share of elements in the majority class of their predicted cluster. O(1).
 
     >>> m = Purity()
@@ -32,11 +33,13 @@ class Purity(Metric):
     0.6667
     """
 
+    _formula = "Purity"
+
     def value(self, s) -> float:
         return ratio(s.sum_col_max, s.n)
 
 
-class InversePurity(Metric):
+class InversePurity(NativeValue, Metric):
     """Inverse purity: the share of elements in the majority cluster of their true class. O(1).
 
     >>> m = InversePurity()
@@ -45,6 +48,8 @@ class InversePurity(Metric):
     >>> m.get()
     0.75
     """
+
+    _formula = "InversePurity"
 
     def value(self, s) -> float:
         return ratio(s.sum_row_max, s.n)

@@ -17,6 +17,11 @@ the value held there (computing it from the wrapped stats the first time); given
 so a value read through a :class:`Quantities` is bit-identical to the value read from the table or
 from ``ContingencyStats`` (the tests check it over the registry).
 
+The native table also computes each O(1) metric's formula itself (:class:`NativeValue`, with the
+same floating-point operations on the same integers, so the same bits): a metric's ``get()`` and an
+``Evaluator``'s reading of all its metrics are then one native call each, and a :class:`Quantities`
+serves the metrics left to their Python formula (on-demand ones, subclasses, the reference table).
+
 Every other attribute (``n``, ``sum_col_max``, ``items``, ...) is read from the wrapped stats on
 first use and kept, so a metric written against the stats reads a :class:`Quantities` unchanged.
 A :class:`Quantities` is a snapshot of one state: build a new one after the table changes
@@ -36,7 +41,16 @@ True
 
 from __future__ import annotations
 
-__all__ = ["Quantities", "quantities", "shared"]
+from functools import cached_property
+
+__all__ = ["Quantities", "quantities", "shared", "NativeValue", "FORMULA_CODES"]
+
+try:  # the native formulas (src/values.rs), by name; none without the built extension
+    from .._native import FORMULAS as _FORMULAS
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    _FORMULAS = []
+FORMULA_CODES: dict = {name: code for code, name in enumerate(_FORMULAS)}
+"""``{formula name: code}`` of the metric formulas the native table computes itself."""
 
 _SHARED: dict = {}  # quantity name -> function computing it from the stats (never a Quantities)
 
@@ -141,3 +155,60 @@ def quantities(s) -> Quantities:
     True
     """
     return s if s.__class__ is Quantities else Quantities(s)
+
+
+class NativeValue:
+    """Mixin of the metrics whose formula the native table also computes (``src/values.rs``).
+
+    A class declares ``_formula``, the name of its formula in :data:`FORMULA_CODES` (refined by
+    :meth:`_formula_key` for parameters that pick another formula) and :meth:`_formula_param`
+    (``beta``, when it has one). ``get()`` then asks the table for the value directly, in one native
+    call with the same floating-point operations as :meth:`~streameval.metrics.base.Metric.value`
+    (bit-identical; the tests compare the bits); an :class:`~streameval.Evaluator` reads all such
+    metrics in one call. The Python formula stays the definition and runs whenever the native one
+    does not apply: a subclass that does not declare ``_formula`` itself, a table without the
+    native reading (:class:`~streameval.reference.ReferenceContingency`), a formula not registered,
+    or sums beyond the native widths (the native call then answers ``None``).
+
+    Cost of ``get()``: O(1), one native call.
+
+    >>> from streameval import AdjustedRand
+    >>> m = AdjustedRand()
+    >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1)]:
+    ...     m.update(t, p)
+    >>> m.get() == m.value(m.table)
+    True
+    """
+
+    _formula = ""
+
+    def _formula_key(self) -> str:
+        """The formula's name in :data:`FORMULA_CODES` for this instance's parameters."""
+        return self._formula
+
+    def _formula_param(self) -> float:
+        """The formula's float parameter (``beta``), 0.0 when it has none."""
+        return 0.0
+
+    @cached_property
+    def native_spec(self):
+        """``(code, param)`` of the native formula, or ``None`` (then the Python formula runs):
+        what :meth:`get` and an :class:`~streameval.Evaluator`'s one native reading pass to the
+        table. Computed once per metric (its parameters are fixed at construction). O(1)."""
+        if "_formula" not in type(self).__dict__:  # a subclass may redefine the value
+            return None
+        code = FORMULA_CODES.get(self._formula_key())
+        return None if code is None else (code, float(self._formula_param()))
+
+    def get(self) -> float:
+        """The metric's current value, from the table's running sums. O(1)."""
+        spec = self.native_spec
+        table = self._table  # type: ignore[attr-defined]
+        if spec is not None:
+            try:
+                v = table._value(*spec)
+            except AttributeError:  # a table without native formulas
+                v = None
+            if v is not None:
+                return v
+        return self.value(table)  # type: ignore[attr-defined]

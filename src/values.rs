@@ -1,0 +1,680 @@
+//! The metrics' values from the table's running sums, natively: the Rust twin of each registered
+//! O(1) metric's Python `value(stats)`.
+//!
+//! Every formula here performs exactly the floating-point operations of its Python definition, in
+//! the same order, on the same exact integers, so the two give the same bits (the differential tests
+//! in `tests/test_native_values.py` hold them equal over random tables). Two Python operations need
+//! care:
+//!
+//! - `int / int` is *correctly rounded* in Python whatever the operands' size (not
+//!   `float(a) / float(b)`): [`div`] computes the correctly rounded quotient of two integers up to
+//!   256 bits (round half to even, like Python's `long_true_divide`), with a plain `f64` division
+//!   when both operands are exact doubles (then the two coincide).
+//! - `math.log` and `math.sqrt` are the C library's: [`crate::terms::xlogx`] calls the same `log`,
+//!   and `f64::sqrt` is the IEEE square root (correctly rounded, like C's `sqrt`).
+//!
+//! A formula whose Python twin would raise (a float division by zero, a missing F sum) or whose
+//! intermediate integers would not fit the fixed widths used here returns `None`: the caller then
+//! runs the Python formula, which gives the same value or the same error.
+
+use crate::core::Sums;
+use crate::terms::{xlogx, Kind, ONE};
+
+/// The registered formulas, by name (`streameval.metrics` asks for its metrics' codes by name).
+pub const FORMULAS: &[&str] = &[
+    "Rand",
+    "AdjustedRand",
+    "PairPrecision",
+    "PairRecall",
+    "PairF1",
+    "PairJaccard",
+    "FowlkesMallows",
+    "MutualInfo",
+    "NormalizedMutualInfo:arithmetic",
+    "NormalizedMutualInfo:geometric",
+    "NormalizedMutualInfo:min",
+    "NormalizedMutualInfo:max",
+    "Homogeneity",
+    "Completeness",
+    "VBeta",
+    "VariationOfInformation",
+    "Purity",
+    "InversePurity",
+    "ELM:element_averaged",
+    "ELM:f_of_averages",
+    "BCubed:element_averaged",
+    "BCubed:f_of_averages",
+    "MUC",
+    "BLANC",
+    "LEA",
+];
+
+// ------------------------------------------------------------------ exact integer division
+
+/// An unsigned 256-bit integer `(hi, lo)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct U256 {
+    pub hi: u128,
+    pub lo: u128,
+}
+
+impl U256 {
+    pub const ZERO: U256 = U256 { hi: 0, lo: 0 };
+
+    pub fn from(x: u128) -> U256 {
+        U256 { hi: 0, lo: x }
+    }
+
+    /// The full product of two `u128`.
+    pub fn mul(a: u128, b: u128) -> U256 {
+        let (a1, a0) = (a >> 64, a & u64::MAX as u128);
+        let (b1, b0) = (b >> 64, b & u64::MAX as u128);
+        let p00 = a0 * b0;
+        let p01 = a0 * b1;
+        let p10 = a1 * b0;
+        let p11 = a1 * b1;
+        // middle column: (p00 >> 64) + low halves of p01, p10 (fits in 66 bits)
+        let mid = (p00 >> 64) + (p01 & u64::MAX as u128) + (p10 & u64::MAX as u128);
+        let lo = (p00 & u64::MAX as u128) | (mid << 64);
+        let hi = p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64);
+        U256 { hi, lo }
+    }
+
+    pub fn add(self, o: U256) -> Option<U256> {
+        let (lo, c) = self.lo.overflowing_add(o.lo);
+        let hi = self.hi.checked_add(o.hi)?.checked_add(c as u128)?;
+        Some(U256 { hi, lo })
+    }
+
+    /// `self - o` for `self >= o`.
+    pub fn sub(self, o: U256) -> U256 {
+        let (lo, b) = self.lo.overflowing_sub(o.lo);
+        U256 { hi: self.hi - o.hi - b as u128, lo }
+    }
+
+    pub fn bits(self) -> u32 {
+        if self.hi != 0 {
+            256 - self.hi.leading_zeros()
+        } else {
+            128 - self.lo.leading_zeros()
+        }
+    }
+
+    /// `self << k` for `k < 256` (bits shifted out are lost: callers keep room).
+    pub fn shl(self, k: u32) -> U256 {
+        if k == 0 {
+            self
+        } else if k >= 128 {
+            U256 { hi: self.lo << (k - 128), lo: 0 }
+        } else {
+            U256 { hi: (self.hi << k) | (self.lo >> (128 - k)), lo: self.lo << k }
+        }
+    }
+
+    pub fn is_zero(self) -> bool {
+        self.hi == 0 && self.lo == 0
+    }
+}
+
+/// `2**k` as an `f64`, for `-1022 <= k <= 1023`.
+#[inline]
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
+/// The double nearest to `(q + f) * 2**e`, ties to even, where `0 <= f < 1` is a fraction that is
+/// non-zero exactly when `sticky`; `q` has at least 55 bits whenever `sticky` (so that rounding
+/// sees a guard bit beyond the 53 kept).
+fn round_scaled(q: u128, sticky: bool, e: i32) -> f64 {
+    let len = 128 - q.leading_zeros();
+    if len <= 53 {
+        debug_assert!(!sticky);
+        return (q as u64) as f64 * pow2(e);
+    }
+    let s = len - 53;
+    let mut m = (q >> s) as u64;
+    let dropped = q & ((1u128 << s) - 1);
+    let half = 1u128 << (s - 1);
+    if dropped > half || (dropped == half && (sticky || m & 1 == 1)) {
+        m += 1;
+    }
+    m as f64 * pow2(e + s as i32)
+}
+
+/// `(floor((hi * 2**64 + lo) / d), remainder)` for `hi < d`: one hardware division on x86-64.
+#[inline]
+fn div_wide_rem(hi: u64, lo: u64, d: u64) -> (u64, u64) {
+    debug_assert!(hi < d);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (q, r): (u64, u64);
+        // SAFETY: `div` divides rdx:rax by the operand; hi < d, so the quotient fits in 64 bits
+        // and the instruction cannot fault.
+        unsafe {
+            std::arch::asm!("div {d}", d = in(reg) d, inout("rax") lo => q, inout("rdx") hi => r,
+                            options(pure, nomem, nostack));
+        }
+        (q, r)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let a = ((hi as u128) << 64) | lo as u128;
+        ((a / d as u128) as u64, (a % d as u128) as u64)
+    }
+}
+
+/// `(a / d, a % d)` for a 64-bit divisor `d > 0`, in two hardware divisions.
+#[inline]
+fn divrem_64(a: u128, d: u64) -> (u128, u64) {
+    let hi = (a >> 64) as u64;
+    let (qh, r) = (hi / d, hi % d);
+    let (ql, r) = div_wide_rem(r, a as u64, d);
+    (((qh as u128) << 64) | ql as u128, r)
+}
+
+/// `a / b` correctly rounded for `a >= 0`, `0 < b < 2**64`: the integer part and, when it has
+/// fewer than 55 bits, the next bits from the remainder.
+#[inline]
+fn div_by_u64(a: u128, b: u64) -> f64 {
+    let (q, r) = divrem_64(a, b);
+    let len = 128 - q.leading_zeros() as i32;
+    if len >= 55 {
+        return round_scaled(q, r != 0, 0);
+    }
+    if q == 0 {
+        // a < b < 2**64: shift a so the quotient has 55 bits (a << s has 55 + bits(b) <= 119 bits)
+        let s = 55 + (64 - b.leading_zeros() as i32) - (128 - a.leading_zeros() as i32);
+        let (q2, r2) = divrem_64(a << s, b);
+        return round_scaled(q2, r2 != 0, -s);
+    }
+    let s = 55 - len; // q << s and r << s (r < b < 2**64, s <= 55) both fit
+    let (q2, r2) = divrem_64((r as u128) << s, b);
+    round_scaled((q << s) | q2, r2 != 0, -s)
+}
+
+/// `a / b` correctly rounded (ties to even) for `a >= 0`, `b > 0` below `2**250`.
+fn div_u256(a: U256, b: U256) -> Option<f64> {
+    if a.is_zero() {
+        return Some(0.0);
+    }
+    let (la, lb) = (a.bits() as i32, b.bits() as i32);
+    if la > 250 || lb > 250 || lb == 0 {
+        return None;
+    }
+    if a.hi == 0 && b.hi == 0 {
+        let (a, b) = (a.lo, b.lo);
+        if a < (1 << 53) && b < (1 << 53) {
+            return Some((a as u64) as f64 / (b as u64) as f64); // both exact: IEEE rounds correctly
+        }
+        if la - lb >= 55 {
+            return Some(round_scaled(a / b, a % b != 0, 0));
+        }
+        let s = 55 - (la - lb);
+        if la + s <= 127 {
+            let a = a << s;
+            return Some(round_scaled(a / b, a % b != 0, -s));
+        }
+        if lb + s <= 127 {
+            // the integer part, then the next `s` bits from the remainder (r < b, so r << s fits)
+            let (q0, r) = (a / b, a % b);
+            let r = r << s;
+            return Some(round_scaled((q0 << s) | (r / b), r % b != 0, -s));
+        }
+    }
+    // long division, one quotient bit at a time, on the operands aligned to the same length
+    let t = la - lb;
+    let (mut r, d) = if t >= 0 { (a, b.shl(t as u32)) } else { (a.shl((-t) as u32), b) };
+    let mut q: u128 = 0;
+    if r >= d {
+        r = r.sub(d);
+        q = 1;
+    }
+    for _ in 0..55 {
+        r = r.shl(1);
+        q <<= 1;
+        if r >= d {
+            r = r.sub(d);
+            q |= 1;
+        }
+    }
+    Some(round_scaled(q, !r.is_zero(), t - 55))
+}
+
+/// Python's `a / b` for integers: correctly rounded; `None` when `b == 0` (Python raises).
+#[inline]
+pub fn div(a: i128, b: i128) -> Option<f64> {
+    const EXACT: u128 = 1 << 53;
+    let (ua, ub) = (a.unsigned_abs(), b.unsigned_abs());
+    if ua < EXACT && ub < EXACT && b != 0 {
+        return Some(a as i64 as f64 / b as i64 as f64); // both exact: IEEE division rounds correctly
+    }
+    div_slow(a, b)
+}
+
+#[inline(never)]
+fn div_slow(a: i128, b: i128) -> Option<f64> {
+    if b == 0 {
+        return None;
+    }
+    let neg = (a < 0) != (b < 0);
+    let (ua, ub) = (a.unsigned_abs(), b.unsigned_abs());
+    let q = if ua == 0 {
+        0.0
+    } else if ub >> 64 == 0 {
+        div_by_u64(ua, ub as u64)
+    } else {
+        div_u256(U256::from(ua), U256::from(ub))?
+    };
+    Some(if neg { -q } else { q })
+}
+
+/// Python's `a / (n * 2**64)` (a fixed-point sum over `n`) for `n > 0`: the correctly rounded
+/// `a / n`, scaled by `2**-64` (exact: a power of two, far from the subnormal range).
+#[inline]
+pub fn div_fixed(a: i128, n: i128) -> Option<f64> {
+    Some(div(a, n)? * pow2(-(crate::terms::FRAC_BITS as i32)))
+}
+
+/// Python's `a / b` for a signed 256-bit numerator `(negative, |a|)` and `b > 0`.
+pub fn div_wide(neg: bool, a: U256, b: U256) -> Option<f64> {
+    let q = div_u256(a, b)?;
+    Some(if neg { -q } else { q })
+}
+
+/// Python's `x / y` for floats: `None` when `y == 0` (Python raises `ZeroDivisionError`).
+#[inline]
+fn fdiv(x: f64, y: f64) -> Option<f64> {
+    if y == 0.0 {
+        None
+    } else {
+        Some(x / y)
+    }
+}
+
+/// Python's `min(u, v)` and `max(u, v)` for two floats (the first unless the second is smaller /
+/// larger).
+#[inline]
+fn pmin(u: f64, v: f64) -> f64 {
+    if v < u {
+        v
+    } else {
+        u
+    }
+}
+
+#[inline]
+fn pmax(u: f64, v: f64) -> f64 {
+    if v > u {
+        v
+    } else {
+        u
+    }
+}
+
+/// `streameval.metrics.base.ratio`: `num / den`, `empty` when `den == 0`.
+#[inline]
+fn ratio(num: i128, den: i128, empty: f64) -> Option<f64> {
+    if den != 0 {
+        div(num, den)
+    } else {
+        Some(empty)
+    }
+}
+
+/// `streameval.metrics.base.harmonic`: `(1+β²)PR / (β²P + R)`, 0 when the denominator is 0.
+#[inline]
+fn harmonic(p: f64, r: f64, beta: f64) -> f64 {
+    let b2 = beta * beta;
+    let d = b2 * p + r;
+    if d != 0.0 {
+        (1.0 + b2) * p * r / d // d is not 0: NaN passes, as Python's `if d` lets it
+    } else {
+        0.0
+    }
+}
+
+// ------------------------------------------------------------------ the formulas
+
+/// One reading of the sums: the shared quantities (entropies) computed at most once.
+pub struct Reader<'a, F: Fn(Kind, f64) -> Option<i128>> {
+    s: &'a Sums,
+    fsum: F,
+    pairs: (i128, i128, i128, i128),
+    entropies: Option<Option<(f64, f64, f64)>>,
+}
+
+impl<'a, F: Fn(Kind, f64) -> Option<i128>> Reader<'a, F> {
+    /// A reader of `s`; `fsum(kind, beta)` gives a tracked element-averaged F sum, if tracked.
+    pub fn new(s: &'a Sums, fsum: F) -> Self {
+        let n = s.n;
+        let pairs = (
+            (s.cell_sq - n).div_euclid(2),
+            (s.side[1][0] - n).div_euclid(2),
+            (s.side[0][0] - n).div_euclid(2),
+            (n * (n - 1)).div_euclid(2),
+        );
+        Reader { s, fsum, pairs, entropies: None }
+    }
+
+    fn n(&self) -> i128 {
+        self.s.n
+    }
+
+    /// `streameval.metrics.pairs.pair_counts`: `(TP, PP, TT, C2(N))`.
+    #[inline]
+    fn pairs(&self) -> (i128, i128, i128, i128) {
+        self.pairs
+    }
+
+    /// `streameval.metrics.information.entropies`: `(H(T), H(P), MI)`.
+    fn entropies(&mut self) -> Option<(f64, f64, f64)> {
+        if let Some(e) = self.entropies {
+            return e;
+        }
+        let e = self.compute_entropies();
+        self.entropies = Some(e);
+        e
+    }
+
+    fn compute_entropies(&self) -> Option<(f64, f64, f64)> {
+        let s = self.s;
+        let n = s.n;
+        if n == 0 {
+            return Some((0.0, 0.0, 0.0));
+        }
+        let nlogn = xlogx(n as u64);
+        let (kt, kp) = (s.k[0], s.k[1]);
+        let (row, col) = (s.side[0][1], s.side[1][1]);
+        let ht = if kt > 1 { div_fixed(nlogn - row, n)? } else { 0.0 };
+        let hp = if kp > 1 { div_fixed(nlogn - col, n)? } else { 0.0 };
+        if kt <= 1 || kp <= 1 {
+            return Some((ht, hp, 0.0));
+        }
+        let num = (nlogn - row).checked_add(s.cell_xlogx.checked_sub(col)?)?;
+        let mi = div_fixed(num, n)?;
+        Some((ht, hp, pmax(mi, 0.0)))
+    }
+
+    /// The element metrics' `_p`/`_r`: `fixed_mean` of a side's sum.
+    fn fixed_mean(&self, total: i128) -> Option<f64> {
+        let n = self.n();
+        if n != 0 {
+            div_fixed(total, n)
+        } else {
+            Some(1.0)
+        }
+    }
+
+    fn element(&self, kind: Kind, averaged: bool, beta: f64) -> Option<f64> {
+        let s = self.s;
+        if averaged {
+            let total = (self.fsum)(kind, beta)?;
+            return self.fixed_mean(total);
+        }
+        if s.n == 0 {
+            return Some(1.0);
+        }
+        let (p, r) = match kind {
+            Kind::Elm => (s.side[1][3], s.side[0][3]),
+            Kind::Bcubed => (s.side[1][2], s.side[0][2]),
+        };
+        Some(harmonic(self.fixed_mean(p)?, self.fixed_mean(r)?, beta))
+    }
+
+    fn blanc(&self) -> Option<f64> {
+        let (tp, pp, tt, total) = self.pairs();
+        let (nk, nr) = (total - tt, total - pp);
+        let r0 = |a: i128, b: i128| ratio(a, b, 0.0);
+        let mut fc = 0.0;
+        let linked = tt != 0 || pp != 0;
+        let unlinked = nk != 0 || nr != 0;
+        if linked {
+            let (pc, rc) = (r0(tp, pp)?, r0(tp, tt)?);
+            fc = harmonic(pc, rc, 1.0);
+            if !unlinked {
+                return Some(fc);
+            }
+        } else if !unlinked {
+            return Some(0.0);
+        }
+        let tn = total - pp - tt + tp;
+        let (pn, rn) = (r0(tn, nr)?, r0(tn, nk)?);
+        let fnn = harmonic(pn, rn, 1.0);
+        if !linked {
+            return Some(fnn);
+        }
+        Some((fc + fnn) / 2.0)
+    }
+
+    fn lea(&self) -> Option<f64> {
+        let s = self.s;
+        let n = s.n;
+        if n == 0 {
+            return Some(harmonic(0.0, 0.0, 1.0));
+        }
+        let both = s.both_singletons * ONE;
+        let p = div_fixed(s.side[1][3] - s.side[1][5] * ONE + both, n)?;
+        let r = div_fixed(s.side[0][3] - s.side[0][5] * ONE + both, n)?;
+        Some(harmonic(p, r, 1.0))
+    }
+
+    /// The value of formula `code` (an index into [`FORMULAS`]) with parameter `param` (`beta`
+    /// for VBeta, ELM and BCubed, unused otherwise); `None` to leave it to the Python formula.
+    pub fn value(&mut self, code: u8, param: f64) -> Option<f64> {
+        let s = self.s;
+        match code {
+            0 => {
+                let (tp, pp, tt, total) = self.pairs();
+                let agree = total - pp - tt + 2 * tp;
+                if agree == total {
+                    Some(1.0)
+                } else {
+                    div(agree, total)
+                }
+            }
+            1 => {
+                let (tp, pp, tt, total) = self.pairs();
+                let (fp, fn_) = (pp - tp, tt - tp);
+                if fp == 0 && fn_ == 0 {
+                    return Some(1.0);
+                }
+                let tn = total - pp - tt + tp;
+                if tp < 0 || fp < 0 || fn_ < 0 || tn < 0 {
+                    return None;
+                }
+                let (tp, tn, fp, fn_) = (tp as u128, tn as u128, fp as u128, fn_ as u128);
+                let (x, y) = (U256::mul(tp, tn), U256::mul(fn_, fp));
+                let (neg, diff) = if x >= y { (false, x.sub(y)) } else { (true, y.sub(x)) };
+                let num = diff.add(diff)?;
+                let den = U256::mul(tp + fn_, fn_ + tn).add(U256::mul(tp + fp, fp + tn))?;
+                if den.is_zero() {
+                    return None;
+                }
+                div_wide(neg, num, den)
+            }
+            2 => {
+                let (tp, pp, _, _) = self.pairs();
+                ratio(tp, pp, 1.0)
+            }
+            3 => {
+                let (tp, _, tt, _) = self.pairs();
+                ratio(tp, tt, 1.0)
+            }
+            4 => {
+                let (tp, pp, tt, _) = self.pairs();
+                ratio(2 * tp, pp + tt, 1.0)
+            }
+            5 => {
+                let (tp, pp, tt, _) = self.pairs();
+                ratio(tp, pp + tt - tp, 1.0)
+            }
+            6 => {
+                let n = s.n;
+                let tk = s.cell_sq - n;
+                if tk == 0 {
+                    return Some(0.0);
+                }
+                let (pk, qk) = (s.side[1][0] - n, s.side[0][0] - n);
+                let (x, y) = (div(tk, pk)?, div(tk, qk)?);
+                if x < 0.0 || y < 0.0 {
+                    return None; // math.sqrt raises
+                }
+                Some(x.sqrt() * y.sqrt())
+            }
+            7 => Some(self.entropies()?.2),
+            8..=11 => {
+                if s.k[0] == s.k[1] && s.k[0] <= 1 {
+                    return Some(1.0);
+                }
+                let (ht, hp, mi) = self.entropies()?;
+                if mi == 0.0 {
+                    return Some(0.0);
+                }
+                let avg = match code {
+                    8 => (ht + hp) / 2.0,
+                    9 => {
+                        let x = ht * hp;
+                        if x < 0.0 {
+                            return None;
+                        }
+                        x.sqrt()
+                    }
+                    10 => pmin(ht, hp),
+                    _ => pmax(ht, hp),
+                };
+                fdiv(mi, avg)
+            }
+            12 => {
+                let (ht, _, mi) = self.entropies()?;
+                if ht != 0.0 {
+                    fdiv(mi, ht)
+                } else {
+                    Some(1.0)
+                }
+            }
+            13 => {
+                let (_, hp, mi) = self.entropies()?;
+                if hp != 0.0 {
+                    fdiv(mi, hp)
+                } else {
+                    Some(1.0)
+                }
+            }
+            14 => {
+                if s.n == 0 {
+                    return Some(1.0);
+                }
+                let (ht, hp, mi) = self.entropies()?;
+                let h = if ht != 0.0 { fdiv(mi, ht)? } else { 1.0 };
+                let c = if hp != 0.0 { fdiv(mi, hp)? } else { 1.0 };
+                if h + c == 0.0 {
+                    return Some(0.0);
+                }
+                let beta = param;
+                fdiv((1.0 + beta) * h * c, beta * h + c)
+            }
+            15 => {
+                let n = s.n;
+                if n == 0 {
+                    return Some(0.0);
+                }
+                let num = (s.side[0][1] - s.cell_xlogx).checked_add(s.side[1][1] - s.cell_xlogx)?;
+                Some(pmax(0.0, div_fixed(num, n)?))
+            }
+            16 => ratio(s.side[1][4], s.n, 1.0),
+            17 => ratio(s.side[0][4], s.n, 1.0),
+            18 => self.element(Kind::Elm, true, param),
+            19 => self.element(Kind::Elm, false, param),
+            20 => self.element(Kind::Bcubed, true, param),
+            21 => self.element(Kind::Bcubed, false, param),
+            22 => {
+                let common = s.n - s.cells;
+                let p = ratio(common, s.n - s.k[1], 0.0)?;
+                let r = ratio(common, s.n - s.k[0], 0.0)?;
+                Some(harmonic(p, r, 1.0))
+            }
+            23 => self.blanc(),
+            24 => self.lea(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_bigint::BigUint;
+    use num_traits::ToPrimitive;
+
+    /// The correctly rounded quotient by the definition: exact rationals through num-bigint.
+    fn reference(a: &BigUint, b: &BigUint) -> f64 {
+        // scale so the quotient has 60+ bits, then round by hand (ties to even)
+        let la = a.bits() as i64;
+        let lb = b.bits() as i64;
+        let s = 64 - (la - lb);
+        let (num, den) = if s >= 0 { (a << s as u64, b.clone()) } else { (a.clone(), b << (-s) as u64) };
+        let q = &num / &den;
+        let r = &num % &den;
+        let q = q.to_u128().unwrap();
+        round_scaled(q, r != BigUint::ZERO, -s as i32)
+    }
+
+    fn big(x: U256) -> BigUint {
+        (BigUint::from(x.hi) << 128u32) + BigUint::from(x.lo)
+    }
+
+    #[test]
+    fn the_division_is_correctly_rounded() {
+        let mut x: u128 = 0x1234_5678_9abc_def0;
+        for i in 0..20000u32 {
+            x = x.wrapping_mul(0x2545F4914F6CDD1D_u128 | 1).wrapping_add(0x9E3779B97F4A7C15 + i as u128);
+            let y = x.rotate_left(61) ^ 0xdead_beef;
+            let (sa, sb) = (i % 200, (i / 7) % 200);
+            let a = U256::from(x >> (i % 128)).shl(sa.min(120));
+            let b = U256::from((y >> ((i / 3) % 128)) | 1).shl(sb.min(120));
+            let got = div_u256(a, b).unwrap();
+            let want = reference(&big(a), &big(b));
+            assert_eq!(got.to_bits(), want.to_bits(), "{a:?} / {b:?}");
+        }
+        // the signed entry point, every size of operand (its 64-bit divisor path included)
+        for i in 0..20000u32 {
+            x = x.wrapping_mul(0x2545F4914F6CDD1D_u128 | 1).wrapping_add(0x9E3779B97F4A7C15 + i as u128);
+            let y = x.rotate_left(37) ^ 0x5555_aaaa;
+            let a = (x >> (1 + i % 127)) as i128 * if i % 3 == 0 { -1 } else { 1 };
+            let b = ((y >> (1 + (i / 5) % 127)) | 1) as i128;
+            let want = reference(&BigUint::from(a.unsigned_abs()), &BigUint::from(b as u128));
+            let want = if a < 0 { -want } else { want };
+            assert_eq!(div(a, b).unwrap().to_bits(), want.to_bits(), "{a} / {b}");
+        }
+        // ties to even, exactly halfway
+        assert_eq!(div((1i128 << 54) + 1, 1), Some((1u128 << 54) as f64));
+        assert_eq!(div((1i128 << 54) + 3, 1), Some(((1u128 << 54) + 4) as f64));
+        assert_eq!(div(-7, 2), Some(-3.5));
+        assert_eq!(div(1, 0), None);
+        assert_eq!(div(0, -5).map(f64::to_bits), Some((-0.0f64).to_bits())); // as Python: 0 / -5 == -0.0
+        assert_eq!(div(0, 5).map(f64::to_bits), Some(0.0f64.to_bits()));
+    }
+
+    #[test]
+    fn wide_products_are_exact() {
+        let a = u128::MAX >> 10;
+        let b = (u128::MAX >> 15) - 12345;
+        let p = U256::mul(a, b);
+        assert_eq!(big(p), BigUint::from(a) * BigUint::from(b));
+        let s = p.add(U256::mul(b, b)).unwrap();
+        assert_eq!(big(s), BigUint::from(a) * BigUint::from(b) + BigUint::from(b) * BigUint::from(b));
+        assert_eq!(big(s.sub(p)), BigUint::from(b) * BigUint::from(b));
+    }
+
+    #[test]
+    fn empty_table_values() {
+        let s = Sums::default();
+        let mut r = Reader::new(&s, |_, _| Some(0));
+        let want = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0,
+                    1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0];
+        for (code, w) in want.iter().enumerate() {
+            assert_eq!(r.value(code as u8, 1.0), Some(*w), "{}", FORMULAS[code]);
+        }
+        assert_eq!(r.value(FORMULAS.len() as u8, 1.0), None);
+    }
+}
