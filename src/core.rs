@@ -547,13 +547,7 @@ impl Core {
             self.rebuild();
             return;
         }
-        let (mut mt, mut mp) = (0u32, 0u32);
-        for &(t, p, _) in cells {
-            mt = mt.max(t);
-            mp = mp.max(p);
-        }
-        self.ensure(0, mt);
-        self.ensure(1, mp);
+        let (mt, mp) = self.ensure_ids(cells);
         let n0 = self.upsert_cells(cells, false);
         for side in 0..2 {
             let id_bits = 32 - if side == 0 { mt } else { mp }.leading_zeros();
@@ -619,13 +613,9 @@ impl Core {
         self.rebuild_with(if fresh { Some(cells) } else { None });
     }
 
-    /// Add positive counts to cells `(row, col, count)` of a non-empty table without a rebuild:
-    /// only the clusters the cells touch and their cells are visited. Their shares of every sum
-    /// are taken out, the cells and clusters changed, the groups of big clusters next to them
-    /// mended, and their shares added back: the same state as adding the cells one by one.
-    /// O(cells given + cells of the touched clusters), plus O(clusters) for two marks.
-    #[allow(clippy::needless_range_loop)] // both sides, the same code
-    pub fn add_incremental(&mut self, cells: &[(u32, u32, u64)]) {
+
+    /// Make room for the largest row and column ids of `cells`; return them. O(cells).
+    fn ensure_ids(&mut self, cells: &[(u32, u32, u64)]) -> (u32, u32) {
         let (mut mt, mut mp) = (0u32, 0u32);
         for &(t, p, _) in cells {
             mt = mt.max(t);
@@ -633,6 +623,17 @@ impl Core {
         }
         self.ensure(0, mt);
         self.ensure(1, mp);
+        (mt, mp)
+    }
+
+    /// Add positive counts to cells `(row, col, count)` of a non-empty table without a rebuild:
+    /// only the clusters the cells touch and their cells are visited. Their shares of every sum
+    /// are taken out, the cells and clusters changed, the groups of big clusters next to them
+    /// mended, and their shares added back: the same state as adding the cells one by one.
+    /// O(cells given + cells of the touched clusters), plus O(clusters) for two marks.
+    #[allow(clippy::needless_range_loop)] // both sides, the same code
+    pub fn add_incremental(&mut self, cells: &[(u32, u32, u64)]) {
+        self.ensure_ids(cells);
         let track = self.tracking();
         // the touched clusters of each side, listed once, and marked
         let mut touched: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
