@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from streameval import batch
 from streameval.batch import pss as bpss
+from streameval.cli.pss import configure_parser, main
 from streameval.metrics import ELM, AdjustedRand, BCubed, NormalizedMutualInfo, PairF1, Purity
 from streameval.pss import (
     PageStream,
@@ -21,13 +22,11 @@ from streameval.pss import (
     PageStreamEvaluator,
     all_singletons,
     check_streams,
-    configure_parser,
     fixed_length,
     flags_to_labels,
     load_csv,
     load_json,
     load_streams,
-    main,
     one_document,
 )
 

@@ -433,8 +433,9 @@ def _names(metrics) -> list[str]:
 
 def test_every_resolver_reads_all_the_same_way():
     """``all``, ``None`` and short forms mean the same set everywhere names are taken."""
+    from streameval.cli.pss import pick_metrics
     from streameval.comparison import _metrics as compare_metrics
-    from streameval.pss import PageStream, _pick_metrics
+    from streameval.pss import PageStream
 
     expected = [c.__name__ for c in resolve("all")]
     assert expected == _names(se.metrics.default_metrics())
@@ -446,20 +447,20 @@ def test_every_resolver_reads_all_the_same_way():
     assert _names(plan_metrics(None)[0]) == _names(plan_metrics("all")[0]) == expected
     assert _names(compare_metrics("all")) == expected
     assert list(PageStream().evaluator.metrics) == expected
-    assert _names(_pick_metrics("all")) == expected  # pss's --metrics
+    assert _names(pick_metrics("all")) == expected  # pss's --metrics
     short = ["AdjustedRand", "NormalizedMutualInfo"]
     assert list(se.Evaluator("ari, nmi").metrics) == short
     assert _names(plan_metrics(["ari", "nmi"])[0]) == short
     assert _names(compare_metrics(["ari", "nmi"])) == short
-    assert _names(_pick_metrics(["ari", "nmi"])) == short
+    assert _names(pick_metrics(["ari", "nmi"])) == short
 
 
 def test_every_resolver_rejects_an_unknown_name_alike():
+    from streameval.cli.pss import pick_metrics
     from streameval.comparison import _metrics as compare_metrics
     from streameval.metrics import UnknownMetricError
-    from streameval.pss import _pick_metrics
 
-    for build in (se.Evaluator, plan_metrics, compare_metrics, _pick_metrics,
+    for build in (se.Evaluator, plan_metrics, compare_metrics, pick_metrics,
                   lambda m: se.CountWindow(2, m)):
         with pytest.raises(UnknownMetricError, match="unknown metric 'adjusted_randomness'"):
             build(["adjusted_randomness"])
