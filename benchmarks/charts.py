@@ -151,13 +151,15 @@ def intrinsic(text: str):
 
 def distributed(text: str):
     head, rows = next(t for t in tables(text) if t[0][0] == "engine")
+    wall, memory = head.index("wall time (s)"), head.index("peak memory (MiB)")
+    rows = [r for r in rows if number(r[wall]) is not None]  # engines that ran
     names = [r[0] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.8), dpi=110)
     fig.suptitle("20 million elements: wall time and peak memory per engine (lower is better)", fontsize=11)
     colours = [COLOURS[k % len(COLOURS)] for k in range(len(rows))]
-    a.barh(names, [number(r[1]) for r in rows], color=colours)
+    a.barh(names, [number(r[wall]) for r in rows], color=colours)
     a.set_xlabel("wall time (s)")
-    b.barh(names, [number(r[2]) for r in rows], color=colours)
+    b.barh(names, [number(r[memory]) for r in rows], color=colours)
     b.set_xlabel("peak memory (MiB)")
     b.set_yticklabels([])
     for ax in (a, b):
