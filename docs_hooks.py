@@ -148,7 +148,10 @@ def on_page_markdown(markdown, page, config, files):
                  "*The chart is drawn from the tables below by `benchmarks/charts.py`.*", ""]
         markdown = "\n".join([*lines[:first], *image, *lines[first:]])
     if LAYERS_MARKER in markdown:
-        markdown = markdown.replace(LAYERS_MARKER, layers_svg(layer_rows(markdown)))
+        # one line inside a <div>: a raw HTML block that Markdown leaves alone (``__main__`` would
+        # otherwise turn bold and break the SVG)
+        drawing = layers_svg(layer_rows(markdown)).replace("\n", "")
+        markdown = markdown.replace(LAYERS_MARKER, f'<div class="layers">{drawing}</div>')
     if uri == "benchmarks.md" and BENCH_MARKER in markdown:
         links = [f"- [{Path(p).stem}]({p})" for p in _bench_pages] or [
             "- (no benchmark tables on this build yet)"

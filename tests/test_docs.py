@@ -311,3 +311,17 @@ def test_readme_and_docs_index_give_the_same_set_up():
     assert 'pip install -e ".[test]" && python -m pytest -q' in commands
     run = (ROOT / ".ci" / "run").read_text()
     assert 'pip install -e ".[test]"' in run and "python -m pytest -q" in run  # CI runs the same
+
+
+@pytest.mark.slow
+def test_architecture_page_draws_every_layer_from_its_table(site):
+    """The layer drawing is made from the page's own layer table (the one tests/test_structure.py
+    checks the imports against), as one SVG that Markdown left intact."""
+    rows = _hooks().layer_rows((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    html = (site / "architecture" / "index.html").read_text(encoding="utf-8")
+    svg = html[html.index('<div class="layers"><svg'):html.index("</svg></div>")]
+    assert len(rows) == 8 and "<strong>" not in svg
+    for number, name, modules, _rule in rows:
+        assert f">{number} {name}</text>" in svg
+        for module in modules:
+            assert f">{module}</text>" in svg, module
