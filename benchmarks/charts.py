@@ -48,6 +48,15 @@ def number(cell: str) -> float | None:
     return float(m.group(0).replace(",", "")) if m else None
 
 
+def _log_log(ax, xlabel: str, ylabel: str, legend: int = 8) -> None:
+    """Both axes logarithmic, labelled, with a legend of ``legend``-point type."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=legend)
+
+
 def _axes(title: str, figsize=(8, 4.2)):
     fig, ax = plt.subplots(figsize=figsize, dpi=110)
     ax.set_title(title, fontsize=11)
@@ -93,11 +102,7 @@ def core(text: str):
         pts = [(x, number(c)) for x, c in zip(ks, row) if number(c) is not None and "not run" not in c]
         if pts:
             ax.plot(*zip(*pts), marker="o", label=label, color=colour)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("K (true and predicted clusters)")
-    ax.set_ylabel("µs per element (log)")
-    ax.legend(fontsize=7)
+    _log_log(ax, "K (true and predicted clusters)", "µs per element (log)", legend=7)
     return fig
 
 
@@ -109,11 +114,7 @@ def coreference(text: str):
     fig, ax = _axes("MUC, BLANC, LEA: µs per element (update + get) against K")
     for col, colour in zip(range(1, len(head) - 1), COLOURS):
         ax.plot(ks, [number(r[col]) for r in rows], marker="o", label=head[col], color=colour)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("K (clusters; N = 10·K elements)")
-    ax.set_ylabel("µs (log)")
-    ax.legend(fontsize=8)
+    _log_log(ax, "K (clusters; N = 10·K elements)", "µs (log)", legend=8)
     return fig
 
 
@@ -125,11 +126,7 @@ def window(text: str):
     fig, ax = _axes("sliding window of 2,000: µs per element (update + read of 8 metrics)")
     for (label, pts), colour in zip(by.items(), COLOURS):
         ax.plot(*zip(*pts), marker="o", label=label, color=colour)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("K (clusters)")
-    ax.set_ylabel("µs per element (log)")
-    ax.legend(fontsize=8)
+    _log_log(ax, "K (clusters)", "µs per element (log)", legend=8)
     return fig
 
 
@@ -236,11 +233,7 @@ def bootstrap(text: str):
     ax.plot(bs, [number(r[4]) for r in runs], marker="s", linestyle="--", label="bound B + 1",
             color=COLOURS[1])
     ax.plot(bs, [1.0] * len(bs), linestyle=":", label="one table", color=COLOURS[2])
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("B (replicas)")
-    ax.set_ylabel("× one table (log)")
-    ax.legend(fontsize=8)
+    _log_log(ax, "B (replicas)", "× one table (log)", legend=8)
     return fig
 
 
