@@ -76,6 +76,15 @@ class _Cluster:
         self.cells = {}  # label on the other side -> cell count
 
 
+def _hist_drop(hist: dict, v: int) -> None:
+    """One cell of count ``v`` fewer in a cluster's histogram of cell counts (the key goes at 0). O(1)."""
+    left = hist[v] - 1
+    if left:
+        hist[v] = left
+    else:
+        del hist[v]
+
+
 def _move(k: _Cluster, other, n0: int, n1: int, d: int):
     """Change cell ``other`` of cluster ``k`` from ``n0`` to ``n1 = n0 + d``.
 
@@ -87,11 +96,7 @@ def _move(k: _Cluster, other, n0: int, n1: int, d: int):
     q1 = q0 + n1 * n1 - n0 * n0
     hist = k.hist
     if n0:
-        c = hist[n0] - 1
-        if c:
-            hist[n0] = c
-        else:
-            del hist[n0]
+        _hist_drop(hist, n0)
     if n1:
         hist[n1] = hist.get(n1, 0) + 1
         k.cells[other] = n1
@@ -474,11 +479,7 @@ class ReferenceContingency(TableAPI):
                 hist = rec.hist
                 for v in gone:
                     if v:
-                        left = hist[v] - 1
-                        if left:
-                            hist[v] = left
-                        else:
-                            del hist[v]
+                        _hist_drop(hist, v)
                 hist[n1] = hist.get(n1, 0) + 1
             if n1 > k.max:  # cells only grow or move, so maxima only rise
                 k.max = n1

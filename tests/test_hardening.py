@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from oracles import all_scores
 from strategies import mixed_streams
-from test_core import BATCH  # the batch twin of every O(1) metric
+from test_core import BATCH, close  # the batch twin of every O(1) metric; a float tolerance
 
 import streameval as se
 from streameval import batch
@@ -36,10 +36,6 @@ COREF = {  # on-demand metrics and their batch twins
     "ClusterAccuracy": batch.cluster_accuracy_score,
     "AdjustedMutualInfo": batch.adjusted_mutual_info_score,
 }
-
-
-def close(a, b, tol=1e-9):
-    return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
 
 
 def plain(v):
