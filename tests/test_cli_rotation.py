@@ -56,10 +56,14 @@ def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
         append(live, rows_text(parts[1]))  # longer than what was read: a size check misses it
         total += len(parts[1])
         wait_for(reported(out, total), "the rows written after the truncation")
-        # rename-and-create: rows still written to the old file, then a new file with a header
-        os.rename(live, tmp_path / "live.csv.2")
+        # rename-and-create: rows still written to the old file, then a new file with a header.
+        # The new file takes the path in one atomic rename, so the path is never missing (a
+        # poll in between would see a deletion, which the next step tests on its own)
+        os.link(live, tmp_path / "live.csv.2")
         append(tmp_path / "live.csv.2", rows_text(parts[2]))
-        live.write_text(HEADER + rows_text(parts[3]))
+        fresh = tmp_path / "live.csv.new"
+        fresh.write_text(HEADER + rows_text(parts[3]))
+        os.replace(fresh, live)
         total += len(parts[2]) + len(parts[3])
         wait_for(reported(out, total), "the renamed file's last rows and the new file")
         # deletion: the path disappears for a while, then a file appears again
