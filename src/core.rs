@@ -14,6 +14,11 @@
 //! moves its cells in the groups of its big partners, O(cells of a small cluster) = O(1).
 //! One predicted cluster holding every document (the degenerate baselines) then costs
 //! O(distinct (document length, count) pairs) per element, flat in the stream's length.
+//!
+//! Between two readings the F sums of small clusters are settled lazily ([`Unsettled`]): an
+//! update between two small clusters takes their cells' terms out of the sums once, and a reading
+//! puts the terms of every such cell back, at its values then. A stream updated often and read
+//! rarely pays for each cluster once per reading rather than each row and column per element.
 
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
@@ -108,13 +113,57 @@ pub struct Sums {
     pub side: [[i128; N_SIDE_TERMS]; 2],
 }
 
+/// The clusters whose cells' F terms are out of the tracked F sums until the next
+/// [`Core::settle`]: the sums hold the terms of exactly the cells whose row and column are both
+/// settled, and settling adds the terms of the others at their current values.
+#[derive(Clone, Default, Debug)]
+pub struct Unsettled {
+    /// per side, the unsettled clusters, each once
+    list: [Vec<u32>; 2],
+    /// per side, one bit per cluster: unsettled or not
+    bits: [Vec<u64>; 2],
+}
+
+impl Unsettled {
+    #[inline]
+    fn has(&self, side: usize, x: u32) -> bool {
+        self.bits[side].get((x >> 6) as usize).is_some_and(|w| w >> (x & 63) & 1 == 1)
+    }
+
+    #[inline]
+    fn add(&mut self, side: usize, x: u32) {
+        let bits = &mut self.bits[side];
+        let i = (x >> 6) as usize;
+        if bits.len() <= i {
+            bits.resize(i + 1, 0);
+        }
+        bits[i] |= 1 << (x & 63);
+        self.list[side].push(x);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list[0].is_empty() && self.list[1].is_empty()
+    }
+
+    fn clear(&mut self) {
+        for side in 0..2 {
+            for &x in &self.list[side] {
+                self.bits[side][(x >> 6) as usize] = 0;
+            }
+            self.list[side].clear();
+        }
+    }
+}
+
 #[derive(Clone, Default, Debug)]
 pub struct Core {
     pub sides: [Vec<Cluster>; 2],
     pub cells: HashMap<u64, u64>,
     pub sums: Sums,
     pub fspecs: Vec<FSpec>,
-    pub fsums: Vec<i128>,
+    /// the tracked F sums over the settled cells: read them with [`Core::f_sums`]
+    fsums: Vec<i128>,
+    unsettled: Unsettled,
 }
 
 #[inline]
@@ -182,8 +231,9 @@ impl Core {
     }
 
     /// Add `d` (negative on revert; the caller checked that the cell stays >= 0 and the total
-    /// below the bound) to cell `(t, p)`. O(1), plus for each tracked F-score O(cells) of a small
-    /// cluster or O(groups) of a big one on each side.
+    /// below the bound) to cell `(t, p)`. O(1); with tracked F-scores, between two small clusters
+    /// the first change of each since the last [`Core::settle`] costs O(its cells) once; next to
+    /// a big cluster, the settling and then O(groups) of the big one and O(cells) of the other.
     pub fn change(&mut self, t: u32, p: u32, d: i64) {
         self.ensure(0, t);
         self.ensure(1, p);
@@ -196,7 +246,13 @@ impl Core {
         let b1 = (b0 as i64 + d) as u64;
         let track = self.tracking();
         if track {
-            self.f_delta(t, p, n0, n1, [a0, b0], [a1, b1]);
+            if self.is_big(0, t) || self.is_big(1, p) {
+                self.settle();
+                self.f_delta(t, p, n0, n1, [a0, b0], [a1, b1]);
+            } else {
+                self.unsettle(0, t);
+                self.unsettle(1, p);
+            }
         }
         let both_before = self.both_near(t, p);
         if track {
@@ -318,8 +374,86 @@ impl Core {
         found
     }
 
+    /// Take the terms of the cells of cluster `x` of `side` whose other end is settled out of the
+    /// F sums, and mark `x` unsettled; nothing if it is already. O(cells of `x`) · specs.
+    fn unsettle(&mut self, side: usize, x: u32) {
+        let un = &self.unsettled;
+        if un.has(side, x) {
+            return;
+        }
+        let (own, other) = (&self.sides[side], &self.sides[1 - side]);
+        let size = own[x as usize].size;
+        for z in own[x as usize].others() {
+            if un.has(1 - side, z) {
+                continue; // out already
+            }
+            let c = self.cells[&skey(side, x, z)];
+            let sz = other[z as usize].size;
+            for (f, spec) in self.fsums.iter_mut().zip(self.fspecs.iter()) {
+                *f -= Self::oriented(spec, side, c, size, sz);
+            }
+        }
+        self.unsettled.add(side, x);
+    }
+
+    /// Each tracked F-score's sum of terms over the cells of the unsettled clusters, at their
+    /// current values. O(those cells) · specs.
+    fn unsettled_terms(&self) -> Vec<i128> {
+        let un = &self.unsettled;
+        let (rows, cols) = (&self.sides[0], &self.sides[1]);
+        let mut out = vec![0i128; self.fspecs.len()];
+        for side in 0..2 {
+            let (own, other) = if side == 0 { (rows, cols) } else { (cols, rows) };
+            for &x in &un.list[side] {
+                let size = own[x as usize].size;
+                for z in own[x as usize].others() {
+                    if side == 1 && un.has(0, z) {
+                        continue; // counted from its row
+                    }
+                    let c = self.cells[&skey(side, x, z)];
+                    let sz = other[z as usize].size;
+                    for (f, spec) in out.iter_mut().zip(self.fspecs.iter()) {
+                        *f += Self::oriented(spec, side, c, size, sz);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Put the terms of every cell of an unsettled cluster back into the F sums, at their
+    /// current values: then each sum is the sum of its terms over every cell. O(cells of the
+    /// unsettled clusters) · specs; O(1) when all are settled.
+    pub fn settle(&mut self) {
+        if self.unsettled.is_empty() {
+            return;
+        }
+        let terms = self.unsettled_terms();
+        for (f, u) in self.fsums.iter_mut().zip(terms) {
+            *f += u;
+        }
+        self.unsettled.clear();
+    }
+
+    /// The tracked F sums, after a [`Core::settle`] (asserted: unsettled sums are not the
+    /// sums). O(1).
+    pub fn f_sums(&self) -> &[i128] {
+        assert!(self.unsettled.is_empty(), "F sums read before settling");
+        &self.fsums
+    }
+
+    /// The tracked F sums as [`Core::settle`] would leave them, without settling: for readers
+    /// that may not change the state. O(1) when settled.
+    pub fn f_sums_now(&self) -> Vec<i128> {
+        if self.unsettled.is_empty() {
+            return self.fsums.clone();
+        }
+        self.fsums.iter().zip(self.unsettled_terms()).map(|(f, u)| f + u).collect()
+    }
+
     /// Apply to each tracked F sum the change of adding `n1 - n0` to cell (t, p), whose row and
-    /// column sizes go from `s0` to `s1`. Called before anything changes.
+    /// column sizes go from `s0` to `s1`. Called before anything changes, with every cluster
+    /// settled.
     fn f_delta(&mut self, t: u32, p: u32, n0: u64, n1: u64, s0: [u64; 2], s1: [u64; 2]) {
         let mut parts: [SmallVec<[(u64, u64, u64); 32]>; 2] = [SmallVec::new(), SmallVec::new()];
         let ends = [(t, p), (p, t)];
@@ -502,6 +636,7 @@ impl Core {
 
     /// Start tracking `spec` (idempotence is the caller's): O(cells) once.
     pub fn track(&mut self, spec: FSpec) {
+        self.settle();
         let first = self.fspecs.is_empty();
         let mut total = 0i128;
         for (&k, &c) in self.cells.iter() {
@@ -633,6 +768,7 @@ impl Core {
     /// O(cells given + cells of the touched clusters), plus O(clusters) for two marks.
     #[allow(clippy::needless_range_loop)] // both sides, the same code
     pub fn add_incremental(&mut self, cells: &[(u32, u32, u64)]) {
+        self.settle();
         self.ensure_ids(cells);
         let track = self.tracking();
         // the touched clusters of each side, listed once, and marked
@@ -929,6 +1065,7 @@ impl Core {
         };
         self.sums = sums;
         self.fsums = fsums;
+        self.unsettled.clear();
     }
 
     /// Turn every big cluster back into a plain list, before a bulk add.
@@ -1068,7 +1205,7 @@ impl Core {
         if sums != self.sums {
             return Err(format!("sums drifted: kept {:?}, recomputed {:?}", self.sums, sums));
         }
-        if fsums != self.fsums {
+        if fsums != self.f_sums_now() {
             return Err("tracked F sums drifted".to_string());
         }
         Ok(())
@@ -1479,7 +1616,7 @@ mod tests {
         }
         c.check().unwrap();
         assert_eq!(c.sums, Sums::default());
-        assert!(c.fsums.iter().all(|&f| f == 0));
+        assert!(c.f_sums_now().iter().all(|&f| f == 0));
     }
 
     #[test]
@@ -1489,14 +1626,14 @@ mod tests {
         for _ in 0..3000 {
             c.change(rng.below(40) as u32, rng.below(5) as u32, 1);
         }
-        let (sums, fsums) = (c.sums.clone(), c.fsums.clone());
+        let (sums, fsums) = (c.sums.clone(), c.f_sums_now());
         for _ in 0..50 {
             let (t, p) = (rng.below(40) as u32, rng.below(5) as u32);
             c.change(t, p, 3);
             c.change(t, p, -3);
         }
         assert_eq!(c.sums, sums);
-        assert_eq!(c.fsums, fsums);
+        assert_eq!(c.f_sums_now(), fsums);
         c.check().unwrap();
     }
 
@@ -1528,7 +1665,7 @@ mod tests {
         bulk.rebuild();
         bulk.check().unwrap();
         assert_eq!(bulk.sums, streamed.sums);
-        assert_eq!(bulk.fsums, streamed.fsums);
+        assert_eq!(bulk.f_sums_now(), streamed.f_sums_now());
     }
 
     /// A heavy-tailed random batch of cells: a few clusters get many cells (big ones).
@@ -1564,7 +1701,7 @@ mod tests {
                 for c in [&bulk, &incr] {
                     c.check().unwrap();
                     assert_eq!(c.sums, streamed.sums);
-                    assert_eq!(c.fsums, streamed.fsums);
+                    assert_eq!(c.f_sums_now(), streamed.f_sums_now());
                     assert_eq!(c.cells, streamed.cells);
                 }
                 // then some removals, element by element, from the incremental one
@@ -1575,7 +1712,7 @@ mod tests {
                 }
                 incr.check().unwrap();
                 assert_eq!(incr.sums, streamed.sums);
-                assert_eq!(incr.fsums, streamed.fsums);
+                assert_eq!(incr.f_sums_now(), streamed.f_sums_now());
             }
         }
     }

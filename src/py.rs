@@ -812,8 +812,9 @@ impl Table {
     }
 
     /// ``[((kind, beta), Σ n·F_e)]`` for the tracked element-averaged F-scores. O(tracked).
-    fn f_items(&self) -> Vec<((String, f64), i128)> {
-        self.fkeys.iter().cloned().zip(self.core.fsums.iter().copied()).collect()
+    fn f_items(&mut self) -> Vec<((String, f64), i128)> {
+        self.core.settle();
+        self.fkeys.iter().cloned().zip(self.core.f_sums().iter().copied()).collect()
     }
 
     /// Start tracking ``kind`` with ``beta**2 = num/den`` under key ``(kind, beta)``. O(cells).
@@ -1065,13 +1066,13 @@ impl Table {
     /// The value of the registered formula ``code`` (``FORMULAS[name]``) with parameter
     /// ``param`` (``beta``, or unused), computed natively with the Python formula's exact
     /// operations; ``None`` when it is left to the Python formula. O(1).
-    fn _value(&self, code: u8, param: f64) -> Option<f64> {
+    fn _value(&mut self, code: u8, param: f64) -> Option<f64> {
         self.reader().value(code, param)
     }
 
     /// ``({name: value}, number of None)`` for every formula of ``plan``, in one pass over the
     /// sums (shared quantities computed once); ``None`` where the Python formula must run. O(len).
-    fn _read<'py>(&self, py: Python<'py>, plan: PyRef<'py, ValuePlan>) -> PyResult<(Bound<'py, PyDict>, usize)> {
+    fn _read<'py>(&mut self, py: Python<'py>, plan: PyRef<'py, ValuePlan>) -> PyResult<(Bound<'py, PyDict>, usize)> {
         // a copy of the plan's {name: None}: the keys in place, no resizing
         let d = plan.template.bind(py).copy()?;
         let mut reader = self.reader();
@@ -1087,11 +1088,13 @@ impl Table {
 }
 
 impl Table {
-    fn reader(&self) -> crate::values::Reader<'_, impl Fn(Kind, f64) -> Option<i128> + '_> {
+    /// A reader of the sums, the F sums settled first.
+    fn reader(&mut self) -> crate::values::Reader<'_, impl Fn(Kind, f64) -> Option<i128> + '_> {
+        self.core.settle();
         let core = &self.core;
         let fkeys = &self.fkeys;
         crate::values::Reader::new(&core.sums, move |kind, beta| {
-            (0..fkeys.len()).find(|&i| fkeys[i].1 == beta && core.fspecs[i].kind == kind).map(|i| core.fsums[i])
+            (0..fkeys.len()).find(|&i| fkeys[i].1 == beta && core.fspecs[i].kind == kind).map(|i| core.f_sums()[i])
         })
     }
 }

@@ -168,6 +168,62 @@ class NativeAgainstReference(RuleBasedStateMachine):
             self.native.update_many(ts, [b[1] for b in batch])
         assert state(self.native) == before
 
+    @rule(batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3), st.booleans()),
+                         min_size=2, max_size=40),
+          then=st.sampled_from(["check", "copy", "to_dict", "track_f", "update_many", "merge",
+                                "relabel", "revert_all"]))
+    def several_updates_then_one_reading(self, batch, then):
+        """Updates and reverts with no reading between them (the native F sums are settled
+        lazily, at the next reading), then one operation on the unsettled table: its invariants
+        (which do not settle), a copy, a round trip, tracking a new F, a bulk add, a merge, a
+        relabel, or reverting everything."""
+        done = []
+        for t, p, w, back in batch:
+            if back and done:
+                t, p, w = done.pop()
+                self.native.revert(t, p, w)
+                self.ref.revert(t, p, w)
+            else:
+                self.native.update(t, p, w)
+                self.ref.update(t, p, w)
+                done.append((t, p, w))
+        self.live.extend(done)
+        if then == "check":
+            self.native._check()
+        elif then == "copy":
+            self.native = self.native.copy()
+            self.versions.append(self.native.version)
+        elif then == "to_dict":
+            d = json.loads(json.dumps(self.native.to_dict()))
+            assert state(se.Contingency.from_dict(d)) == state(self.ref)
+        elif then == "track_f":
+            assert self.native.track_f("elm", 0.5) == self.ref.track_f("elm", 0.5)
+        elif then == "update_many":
+            ts, ps = [b[0] for b in batch], [b[1] for b in batch]
+            self.native.update_many(ts, ps)
+            for t, p in zip(ts, ps):
+                self.ref.update(t, p)
+                self.live.append((t, p, 1))
+        elif then == "merge":
+            other_n, other_r = se.Contingency(), ReferenceContingency()
+            for t, p, w, _ in batch[::2]:
+                other_n.update(t, p, w)
+                other_r.update(t, p, w)
+                self.live.append((t, p, w))
+            self.native.merge(other_n)
+            self.ref.merge(other_r)
+        elif then == "relabel":
+            old, new = batch[0][0], batch[-1][0]
+            if self.ref.true_sizes().get(old) and not same(old, new):
+                self.native.relabel_true(old, new)
+                self.ref.relabel_true(old, new)
+                self.live = [(new if same(t, old) else t, p, w) for t, p, w in self.live]
+        else:
+            for t, p, w in reversed(done):
+                self.native.revert(t, p, w)
+                self.ref.revert(t, p, w)
+                self.live.remove((t, p, w))
+
     @rule(batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=12))
     def merge(self, batch):
         other_n, other_r = se.Contingency(), ReferenceContingency()
