@@ -5,6 +5,8 @@
 //! (hashed as Python hashes it), so `1`, `1.0`, `True` and `numpy.int64(1)` find one cluster, as
 //! in a dict. Every check runs before anything changes: a rejected call leaves the state as it was.
 
+use std::sync::Mutex;
+
 use hashbrown::HashTable;
 use num_bigint::BigUint;
 use pyo3::exceptions::{PyAssertionError, PyValueError};
@@ -1085,6 +1087,33 @@ impl Table {
         }
         Ok((d, missing))
     }
+
+    /// ``{name: value}`` for every formula of ``plan`` (a new dict each call): the values are
+    /// kept in the plan while the table's ``version`` is unchanged. When a formula is left to
+    /// Python, ``plan``'s fallback reads the table instead (and nothing is kept). O(len).
+    fn _get<'py>(slf: &Bound<'py, Self>, plan: &Bound<'py, ValuePlan>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let p = plan.get();
+        let id = slf.as_ptr() as usize;
+        let version = slf.borrow().version;
+        let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
+        if !matches!(&*last, Some((i, v, _)) if *i == id && *v == version) {
+            *last = None;
+            let values = p.values(&mut slf.borrow_mut()); // the table's borrow ends here
+            match values {
+                Some(values) => *last = Some((id, version, values)),
+                None => {
+                    drop(last);
+                    return match &p.fallback {
+                        Some(f) => f.bind(py).call1((slf,)),
+                        None => Err(PyValueError::new_err("a formula is left to Python and the plan has no fallback")),
+                    };
+                }
+            }
+        }
+        let values = &last.as_ref().expect("kept").2;
+        Ok(p.dict(py, values)?.into_any())
+    }
 }
 
 impl Table {
@@ -1100,18 +1129,47 @@ impl Table {
 }
 
 /// What an Evaluator reads: its metrics' names and their formulas' ``(code, param)``, fixed once
-/// (``code`` outside ``FORMULAS`` for a metric whose Python formula runs instead).
+/// (``code`` outside ``FORMULAS`` for a metric whose Python formula runs instead), the values of
+/// its last complete reading, and what reads a table when a formula is left to Python.
 #[pyclass(frozen, module = "streameval._native")]
 pub struct ValuePlan {
     names: Vec<Py<PyAny>>,
     specs: Vec<(u8, f64)>,
     template: Py<PyDict>,
+    /// ``fallback(table) -> {name: value}``, called when a formula is left to Python
+    fallback: Option<Py<PyAny>>,
+    /// (the table's address, its version, the values) of the last complete reading
+    last: Mutex<Option<(usize, u64, Vec<f64>)>>,
+}
+
+impl ValuePlan {
+    /// Every formula's value over `table` now, or `None` if one is left to Python.
+    fn values(&self, table: &mut Table) -> Option<Vec<f64>> {
+        let mut reader = table.reader();
+        self.specs.iter().map(|&(code, param)| reader.value(code, param)).collect()
+    }
+
+    /// A new ``{name: value}`` dict (the template's keys, in place).
+    fn dict<'py>(&self, py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyDict>> {
+        let d = self.template.bind(py).copy()?;
+        for (name, &v) in self.names.iter().zip(values.iter()) {
+            d.set_item(name.bind(py), PyFloat::new(py, v))?;
+        }
+        Ok(d)
+    }
 }
 
 #[pymethods]
 impl ValuePlan {
     #[new]
-    fn new(py: Python<'_>, names: Vec<Bound<'_, PyAny>>, codes: Vec<i64>, params: Vec<f64>) -> PyResult<Self> {
+    #[pyo3(signature = (names, codes, params, fallback = None))]
+    fn new(
+        py: Python<'_>,
+        names: Vec<Bound<'_, PyAny>>,
+        codes: Vec<i64>,
+        params: Vec<f64>,
+        fallback: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
         if names.len() != codes.len() || codes.len() != params.len() {
             return Err(PyValueError::new_err("names, codes and params must have the same length"));
         }
@@ -1127,7 +1185,13 @@ impl ValuePlan {
             .zip(params.iter())
             .map(|(&c, &p)| (u8::try_from(c).unwrap_or(u8::MAX), p))
             .collect();
-        Ok(ValuePlan { names: names.into_iter().map(|n| n.unbind()).collect(), specs, template: template.unbind() })
+        Ok(ValuePlan {
+            names: names.into_iter().map(|n| n.unbind()).collect(),
+            specs,
+            template: template.unbind(),
+            fallback,
+            last: Mutex::new(None),
+        })
     }
 
     fn __len__(&self) -> usize {

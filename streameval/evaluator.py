@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 from .contingency import Contingency
 from .metrics.base import Metric
@@ -51,6 +52,8 @@ class Evaluator:
     _quantities: Quantities | None = None  # the shared reading of the table's last-read version
     _reading: tuple | None = None  # (table, version, {name: value}) of the last reading
     _plan = None  # the native reading's plan (names, formula codes), built on first read
+    _all_native = False  # whether every metric of the plan has a native formula
+    _building = False  # while __init__ adds the metrics (the reading is bound once, after)
 
     def __init__(
         self, metrics: Iterable[Metric] | dict[str, Metric] | None = None, table: Contingency | None = None
@@ -70,8 +73,11 @@ class Evaluator:
             metrics = [m for item in listed
                        for m in ([c() for c in resolve(item)] if isinstance(item, str) else [item])]
         items = metrics.items() if isinstance(metrics, dict) else ((m.name, m) for m in metrics)
+        self._building = True
         for name, metric in items:
             self.add(name, metric)
+        del self._building
+        self._bind_get()
 
     @property
     def table(self) -> Contingency:
@@ -82,6 +88,8 @@ class Evaluator:
     def table(self, table: Contingency) -> None:
         self._table = table
         self._reading = None
+        if "metrics" in self.__dict__:
+            self._bind_get()
         # update and revert are the table's own (one call less per element), unless overridden
         cls = type(self)
         for name in ("update", "revert"):
@@ -97,7 +105,9 @@ class Evaluator:
         metric.bind(self.table)
         self.metrics[name] = metric
         self._quantities = None  # binding may start new running sums (track_f) at the same version
-        self._reading = self._plan = None
+        self._reading = None
+        if not self._building:
+            self._bind_get()
 
     def __getitem__(self, name: str) -> Metric:
         return self.metrics[name]
@@ -140,37 +150,60 @@ class Evaluator:
         ``value`` reads one :class:`~streameval.metrics.quantities.Quantities` of the table. The
         reading is kept while the table's ``version`` is unchanged. Cost: O(1) per O(1) metric,
         the shared quantities (pair counts, entropies) computed at most once; on-demand metrics
-        add their own (cached) cost; a repeated reading of an unchanged table is one dict copy.
+        add their own (cached) cost; a repeated reading of an unchanged table builds the dict
+        again from the kept values. On the native table, with every metric native, an instance's
+        ``get`` is one call to the table (``Contingency._get`` with the plan).
 
         >>> ev = Evaluator(["ARI", "NMI"])
         >>> ev.update_many([0, 0, 1, 1], [0, 0, 1, 0])
         >>> ev.get() == {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
         True
         """
-        table = self.table
+        table = self._table
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._make_plan()
+        if plan is not False and self._all_native and hasattr(table, "_get"):  # read natively, kept
+            return table._get(plan)
         version = table.version
         reading = self._reading
         if reading is not None and reading[0] is table and reading[1] == version:
             return reading[2].copy()
+        out = self._read(table)
+        self._reading = (table, version, out)
+        return out.copy()
+
+    def _read(self, table) -> dict[str, float]:
+        """Every metric's value over ``table`` as it is now, in a new dict."""
         plan = self._plan
         if plan is None:
             plan = self._plan = self._make_plan()
-        out: dict | None = None
         if plan is not False:
             try:
                 out, missing = table._read(plan)
             except AttributeError:  # a table without the native reading (the reference)
-                out = None
-        if out is None:
-            out = {name: m.value(self._shared(table)) for name, m in self.metrics.items()}
-        elif missing:  # the metrics left to their Python formula
+                plan = False
+        if plan is False:
+            return {name: m.value(self._shared(table)) for name, m in self.metrics.items()}
+        if missing:  # the metrics left to their Python formula
             q = self._shared(table)
             metrics = self.metrics
             for name, v in out.items():
                 if v is None:
                     out[name] = metrics[name].value(q)
-        self._reading = (table, version, out)
-        return out.copy()
+        return out
+
+    def _bind_get(self) -> None:
+        """A new reading plan for the current table and metrics; when every metric has a native
+        formula on a native table (and no subclass overrides ``get``), this instance's ``get``
+        becomes one call to the table (``Contingency._get`` with the plan)."""
+        self._plan = None
+        self.__dict__.pop("get", None)
+        table = self._table
+        if type(self).get is Evaluator.get and hasattr(table, "_get"):
+            plan = self._plan = self._make_plan()
+            if plan is not False and self._all_native:
+                self.__dict__["get"] = partial(table._get, plan)
 
     def _shared(self, table) -> Quantities:
         """The :class:`Quantities` of ``table``'s current version (kept while it is unchanged)."""
@@ -191,7 +224,19 @@ class Evaluator:
             names.append(name)
             codes.append(code)
             params.append(param)
-        return _ValuePlan(names, codes, params)
+        self._all_native = 255 not in codes
+        return _ValuePlan(names, codes, params, self._read)
+
+    def __getstate__(self) -> dict:
+        """The state to pickle, without the native reading (made anew when unpickled)."""
+        state = self.__dict__.copy()
+        for name in ("get", "_plan", "_reading", "_quantities"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind_get()
 
     # -- River's metric protocol (``evaluate.progressive_val_score(dataset, model, evaluator)``)
     requires_labels = True  # River passes predicted labels, not probabilities

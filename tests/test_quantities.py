@@ -94,14 +94,13 @@ def test_cached_reading_follows_every_change():
         ev.update(t, p)
     first = ev.get()
     assert ev.get() == first  # unchanged table: the same reading
-    reading = ev._reading
-    first["AdjustedRand"] = 2.0  # the caller's copy: the kept reading is not touched
-    assert ev.get() == ev._reading[2] != first
+    first["AdjustedRand"] = 2.0  # the caller's dict: the kept reading is not touched
+    kept = ev.get()
+    assert kept != first and kept["AdjustedRand"] == se.AdjustedRand().value(ev.table.stats())
     ev.update(2, 2)
     second = ev.get()
-    assert ev._reading is not reading and ev._reading[1] == ev.table.version
     again = ev.get()
-    assert again == second and again is not second and second != first  # a fresh copy per call
+    assert again == second and again is not second and second != kept  # a fresh dict per call
     ref = {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
     assert second == ref
     for change in (lambda: ev.revert(2, 2), lambda: ev.relabel_pred(1, 0),
@@ -109,6 +108,37 @@ def test_cached_reading_follows_every_change():
                    lambda: ev.table.merge(se.Contingency())):
         change()
         assert ev.get() == {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
+
+
+def test_native_reading_is_rebound_and_pickles():
+    """After its first reading an evaluator's ``get`` is one call to the native table; a new
+    table, a new metric, a subclass's own ``get`` and pickling all keep the readings right."""
+    import pickle
+
+    ev = se.Evaluator([se.AdjustedRand(), se.ELM()])
+    ev.update_many([0, 0, 1, 1, 2], [0, 1, 1, 1, 2])
+    want = {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
+    assert ev.get() == want and ev.get() == want
+    copy = pickle.loads(pickle.dumps(ev))
+    copy.update(3, 3)
+    ev.update(3, 3)
+    assert copy.get() == ev.get() != want
+    ev.add("Rand", se.Rand())  # a new metric
+    assert ev.get() == {**copy.get(), "Rand": se.Rand().value(ev.table.stats())}
+    pairs = se.Evaluator([se.AdjustedRand(), se.Rand()])
+    pairs.get()
+    other = se.Contingency()
+    other.update(0, 0)
+    pairs.table = other  # the reading follows a new table
+    assert pairs.get() == {"AdjustedRand": 1.0, "Rand": 1.0}
+
+    class Rounded(se.Evaluator):
+        def get(self):
+            return {k: round(v, 2) for k, v in super().get().items()}
+
+    r = Rounded([se.AdjustedRand()])
+    r.update_many([0, 0, 1], [0, 1, 1])
+    assert r.get() == r.get() == {"AdjustedRand": round(se.AdjustedRand().value(r.table.stats()), 2)}
 
 
 def test_adding_a_metric_after_a_reading_tracks_its_sums():
