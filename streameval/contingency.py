@@ -16,10 +16,13 @@ Design notes
 - Labels are arbitrary hashable Python objects compared with Python's equality (``1``, ``1.0``,
   ``True`` and ``numpy.int64(1)`` are one cluster), interned once per distinct label.
 - The element-averaged F-scores of ELM and BCubed couple each cell with both of its margins: they
-  are tracked only when a metric asks (:meth:`Contingency.track_f`). A cluster with many cells
-  keeps them grouped by (count, size of the other cluster), so an update costs O(cells) of a small
-  cluster or O(groups) of a large one: flat for the degenerate predictions (one predicted cluster,
-  all singletons) whose cost grew with the stream before.
+  are tracked only when a metric asks (:meth:`Contingency.track_f`). Between two small clusters
+  the native table settles them lazily: the first update of a cluster after a reading takes its
+  cells' terms out of the sums (O(its cells), once), and the next reading puts every such term
+  back at its value then, so a stream read rarely pays O(1) per element. A cluster with many
+  cells keeps them grouped by (count, size of the other cluster), so an update next to it costs
+  O(groups): flat for the degenerate predictions (one predicted cluster, all singletons) whose
+  cost grew with the stream before.
 - A table holds fewer than ``2**57`` elements (:data:`~streameval.stats.MAX_TOTAL`); an update
   that would reach it is rejected before anything changes.
 - Cells, rows and columns that drop to zero are deleted: memory follows the live support.
@@ -130,8 +133,8 @@ if NATIVE:
             :attr:`skipped`.
 
         Cost per call: :meth:`update` and :meth:`revert` O(1) (plus, per tracked
-        element-averaged F-score, O(cells) of a small cluster or O(groups) of a large one);
-        every sum read O(1); :meth:`merge`, :meth:`to_dict`, :meth:`from_dict`, :meth:`_check`
+        element-averaged F-score, O(cells) of a small cluster once per reading, or O(groups) of
+        a large one); every sum read O(1) (the F sums: plus the cells left to settle); :meth:`merge`, :meth:`to_dict`, :meth:`from_dict`, :meth:`_check`
         O(cells). Memory O(cells).
 
         The attributes named in :class:`~streameval.stats.ContingencyStats` (``n``, ``cells``,
@@ -217,8 +220,9 @@ if NATIVE:
             """Start keeping ``Σ n·F_e`` for ``kind`` ``"elm"`` or ``"bcubed"`` and ``beta``.
 
             Returns the key of :attr:`f_sums`. The first call for a key costs O(cells);
-            afterwards each update costs O(cells) of a small cluster or O(groups) of a large one
-            on each side. Idempotent.
+            afterwards an update costs, on each side, O(cells) of a small cluster the first time
+            it changes after a reading (the reading then puts its cells' terms back), or
+            O(groups) of a large one. Idempotent.
             """
             if kind not in ("elm", "bcubed"):
                 raise ValueError(f'kind must be "elm" or "bcubed", got {kind!r}')

@@ -40,7 +40,8 @@ class Evaluator:
 
     Each metric must be fresh (it has seen no elements); it is rebound to the shared table.
     Adding a metric never changes what the others report. Cost: :meth:`update` and :meth:`revert`
-    are one table update (O(1), plus the element-averaged F-scores' row and column cost).
+    are one table update (O(1); the element-averaged F-scores add their row and column cost once
+    per reading, or O(groups) next to a large cluster: :meth:`Contingency.track_f`).
     :meth:`get` reads every metric with a native formula in one call to the native table
     (:class:`~streameval.metrics.quantities.NativeValue`), and the others in one pass over one
     :class:`~streameval.metrics.quantities.Quantities` of the table's current version, so the
