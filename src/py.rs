@@ -1087,33 +1087,6 @@ impl Table {
         }
         Ok((d, missing))
     }
-
-    /// ``{name: value}`` for every formula of ``plan`` (a new dict each call): the values are
-    /// kept in the plan while the table's ``version`` is unchanged. When a formula is left to
-    /// Python, ``plan``'s fallback reads the table instead (and nothing is kept). O(len).
-    fn _get<'py>(slf: &Bound<'py, Self>, plan: &Bound<'py, ValuePlan>) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let p = plan.get();
-        let id = slf.as_ptr() as usize;
-        let version = slf.borrow().version;
-        let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
-        if !matches!(&*last, Some((i, v, _)) if *i == id && *v == version) {
-            *last = None;
-            let values = p.values(&mut slf.borrow_mut()); // the table's borrow ends here
-            match values {
-                Some(values) => *last = Some((id, version, values)),
-                None => {
-                    drop(last);
-                    return match &p.fallback {
-                        Some(f) => f.bind(py).call1((slf,)),
-                        None => Err(PyValueError::new_err("a formula is left to Python and the plan has no fallback")),
-                    };
-                }
-            }
-        }
-        let values = &last.as_ref().expect("kept").2;
-        Ok(p.dict(py, values)?.into_any())
-    }
 }
 
 impl Table {
@@ -1192,6 +1165,33 @@ impl ValuePlan {
             fallback,
             last: Mutex::new(None),
         })
+    }
+
+    /// ``{name: value}`` for every formula over ``table`` (a new dict each call): the values are
+    /// kept while the table's ``version`` is unchanged. When a formula is left to Python, the
+    /// fallback reads the table instead (and nothing is kept). O(len).
+    fn read<'py>(slf: &Bound<'py, Self>, table: &Bound<'py, Table>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let p = slf.get();
+        let id = table.as_ptr() as usize;
+        let version = table.borrow().version;
+        let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
+        if !matches!(&*last, Some((i, v, _)) if *i == id && *v == version) {
+            *last = None;
+            let values = p.values(&mut table.borrow_mut()); // the table's borrow ends here
+            match values {
+                Some(values) => *last = Some((id, version, values)),
+                None => {
+                    drop(last);
+                    return match &p.fallback {
+                        Some(f) => f.bind(py).call1((table,)),
+                        None => Err(PyValueError::new_err("a formula is left to Python and the plan has no fallback")),
+                    };
+                }
+            }
+        }
+        let values = &last.as_ref().expect("kept").2;
+        Ok(p.dict(py, values)?.into_any())
     }
 
     fn __len__(&self) -> usize {

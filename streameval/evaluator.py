@@ -20,9 +20,10 @@ from .metrics.base import Metric
 from .metrics.quantities import NativeValue, Quantities
 
 try:
+    from ._native import Table as _NativeTable
     from ._native import ValuePlan as _ValuePlan
 except ImportError:  # pragma: no cover - the extension is built by pip install
-    _ValuePlan = None  # type: ignore[assignment, misc]
+    _ValuePlan = _NativeTable = None  # type: ignore[assignment, misc]
 
 __all__ = ["Evaluator"]
 
@@ -153,7 +154,7 @@ class Evaluator:
         the shared quantities (pair counts, entropies) computed at most once; on-demand metrics
         add their own (cached) cost; a repeated reading of an unchanged table builds the dict
         again from the kept values. On the native table, with every metric native, an instance's
-        ``get`` is one call to the table (``Contingency._get`` with the plan).
+        ``get`` is one native call (the plan's ``read`` of the table).
 
         >>> ev = Evaluator(["ARI", "NMI"])
         >>> ev.update_many([0, 0, 1, 1], [0, 0, 1, 0])
@@ -164,8 +165,8 @@ class Evaluator:
         plan = self._plan
         if plan is None:
             plan = self._plan = self._make_plan()
-        if plan is not False and self._all_native and hasattr(table, "_get"):  # read natively, kept
-            return table._get(plan)
+        if plan is not False and self._all_native and isinstance(table, _NativeTable):
+            return plan.read(table)  # read natively, kept by version
         version = table.version
         reading = self._reading
         if reading is not None and reading[0] is table and reading[1] == version:
@@ -197,14 +198,14 @@ class Evaluator:
     def _bind_get(self) -> None:
         """A new reading plan for the current table and metrics; when every metric has a native
         formula on a native table (and no subclass overrides ``get``), this instance's ``get``
-        becomes one call to the table (``Contingency._get`` with the plan)."""
+        becomes one native call (the plan's ``read`` of the table)."""
         self._plan = None
         self.__dict__.pop("get", None)
         table = self._table
-        if type(self).get is Evaluator.get and hasattr(table, "_get"):
+        if type(self).get is Evaluator.get and _NativeTable is not None and isinstance(table, _NativeTable):
             plan = self._plan = self._make_plan()
-            if plan is not False and self._all_native:
-                self.__dict__["get"] = partial(table._get, plan)
+            if self._all_native:
+                self.__dict__["get"] = partial(plan.read, table)
 
     def _shared(self, table) -> Quantities:
         """The :class:`Quantities` of ``table``'s current version (kept while it is unchanged)."""
