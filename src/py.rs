@@ -1111,15 +1111,23 @@ pub struct ValuePlan {
     template: Py<PyDict>,
     /// ``fallback(table) -> {name: value}``, called when a formula is left to Python
     fallback: Option<Py<PyAny>>,
-    /// (the table's address, its version, the values) of the last complete reading
-    last: Mutex<Option<(usize, u64, Vec<f64>)>>,
+    /// the values of the last complete reading, and of which table (its address) and version
+    last: Mutex<(Option<(usize, u64)>, Vec<f64>)>,
 }
 
 impl ValuePlan {
-    /// Every formula's value over `table` now, or `None` if one is left to Python.
-    fn values(&self, table: &mut Table) -> Option<Vec<f64>> {
+    /// Every formula's value over `table` now into `out` (cleared first); `false` as soon as
+    /// one is left to Python.
+    fn values(&self, table: &mut Table, out: &mut Vec<f64>) -> bool {
+        out.clear();
         let mut reader = table.reader();
-        self.specs.iter().map(|&(code, param)| reader.value(code, param)).collect()
+        for &(code, param) in self.specs.iter() {
+            match reader.value(code, param) {
+                Some(v) => out.push(v),
+                None => return false,
+            }
+        }
+        true
     }
 
     /// A new ``{name: value}`` dict (the template's keys, in place).
@@ -1163,7 +1171,7 @@ impl ValuePlan {
             specs,
             template: template.unbind(),
             fallback,
-            last: Mutex::new(None),
+            last: Mutex::new((None, Vec::new())),
         })
     }
 
@@ -1176,21 +1184,19 @@ impl ValuePlan {
         let id = table.as_ptr() as usize;
         let version = table.borrow().version;
         let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
-        if !matches!(&*last, Some((i, v, _)) if *i == id && *v == version) {
-            *last = None;
-            let values = p.values(&mut table.borrow_mut()); // the table's borrow ends here
-            match values {
-                Some(values) => *last = Some((id, version, values)),
-                None => {
-                    drop(last);
-                    return match &p.fallback {
-                        Some(f) => f.bind(py).call1((table,)),
-                        None => Err(PyValueError::new_err("a formula is left to Python and the plan has no fallback")),
-                    };
-                }
+        let (key, values) = &mut *last;
+        if *key != Some((id, version)) {
+            *key = None; // nothing kept until the values are complete
+            let complete = p.values(&mut table.borrow_mut(), values); // the borrow ends here
+            if !complete {
+                drop(last);
+                return match &p.fallback {
+                    Some(f) => f.bind(py).call1((table,)),
+                    None => Err(PyValueError::new_err("a formula is left to Python and the plan has no fallback")),
+                };
             }
+            *key = Some((id, version));
         }
-        let values = &last.as_ref().expect("kept").2;
         Ok(p.dict(py, values)?.into_any())
     }
 
