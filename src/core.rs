@@ -377,45 +377,51 @@ impl Core {
     /// Take the terms of the cells of cluster `x` of `side` whose other end is settled out of the
     /// F sums, and mark `x` unsettled; nothing if it is already. O(cells of `x`) · specs.
     fn unsettle(&mut self, side: usize, x: u32) {
-        let un = &self.unsettled;
-        if un.has(side, x) {
+        if self.unsettled.has(side, x) {
             return;
         }
-        let (own, other) = (&self.sides[side], &self.sides[1 - side]);
-        let size = own[x as usize].size;
-        for z in own[x as usize].others() {
-            if un.has(1 - side, z) {
-                continue; // out already
-            }
-            let c = self.cells[&skey(side, x, z)];
-            let sz = other[z as usize].size;
-            for (f, spec) in self.fsums.iter_mut().zip(self.fspecs.iter()) {
-                *f -= Self::oriented(spec, side, c, size, sz);
-            }
-        }
+        let mut sums = std::mem::take(&mut self.fsums);
+        self.cluster_terms(side, x, true, false, &mut sums);
+        self.fsums = sums;
         self.unsettled.add(side, x);
     }
 
+    /// Add (`add`) or take out the F terms of the cells of cluster `x` of `side` to `sums`,
+    /// leaving out, when `skip`, the cells whose other end is unsettled. O(cells of `x`) · specs.
+    #[inline]
+    fn cluster_terms(&self, side: usize, x: u32, skip: bool, add: bool, sums: &mut [i128]) {
+        let (un, other) = (&self.unsettled, &self.sides[1 - side]);
+        let cl = &self.sides[side][x as usize];
+        let size = cl.size;
+        let mut visit = |z: u32| {
+            if skip && un.has(1 - side, z) {
+                return;
+            }
+            let c = self.cells[&skey(side, x, z)];
+            let sz = other[z as usize].size;
+            for (f, spec) in sums.iter_mut().zip(self.fspecs.iter()) {
+                let t = Self::oriented(spec, side, c, size, sz);
+                if add {
+                    *f += t;
+                } else {
+                    *f -= t;
+                }
+            }
+        };
+        match &cl.big {
+            None => cl.cells.iter().for_each(|&z| visit(z)),
+            Some(b) => b.set.iter().for_each(|&z| visit(z)),
+        }
+    }
+
     /// Each tracked F-score's sum of terms over the cells of the unsettled clusters, at their
-    /// current values. O(those cells) · specs.
+    /// current values (a cell of an unsettled row and an unsettled column once, from its row).
+    /// O(those cells) · specs.
     fn unsettled_terms(&self) -> Vec<i128> {
-        let un = &self.unsettled;
-        let (rows, cols) = (&self.sides[0], &self.sides[1]);
         let mut out = vec![0i128; self.fspecs.len()];
         for side in 0..2 {
-            let (own, other) = if side == 0 { (rows, cols) } else { (cols, rows) };
-            for &x in &un.list[side] {
-                let size = own[x as usize].size;
-                for z in own[x as usize].others() {
-                    if side == 1 && un.has(0, z) {
-                        continue; // counted from its row
-                    }
-                    let c = self.cells[&skey(side, x, z)];
-                    let sz = other[z as usize].size;
-                    for (f, spec) in out.iter_mut().zip(self.fspecs.iter()) {
-                        *f += Self::oriented(spec, side, c, size, sz);
-                    }
-                }
+            for &x in &self.unsettled.list[side] {
+                self.cluster_terms(side, x, side == 1, true, &mut out);
             }
         }
         out

@@ -116,14 +116,32 @@ impl FSpec {
     }
 
     /// `n * F_e` in fixed point for the `n` elements of a cell with row sum `a`, column sum `b`
-    /// (Python's `f_term(kind, num, den, n, a, b)`); 0 for an empty cell.
-    #[inline]
+    /// (Python's `f_term(kind, num, den, n, a, b)`); 0 for an empty cell. The common case
+    /// (`beta == 1`, a non-empty cell below `2**31`, margins below `2**62`, no `0/0`) is inlined
+    /// into the caller: two hardware divisions. O(1).
+    #[inline(always)]
     pub fn term(&self, n: u64, a: u64, b: u64) -> i128 {
+        if self.unit && n.wrapping_sub(1) < (1 << 31) - 1 && (a | b) < (1 << 62) {
+            // 2n² and a + b fit in 64 bits: the same value as the general path, in fewer steps
+            let (top, d) = match self.kind {
+                Kind::Elm => (2 * n * (n - 1), (a + b).wrapping_sub(2)),
+                Kind::Bcubed => (2 * n * n, a + b),
+            };
+            if d != 0 {
+                let (q, r) = (top / d, top % d);
+                return (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128;
+            }
+        }
+        self.term_general(n, a, b)
+    }
+
+    /// [`FSpec::term`] for every case.
+    #[inline(never)]
+    fn term_general(&self, n: u64, a: u64, b: u64) -> i128 {
         if n == 0 {
             return 0;
         }
         if self.unit && n < (1 << 31) && a < (1 << 62) && b < (1 << 62) {
-            // 2n² and a + b fit in 64 bits: the same value as the general path, in fewer steps
             let (top, d) = match self.kind {
                 Kind::Elm => (2 * n * (n - 1), a + b - 2),
                 Kind::Bcubed => (2 * n * n, a + b),
