@@ -1626,6 +1626,28 @@ mod tests {
     }
 
     #[test]
+    fn lazily_settled_f_sums_equal_the_recomputed_ones() {
+        // small clusters only (lazy), then a big column (settled, eager), read at random times
+        let mut rng = Rng(7);
+        let mut c = tracked();
+        for step in 0..4000u32 {
+            let big = step > 2000 && rng.below(3) == 0;
+            let (t, p) = (rng.below(300) as u32, if big { 0 } else { 1 + rng.below(200) as u32 });
+            let d = if c.cell(t, p) > 0 && rng.below(4) == 0 { -1 } else { 1 };
+            c.change(t, p, d);
+            if rng.below(50) == 0 {
+                let unsettled = !c.unsettled.is_empty();
+                let want = c.compute_sums().1;
+                assert_eq!(c.f_sums_now(), want);
+                c.settle();
+                assert_eq!(c.f_sums(), &want[..], "after settling {unsettled}");
+            }
+        }
+        assert!(c.is_big(1, 0));
+        c.check().unwrap();
+    }
+
+    #[test]
     fn update_then_revert_restores_the_sums_bit_for_bit() {
         let mut rng = Rng(42);
         let mut c = tracked();
