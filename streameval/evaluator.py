@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from functools import partial
 
@@ -26,6 +27,14 @@ except ImportError:  # pragma: no cover - the extension is built by pip install
     _ValuePlan = _NativeTable = None  # type: ignore[assignment, misc]
 
 __all__ = ["Evaluator"]
+
+
+def _python_read(ref: weakref.ref, table) -> dict:
+    """A native plan's fallback: the evaluator ``ref`` names reads ``table`` through Python."""
+    evaluator = ref()
+    if evaluator is None:  # pragma: no cover - a plan outliving its evaluator
+        raise ReferenceError("the evaluator of this reading plan is gone")
+    return evaluator._read(table)
 
 
 class Evaluator:
@@ -227,7 +236,8 @@ class Evaluator:
             codes.append(code)
             params.append(param)
         self._all_native = 255 not in codes
-        return _ValuePlan(names, codes, params, self._read)
+        # the fallback holds the evaluator weakly: no cycle keeps a dropped table alive
+        return _ValuePlan(names, codes, params, partial(_python_read, weakref.ref(self)))
 
     def __getstate__(self) -> dict:
         """The state to pickle, without the native reading (made anew when unpickled)."""

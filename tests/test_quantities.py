@@ -141,6 +141,26 @@ def test_native_reading_is_rebound_and_pickles():
     assert r.get() == r.get() == {"AdjustedRand": round(se.AdjustedRand().value(r.table.stats()), 2)}
 
 
+def test_a_dropped_evaluator_is_freed_without_the_cycle_collector():
+    """Its bound reading holds the plan, and the plan's fallback holds the evaluator only
+    weakly: dropping the last reference frees it (and its table) at once."""
+    import gc
+    import weakref
+
+    ev = se.Evaluator(["ARI", "ELM"])
+    ev.update(0, 0)
+    ev.get()
+    ref = weakref.ref(ev)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del ev
+        assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def test_adding_a_metric_after_a_reading_tracks_its_sums():
     ev = se.Evaluator([se.Rand()])
     ev.update(0, 0)
