@@ -884,15 +884,12 @@ impl Table {
         let n = cells.len();
         // the true labels come sorted: each distinct one listed once
         let mut tvals: Vec<i64> = Vec::new();
-        let mut tidx: Vec<u32> = Vec::with_capacity(n);
         let mut last = u64::MAX;
         for &(k, _) in cells.iter() {
-            let row = k >> counted.p_bits;
-            if row != last {
+            if k >> counted.p_bits != last {
                 tvals.push(counted.labels(k).0);
-                last = row;
+                last = k >> counted.p_bits;
             }
-            tidx.push((tvals.len() - 1) as u32);
         }
         // the predicted ones: a slot per offset when the range is narrow, else sorted
         let pmask = (1u64 << counted.p_bits) - 1;
@@ -934,12 +931,21 @@ impl Table {
                 return Err(e);
             }
         };
-        let ids: Vec<(u32, u32, u64)> = cells
-            .iter()
-            .zip(tidx.iter().zip(pidx.iter()))
-            .map(|(&(_, c), (&ti, &pi))| (tids[ti as usize], pids[pi as usize], c))
+        // the cells' ids, written over their keys (the same 16 bytes a cell: no new allocation)
+        let p_bits = counted.p_bits;
+        let (mut row, mut last) = (usize::MAX, u64::MAX);
+        let ids: Vec<(u32, u32, u64)> = counted
+            .cells
+            .into_iter()
+            .enumerate()
+            .map(|(i, (k, c))| {
+                if k >> p_bits != last {
+                    row = row.wrapping_add(1);
+                    last = k >> p_bits;
+                }
+                (tids[row], pids[pidx[i] as usize], c)
+            })
             .collect();
-        drop(counted);
         self.add_ids(ids);
         Ok(true)
     }
