@@ -65,11 +65,68 @@ fn label_eq(labels: &[Option<Label>], py: Python<'_>, id: u32, key: Key) -> PyRe
 }
 
 /// The labels of one side: label <-> dense id, with ids of emptied clusters reused.
+///
+/// Labels live in a hash table, except machine integers inside the range of a [`Dense`] index,
+/// which a bulk fill sets up when its integer labels are dense: their ids then sit in an array
+/// by value, with no hashing.
 #[derive(Default)]
 struct Interner {
     table: HashTable<(u32, u32)>, // (id, low 32 bits of the Python hash)
+    dense: Dense,
     labels: Vec<Option<Label>>,
     free: Vec<u32>,
+}
+
+/// The ids of the machine-integer labels `lo..lo + ids.len()`, by value ([`Dense::NONE`]: no
+/// such label). Every live `Label::Int` in the range is here, never in the hash table. The
+/// range stays inside `(-2**31, 2**31)`, where `int_hash(v) == v` but for `-1`, so the
+/// integers that a Python object can equal are found from the low bits of its hash.
+#[derive(Clone, Default)]
+struct Dense {
+    lo: i64,
+    ids: Vec<u32>,
+    live: usize,
+}
+
+impl Dense {
+    const NONE: u32 = u32::MAX;
+
+    /// A dense index suits distinct values spanning `lo..=hi`: at most 4 bytes a value more than
+    /// the hash table's (an 8-byte entry a value, and room), and inside `(-2**31, 2**31)`.
+    fn suits(n: usize, lo: i64, hi: i64) -> bool {
+        lo > -(1 << 31) && hi < (1 << 31) && ((hi - lo) as u64) < 2 * n as u64 + 1024
+    }
+
+    /// The slot of value `v`, if inside the range.
+    #[inline]
+    fn slot(&self, v: i64) -> Option<usize> {
+        let i = v.wrapping_sub(self.lo) as u64;
+        (i < self.ids.len() as u64).then_some(i as usize)
+    }
+
+    /// The id of the integer label `v`, if held here.
+    #[inline]
+    fn get(&self, v: i64) -> Option<u32> {
+        self.slot(v).map(|i| self.ids[i]).filter(|&id| id != Self::NONE)
+    }
+
+    fn set(&mut self, i: usize, id: u32) {
+        self.live += (self.ids[i] == Self::NONE) as usize;
+        self.ids[i] = id;
+    }
+
+    fn clear_slot(&mut self, i: usize) {
+        self.live -= (self.ids[i] != Self::NONE) as usize;
+        self.ids[i] = Self::NONE;
+    }
+
+    /// The integers of the range whose Python hash has low 32 bits `h`: `v` with
+    /// `v as u32 == h`, and `-1` (hashed as `-2`) with `-2`. At most two.
+    fn hashed_as(&self, h: u32) -> impl Iterator<Item = i64> + '_ {
+        let v = h as i32 as i64;
+        let minus_one = (v == -2).then_some(-1);
+        std::iter::once(v).filter(|&v| v != -1).chain(minus_one).filter(|&v| self.slot(v).is_some())
+    }
 }
 
 impl Interner {
@@ -77,7 +134,41 @@ impl Interner {
         label_eq(&self.labels, py, id, key)
     }
 
+    /// The number of live labels.
+    fn len(&self) -> usize {
+        self.table.len() + self.dense.live
+    }
+
+    /// The id of `key` in the dense index: a machine integer by its slot, an object among the
+    /// integers it can equal (at most two `==`).
+    fn find_dense(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
+        if self.dense.ids.is_empty() {
+            return Ok(None);
+        }
+        match key {
+            Key::Int(v) => Ok(self.dense.get(v)),
+            Key::Obj(_) => {
+                for v in self.dense.hashed_as(h) {
+                    if let Some(id) = self.dense.get(v) {
+                        if self.equal(py, id, key)? {
+                            return Ok(Some(id));
+                        }
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
     fn find(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
+        match self.find_dense(py, key, h)? {
+            Some(id) => Ok(Some(id)),
+            None => self.find_table(py, key, h),
+        }
+    }
+
+    /// The id of `key` in the hash table.
+    fn find_table(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
         let mut err = None;
         let found = self.table.find(mix(h), |&(id, eh)| {
             if eh != h || err.is_some() {
@@ -97,8 +188,36 @@ impl Interner {
         }
     }
 
+    /// A new id for `label` in `labels`: an emptied cluster's from `free`, or the next.
+    fn new_id(labels: &mut Vec<Option<Label>>, free: &mut Vec<u32>, label: Label) -> u32 {
+        match free.pop() {
+            Some(id) => {
+                labels[id as usize] = Some(label);
+                id
+            }
+            None => {
+                labels.push(Some(label));
+                (labels.len() - 1) as u32
+            }
+        }
+    }
+
     /// The id of `key`, interning it if new; `(id, was new)`.
     fn intern(&mut self, py: Python<'_>, key: Key, h: u32) -> PyResult<(u32, bool)> {
+        if let Some(id) = self.find_dense(py, key, h)? {
+            return Ok((id, false));
+        }
+        if let Key::Int(v) = key {
+            if let Some(i) = self.dense.slot(v) {
+                // an integer of the dense range: held there, unless an equal object is hashed
+                if let Some(id) = self.find_table(py, key, h)? {
+                    return Ok((id, false));
+                }
+                let id = Self::new_id(&mut self.labels, &mut self.free, Label::Int(v));
+                self.dense.set(i, id);
+                return Ok((id, true));
+            }
+        }
         let labels = &self.labels;
         let mut err = None;
         let entry = self.table.entry(
@@ -125,57 +244,32 @@ impl Interner {
             Key::Int(v) => Label::Int(v),
             Key::Obj(o) => Label::Obj(o.clone().unbind()),
         };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.labels[id as usize] = Some(label);
-                id
-            }
-            None => {
-                self.labels.push(Some(label));
-                (self.labels.len() - 1) as u32
-            }
-        };
+        let id = Self::new_id(&mut self.labels, &mut self.free, label);
         vacant.insert((id, h));
         Ok((id, true))
     }
 
-    /// Intern distinct machine integers at once: `(id of each, ids created)`. The table is
-    /// visited in the order of its hash buckets (the values sorted by bucket first), not the
-    /// values' order, so a million labels cost a sweep rather than a million cache misses; new
-    /// labels get their ids in the order of `vals` (the cluster records are then filled in
-    /// order too). A failed lookup (a stored label's `==` raised) changes nothing.
+    /// Intern distinct machine integers at once: `(id of each, ids created)`. Into an empty
+    /// interner the ids are `0..` in the order of `vals`, kept in a [`Dense`] index when the
+    /// values are dense (no hashing at all). Otherwise the table is visited in the order of its
+    /// hash buckets (the values sorted by bucket first), not the values' order, so a million
+    /// labels cost a sweep rather than a million cache misses; new labels get their ids in the
+    /// order of `vals` (the cluster records are then filled in order too). A failed lookup (a
+    /// stored label's `==` raised) changes nothing.
     fn intern_ints(&mut self, py: Python<'_>, vals: &[i64]) -> PyResult<(Vec<u32>, Vec<u32>)> {
         const NEW: u32 = u32::MAX;
         let mut ids = vec![NEW; vals.len()];
         if vals.is_empty() {
             return Ok((ids, Vec::new()));
         }
-        self.reserve(vals.len());
-        // hashbrown puts a hash in bucket `hash & (buckets - 1)`; buckets = capacity * 8 / 7
-        let buckets = (self.table.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
-        let mb = buckets.trailing_zeros().min(32);
-        let mask = (1u64 << mb) - 1;
-        if self.table.is_empty() {
-            // nothing to find: the ids start afresh (every cluster left is empty) in the order
-            // of `vals`, and go into the table in the order of its buckets
-            self.labels.clear();
-            self.free.clear();
-            self.labels.extend(vals.iter().map(|&v| Some(Label::Int(v))));
-            let mut v: Vec<(u64, (u32, u32))> = vals
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| {
-                    let h = int_hash(x) as u32;
-                    (mix(h) & mask, (i as u32, h))
-                })
-                .collect();
-            crate::core::sort_by_bits(&mut v, mb.saturating_sub(crate::core::LOCAL_BITS), mb);
-            for (_, (id, h)) in v {
-                self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
-            }
+        if self.len() == 0 {
+            // nothing to find: the ids start afresh (every cluster left is empty)
+            self.start_afresh(vals);
             let ids: Vec<u32> = (0..vals.len() as u32).collect();
             return Ok((ids.clone(), ids));
         }
+        self.reserve(vals.len());
+        let (mask, mb) = self.bucket_mask();
         let mut order: Vec<u64> = vals
             .iter()
             .enumerate()
@@ -194,17 +288,7 @@ impl Interner {
         self.labels.reserve(vals.len().saturating_sub(self.free.len()));
         for (i, id) in ids.iter_mut().enumerate() {
             if *id == NEW {
-                let label = Some(Label::Int(vals[i]));
-                *id = match self.free.pop() {
-                    Some(f) => {
-                        self.labels[f as usize] = label;
-                        f
-                    }
-                    None => {
-                        self.labels.push(label);
-                        (self.labels.len() - 1) as u32
-                    }
-                };
+                *id = Self::new_id(&mut self.labels, &mut self.free, Label::Int(vals[i]));
                 created.push(*id);
             }
         }
@@ -212,12 +296,59 @@ impl Interner {
             for &o in order.iter() {
                 let i = o as u32 as usize;
                 if is_new[i] {
-                    let h = int_hash(vals[i]) as u32;
-                    self.table.insert_unique(mix(h), (ids[i], h), |&(_, eh)| mix(eh));
+                    match self.dense.slot(vals[i]) {
+                        Some(s) => self.dense.set(s, ids[i]),
+                        None => {
+                            let h = int_hash(vals[i]) as u32;
+                            self.table.insert_unique(mix(h), (ids[i], h), |&(_, eh)| mix(eh));
+                        }
+                    }
                 }
             }
         }
         Ok((ids, created))
+    }
+
+    /// The mask of the table's bucket of a hash, and its bits (after a reserve: hashbrown puts
+    /// a hash in bucket `hash & (buckets - 1)`, buckets = capacity * 8 / 7).
+    fn bucket_mask(&self) -> (u64, u32) {
+        let buckets = (self.table.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
+        let mb = buckets.trailing_zeros().min(32);
+        ((1u64 << mb) - 1, mb)
+    }
+
+    /// Hold exactly the distinct integers `vals` (no label is live), with ids `0..` in their
+    /// order: in a [`Dense`] index when they are dense, else in the table, inserted in the order
+    /// of its buckets. O(values), or O(their range) for the dense index.
+    fn start_afresh(&mut self, vals: &[i64]) {
+        self.labels.clear();
+        self.free.clear();
+        self.table.clear();
+        self.dense = Dense::default();
+        self.labels.extend(vals.iter().map(|&v| Some(Label::Int(v))));
+        let (lo, hi) = vals.iter().fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        if Dense::suits(vals.len(), lo, hi) {
+            let mut ids = vec![Dense::NONE; (hi - lo) as usize + 1];
+            for (id, &v) in vals.iter().enumerate() {
+                ids[(v - lo) as usize] = id as u32;
+            }
+            self.dense = Dense { lo, ids, live: vals.len() };
+            return;
+        }
+        self.reserve(vals.len());
+        let (mask, mb) = self.bucket_mask();
+        let mut v: Vec<(u64, (u32, u32))> = vals
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let h = int_hash(x) as u32;
+                (mix(h) & mask, (i as u32, h))
+            })
+            .collect();
+        crate::core::sort_by_bits(&mut v, mb.saturating_sub(crate::core::LOCAL_BITS), mb);
+        for (_, (id, h)) in v {
+            self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
+        }
     }
 
     fn forget(&mut self, py: Python<'_>, ids: &[u32]) {
@@ -238,9 +369,18 @@ impl Interner {
     }
 
     fn remove(&mut self, py: Python<'_>, id: u32) {
-        let h = self.hash_of(py, id);
-        if let Ok(entry) = self.table.find_entry(mix(h), |&(eid, _)| eid == id) {
-            entry.remove();
+        let dense_slot = match self.labels[id as usize].as_ref().expect("live id") {
+            Label::Int(v) => self.dense.slot(*v),
+            Label::Obj(_) => None,
+        };
+        match dense_slot {
+            Some(i) => self.dense.clear_slot(i),
+            None => {
+                let h = self.hash_of(py, id);
+                if let Ok(entry) = self.table.find_entry(mix(h), |&(eid, _)| eid == id) {
+                    entry.remove();
+                }
+            }
         }
         self.labels[id as usize] = None;
         self.free.push(id);
@@ -267,6 +407,7 @@ impl Interner {
     fn clone_ref(&self, py: Python<'_>) -> Interner {
         Interner {
             table: self.table.clone(),
+            dense: self.dense.clone(),
             labels: self
                 .labels
                 .iter()
@@ -1058,7 +1199,7 @@ impl Table {
                     }
                 }
             }
-            if self.names[side].table.len() as i128 != self.core.sums.k[side] {
+            if self.names[side].len() as i128 != self.core.sums.k[side] {
                 return Err(PyAssertionError::new_err("interned labels and clusters disagree"));
             }
         }
