@@ -28,6 +28,10 @@ pub const SMALL_AT: usize = 8;
 /// order of its memory, its entries sorted by their top `LOCAL_BITS` bits of position only:
 /// within one of the 2048 ranges the visits are in any order, but the range is in cache.
 pub const LOCAL_BITS: u32 = 11;
+/// The digit, in bits, of the counting pass that [`count_bucket`] sorts a bucket of keys by.
+pub const BUCKET_DIGIT: u32 = 11;
+/// The digit, in bits, of the buckets [`count_buckets`] scatters the keys into from memory.
+pub const SCATTER_DIGIT: u32 = 10;
 /// The per-side terms, in this order: size², x·log x of the size, BCubed term, ELM term,
 /// largest cell, is-singleton.
 pub const N_SIDE_TERMS: usize = 6;
@@ -1473,7 +1477,7 @@ pub fn count_pairs(t: &[i64], p: &[i64], w: Option<&[i64]>) -> Option<Counted> {
 /// The 64-bit keys are never stored: 4 bytes of scratch per element.
 fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: u32) -> Vec<(u64, u64)> {
     let n = t.len();
-    let top = bits.saturating_sub(32).max(11.min(bits));
+    let top = bits.saturating_sub(32).max(SCATTER_DIGIT.min(bits));
     let shift = bits - top;
     let low = if shift == 64 { u64::MAX } else { (1u64 << shift) - 1 };
     let key = |a: i64, b: i64| ((a.wrapping_sub(lo_t) as u64) << p_bits) | (b.wrapping_sub(lo_p) as u64);
@@ -1502,18 +1506,7 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
         if seg.is_empty() {
             continue;
         }
-        sort_bucket(seg, &mut scratch, shift);
-        let base = (d as u64) << shift;
-        let mut i = 0;
-        while i < seg.len() {
-            let v = seg[i];
-            let mut j = i + 1;
-            while j < seg.len() && seg[j] == v {
-                j += 1;
-            }
-            cells.push((base | v as u64, (j - i) as u64));
-            i = j;
-        }
+        count_bucket(seg, &mut scratch, shift, (d as u64) << shift, &mut cells);
     }
     cells
 }
@@ -1563,39 +1556,36 @@ fn scatter_combined(
     out
 }
 
-/// Sort 32-bit keys below `2**bits` (a bucket, in cache): one counting pass on their top 11
-/// bits, then each run of equal top digits (a few keys) by insertion, a long run by pdqsort.
-fn sort_bucket(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
-    let m = seg.len();
-    if m < 2 || bits == 0 {
+/// Append the distinct keys of a bucket (32-bit keys below `2**bits`, in cache) to `cells`,
+/// ascending, as `(base | key, count)`: one counting pass on their top [`BUCKET_DIGIT`] bits
+/// scatters them into `scratch`, then each run of one top digit (a few keys) is sorted by
+/// insertion (a long run by pdqsort) and its equal keys counted. O(keys + 2**BUCKET_DIGIT).
+fn count_bucket(seg: &[u32], scratch: &mut Vec<u32>, bits: u32, base: u64, cells: &mut Vec<(u64, u64)>) {
+    scratch.clear();
+    if seg.len() < 48 {
+        scratch.extend_from_slice(seg);
+        scratch.sort_unstable();
+        push_runs(scratch, base, cells);
         return;
     }
-    if m < 48 {
-        seg.sort_unstable();
-        return;
-    }
-    let d = bits.min(11);
+    let d = bits.min(BUCKET_DIGIT);
     let shift = bits - d;
-    let mut off = [0u32; (1 << 11) + 1];
-    for &k in seg.iter() {
+    let mut off = [0u32; (1 << BUCKET_DIGIT) + 1];
+    for &k in seg {
         off[(k >> shift) as usize + 1] += 1;
     }
     for i in 0..(1usize << d) {
         off[i + 1] += off[i];
     }
-    scratch.clear();
-    scratch.extend_from_slice(seg);
+    scratch.resize(seg.len(), 0);
     let mut pos = off;
-    for &k in scratch.iter() {
+    for &k in seg {
         let b = (k >> shift) as usize;
-        seg[pos[b] as usize] = k;
+        scratch[pos[b] as usize] = k;
         pos[b] += 1;
     }
-    if shift == 0 {
-        return;
-    }
     for i in 0..(1usize << d) {
-        let run = &mut seg[off[i] as usize..off[i + 1] as usize];
+        let run = &mut scratch[off[i] as usize..off[i + 1] as usize];
         if run.len() <= 16 {
             for j in 1..run.len() {
                 let x = run[j];
@@ -1609,6 +1599,22 @@ fn sort_bucket(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
         } else {
             run.sort_unstable();
         }
+        push_runs(run, base, cells);
+    }
+}
+
+/// Append the distinct keys of sorted `keys` to `cells` as `(base | key, count)`.
+#[inline]
+fn push_runs(keys: &[u32], base: u64, cells: &mut Vec<(u64, u64)>) {
+    let mut i = 0;
+    while i < keys.len() {
+        let v = keys[i];
+        let mut j = i + 1;
+        while j < keys.len() && keys[j] == v {
+            j += 1;
+        }
+        cells.push((base | v as u64, (j - i) as u64));
+        i = j;
     }
 }
 
