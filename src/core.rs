@@ -28,6 +28,10 @@ pub const SMALL_AT: usize = 8;
 /// order of its memory, its entries sorted by their top `LOCAL_BITS` bits of position only:
 /// within one of the 2048 ranges the visits are in any order, but the range is in cache.
 pub const LOCAL_BITS: u32 = 11;
+/// A bulk fill of an empty cell map inserts the cells range by range of the map's buckets, in
+/// `2**FILL_RANGE_BITS` ranges: few enough to scatter the cells into cheaply, each range small
+/// enough (a 2**26-byte map's is 256 KiB) to stay in cache while it fills.
+pub const FILL_RANGE_BITS: u32 = 8;
 /// The digit, in bits, of the counting pass that [`count_bucket`] sorts a bucket of keys by.
 pub const BUCKET_DIGIT: u32 = 11;
 /// The digit, in bits, of the buckets [`count_buckets`] scatters the keys into from memory.
@@ -975,9 +979,9 @@ impl Core {
     }
 
     /// Put `cells` into the empty cell map, each key once (the caller checked), visiting the
-    /// map's buckets in order: the cells are first scattered by the top [`LOCAL_BITS`] bits of
-    /// their bucket, so a million cells cost a sweep rather than a million cache misses, and no
-    /// insert compares keys. O(cells); 18 bytes of scratch a cell.
+    /// map's buckets in order: the cells are first scattered by the top [`FILL_RANGE_BITS`] bits
+    /// of their bucket, so a million cells cost a sweep rather than a million cache misses, and
+    /// no insert compares keys. O(cells); 18 bytes of scratch a cell.
     fn insert_distinct(&mut self, cells: &[(u32, u32, u64)]) {
         use std::hash::BuildHasher;
         debug_assert!(self.cells.is_empty());
@@ -985,13 +989,13 @@ impl Core {
         // hashbrown puts a hash in bucket `hash & (buckets - 1)`; buckets = capacity * 8 / 7
         let buckets = (self.cells.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
         let bits = buckets.trailing_zeros();
-        let shift = bits.saturating_sub(LOCAL_BITS);
+        let shift = bits.saturating_sub(FILL_RANGE_BITS);
         let hb = self.cells.hasher();
         let digits: Vec<u16> = cells
             .iter()
             .map(|&(t, p, _)| ((hb.hash_one(key(t, p)) & (buckets - 1)) >> shift) as u16)
             .collect();
-        let ordered = scatter(cells, &digits, 1 << bits.min(LOCAL_BITS), |&(t, p, c)| (key(t, p), c));
+        let ordered = scatter(cells, &digits, 1 << bits.min(FILL_RANGE_BITS), |&(t, p, c)| (key(t, p), c));
         drop(digits);
         for (k, c) in ordered {
             // SAFETY: the map was empty and the caller gives each key once

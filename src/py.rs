@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyAssertionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::core::Core;
+use crate::core::{Core, Counted};
 use crate::terms::{FSpec, Kind, MAX_TOTAL};
 
 /// A label as stored: a machine integer, or the first Python object seen for it.
@@ -421,6 +421,63 @@ impl Interner {
             free: self.free.clone(),
         }
     }
+}
+
+/// The distinct true labels of counted cells, ascending (the cells come sorted by them).
+fn true_labels(counted: &Counted) -> Vec<i64> {
+    let mut tvals: Vec<i64> = Vec::new();
+    let mut last = u64::MAX;
+    for &(k, _) in counted.cells.iter() {
+        if k >> counted.p_bits != last {
+            tvals.push(counted.labels(k).0);
+            last = k >> counted.p_bits;
+        }
+    }
+    tvals
+}
+
+/// Where each counted cell's predicted label sits among the distinct predicted labels.
+enum PredIndex {
+    /// by the label's offset from the smallest label (a narrow range)
+    Slot(Vec<u32>),
+    /// by the cell's position
+    Cell(Vec<u32>),
+}
+
+/// The distinct predicted labels of counted cells, ascending, and each cell's index among them:
+/// with a slot per offset when the labels' range is narrow (two passes over the cells), else by
+/// a radix sort of the offsets. O(cells + range).
+fn pred_labels(counted: &Counted) -> (Vec<i64>, PredIndex) {
+    let (cells, n) = (&counted.cells, counted.cells.len());
+    let pmask = (1u64 << counted.p_bits) - 1;
+    let mut pvals: Vec<i64> = Vec::new();
+    if counted.p_bits < 40 && (1u64 << counted.p_bits) <= 4 * n as u64 + 4096 {
+        // mark the offsets present, number them in ascending order
+        let mut slot = vec![0u32; 1usize << counted.p_bits];
+        for &(k, _) in cells.iter() {
+            slot[(k & pmask) as usize] = 1;
+        }
+        for (o, s) in slot.iter_mut().enumerate() {
+            if *s != 0 {
+                *s = pvals.len() as u32;
+                pvals.push(counted.lo_p.wrapping_add(o as i64));
+            }
+        }
+        return (pvals, PredIndex::Slot(slot));
+    }
+    let mut offs: Vec<u64> = cells.iter().map(|&(k, _)| k & pmask).collect();
+    let mut order: Option<Vec<u64>> = Some((0..n as u64).collect());
+    crate::core::radix_sort(&mut offs, &mut order, counted.p_bits);
+    let mut pidx: Vec<u32> = vec![0; n];
+    let mut last = u64::MAX;
+    for (&o, &i) in offs.iter().zip(order.as_ref().unwrap().iter()) {
+        if o != last || pvals.is_empty() {
+            pvals.push(counted.lo_p.wrapping_add(o as i64));
+            last = o;
+        }
+        pidx[i as usize] = (pvals.len() - 1) as u32;
+    }
+    (pvals, PredIndex::Cell(pidx))
 }
 
 fn error(py: Python<'_>, name: &str, msg: String) -> PyErr {
@@ -1021,49 +1078,8 @@ impl Table {
             None => return Ok(false),
         };
         // no Python code has run since the arrays were read: from here on only `counted`
-        let cells = &counted.cells;
-        let n = cells.len();
-        // the true labels come sorted: each distinct one listed once
-        let mut tvals: Vec<i64> = Vec::new();
-        let mut last = u64::MAX;
-        for &(k, _) in cells.iter() {
-            if k >> counted.p_bits != last {
-                tvals.push(counted.labels(k).0);
-                last = k >> counted.p_bits;
-            }
-        }
-        // the predicted ones: a slot per offset when the range is narrow, else sorted
-        let pmask = (1u64 << counted.p_bits) - 1;
-        let mut pvals: Vec<i64> = Vec::new();
-        let mut pidx: Vec<u32> = vec![0; n];
-        if counted.p_bits < 40 && (1u64 << counted.p_bits) <= 4 * n as u64 + 4096 {
-            // mark the offsets present, number them in ascending order, look each cell's up
-            let mut slot = vec![0u32; 1usize << counted.p_bits];
-            for &(k, _) in cells.iter() {
-                slot[(k & pmask) as usize] = 1;
-            }
-            for (o, s) in slot.iter_mut().enumerate() {
-                if *s != 0 {
-                    *s = pvals.len() as u32;
-                    pvals.push(counted.lo_p.wrapping_add(o as i64));
-                }
-            }
-            for (i, &(k, _)) in cells.iter().enumerate() {
-                pidx[i] = slot[(k & pmask) as usize];
-            }
-        } else {
-            let mut offs: Vec<u64> = cells.iter().map(|&(k, _)| k & pmask).collect();
-            let mut order: Option<Vec<u64>> = Some((0..n as u64).collect());
-            crate::core::radix_sort(&mut offs, &mut order, counted.p_bits);
-            let mut last = u64::MAX;
-            for (&o, &i) in offs.iter().zip(order.as_ref().unwrap().iter()) {
-                if o != last || pvals.is_empty() {
-                    pvals.push(counted.lo_p.wrapping_add(o as i64));
-                    last = o;
-                }
-                pidx[i as usize] = (pvals.len() - 1) as u32;
-            }
-        }
+        let tvals = true_labels(&counted);
+        let (pvals, pindex) = pred_labels(&counted);
         let (tids, t_new) = self.names[0].intern_ints(py, &tvals)?;
         let pids = match self.names[1].intern_ints(py, &pvals) {
             Ok((ids, _)) => ids,
@@ -1073,7 +1089,7 @@ impl Table {
             }
         };
         // the cells' ids, written over their keys (the same 16 bytes a cell: no new allocation)
-        let p_bits = counted.p_bits;
+        let (p_bits, pmask) = (counted.p_bits, (1u64 << counted.p_bits) - 1);
         let (mut row, mut last) = (usize::MAX, u64::MAX);
         let ids: Vec<(u32, u32, u64)> = counted
             .cells
@@ -1084,7 +1100,11 @@ impl Table {
                     row = row.wrapping_add(1);
                     last = k >> p_bits;
                 }
-                (tids[row], pids[pidx[i] as usize], c)
+                let pi = match &pindex {
+                    PredIndex::Slot(slot) => slot[(k & pmask) as usize],
+                    PredIndex::Cell(idx) => idx[i],
+                };
+                (tids[row], pids[pi as usize], c)
             })
             .collect();
         self.add_ids(ids);
