@@ -436,6 +436,11 @@ fn true_labels(counted: &Counted) -> Vec<i64> {
     tvals
 }
 
+/// `ids[i] == i` for every `i`.
+fn is_identity(ids: &[u32]) -> bool {
+    ids.iter().enumerate().all(|(i, &id)| id as usize == i)
+}
+
 /// Where each counted cell's predicted label sits among the distinct predicted labels.
 enum PredIndex {
     /// by the label's offset from the smallest label (a narrow range)
@@ -1088,7 +1093,9 @@ impl Table {
                 return Err(e);
             }
         };
-        // the cells' ids, written over their keys (the same 16 bytes a cell: no new allocation)
+        // the cells' ids, written over their keys (the same 16 bytes a cell: no new allocation);
+        // labels interned afresh have the ids of their ranks, which need no lookup
+        let fresh = is_identity(&tids) && is_identity(&pids);
         let (p_bits, pmask) = (counted.p_bits, (1u64 << counted.p_bits) - 1);
         let (mut row, mut last) = (usize::MAX, u64::MAX);
         let ids: Vec<(u32, u32, u64)> = counted
@@ -1104,7 +1111,11 @@ impl Table {
                     PredIndex::Slot(slot) => slot[(k & pmask) as usize],
                     PredIndex::Cell(idx) => idx[i],
                 };
-                (tids[row], pids[pi as usize], c)
+                if fresh {
+                    (row as u32, pi, c)
+                } else {
+                    (tids[row], pids[pi as usize], c)
+                }
             })
             .collect();
         self.add_ids(ids);
