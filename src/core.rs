@@ -31,11 +31,11 @@ pub const LOCAL_BITS: u32 = 11;
 /// A bulk fill of an empty cell map inserts the cells range by range of the map's buckets, in
 /// `2**FILL_RANGE_BITS` ranges: few enough to scatter the cells into cheaply, each range small
 /// enough (a 2**26-byte map's is 256 KiB) to stay in cache while it fills.
-pub const FILL_RANGE_BITS: u32 = 8;
+const FILL_RANGE_BITS: u32 = 8;
 /// The digit, in bits, of the counting pass that [`count_bucket`] sorts a bucket of keys by.
-pub const BUCKET_DIGIT: u32 = 11;
+const BUCKET_DIGIT: u32 = 11;
 /// The digit, in bits, of the buckets [`count_buckets`] scatters the keys into from memory.
-pub const SCATTER_DIGIT: u32 = 10;
+const SCATTER_DIGIT: u32 = 10;
 /// The per-side terms, in this order: size², x·log x of the size, BCubed term, ELM term,
 /// largest cell, is-singleton.
 pub const N_SIDE_TERMS: usize = 6;
@@ -596,7 +596,8 @@ impl Core {
     /// Add positive counts to cells `(row, col, count)` in bulk, then [`Core::rebuild`]: the same
     /// state as adding them one by one. Each structure is touched in the order of its own memory
     /// rather than the cells': the cell map in the order of its hash buckets, the rows by id, the
-    /// columns by id. O(cells given + cells held).
+    /// columns by id; into an empty table, cells sorted by `(row, col)` are filled record by
+    /// record (`fill_sorted`). O(cells given + cells held).
     pub fn add_cells(&mut self, cells: &[(u32, u32, u64)]) {
         if self.cells.is_empty() && cells.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)) {
             self.fill_sorted(cells);
@@ -677,8 +678,8 @@ impl Core {
     /// Fill an empty table with `cells` sorted by `(row, col)`, each once: the state of
     /// [`Core::add_cells`] (each cluster lists its cells in ascending order of the other side),
     /// built record by record in two sequential passes instead of cell by cell: the rows from
-    /// the runs of the cells, the columns from a stable counting sort of the cells by column,
-    /// and every sum from the same passes. O(cells + clusters); 20 bytes of scratch a cell.
+    /// the runs of the cells, the columns from a stable radix sort of the cells by column, and
+    /// every sum from the same passes. O(cells + clusters); 32 bytes of scratch a cell.
     fn fill_sorted(&mut self, cells: &[(u32, u32, u64)]) {
         self.insert_distinct(cells);
         let mut s = Sums::default();
@@ -1230,7 +1231,7 @@ impl Core {
 
 /// `items` mapped by `f`, stably grouped by their digits (`digits[i] < groups`): one counting
 /// pass and one scatter, O(items + groups).
-pub fn scatter<T, U>(items: &[T], digits: &[u16], groups: usize, f: impl Fn(&T) -> U) -> Vec<U> {
+fn scatter<T, U>(items: &[T], digits: &[u16], groups: usize, f: impl Fn(&T) -> U) -> Vec<U> {
     assert_eq!(items.len(), digits.len());
     let mut at = vec![0usize; groups + 1];
     for &d in digits {
@@ -1533,7 +1534,6 @@ fn scatter_combined(
     let mut lines = vec![[0u32; LINE]; nb];
     let mut fill = vec![0usize; nb];
     let mut pos = off[..nb].to_vec();
-    let mut seen = 0usize;
     for item in items {
         let (d, v) = split(item);
         let f = fill[d];
@@ -1547,9 +1547,7 @@ fn scatter_combined(
         } else {
             fill[d] = f + 1;
         }
-        seen += 1;
     }
-    assert_eq!(seen, n, "the offsets count the items");
     for d in 0..nb {
         assert_eq!(pos[d] + fill[d], off[d + 1], "the offsets count the items");
         // SAFETY: the rest of bucket d, up to off[d + 1] <= n
