@@ -1444,7 +1444,7 @@ fn min_max(v: &[i64]) -> (i64, i64) {
 /// total fits): `None` when the labels' ranges are too wide for one 64-bit key
 /// `(t - lo_t) << p_bits | (p - lo_p)`.
 ///
-/// Unweighted keys of at most 48 bits are counted by [`count_buckets`] (one sweep over main
+/// Unweighted keys of at most 48 bits are counted by `count_buckets` (one sweep over main
 /// memory, the sorting in cache); weighted or wider ones by a radix sort of the keys, carrying
 /// the weights. O(N) either way, no hashing.
 pub fn count_pairs(t: &[i64], p: &[i64], w: Option<&[i64]>) -> Option<Counted> {
