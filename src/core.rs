@@ -33,6 +33,14 @@ pub const SMALL_AT: usize = 8;
 /// order of its memory, its entries sorted by their top `LOCAL_BITS` bits of position only:
 /// within one of the 2048 ranges the visits are in any order, but the range is in cache.
 pub const LOCAL_BITS: u32 = 11;
+/// A bulk fill of an empty cell map inserts the cells range by range of the map's buckets, in
+/// `2**FILL_RANGE_BITS` ranges: few enough to scatter the cells into cheaply, each range small
+/// enough (a 2**26-byte map's is 256 KiB) to stay in cache while it fills.
+const FILL_RANGE_BITS: u32 = 8;
+/// The digit, in bits, of the counting pass that [`count_bucket`] sorts a bucket of keys by.
+const BUCKET_DIGIT: u32 = 11;
+/// The digit, in bits, of the buckets [`count_buckets`] scatters the keys into from memory.
+const SCATTER_DIGIT: u32 = 10;
 /// The per-side terms, in this order: size², x·log x of the size, BCubed term, ELM term,
 /// largest cell, is-singleton.
 pub const N_SIDE_TERMS: usize = 6;
@@ -51,14 +59,13 @@ pub fn xlogx_c(x: u64) -> i128 {
 /// The per-side terms of one cluster (see `streameval.stats.side_terms`, their Python twin).
 #[inline]
 pub fn side_terms(size: u64, sq: u128, max: u64) -> [i128; N_SIDE_TERMS] {
-    [
-        (size as i128) * (size as i128),
-        xlogx_c(size),
-        bcubed_term(sq, size),
-        elm_term(sq, size),
-        max as i128,
-        (size == 1) as i128,
-    ]
+    side_terms_from(size, max, bcubed_term(sq, size), elm_term(sq, size))
+}
+
+/// [`side_terms`] given its two quotients, `bcubed_term(sq, size)` and `elm_term(sq, size)`.
+#[inline]
+fn side_terms_from(size: u64, max: u64, bcubed: i128, elm: i128) -> [i128; N_SIDE_TERMS] {
+    [(size as i128) * (size as i128), xlogx_c(size), bcubed, elm, max as i128, (size == 1) as i128]
 }
 
 #[derive(Clone, Default, Debug)]
@@ -84,6 +91,17 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// The record of a small cluster holding the cells `(other side's id, count)`.
+    fn of_cells(cells: impl ExactSizeIterator<Item = (u32, u64)> + Clone) -> Cluster {
+        let (mut size, mut sq, mut max) = (0u64, 0u128, 0u64);
+        for (_, c) in cells.clone() {
+            size += c;
+            sq += (c as u128) * (c as u128);
+            max = max.max(c);
+        }
+        Cluster { size, sq, max, cells: cells.map(|(y, _)| y).collect(), big: None }
+    }
+
     pub fn ncells(&self) -> usize {
         match &self.big {
             Some(b) => b.set.len(),
@@ -152,6 +170,44 @@ impl Unsettled {
             }
             self.list[side].clear();
         }
+    }
+}
+
+impl Sums {
+    /// Add one cluster's [`side_terms`] to the sums of `side`.
+    #[inline]
+    fn add_side(&mut self, side: usize, terms: [i128; N_SIDE_TERMS]) {
+        for (s, t) in self.side[side].iter_mut().zip(terms) {
+            *s += t;
+        }
+    }
+}
+
+/// [`side_terms`] of many clusters, their two quotients (BCubed, ELM: four divisions) kept by
+/// `(size, squares)` in a small direct-mapped table: the clusters of a large table repeat few
+/// shapes. O(1) a call; 64 KiB, in cache.
+struct TermsMemo {
+    /// (size, squares, BCubed term, ELM term); the zero entry is right for an empty cluster
+    slots: Vec<(u64, u128, i128, i128)>,
+}
+
+impl TermsMemo {
+    const BITS: u32 = 10;
+
+    fn new() -> TermsMemo {
+        TermsMemo { slots: vec![(0, 0, 0, 0); 1 << Self::BITS] }
+    }
+
+    /// Exactly `side_terms(size, sq, max)`.
+    #[inline]
+    fn terms(&mut self, size: u64, sq: u128, max: u64) -> [i128; N_SIDE_TERMS] {
+        let mix = size ^ (sq as u64).rotate_left(29) ^ ((sq >> 64) as u64);
+        let slot = (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - Self::BITS)) as usize;
+        let e = &mut self.slots[slot];
+        if e.0 != size || e.1 != sq {
+            *e = (size, sq, bcubed_term(sq, size), elm_term(sq, size));
+        }
+        side_terms_from(size, max, e.2, e.3)
     }
 }
 
@@ -681,8 +737,13 @@ impl Core {
     /// Add positive counts to cells `(row, col, count)` in bulk, then [`Core::rebuild`]: the same
     /// state as adding them one by one. Each structure is touched in the order of its own memory
     /// rather than the cells': the cell map in the order of its hash buckets, the rows by id, the
-    /// columns by id. O(cells given + cells held).
+    /// columns by id; into an empty table, cells sorted by `(row, col)` are filled record by
+    /// record (`fill_sorted`). O(cells given + cells held).
     pub fn add_cells(&mut self, cells: &[(u32, u32, u64)]) {
+        if self.cells.is_empty() && cells.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)) {
+            self.fill_sorted(cells);
+            return;
+        }
         self.flatten();
         if cells.is_empty() {
             self.rebuild();
@@ -754,6 +815,69 @@ impl Core {
         self.rebuild_with(if fresh { Some(cells) } else { None });
     }
 
+    /// Fill an empty table with `cells` sorted by `(row, col)`, each once: the state of
+    /// [`Core::add_cells`] (each cluster lists its cells in ascending order of the other side),
+    /// built record by record in two sequential passes instead of cell by cell: the rows from
+    /// the runs of the cells, the columns from a stable radix sort of the cells by column, and
+    /// every sum from the same passes. O(cells + clusters); 32 bytes of scratch a cell.
+    fn fill_sorted(&mut self, cells: &[(u32, u32, u64)]) {
+        self.insert_distinct(cells);
+        let mut s = Sums::default();
+        let mut memo = TermsMemo::new();
+        let mut over: Vec<(usize, u32)> = Vec::new(); // clusters to make big
+        let rows = &mut self.sides[0];
+        rows.clear();
+        rows.reserve_exact(cells.last().map_or(0, |c| c.0 as usize + 1));
+        for run in cells.chunk_by(|a, b| a.0 == b.0) {
+            for &(_, _, c) in run {
+                s.n += c as i128;
+                s.cell_sq += (c as i128) * (c as i128);
+                s.cell_xlogx += xlogx_c(c);
+            }
+            let t = run[0].0;
+            rows.resize_with(t as usize, Cluster::default);
+            let cl = Cluster::of_cells(run.iter().map(|&(_, p, c)| (p, c)));
+            s.k[0] += 1;
+            s.add_side(0, memo.terms(cl.size, cl.sq, cl.max));
+            if cl.cells.len() > BIG_AT {
+                over.push((0, t));
+            }
+            rows.push(cl);
+        }
+        s.cells = cells.len() as i128;
+        // (col << 32 | row, count), sorted by column; stable, so each column's rows ascend
+        let mut by_col: Vec<(u64, u64)> = cells.iter().map(|&(t, p, c)| (key(p, t), c)).collect();
+        let col_bits = 32 - by_col.iter().map(|e| (e.0 >> 32) as u32).max().unwrap_or(0).leading_zeros();
+        sort_by_bits(&mut by_col, 32, 32 + col_bits);
+        let [rows, cols] = &mut self.sides;
+        cols.clear();
+        cols.reserve_exact(by_col.last().map_or(0, |e| (e.0 >> 32) as usize + 1));
+        for run in by_col.chunk_by(|a, b| a.0 >> 32 == b.0 >> 32) {
+            let p = (run[0].0 >> 32) as u32;
+            cols.resize_with(p as usize, Cluster::default);
+            let cl = Cluster::of_cells(run.iter().map(|&(k, c)| (k as u32, c)));
+            s.k[1] += 1;
+            s.add_side(1, memo.terms(cl.size, cl.sq, cl.max));
+            // an element alone in both its clusters: a column of size 1 whose row has size 1
+            if cl.size == 1 {
+                s.both_singletons += (rows[run[0].0 as u32 as usize].size == 1) as i128;
+            }
+            if cl.cells.len() > BIG_AT {
+                over.push((1, p));
+            }
+            cols.push(cl);
+        }
+        drop(by_col);
+        for (side, x) in over {
+            self.promote(side, x);
+        }
+        if self.tracking() {
+            self.build_groups();
+        }
+        self.fsums = self.f_sums_over(cells.iter().copied());
+        self.unsettled.clear();
+        self.sums = s;
+    }
 
     /// Make room for the largest row and column ids of `cells`; return them. O(cells).
     fn ensure_ids(&mut self, cells: &[(u32, u32, u64)]) -> (u32, u32) {
@@ -997,6 +1121,31 @@ impl Core {
         b.bigbig = bigbig;
     }
 
+    /// Put `cells` into the empty cell map, each key once (the caller checked), visiting the
+    /// map's buckets in order: the cells are first scattered by the top [`FILL_RANGE_BITS`] bits
+    /// of their bucket, so a million cells cost a sweep rather than a million cache misses, and
+    /// no insert compares keys. O(cells); 18 bytes of scratch a cell.
+    fn insert_distinct(&mut self, cells: &[(u32, u32, u64)]) {
+        use std::hash::BuildHasher;
+        debug_assert!(self.cells.is_empty());
+        self.cells.reserve(cells.len());
+        // hashbrown puts a hash in bucket `hash & (buckets - 1)`; buckets = capacity * 8 / 7
+        let buckets = (self.cells.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
+        let bits = buckets.trailing_zeros();
+        let shift = bits.saturating_sub(FILL_RANGE_BITS);
+        let hb = self.cells.hasher();
+        let digits: Vec<u16> = cells
+            .iter()
+            .map(|&(t, p, _)| ((hb.hash_one(key(t, p)) & (buckets - 1)) >> shift) as u16)
+            .collect();
+        let ordered = scatter(cells, &digits, 1 << bits.min(FILL_RANGE_BITS), |&(t, p, c)| (key(t, p), c));
+        drop(digits);
+        for (k, c) in ordered {
+            // SAFETY: the map was empty and the caller gives each key once
+            unsafe { self.cells.insert_unique_unchecked(k, c) };
+        }
+    }
+
     /// Add the counts to the cell map, visiting its hash buckets in order; each cell's count
     /// before its addition (None: the map was empty, every count was 0).
     fn upsert_cells(&mut self, cells: &[(u32, u32, u64)], record: bool) -> Option<Vec<u64>> {
@@ -1094,13 +1243,37 @@ impl Core {
     /// order of the rows, the rows' records are read in order).
     fn sums_over(&self, cells: impl Iterator<Item = (u32, u32, u64)>) -> (Sums, Vec<i128>) {
         let mut s = Sums::default();
-        let mut fsums = vec![0i128; self.fspecs.len()];
-        let (rows, cols) = (&self.sides[0], &self.sides[1]);
-        for (t, p, c) in cells {
+        let fsums = self.f_sums_over(cells.inspect(|&(_, _, c)| {
             s.n += c as i128;
             s.cells += 1;
             s.cell_sq += (c as i128) * (c as i128);
             s.cell_xlogx += xlogx_c(c);
+        }));
+        let cols = &self.sides[1];
+        let mut memo = TermsMemo::new();
+        for side in 0..2 {
+            for cl in self.sides[side].iter() {
+                if cl.size == 0 {
+                    continue;
+                }
+                s.k[side] += 1;
+                s.add_side(side, memo.terms(cl.size, cl.sq, cl.max));
+                // an element alone in both its clusters: a row of size 1 whose column has size 1
+                if side == 0 && cl.size == 1 {
+                    let p = cl.others().next().expect("a cell");
+                    s.both_singletons += (cols[p as usize].size == 1) as i128;
+                }
+            }
+        }
+        (s, fsums)
+    }
+
+    /// Each tracked F sum over the cells given as `(row, col, count)`, each once (the cells
+    /// are read whether or not an F-score is tracked). O(cells · tracked F-scores).
+    fn f_sums_over(&self, cells: impl Iterator<Item = (u32, u32, u64)>) -> Vec<i128> {
+        let mut fsums = vec![0i128; self.fspecs.len()];
+        let (rows, cols) = (&self.sides[0], &self.sides[1]);
+        for (t, p, c) in cells {
             if !self.fspecs.is_empty() {
                 let (a, b) = (rows[t as usize].size, cols[p as usize].size);
                 for (f, spec) in fsums.iter_mut().zip(self.fspecs.iter()) {
@@ -1108,26 +1281,7 @@ impl Core {
                 }
             }
         }
-        for side in 0..2 {
-            for cl in self.sides[side].iter() {
-                if cl.size == 0 {
-                    continue;
-                }
-                s.k[side] += 1;
-                let terms = side_terms(cl.size, cl.sq, cl.max);
-                for i in 0..N_SIDE_TERMS {
-                    s.side[side][i] += terms[i];
-                }
-            }
-        }
-        // an element alone in both its clusters: a row of size 1 whose one column has size 1
-        for row in rows.iter() {
-            if row.size == 1 {
-                let p = row.others().next().expect("a cell");
-                s.both_singletons += (cols[p as usize].size == 1) as i128;
-            }
-        }
-        (s, fsums)
+        fsums
     }
 
     /// Every cell as (row, col, count).
@@ -1216,6 +1370,31 @@ impl Core {
         }
         Ok(())
     }
+}
+
+/// `items` mapped by `f`, stably grouped by their digits (`digits[i] < groups`): one counting
+/// pass and one scatter, O(items + groups).
+fn scatter<T, U>(items: &[T], digits: &[u16], groups: usize, f: impl Fn(&T) -> U) -> Vec<U> {
+    assert_eq!(items.len(), digits.len());
+    let mut at = vec![0usize; groups + 1];
+    for &d in digits {
+        at[d as usize + 1] += 1;
+    }
+    for g in 0..groups {
+        at[g + 1] += at[g];
+    }
+    let mut out: Vec<U> = Vec::with_capacity(items.len());
+    let dst = out.as_mut_ptr();
+    for (x, &d) in items.iter().zip(digits) {
+        let i = &mut at[d as usize];
+        // SAFETY: the offsets partition 0..items.len() (counted from the same digits), so each
+        // slot of out's allocation is written exactly once, in bounds
+        unsafe { dst.add(*i).write(f(x)) };
+        *i += 1;
+    }
+    // SAFETY: every slot below items.len() was just written
+    unsafe { out.set_len(items.len()) };
+    out
 }
 
 /// Sort `keys` (below `2**bits`), carrying `weights` along, by least-significant-digit radix
@@ -1408,7 +1587,7 @@ fn min_max(v: &[i64]) -> (i64, i64) {
 /// total fits): `None` when the labels' ranges are too wide for one 64-bit key
 /// `(t - lo_t) << p_bits | (p - lo_p)`.
 ///
-/// Unweighted keys of at most 48 bits are counted by [`count_buckets`] (one sweep over main
+/// Unweighted keys of at most 48 bits are counted by `count_buckets` (one sweep over main
 /// memory, the sorting in cache); weighted or wider ones by a radix sort of the keys, carrying
 /// the weights. O(N) either way, no hashing.
 pub fn count_pairs(t: &[i64], p: &[i64], w: Option<&[i64]>) -> Option<Counted> {
@@ -1446,7 +1625,7 @@ pub fn count_pairs(t: &[i64], p: &[i64], w: Option<&[i64]>) -> Option<Counted> {
 /// The 64-bit keys are never stored: 4 bytes of scratch per element.
 fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: u32) -> Vec<(u64, u64)> {
     let n = t.len();
-    let top = bits.saturating_sub(32).max(11.min(bits));
+    let top = bits.saturating_sub(32).max(SCATTER_DIGIT.min(bits));
     let shift = bits - top;
     let low = if shift == 64 { u64::MAX } else { (1u64 << shift) - 1 };
     let key = |a: i64, b: i64| ((a.wrapping_sub(lo_t) as u64) << p_bits) | (b.wrapping_sub(lo_p) as u64);
@@ -1466,20 +1645,8 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
     for b in 0..nb {
         off[b + 1] += off[b];
     }
-    let mut buf: Vec<u32> = Vec::with_capacity(n);
-    let mut pos = off.clone();
-    let dst = buf.as_mut_ptr();
-    for (&a, &b) in t.iter().zip(p.iter()) {
-        let k = key(a, b);
-        let d = (k >> shift) as usize;
-        // SAFETY: the offsets partition 0..n (counted from the same keys), so each of the n
-        // slots of buf's allocation is written exactly once, in bounds
-        unsafe { dst.add(pos[d]).write((k & low) as u32) };
-        pos[d] += 1;
-    }
-    // SAFETY: every slot below n was just written
-    unsafe { buf.set_len(n) };
-    drop(pos);
+    let keys = t.iter().zip(p.iter()).map(|(&a, &b)| key(a, b));
+    let mut buf = scatter_combined(keys, &off, |k| ((k >> shift) as usize, (k & low) as u32));
     let mut cells: Vec<(u64, u64)> = Vec::with_capacity(n / 4 + 16);
     let mut scratch: Vec<u32> = Vec::new();
     for d in 0..nb {
@@ -1487,55 +1654,83 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
         if seg.is_empty() {
             continue;
         }
-        sort_bucket(seg, &mut scratch, shift);
-        let base = (d as u64) << shift;
-        let mut i = 0;
-        while i < seg.len() {
-            let v = seg[i];
-            let mut j = i + 1;
-            while j < seg.len() && seg[j] == v {
-                j += 1;
-            }
-            cells.push((base | v as u64, (j - i) as u64));
-            i = j;
-        }
+        count_bucket(seg, &mut scratch, shift, (d as u64) << shift, &mut cells);
     }
     cells
 }
 
-/// Sort 32-bit keys below `2**bits` (a bucket, in cache): one counting pass on their top 11
-/// bits, then each run of equal top digits (a few keys) by insertion, a long run by pdqsort.
-fn sort_bucket(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
-    let m = seg.len();
-    if m < 2 || bits == 0 {
+/// The values of `items` grouped by their buckets, `(bucket, value) = split(item)`, bucket `d`
+/// at `off[d]..off[d + 1]` (the offsets counted from the same items, in bucket order), each
+/// bucket's values in the order given. The writes are combined in software: a bucket's values
+/// gather in a cache line of their own and go to memory a line at a time, so thousands of
+/// buckets cost streaming writes rather than a cache miss each. O(items + buckets).
+fn scatter_combined(
+    items: impl Iterator<Item = u64>,
+    off: &[usize],
+    split: impl Fn(u64) -> (usize, u32),
+) -> Vec<u32> {
+    const LINE: usize = 16; // 64 bytes of u32
+    let nb = off.len() - 1;
+    let n = off[nb];
+    let mut out: Vec<u32> = Vec::with_capacity(n);
+    let dst = out.as_mut_ptr();
+    let mut lines = vec![[0u32; LINE]; nb];
+    let mut fill = vec![0usize; nb];
+    let mut pos = off[..nb].to_vec();
+    for item in items {
+        let (d, v) = split(item);
+        let f = fill[d];
+        lines[d][f] = v;
+        if f + 1 == LINE {
+            assert!(pos[d] + LINE <= off[d + 1], "the offsets count the items");
+            // SAFETY: pos[d] + LINE <= off[d + 1] <= n: in bounds; each slot is written once
+            unsafe { std::ptr::copy_nonoverlapping(lines[d].as_ptr(), dst.add(pos[d]), LINE) };
+            pos[d] += LINE;
+            fill[d] = 0;
+        } else {
+            fill[d] = f + 1;
+        }
+    }
+    for d in 0..nb {
+        assert_eq!(pos[d] + fill[d], off[d + 1], "the offsets count the items");
+        // SAFETY: the rest of bucket d, up to off[d + 1] <= n
+        unsafe { std::ptr::copy_nonoverlapping(lines[d].as_ptr(), dst.add(pos[d]), fill[d]) };
+    }
+    // SAFETY: every slot below n was written once
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// Append the distinct keys of a bucket (32-bit keys below `2**bits`, in cache) to `cells`,
+/// ascending, as `(base | key, count)`: one counting pass on their top [`BUCKET_DIGIT`] bits
+/// scatters them into `scratch`, then each run of one top digit (a few keys) is sorted by
+/// insertion (a long run by pdqsort) and its equal keys counted. O(keys + 2**BUCKET_DIGIT).
+fn count_bucket(seg: &[u32], scratch: &mut Vec<u32>, bits: u32, base: u64, cells: &mut Vec<(u64, u64)>) {
+    scratch.clear();
+    if seg.len() < 48 {
+        scratch.extend_from_slice(seg);
+        scratch.sort_unstable();
+        push_runs(scratch, base, cells);
         return;
     }
-    if m < 48 {
-        seg.sort_unstable();
-        return;
-    }
-    let d = bits.min(11);
+    let d = bits.min(BUCKET_DIGIT);
     let shift = bits - d;
-    let mut off = [0u32; (1 << 11) + 1];
-    for &k in seg.iter() {
+    let mut off = [0u32; (1 << BUCKET_DIGIT) + 1];
+    for &k in seg {
         off[(k >> shift) as usize + 1] += 1;
     }
     for i in 0..(1usize << d) {
         off[i + 1] += off[i];
     }
-    scratch.clear();
-    scratch.extend_from_slice(seg);
+    scratch.resize(seg.len(), 0);
     let mut pos = off;
-    for &k in scratch.iter() {
+    for &k in seg {
         let b = (k >> shift) as usize;
-        seg[pos[b] as usize] = k;
+        scratch[pos[b] as usize] = k;
         pos[b] += 1;
     }
-    if shift == 0 {
-        return;
-    }
     for i in 0..(1usize << d) {
-        let run = &mut seg[off[i] as usize..off[i + 1] as usize];
+        let run = &mut scratch[off[i] as usize..off[i + 1] as usize];
         if run.len() <= 16 {
             for j in 1..run.len() {
                 let x = run[j];
@@ -1549,6 +1744,22 @@ fn sort_bucket(seg: &mut [u32], scratch: &mut Vec<u32>, bits: u32) {
         } else {
             run.sort_unstable();
         }
+        push_runs(run, base, cells);
+    }
+}
+
+/// Append the distinct keys of sorted `keys` to `cells` as `(base | key, count)`.
+#[inline]
+fn push_runs(keys: &[u32], base: u64, cells: &mut Vec<(u64, u64)>) {
+    let mut i = 0;
+    while i < keys.len() {
+        let v = keys[i];
+        let mut j = i + 1;
+        while j < keys.len() && keys[j] == v {
+            j += 1;
+        }
+        cells.push((base | v as u64, (j - i) as u64));
+        i = j;
     }
 }
 
@@ -1743,6 +1954,76 @@ mod tests {
                 assert_eq!(incr.f_sums_now(), streamed.f_sums_now());
             }
         }
+    }
+
+    /// The clusters of `c` as `(size, squares, max, sorted list of the other side)` per side,
+    /// without the empty ones.
+    fn records(c: &Core) -> Vec<Vec<(u32, u64, u128, u64, Vec<u32>)>> {
+        c.sides
+            .iter()
+            .map(|side| {
+                let live = side.iter().enumerate().filter(|(_, cl)| cl.size > 0);
+                live.map(|(x, cl)| {
+                    let mut others: Vec<u32> = cl.others().collect();
+                    others.sort_unstable();
+                    (x as u32, cl.size, cl.sq, cl.max, others)
+                })
+                .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorted_fill_equals_the_stream() {
+        for (seed, tracking) in [(21u64, true), (22, false)] {
+            let mut rng = Rng(seed);
+            // a table that held cells and was emptied (its records stay, empty), and a new one
+            let mut emptied = if tracking { tracked() } else { Core::new() };
+            for &(t, p, c) in &batch(&mut rng, 500, 300) {
+                emptied.change(t, p, c as i64);
+                emptied.change(t, p, -(c as i64));
+            }
+            for start in [emptied, if tracking { tracked() } else { Core::new() }] {
+                // every id even (gaps), big clusters on both sides; sorted, each cell once
+                let mut cells: Vec<(u32, u32, u64)> = batch(&mut rng, 3000, 200)
+                    .into_iter()
+                    .map(|(t, p, c)| (2 * t, 2 * p, c))
+                    .collect();
+                cells.sort_unstable();
+                cells.dedup_by_key(|c| (c.0, c.1));
+                let mut streamed = start.clone();
+                for &(t, p, c) in &cells {
+                    streamed.change(t, p, c as i64);
+                }
+                let mut filled = start;
+                filled.add_cells(&cells);
+                filled.check().unwrap();
+                assert_eq!(filled.sums, streamed.sums);
+                assert_eq!(filled.f_sums_now(), streamed.f_sums_now());
+                assert_eq!(filled.cells, streamed.cells);
+                assert_eq!(records(&filled), records(&streamed));
+                assert!(filled.sides.iter().all(|s| s.iter().any(|cl| cl.big.is_some())));
+                // each small cluster lists the other side in ascending order
+                for side in &filled.sides {
+                    assert!(side.iter().all(|cl| cl.cells.windows(2).all(|w| w[0] < w[1])));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn memoised_side_terms_equal_the_terms() {
+        let mut rng = Rng(9);
+        let mut memo = TermsMemo::new();
+        for _ in 0..20_000 {
+            // few sizes, so shapes repeat and collide in the memo
+            let cells: Vec<u64> = (0..1 + rng.below(4)).map(|_| 1 + rng.below(6)).collect();
+            let size: u64 = cells.iter().sum();
+            let sq: u128 = cells.iter().map(|&c| (c as u128) * (c as u128)).sum();
+            let max = *cells.iter().max().unwrap();
+            assert_eq!(memo.terms(size, sq, max), side_terms(size, sq, max));
+        }
+        assert_eq!(memo.terms(0, 0, 0), side_terms(0, 0, 0));
     }
 
     #[test]

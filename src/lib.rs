@@ -9,3 +9,9 @@ pub mod values;
 
 #[cfg(feature = "python")]
 mod py;
+
+#[cfg(all(feature = "python", target_os = "linux"))]
+mod alloc;
+#[cfg(all(feature = "python", target_os = "linux"))]
+#[global_allocator]
+static GLOBAL: alloc::HugePages = alloc::HugePages;

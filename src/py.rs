@@ -13,7 +13,7 @@ use pyo3::exceptions::{PyAssertionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::core::Core;
+use crate::core::{Core, Counted};
 use crate::terms::{FSpec, Kind, MAX_TOTAL};
 
 /// A label as stored: a machine integer, or the first Python object seen for it.
@@ -67,11 +67,68 @@ fn label_eq(labels: &[Option<Label>], py: Python<'_>, id: u32, key: Key) -> PyRe
 }
 
 /// The labels of one side: label <-> dense id, with ids of emptied clusters reused.
+///
+/// Labels live in a hash table, except machine integers inside the range of a [`Dense`] index,
+/// which a bulk fill sets up when its integer labels are dense: their ids then sit in an array
+/// by value, with no hashing.
 #[derive(Default)]
 struct Interner {
     table: HashTable<(u32, u32)>, // (id, low 32 bits of the Python hash)
+    dense: Dense,
     labels: Vec<Option<Label>>,
     free: Vec<u32>,
+}
+
+/// The ids of the machine-integer labels `lo..lo + ids.len()`, by value ([`Dense::NONE`]: no
+/// such label). Every live `Label::Int` in the range is here, never in the hash table. The
+/// range stays inside `(-2**31, 2**31)`, where `int_hash(v) == v` but for `-1`, so the
+/// integers that a Python object can equal are found from the low bits of its hash.
+#[derive(Clone, Default)]
+struct Dense {
+    lo: i64,
+    ids: Vec<u32>,
+    live: usize,
+}
+
+impl Dense {
+    const NONE: u32 = u32::MAX;
+
+    /// A dense index suits distinct values spanning `lo..=hi`: at most 4 bytes a value more than
+    /// the hash table's (an 8-byte entry a value, and room), and inside `(-2**31, 2**31)`.
+    fn suits(n: usize, lo: i64, hi: i64) -> bool {
+        lo > -(1 << 31) && hi < (1 << 31) && ((hi - lo) as u64) < 2 * n as u64 + 1024
+    }
+
+    /// The slot of value `v`, if inside the range.
+    #[inline]
+    fn slot(&self, v: i64) -> Option<usize> {
+        let i = v.wrapping_sub(self.lo) as u64;
+        (i < self.ids.len() as u64).then_some(i as usize)
+    }
+
+    /// The id of the integer label `v`, if held here.
+    #[inline]
+    fn get(&self, v: i64) -> Option<u32> {
+        self.slot(v).map(|i| self.ids[i]).filter(|&id| id != Self::NONE)
+    }
+
+    fn set(&mut self, i: usize, id: u32) {
+        self.live += (self.ids[i] == Self::NONE) as usize;
+        self.ids[i] = id;
+    }
+
+    fn clear_slot(&mut self, i: usize) {
+        self.live -= (self.ids[i] != Self::NONE) as usize;
+        self.ids[i] = Self::NONE;
+    }
+
+    /// The integers of the range whose Python hash has low 32 bits `h`: `v` with
+    /// `v as u32 == h`, and `-1` (hashed as `-2`) with `-2`. At most two.
+    fn hashed_as(&self, h: u32) -> impl Iterator<Item = i64> + '_ {
+        let v = h as i32 as i64;
+        let minus_one = (v == -2).then_some(-1);
+        std::iter::once(v).filter(|&v| v != -1).chain(minus_one).filter(|&v| self.slot(v).is_some())
+    }
 }
 
 impl Interner {
@@ -79,7 +136,41 @@ impl Interner {
         label_eq(&self.labels, py, id, key)
     }
 
+    /// The number of live labels.
+    fn len(&self) -> usize {
+        self.table.len() + self.dense.live
+    }
+
+    /// The id of `key` in the dense index: a machine integer by its slot, an object among the
+    /// integers it can equal (at most two `==`).
+    fn find_dense(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
+        if self.dense.ids.is_empty() {
+            return Ok(None);
+        }
+        match key {
+            Key::Int(v) => Ok(self.dense.get(v)),
+            Key::Obj(_) => {
+                for v in self.dense.hashed_as(h) {
+                    if let Some(id) = self.dense.get(v) {
+                        if self.equal(py, id, key)? {
+                            return Ok(Some(id));
+                        }
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
     fn find(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
+        match self.find_dense(py, key, h)? {
+            Some(id) => Ok(Some(id)),
+            None => self.find_table(py, key, h),
+        }
+    }
+
+    /// The id of `key` in the hash table.
+    fn find_table(&self, py: Python<'_>, key: Key, h: u32) -> PyResult<Option<u32>> {
         let mut err = None;
         let found = self.table.find(mix(h), |&(id, eh)| {
             if eh != h || err.is_some() {
@@ -99,8 +190,36 @@ impl Interner {
         }
     }
 
+    /// A new id for `label` in `labels`: an emptied cluster's from `free`, or the next.
+    fn new_id(labels: &mut Vec<Option<Label>>, free: &mut Vec<u32>, label: Label) -> u32 {
+        match free.pop() {
+            Some(id) => {
+                labels[id as usize] = Some(label);
+                id
+            }
+            None => {
+                labels.push(Some(label));
+                (labels.len() - 1) as u32
+            }
+        }
+    }
+
     /// The id of `key`, interning it if new; `(id, was new)`.
     fn intern(&mut self, py: Python<'_>, key: Key, h: u32) -> PyResult<(u32, bool)> {
+        if let Some(id) = self.find_dense(py, key, h)? {
+            return Ok((id, false));
+        }
+        if let Key::Int(v) = key {
+            if let Some(i) = self.dense.slot(v) {
+                // an integer of the dense range: held there, unless an equal object is hashed
+                if let Some(id) = self.find_table(py, key, h)? {
+                    return Ok((id, false));
+                }
+                let id = Self::new_id(&mut self.labels, &mut self.free, Label::Int(v));
+                self.dense.set(i, id);
+                return Ok((id, true));
+            }
+        }
         let labels = &self.labels;
         let mut err = None;
         let entry = self.table.entry(
@@ -127,57 +246,32 @@ impl Interner {
             Key::Int(v) => Label::Int(v),
             Key::Obj(o) => Label::Obj(o.clone().unbind()),
         };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.labels[id as usize] = Some(label);
-                id
-            }
-            None => {
-                self.labels.push(Some(label));
-                (self.labels.len() - 1) as u32
-            }
-        };
+        let id = Self::new_id(&mut self.labels, &mut self.free, label);
         vacant.insert((id, h));
         Ok((id, true))
     }
 
-    /// Intern distinct machine integers at once: `(id of each, ids created)`. The table is
-    /// visited in the order of its hash buckets (the values sorted by bucket first), not the
-    /// values' order, so a million labels cost a sweep rather than a million cache misses; new
-    /// labels get their ids in the order of `vals` (the cluster records are then filled in
-    /// order too). A failed lookup (a stored label's `==` raised) changes nothing.
+    /// Intern distinct machine integers at once: `(id of each, ids created)`. Into an empty
+    /// interner the ids are `0..` in the order of `vals`, kept in a [`Dense`] index when the
+    /// values are dense (no hashing at all). Otherwise the table is visited in the order of its
+    /// hash buckets (the values sorted by bucket first), not the values' order, so a million
+    /// labels cost a sweep rather than a million cache misses; new labels get their ids in the
+    /// order of `vals` (the cluster records are then filled in order too). A failed lookup (a
+    /// stored label's `==` raised) changes nothing.
     fn intern_ints(&mut self, py: Python<'_>, vals: &[i64]) -> PyResult<(Vec<u32>, Vec<u32>)> {
         const NEW: u32 = u32::MAX;
         let mut ids = vec![NEW; vals.len()];
         if vals.is_empty() {
             return Ok((ids, Vec::new()));
         }
-        self.reserve(vals.len());
-        // hashbrown puts a hash in bucket `hash & (buckets - 1)`; buckets = capacity * 8 / 7
-        let buckets = (self.table.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
-        let mb = buckets.trailing_zeros().min(32);
-        let mask = (1u64 << mb) - 1;
-        if self.table.is_empty() {
-            // nothing to find: the ids start afresh (every cluster left is empty) in the order
-            // of `vals`, and go into the table in the order of its buckets
-            self.labels.clear();
-            self.free.clear();
-            self.labels.extend(vals.iter().map(|&v| Some(Label::Int(v))));
-            let mut v: Vec<(u64, (u32, u32))> = vals
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| {
-                    let h = int_hash(x) as u32;
-                    (mix(h) & mask, (i as u32, h))
-                })
-                .collect();
-            crate::core::sort_by_bits(&mut v, mb.saturating_sub(crate::core::LOCAL_BITS), mb);
-            for (_, (id, h)) in v {
-                self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
-            }
+        if self.len() == 0 {
+            // nothing to find: the ids start afresh (every cluster left is empty)
+            self.start_afresh(vals);
             let ids: Vec<u32> = (0..vals.len() as u32).collect();
             return Ok((ids.clone(), ids));
         }
+        self.reserve(vals.len());
+        let (mask, mb) = self.bucket_mask();
         let mut order: Vec<u64> = vals
             .iter()
             .enumerate()
@@ -196,17 +290,7 @@ impl Interner {
         self.labels.reserve(vals.len().saturating_sub(self.free.len()));
         for (i, id) in ids.iter_mut().enumerate() {
             if *id == NEW {
-                let label = Some(Label::Int(vals[i]));
-                *id = match self.free.pop() {
-                    Some(f) => {
-                        self.labels[f as usize] = label;
-                        f
-                    }
-                    None => {
-                        self.labels.push(label);
-                        (self.labels.len() - 1) as u32
-                    }
-                };
+                *id = Self::new_id(&mut self.labels, &mut self.free, Label::Int(vals[i]));
                 created.push(*id);
             }
         }
@@ -214,12 +298,59 @@ impl Interner {
             for &o in order.iter() {
                 let i = o as u32 as usize;
                 if is_new[i] {
-                    let h = int_hash(vals[i]) as u32;
-                    self.table.insert_unique(mix(h), (ids[i], h), |&(_, eh)| mix(eh));
+                    match self.dense.slot(vals[i]) {
+                        Some(s) => self.dense.set(s, ids[i]),
+                        None => {
+                            let h = int_hash(vals[i]) as u32;
+                            self.table.insert_unique(mix(h), (ids[i], h), |&(_, eh)| mix(eh));
+                        }
+                    }
                 }
             }
         }
         Ok((ids, created))
+    }
+
+    /// The mask of the table's bucket of a hash, and its bits (after a reserve: hashbrown puts
+    /// a hash in bucket `hash & (buckets - 1)`, buckets = capacity * 8 / 7).
+    fn bucket_mask(&self) -> (u64, u32) {
+        let buckets = (self.table.capacity() / 7 * 8).max(1).next_power_of_two() as u64;
+        let mb = buckets.trailing_zeros().min(32);
+        ((1u64 << mb) - 1, mb)
+    }
+
+    /// Hold exactly the distinct integers `vals` (no label is live), with ids `0..` in their
+    /// order: in a [`Dense`] index when they are dense, else in the table, inserted in the order
+    /// of its buckets. O(values), or O(their range) for the dense index.
+    fn start_afresh(&mut self, vals: &[i64]) {
+        self.labels.clear();
+        self.free.clear();
+        self.table.clear();
+        self.dense = Dense::default();
+        self.labels.extend(vals.iter().map(|&v| Some(Label::Int(v))));
+        let (lo, hi) = vals.iter().fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        if Dense::suits(vals.len(), lo, hi) {
+            let mut ids = vec![Dense::NONE; (hi - lo) as usize + 1];
+            for (id, &v) in vals.iter().enumerate() {
+                ids[(v - lo) as usize] = id as u32;
+            }
+            self.dense = Dense { lo, ids, live: vals.len() };
+            return;
+        }
+        self.reserve(vals.len());
+        let (mask, mb) = self.bucket_mask();
+        let mut v: Vec<(u64, (u32, u32))> = vals
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let h = int_hash(x) as u32;
+                (mix(h) & mask, (i as u32, h))
+            })
+            .collect();
+        crate::core::sort_by_bits(&mut v, mb.saturating_sub(crate::core::LOCAL_BITS), mb);
+        for (_, (id, h)) in v {
+            self.table.insert_unique(mix(h), (id, h), |&(_, eh)| mix(eh));
+        }
     }
 
     fn forget(&mut self, py: Python<'_>, ids: &[u32]) {
@@ -240,9 +371,18 @@ impl Interner {
     }
 
     fn remove(&mut self, py: Python<'_>, id: u32) {
-        let h = self.hash_of(py, id);
-        if let Ok(entry) = self.table.find_entry(mix(h), |&(eid, _)| eid == id) {
-            entry.remove();
+        let dense_slot = match self.labels[id as usize].as_ref().expect("live id") {
+            Label::Int(v) => self.dense.slot(*v),
+            Label::Obj(_) => None,
+        };
+        match dense_slot {
+            Some(i) => self.dense.clear_slot(i),
+            None => {
+                let h = self.hash_of(py, id);
+                if let Ok(entry) = self.table.find_entry(mix(h), |&(eid, _)| eid == id) {
+                    entry.remove();
+                }
+            }
         }
         self.labels[id as usize] = None;
         self.free.push(id);
@@ -269,6 +409,7 @@ impl Interner {
     fn clone_ref(&self, py: Python<'_>) -> Interner {
         Interner {
             table: self.table.clone(),
+            dense: self.dense.clone(),
             labels: self
                 .labels
                 .iter()
@@ -282,6 +423,68 @@ impl Interner {
             free: self.free.clone(),
         }
     }
+}
+
+/// The distinct true labels of counted cells, ascending (the cells come sorted by them).
+fn true_labels(counted: &Counted) -> Vec<i64> {
+    let mut tvals: Vec<i64> = Vec::new();
+    let mut last = u64::MAX;
+    for &(k, _) in counted.cells.iter() {
+        if k >> counted.p_bits != last {
+            tvals.push(counted.labels(k).0);
+            last = k >> counted.p_bits;
+        }
+    }
+    tvals
+}
+
+/// `ids[i] == i` for every `i`.
+fn is_identity(ids: &[u32]) -> bool {
+    ids.iter().enumerate().all(|(i, &id)| id as usize == i)
+}
+
+/// Where each counted cell's predicted label sits among the distinct predicted labels.
+enum PredIndex {
+    /// by the label's offset from the smallest label (a narrow range)
+    Slot(Vec<u32>),
+    /// by the cell's position
+    Cell(Vec<u32>),
+}
+
+/// The distinct predicted labels of counted cells, ascending, and each cell's index among them:
+/// with a slot per offset when the labels' range is narrow (two passes over the cells), else by
+/// a radix sort of the offsets. O(cells + range).
+fn pred_labels(counted: &Counted) -> (Vec<i64>, PredIndex) {
+    let (cells, n) = (&counted.cells, counted.cells.len());
+    let pmask = (1u64 << counted.p_bits) - 1;
+    let mut pvals: Vec<i64> = Vec::new();
+    if counted.p_bits < 40 && (1u64 << counted.p_bits) <= 4 * n as u64 + 4096 {
+        // mark the offsets present, number them in ascending order
+        let mut slot = vec![0u32; 1usize << counted.p_bits];
+        for &(k, _) in cells.iter() {
+            slot[(k & pmask) as usize] = 1;
+        }
+        for (o, s) in slot.iter_mut().enumerate() {
+            if *s != 0 {
+                *s = pvals.len() as u32;
+                pvals.push(counted.lo_p.wrapping_add(o as i64));
+            }
+        }
+        return (pvals, PredIndex::Slot(slot));
+    }
+    let mut offs: Vec<u64> = cells.iter().map(|&(k, _)| k & pmask).collect();
+    let mut order: Option<Vec<u64>> = Some((0..n as u64).collect());
+    crate::core::radix_sort(&mut offs, &mut order, counted.p_bits);
+    let mut pidx: Vec<u32> = vec![0; n];
+    let mut last = u64::MAX;
+    for (&o, &i) in offs.iter().zip(order.as_ref().unwrap().iter()) {
+        if o != last || pvals.is_empty() {
+            pvals.push(counted.lo_p.wrapping_add(o as i64));
+            last = o;
+        }
+        pidx[i as usize] = (pvals.len() - 1) as u32;
+    }
+    (pvals, PredIndex::Cell(pidx))
 }
 
 fn error(py: Python<'_>, name: &str, msg: String) -> PyErr {
@@ -883,52 +1086,8 @@ impl Table {
             None => return Ok(false),
         };
         // no Python code has run since the arrays were read: from here on only `counted`
-        let cells = &counted.cells;
-        let n = cells.len();
-        // the true labels come sorted: each distinct one listed once
-        let mut tvals: Vec<i64> = Vec::new();
-        let mut tidx: Vec<u32> = Vec::with_capacity(n);
-        let mut last = u64::MAX;
-        for &(k, _) in cells.iter() {
-            let row = k >> counted.p_bits;
-            if row != last {
-                tvals.push(counted.labels(k).0);
-                last = row;
-            }
-            tidx.push((tvals.len() - 1) as u32);
-        }
-        // the predicted ones: a slot per offset when the range is narrow, else sorted
-        let pmask = (1u64 << counted.p_bits) - 1;
-        let mut pvals: Vec<i64> = Vec::new();
-        let mut pidx: Vec<u32> = vec![0; n];
-        if counted.p_bits < 40 && (1u64 << counted.p_bits) <= 4 * n as u64 + 4096 {
-            // mark the offsets present, number them in ascending order, look each cell's up
-            let mut slot = vec![0u32; 1usize << counted.p_bits];
-            for &(k, _) in cells.iter() {
-                slot[(k & pmask) as usize] = 1;
-            }
-            for (o, s) in slot.iter_mut().enumerate() {
-                if *s != 0 {
-                    *s = pvals.len() as u32;
-                    pvals.push(counted.lo_p.wrapping_add(o as i64));
-                }
-            }
-            for (i, &(k, _)) in cells.iter().enumerate() {
-                pidx[i] = slot[(k & pmask) as usize];
-            }
-        } else {
-            let mut offs: Vec<u64> = cells.iter().map(|&(k, _)| k & pmask).collect();
-            let mut order: Option<Vec<u64>> = Some((0..n as u64).collect());
-            crate::core::radix_sort(&mut offs, &mut order, counted.p_bits);
-            let mut last = u64::MAX;
-            for (&o, &i) in offs.iter().zip(order.as_ref().unwrap().iter()) {
-                if o != last || pvals.is_empty() {
-                    pvals.push(counted.lo_p.wrapping_add(o as i64));
-                    last = o;
-                }
-                pidx[i as usize] = (pvals.len() - 1) as u32;
-            }
-        }
+        let tvals = true_labels(&counted);
+        let (pvals, pindex) = pred_labels(&counted);
         let (tids, t_new) = self.names[0].intern_ints(py, &tvals)?;
         let pids = match self.names[1].intern_ints(py, &pvals) {
             Ok((ids, _)) => ids,
@@ -937,12 +1096,31 @@ impl Table {
                 return Err(e);
             }
         };
-        let ids: Vec<(u32, u32, u64)> = cells
-            .iter()
-            .zip(tidx.iter().zip(pidx.iter()))
-            .map(|(&(_, c), (&ti, &pi))| (tids[ti as usize], pids[pi as usize], c))
+        // the cells' ids, written over their keys (the same 16 bytes a cell: no new allocation);
+        // labels interned afresh have the ids of their ranks, which need no lookup
+        let fresh = is_identity(&tids) && is_identity(&pids);
+        let (p_bits, pmask) = (counted.p_bits, (1u64 << counted.p_bits) - 1);
+        let (mut row, mut last) = (usize::MAX, u64::MAX);
+        let ids: Vec<(u32, u32, u64)> = counted
+            .cells
+            .into_iter()
+            .enumerate()
+            .map(|(i, (k, c))| {
+                if k >> p_bits != last {
+                    row = row.wrapping_add(1);
+                    last = k >> p_bits;
+                }
+                let pi = match &pindex {
+                    PredIndex::Slot(slot) => slot[(k & pmask) as usize],
+                    PredIndex::Cell(idx) => idx[i],
+                };
+                if fresh {
+                    (row as u32, pi, c)
+                } else {
+                    (tids[row], pids[pi as usize], c)
+                }
+            })
             .collect();
-        drop(counted);
         self.add_ids(ids);
         Ok(true)
     }
@@ -1055,7 +1233,7 @@ impl Table {
                     }
                 }
             }
-            if self.names[side].table.len() as i128 != self.core.sums.k[side] {
+            if self.names[side].len() as i128 != self.core.sums.k[side] {
                 return Err(PyAssertionError::new_err("interned labels and clusters disagree"));
             }
         }

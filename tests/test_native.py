@@ -364,6 +364,30 @@ def test_every_update_many_path_equals_updates_one_by_one(tracked):
     assert state(native) == state(ref)
 
 
+def test_dense_integer_labels_meet_equal_objects():
+    """Integer labels of a bulk fill into an empty table are held by value (no hashing): an
+    equal object (1.0, True, numpy scalars, -1.0 whose hash -2 is also -2's) still finds their
+    cluster, an integer finds an equal object's, and emptied clusters free their labels."""
+    native, ref = se.Contingency(), ReferenceContingency()
+    ops = [("many", np.arange(-3, 6), np.arange(-3, 6) % 3)]
+    ops += [("update", t, p) for t, p in [(1.0, 0), (True, 1), (np.int64(-1), 2), (-1.0, "x"),
+                                         (-2.0, 0.0), (np.float32(4.0), np.uint8(2))]]
+    ops += [("revert", -1, 2), ("revert", -1.0, "x"), ("revert", -1, 2)]  # -1 leaves
+    ops += [("update", -1.0, 5), ("update", -1, 5), ("update", 7, 0), ("update", 2**40, 1)]
+    ops += [("relabel", 1, 100), ("relabel", 100, 2), ("relabel", 0, -1)]
+    ops += [("many", np.array([-1, 3, 8, 2**40]), np.array([0, 1, 2, 3]))]
+    for op, t, p in ops:
+        for table in (native, ref):
+            if op == "many":
+                table.update_many(t, p)
+            elif op == "relabel":
+                table.relabel_true(t, p)
+            else:
+                getattr(table, op)(t, p)
+        native._check()
+        assert state(native) == state(ref), (op, t, p)
+
+
 def test_update_many_past_the_largest_total_changes_nothing():
     t = se.Contingency()
     t.update_many(np.arange(1000), np.arange(1000) % 7)
