@@ -21,7 +21,8 @@ with a chart next to it (``img/<page name>.png``):
 3. **Instructions per element** from ``valgrind --tool=callgrind`` (stable on a loaded machine):
    each case runs in a fresh subprocess whose measured loop is the only code inside
    ``functools.reduce``, and only that function is collected (``--toggle-collect``); an empty loop's
-   count is subtracted. Skipped when valgrind is absent.
+   count is subtracted; also for ``ELM()`` on each degenerate baseline at 10⁴ and 10⁶ elements.
+   Skipped when valgrind is absent.
 4. **Memory**: resident bytes per non-zero cell (native allocations included: the RSS of a fresh
    subprocess before and after filling a table by ``update``), for 10⁶ cells over 10⁵ × 10⁵
    clusters, and for 10⁶ cells where every cell brings two new clusters.
@@ -351,6 +352,20 @@ def child_callgrind(k: int, case: str, m: int) -> dict:
     """The measured loop of one callgrind case: only ``functools.reduce`` is collected."""
     import functools
 
+    if case.startswith("deg:"):  # a degenerate baseline of m elements into a fresh ELM()
+        kind = case[4:]
+        items = list(degenerate_stream(kind, m)) if kind != "empty" else [(0, 0)] * m
+        if kind == "empty":
+            def step(acc, tp):
+                t, p = tp
+        else:
+            upd = se.ELM().update
+
+            def step(acc, tp):
+                t, p = tp
+                upd(t, p)
+        functools.reduce(step, items, None)
+        return {"case": case}
     wt, wp, items = warm_state(k, m)
     t_list, p_list = wt.tolist(), wp.tolist()
     if case == "dict":
@@ -421,6 +436,26 @@ def bench_callgrind(ks, m: int, cases=tuple(CG_CASES)) -> dict:
             out[k] = {c: (totals[c] - totals["empty"]) / m for c in cases}
             print(f"  callgrind K={k:,}: " + ", ".join(f"{c} {v:,.0f}" for c, v in out[k].items()),
                   file=sys.stderr)
+    return out
+
+
+def bench_degenerate_callgrind(sizes) -> dict:
+    """``{kind: {n: instructions per element}}`` of ``ELM()`` on each degenerate baseline."""
+    if shutil.which("valgrind") is None:
+        return {}
+    out: dict = {kind: {} for kind in BASELINES}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            totals = {}
+            for kind in ["empty", *BASELINES]:
+                f = Path(tmp) / f"cg.deg.{n}.{kind}"
+                run_child(["callgrind", "0", f"deg:{kind}", str(n)], prefix=[
+                    "valgrind", "--tool=callgrind", "--collect-atstart=no",
+                    "--toggle-collect=functools_reduce", f"--callgrind-out-file={f}"])
+                totals[kind] = callgrind_total(f)
+            for kind in BASELINES:
+                out[kind][n] = (totals[kind] - totals["empty"]) / n
+            print(f"  callgrind degenerate n={n:,}: done", file=sys.stderr)
     return out
 
 
@@ -561,6 +596,21 @@ def render(res: dict, command: str, chart: str | None) -> str:
             else:
                 cells.append("not run")
         lines.append(f"| {BASELINES[kind]} | {metric} | " + " | ".join(cells) + " |")
+    dcg = res.get("deg_callgrind") or {}
+    if dcg:
+        ns = sorted(next(iter(dcg.values())))
+        lines += [
+            "",
+            "Instructions per element of `ELM()` on the same baselines (callgrind, as above: an "
+            "empty loop's count subtracted): the work per element, which a loaded machine does not "
+            "change; the CPU times above also pay for the cache misses of a table that outgrew it.",
+            "",
+            "| baseline | " + " | ".join(f"n = {n:,}" for n in ns) + f" | n = {ns[-1]:,} / n = {ns[0]:,} |",
+            "|---|" + "---:|" * (len(ns) + 1),
+        ]
+        for kind, row in dcg.items():
+            lines.append(f"| {BASELINES[kind]} | " + " | ".join(f"{row[n]:,.0f}" for n in ns)
+                         + f" | {row[ns[-1]] / row[ns[0]]:.2f}× |")
     mem = res.get("memory") or {}
     if mem:
         lines += [
@@ -720,6 +770,8 @@ def main(argv=None) -> None:
         res["callgrind"] = bench_callgrind(
             args.callgrind_ks or ([10] if quick else ks), res["cg_m"],
             ("dict", "update") if quick else tuple(CG_CASES))
+    if "callgrind" not in args.skip and "degenerate" not in args.skip:
+        res["deg_callgrind"] = bench_degenerate_callgrind([1000, 10_000] if quick else [10_000, 1_000_000])
     if "memory" not in args.skip:
         cells = 10_000 if quick else 1_000_000
         res["memory"] = {kind: run_child(["memory", kind, str(cells)]) for kind in ("dense", "sparse")}
