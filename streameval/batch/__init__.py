@@ -42,6 +42,7 @@ from .intrinsic import (
     ssb_score,
     ssw_score,
 )
+from .sample import estimate_from_sample, ratio_of_means
 from .labels import (
     adjusted_rand_score,
     bcubed_precision_recall_fscore,
@@ -77,6 +78,8 @@ from .pss import (
 )
 
 __all__ = [
+    "estimate_from_sample",
+    "ratio_of_means",
     "contingency_cells",
     "elm_score",
     "elm_precision_recall_fscore",
