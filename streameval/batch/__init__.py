@@ -42,7 +42,6 @@ from .intrinsic import (
     ssb_score,
     ssw_score,
 )
-from .sample import estimate_from_sample, ratio_of_means
 from .labels import (
     adjusted_rand_score,
     bcubed_precision_recall_fscore,
@@ -76,6 +75,7 @@ from .pss import (
     score_candidates,
     segment_entropy,
 )
+from .sample import estimate_from_sample, ratio_of_means
 
 __all__ = [
     "estimate_from_sample",
