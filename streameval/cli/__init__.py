@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 
 from ..errors import CLIError, StreamevalError
 from .demo import make_demo_stream
@@ -93,16 +92,4 @@ def main(argv=None) -> int:
 
 
 def console() -> None:  # the console script's entry point
-    code = main()
-    if threading.active_count() > 1:
-        # A daemon reader thread may be blocked reading standard input (``watch -``): it cannot
-        # be stopped, and Python's shutdown would abort on the stream lock it holds ("Fatal
-        # Python error: _enter_buffered_busy", SIGABRT). Everything is written and closed by
-        # now (reports, the checkpoint): flush what is left and leave at once.
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
-    sys.exit(code)
+    sys.exit(main())
