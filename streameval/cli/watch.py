@@ -42,7 +42,7 @@ from .options import (
 )
 from .prometheus import PrometheusExporter
 from .render import finite, text_table, warn
-from .watch_state import Drops, WatchState
+from .watch_state import WatchState
 
 __all__ = ["cmd_watch", "add_parser", "status_line", "json_line", "WatchRun"]
 
@@ -98,18 +98,23 @@ def input_desc(args, fmt: str, spec: RowSpec) -> dict:
 
 
 def drops_for(args, classes):
-    """The drop detector of ``watch`` (``None`` without River or with ``--drop-block 0``)."""
+    """The drop detection of ``watch``: the library's :class:`~streameval.detect.BlockDrops`
+    (``None`` with ``--drop-block 0``)."""
+    from ..detect import BlockDrops, make_detector
+
     if not args.drop_block:
         return None
     names = {c.__name__: c for c in classes}
     cls = names.get("ELM", classes[0])
     if args.drop_metric:
         (cls,) = metric_classes([args.drop_metric])[:1]
+    params = {} if args.drop_run_length is None else {"run_length": args.drop_run_length}
+    if params and args.drop_detector != "cusum":
+        raise CLIError("--drop-run-length calibrates the cusum detector")
     try:
-        return Drops(cls, args.drop_block, max(args.window, 10 * args.drop_block))
-    except ImportError:
-        warn("no drop detection: it needs River (pip install 'streameval[river]')")
-        return None
+        return BlockDrops(cls(), args.drop_block, make_detector(args.drop_detector, **params))
+    except ImportError as e:
+        raise CLIError(f"--drop-detector {args.drop_detector}: {e}") from None
 
 
 def check_fingerprint(source: LineSource, state, path: str) -> None:
@@ -133,7 +138,7 @@ class WatchRun:
     def __init__(self, args, fmt, spec, classes):
         self.args, self.fmt, self.spec = args, fmt, spec
         self.input_desc = input_desc(args, fmt, spec)
-        self.state = WatchState(classes, args.window, drops_for(args, classes))
+        self.state = WatchState(classes, args.window, drops_for(args, classes), args.top)
         self.policy = ErrorPolicy(args.on_error)
         self.feed = Feed()
         self.stop = threading.Event()
@@ -479,7 +484,14 @@ def add_parser(sub) -> None:
                    help="a label on every Prometheus series, to tell watchers apart (repeatable)")
     p.add_argument("--drop-block", type=non_negative, default=100, metavar="N",
                    help="flag drops of the watched metric over blocks of N rows, as "
-                   "streameval.Monitor does (River's ADWIN; default 100; 0: off)")
+                   "streameval.Monitor does (default 100; 0: off)")
+    p.add_argument("--drop-detector", choices=("cusum", "adwin", "page-hinkley"), default="cusum",
+                   help="the sequential detector fed the block values (default cusum, calibrated "
+                   "on the first 40 blocks; adwin and page-hinkley: River's)")
+    p.add_argument("--drop-run-length", type=float, metavar="N",
+                   help="the cusum's expected rows between false alarms (default 1e8)")
+    p.add_argument("--top", type=non_negative, default=5, metavar="K",
+                   help="how many split entities and merging clusters to report (default 5)")
     p.add_argument("--drop-metric", metavar="NAME",
                    help="the metric whose drops are flagged (default ELM, else the first one)")
     p.add_argument("--prometheus-host", default="127.0.0.1", metavar="HOST",
