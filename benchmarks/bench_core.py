@@ -452,6 +452,11 @@ def child_density(k: int, c: int, m: int, mode: str) -> dict:
     return out
 
 
+# Above this many cells a density case is not run under callgrind: filling the table and the dict
+# under valgrind's emulation (~50× slower) would take most of an hour on a shared machine.
+DENSITY_CG_MAX_CELLS = 2_000_000
+
+
 def bench_density(ks, cs, m: int, cg_m: int, callgrind: bool) -> dict:
     """``{(k, c): {"cpu": {case: µs}, "cg": {case: instructions per element}, "cells": n}}``."""
     out: dict = {}
@@ -460,7 +465,7 @@ def bench_density(ks, cs, m: int, cg_m: int, callgrind: bool) -> dict:
         for c in cs:
             r = run_child(["density", str(k), str(c), str(m), "cpu"])
             row = {"cells": r["cells"], "cpu": {case: r[case] for case in DENSITY_CASES}}
-            if use_cg:
+            if use_cg and k * c <= DENSITY_CG_MAX_CELLS:
                 with tempfile.TemporaryDirectory() as tmp:
                     f = Path(tmp) / "cg.out"
                     run_child(["density", str(k), str(c), str(cg_m), "callgrind"], prefix=[
@@ -510,7 +515,7 @@ def render_density(dens: dict, m: int) -> list:
                 g = cg[case]
                 cell_cg = f"{g:,.0f}" + ("" if case == "dict" else f" ({g / cg['dict']:,.1f}×)")
             else:
-                cell_cg = "—"
+                cell_cg = "not run (fill under valgrind too slow)" if k * c > DENSITY_CG_MAX_CELLS else "—"
             target = DENSITY_TARGETS.get(case)
             lines.append(f"| {k:,} | {c} | {row['cells']:,} | {label} | {cell_cpu} | {cell_cg} | "
                          + (f"≤ {target}×" if target else "") + " |")
@@ -723,6 +728,8 @@ def render(res: dict, command: str, chart: str | None) -> str:
         "| | " + " | ".join(f"K = {k:,}" for k in ks) + " | target |",
         "|---|" + "---:|" * len(ks) + "---|",
         "| non-zero cells in the table | " + " | ".join(f"{per_k[k]['cells']:,}" for k in ks)
+        + " | |",
+        "| cells per row (cells / K) | " + " | ".join(f"{per_k[k]['cells'] / k:,.1f}" for k in ks)
         + " | |",
         "| bare dict counting (µs) | " + " | ".join(fmt_us(per_k[k]["dict"]) for k in ks) + " | |",
     ]

@@ -270,6 +270,17 @@ fn skey(side: usize, x: u32, y: u32) -> u64 {
     }
 }
 
+/// This side's clusters and the other side's, both mutable.
+#[inline]
+fn own_other(sides: &mut [Vec<Cluster>; 2], side: usize) -> (&mut Vec<Cluster>, &mut Vec<Cluster>) {
+    let [rows, cols] = sides;
+    if side == 0 {
+        (rows, cols)
+    } else {
+        (cols, rows)
+    }
+}
+
 #[inline]
 fn dec<K: std::hash::Hash + Eq>(m: &mut HashMap<K, u64>, k: K, by: u64) {
     let v = m.get_mut(&k).expect("group present");
@@ -476,14 +487,12 @@ impl Core {
         // the cells of unsettled small clusters leave their big partners' groups
         for side in 0..2 {
             for &x in &un.list[side] {
-                let cells = &self.cells;
-                let [rows, cols] = &mut self.sides;
-                let (own, other) = if side == 0 { (rows, cols) } else { (cols, rows) };
+                let (own, other) = own_other(&mut self.sides, side);
                 let cl = &own[x as usize];
                 if cl.big.is_some() {
                     continue;
                 }
-                let sx0 = un.old[side][x as usize];
+                let (cells, sx0) = (&self.cells, un.old[side][x as usize]);
                 for &z in cl.cells.iter() {
                     if let Some(ob) = other[z as usize].big.as_deref_mut() {
                         let k = skey(side, x, z);
