@@ -92,7 +92,10 @@ def test_wheel_metadata_license_and_types(dist):
     assert "streameval/py.typed" in names
     assert "streameval/_native.pyi" in names  # the compiled core's types
     assert any(n.endswith("licenses/LICENSE") for n in names), names
-    assert re.search(r"^License-Expression: BSD-3-Clause$", meta, re.M)
+    assert re.search(r"^License: BSD-3-Clause$", meta, re.M)  # what `pip show` prints
+    for name in ("Homepage", "Documentation", "Source", "Issues", "Changelog"):
+        assert re.search(rf"^Project-URL: {name}, https://", meta, re.M), name
+    assert "](docs/" not in meta and "](LICENSE)" not in meta  # the long description's links are absolute
     assert re.search(rf"^Version: {re.escape(_version())}$", meta, re.M)
     assert "Classifier: Typing :: Typed" in meta and "Keywords:" in meta
     assert not any(n.startswith("tests/") for n in names)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import sys
 
+from ..errors import install_hint
 from .options import METRICS_HELP, fraction, metric_classes, positive
 from .render import EXTRA_HINT, print_values, progress, warn
 
@@ -83,7 +84,7 @@ def _demo_monitor(classes, window: int):
     try:
         import river  # noqa: F401
     except ImportError:
-        warn("no drop detection in the demo: it needs River (pip install 'streameval[river]')")
+        warn(f"no drop detection in the demo: it needs River ({install_hint('river')})")
         return Monitor([c() for c in classes], window=window, watch=watch, detector=False)
     return Monitor([c() for c in classes], window=window, watch=watch)
 

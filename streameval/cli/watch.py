@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from ..errors import CLIError, InputError
+from ..errors import CLIError, InputError, install_hint
 from ..io import LineSource, RowSpec, fingerprint, iter_text_rows
 from .checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
 from .feed import Feed
@@ -107,7 +107,7 @@ def drops_for(args, classes):
     try:
         return Drops(cls, args.drop_block, max(args.window, 10 * args.drop_block))
     except ImportError:
-        warn("no drop detection: it needs River (pip install 'streameval[river]')")
+        warn(f"no drop detection: it needs River ({install_hint('river')})")
         return None
 
 
