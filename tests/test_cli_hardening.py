@@ -223,6 +223,7 @@ PIECES = st.sampled_from([
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # 40 examples, a process each: minutes (.ci/run's soak step)
 @settings(max_examples=40, deadline=None)
 @given(parts=st.lists(PIECES, max_size=12), fmt=st.sampled_from(["csv", "tsv", "jsonl"]),
        command=st.sampled_from(["score", "watch"]), skip=st.booleans())

@@ -118,6 +118,7 @@ def test_wheel_in_fresh_venv_runs_the_readme_quickstart(fresh, tmp_path):
     assert run.returncode == 0 and not run.stdout, run.stdout + run.stderr
 
 
+@pytest.mark.soak  # the quick suite again, in the fresh venv: minutes (.ci/run's soak step)
 def test_pytest_from_the_unpacked_sdist(fresh, dist, tmp_path):
     (sdist,) = dist.glob("streameval-*.tar.gz")
     with tarfile.open(sdist) as tar:
