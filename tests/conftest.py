@@ -12,10 +12,10 @@ modules (the same source): pytest is told not to insist that the module it impor
 import os
 from pathlib import Path
 
-import streameval
-
 import pytest
 from hypothesis import HealthCheck, settings
+
+import streameval
 
 settings.register_profile(
     "streameval",

@@ -134,8 +134,9 @@ def test_demo_injects_a_drop_half_way_and_the_monitor_flags_it(tmp_path):
     assert r.returncode == 0 and "injected" not in r.stdout + r.stderr
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_demo_plot_labels_its_axes_legends_the_degraded_half_and_flags_only_the_watched_panel():
-    """Issue 26, item 9: every panel has a y-axis label, the shaded degraded half is in the
+    """The demo's plot: every panel has a y-axis label, the shaded degraded half is in the
     legend, and the Monitor's drop flags are drawn on the watched metric's panel only."""
     pytest.importorskip("matplotlib")
     pytest.importorskip("river")
@@ -213,6 +214,7 @@ def test_score_without_weights_and_without_header(tmp_path):
     assert_matches(values, y_true, y_pred)
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_score_table_and_metric_selection(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("t,p\n1,a\n1,a\n2,b\n2,a\n")

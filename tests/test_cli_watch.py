@@ -70,6 +70,7 @@ def finish(proc: subprocess.Popen, sig=signal.SIGINT):
 
 
 # ------------------------------------------------------------------------------ whole files
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_a_file_to_its_end_all_time_and_window(tmp_path):
     rows = sample()
     path = tmp_path / "rows.csv"
@@ -93,6 +94,7 @@ def test_watch_a_file_to_its_end_all_time_and_window(tmp_path):
     assert table[1].split()[0] == "ELM" and len(table) == 1 + len(lines[-1]["all"])
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_standard_input_as_json_lines(tmp_path):
     rows = sample(seed=2)
     body = "".join(json.dumps({"truth": t, "guess": p, "mult": w}) + "\n" for t, p, w in rows)
@@ -107,6 +109,7 @@ def test_watch_standard_input_as_json_lines(tmp_path):
         assert final["all"][name] == pytest.approx(want[name], abs=1e-12)
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_bad_row_stops_or_is_skipped(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("truth,guess,mult\na,x,1\nb,y,zero\nb,y,2\n")
@@ -313,7 +316,7 @@ def test_a_truncated_or_changed_input_is_refused_on_resume(tmp_path):
 
 
 def test_watch_format_json_is_accepted_like_the_other_subcommands(tmp_path):
-    """Issue 26, item 6: ``watch --format json`` (as ``score``/``compare`` spell it) writes the
+    """``watch --format json`` (as ``score``/``compare`` spell it) writes the
     JSON lines to standard output, exactly as ``--jsonl -``; with ``--jsonl PATH`` it is refused."""
     rows = sample(120)
     path = tmp_path / "rows.csv"

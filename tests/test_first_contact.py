@@ -1,4 +1,4 @@
-"""Issue 26, "first contact without a scratch": what a new user meets first -- the README's
+"""First contact without a scratch: what a new user meets first -- the README's
 commands and CI running the same thing, the suite's markers and time budget, the package metadata
 and install hints, and the scikit-learn names a scikit-learn user reaches for in
 :mod:`streameval.batch`. Each test is named after the item it covers; none builds anything.
@@ -28,6 +28,138 @@ else:  # pragma: no cover - Python 3.10
 
 def _pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+# ------------------------------------------------------------------ items 1-4: commands, time, packages
+README_TEST = 'pip install -e ".[test]" && python -m pytest -q'
+
+# the long runs the README's command leaves to .ci/run's soak step (module, test)
+SOAK = [
+    ("test_benchmarks", "test_bench_core_quick_runs_end_to_end"),
+    ("test_cli_rotation", "test_sigkill_loop_resumes_exactly_across_a_rotation"),
+    ("test_packaging", "test_pytest_from_the_unpacked_sdist"),
+    ("test_compare_coverage", "test_percentile_intervals_cover_the_population_value"),
+    ("test_compare_coverage", "test_same_distribution_gives_p_below_005_in_3_to_7_percent"),
+    ("test_compare_coverage", "test_known_difference_is_detected_with_the_stated_power"),
+    ("test_dask", "test_worker_memory_limit_below_the_table"),
+    ("test_cli_hardening", "test_fuzz_huge_numbers_nul_bytes_boms_overlong_lines"),
+]
+
+
+def _code_lines(markdown: str) -> list[str]:
+    blocks = re.findall(r"```\n(.*?)\n```", markdown, re.S)
+    return [line for block in blocks for line in block.splitlines()]
+
+
+def _marks(module: str, test: str) -> set[str]:
+    """The names of the marks on ``module.test``: its own and its module's (read from the source,
+    so that importing the module's optional dependencies is not needed)."""
+    tree = ast.parse((ROOT / "tests" / f"{module}.py").read_text())
+    names: set[str] = set()
+
+    def collect(node):
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Attribute) \
+                    and sub.value.attr == "mark":
+                names.add(sub.attr)
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in node.targets):
+            collect(node.value)
+        if isinstance(node, ast.FunctionDef) and node.name == test:
+            for decorator in node.decorator_list:
+                collect(decorator)
+            return names
+    raise AssertionError(f"{module}.{test} not found")
+
+
+def test_item1_ci_runs_the_readme_test_command_character_for_character():
+    readme = _code_lines((ROOT / "README.md").read_text())
+    assert README_TEST in readme
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert README_TEST in ci  # the same line, not a variant of it
+    # no other run of the default selection beside it (a variant would test something else)
+    defaults = [line for line in ci if line.startswith("python -m pytest") and " -m " not in line
+                and "tests/" not in line]
+    assert defaults == [], defaults
+    assert not [line for line in ci if "pytest" in line and "no:randomly" in line and "-m spark" not in line
+                and "-m flink" not in line], "CI runs the suite with options the README does not give"
+
+
+def test_item2_soak_runs_leave_the_readme_command_and_run_in_their_ci_step():
+    addopts = _pyproject()["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "-m 'not soak'" in addopts or '-m "not soak"' in addopts, addopts
+    for module, test in SOAK:
+        assert {"soak", "slow"} <= _marks(module, test), (module, test)
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert "python -m pytest -q -m soak" in ci
+    readme = (ROOT / "README.md").read_text()
+    for command in ("python -m pytest -q", 'python -m pytest -q -m "not slow"', "python -m pytest -q -m soak"):
+        assert f"| `{command}` |" in readme, command  # the table of what runs what, and how long
+
+
+@pytest.mark.slow
+def test_item2_a_command_line_m_replaces_the_default_not_soak(tmp_path):
+    """pyproject's ``-m "not soak"`` deselects the soak runs; ``-m soak`` on the command line
+    selects them, ``-m "not slow"`` leaves them out as well (collection only, one small module)."""
+    import subprocess
+
+    def collected(*args):
+        run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *args,
+                              "tests/test_benchmarks.py"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300)
+        return [line for line in run.stdout.splitlines() if "::" in line]
+
+    soak = "tests/test_benchmarks.py::test_bench_core_quick_runs_end_to_end"
+    assert soak not in collected()
+    assert soak in collected("-m", "soak")
+    assert soak not in collected("-m", "not slow")
+    assert soak in collected("-m", "")
+
+
+def test_item3_tests_from_an_unpacked_sdist_import_the_installed_package():
+    ini = _pyproject()["tool"]["pytest"]["ini_options"]
+    assert "." not in ini.get("pythonpath", []), "the tree's copy (no compiled core) would shadow the install"
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    assert "PY_IGNORE_IMPORTMISMATCH" in conftest  # the modules' doctests run on the installed copies
+    sdist_test = (ROOT / "tests" / "test_packaging.py").read_text()
+    assert '"-I", "-m", "pytest"' in sdist_test and "shutil.copy(native" not in sdist_test
+
+
+def test_item4_a_source_build_without_cargo_stops_with_a_message(monkeypatch, capsys, tmp_path):
+    """The build backend: with no cargo on the PATH it refuses (maturin would download ~660 MB of
+    Rust silently), unless STREAMEVAL_DOWNLOAD_RUST=1 allows it, with a notice."""
+    pytest.importorskip("maturin")
+    system = _pyproject()["build-system"]
+    assert system["build-backend"] == "streameval_backend" and system["backend-path"] == ["build_backend"]
+    monkeypatch.syspath_prepend(str(ROOT / "build_backend"))
+    import streameval_backend
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no cargo
+    monkeypatch.delenv("STREAMEVAL_DOWNLOAD_RUST", raising=False)
+    for hook in ("get_requires_for_build_wheel", "prepare_metadata_for_build_wheel", "build_wheel",
+                 "build_sdist", "build_editable"):
+        with pytest.raises(SystemExit) as exit_:
+            getattr(streameval_backend, hook)(str(tmp_path))
+        assert exit_.value.code == 1
+        err = capsys.readouterr().err
+        assert "cargo" in err and "660 MB" in err and "rustup.rs" in err and "STREAMEVAL_DOWNLOAD_RUST=1" in err
+    monkeypatch.setenv("STREAMEVAL_DOWNLOAD_RUST", "1")
+    assert "puccinialin" in streameval_backend.get_requires_for_build_wheel()  # maturin's own answer
+    assert "downloads a Rust toolchain" in capsys.readouterr().err
+    readme = (ROOT / "README.md").read_text()
+    assert "660 MB" in readme and "STREAMEVAL_DOWNLOAD_RUST=1" in readme
+
+
+def test_item4_ci_builds_the_abi3_wheel_and_runs_the_readme_against_it_without_cargo():
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert ".ci/check-wheel" in ci
+    check = (ROOT / ".ci" / "check-wheel").read_text()
+    assert "maturin build --release" in check and "-abi3-" in check
+    assert 'clean_path="$work/venv/bin:/usr/bin:/bin"' in check and "command -v cargo" in check
+    assert "python -m doctest" in check and "README.md" in check
+    cargo = (ROOT / "Cargo.toml").read_text()
+    assert re.search(r'features = \[[^]]*"abi3-py310"', cargo)
 
 
 # ------------------------------------------------------------------ item 7: scikit-learn users

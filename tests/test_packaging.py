@@ -13,7 +13,6 @@ backend that ``python -m build`` installs in its isolated build environment.
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # what the tests import or read besides the package (conftest, oracles, strategies, docs, examples)
 SDIST_MUST_CARRY = [
     "LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "mkdocs.yml", "docs_hooks.py", ".ci/run",
+    ".ci/check-wheel", "build_backend/streameval_backend.py",
     "streameval/py.typed", "tests/conftest.py", "tests/oracles.py", "tests/oracles_coreference.py",
     "tests/strategies.py", "tests/typecheck/user_snippet.py", "docs/index.md", "docs/conventions.md",
     "examples/quickstart.py", "examples/reproduce_elm_paper.py",
@@ -127,13 +127,15 @@ def test_pytest_from_the_unpacked_sdist(fresh, dist, tmp_path):
         else:  # Python < 3.10.12 has no extraction filters; the archive is our own build
             tar.extractall(tmp_path)
     (src,) = tmp_path.glob("streameval-*")
-    # the tests import the package from the unpacked tree (pytest's pythonpath): give it the
-    # compiled core the wheel built, as `pip install -e .` in that tree would
-    (native,) = fresh.parents[1].glob("lib/python*/site-packages/streameval/_native*.so")
-    shutil.copy(native, src / "streameval" / native.name)
-    run = _run([str(fresh), "-m", "pytest", "-q", "-p", "no:randomly", "-m", "not slow", "-x"], cwd=src)
+    assert not list((src / "streameval").glob("_native*.so")), "the sdist carries a compiled core"
+    # the tests import the installed package, with its compiled core (-I: the tree's uncompiled
+    # copy stays off the path; tests/conftest.py), not the tree's pure-Python fallback
+    where = _run([str(fresh), "-I", "-c", "import streameval._native as n; print(n.__file__)"], cwd=src)
+    assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(fresh.parents[1]), where
+    run = _run([str(fresh), "-I", "-m", "pytest", "-q", "-m", "not slow", "-x", "-rs"], cwd=src)
     tail = run.stdout[-3000:] + run.stderr[-3000:]
     assert run.returncode == 0, tail
     summary = run.stdout.strip().splitlines()[-1]
     assert re.search(r"\d+ passed", summary) and not re.search(r"\d+ (failed|errors?)\b", summary), tail
     assert int(re.search(r"(\d+) passed", summary).group(1)) > 300, summary
+    assert "native extension is not built" not in run.stdout  # the native-core tests ran

@@ -287,9 +287,10 @@ def silhouette_samples(X, labels, metric="euclidean", singleton=0.0) -> np.ndarr
 
 def _random_state(random_state):
     """``random_state`` as scikit-learn's ``check_random_state`` reads it: ``None`` is numpy's global
-    RandomState, an int seeds a new ``RandomState``; a ``RandomState`` or ``Generator`` is used as is."""
+    RandomState (``numpy.random``'s functions draw from it), an int seeds a new ``RandomState``; a
+    ``RandomState`` or ``Generator`` is used as is."""
     if random_state is None:
-        return np.random.mtrand._rand
+        return np.random
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         return np.random.RandomState(random_state)
     if isinstance(random_state, (np.random.RandomState, np.random.Generator)):
