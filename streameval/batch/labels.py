@@ -21,9 +21,13 @@ def _factorize(values, name: str) -> np.ndarray:
     return factorize(values, name)[0]
 
 
-def _table(labels_true, labels_pred):
+def cells(labels_true, labels_pred):
     """``(n, rows, cols, sizes_true, sizes_pred)``: the count, row and column of every non-zero
-    cell, and the cluster sizes of each side; each labelling factorised once. O(N log N)."""
+    cell, and the cluster sizes of each side; each labelling factorised once. O(N log N).
+
+    >>> [x.tolist() for x in cells([0, 0, 1], ["x", "y", "y"])]
+    [[1, 1, 1], [0, 0, 1], [0, 1, 1], [2, 1], [1, 2]]
+    """
     it = _factorize(labels_true, "labels_true")
     ip = _factorize(labels_pred, "labels_pred")
     if len(it) != len(ip):
@@ -54,7 +58,7 @@ def contingency_cells(labels_true, labels_pred):
     >>> n.tolist(), a.tolist(), b.tolist()
     ([1, 1, 1], [2, 2, 1], [1, 2, 2])
     """
-    n, rows, cols, a, b = _table(labels_true, labels_pred)
+    n, rows, cols, a, b = cells(labels_true, labels_pred)
     return n, a[rows], b[cols]
 
 
@@ -196,7 +200,7 @@ def bcubed_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_av
 
 # --------------------------------------------------------------------------- pair counting
 def _pairs(labels_true, labels_pred):
-    n, _, _, a, b = _table(labels_true, labels_pred)
+    n, _, _, a, b = cells(labels_true, labels_pred)
     total_n = int(n.sum())
     return _c2_sum(n), _c2_sum(b), _c2_sum(a), total_n * (total_n - 1) // 2
 
@@ -297,7 +301,7 @@ def _entropy(sizes: np.ndarray) -> float:
 
 def _info(labels_true, labels_pred):
     """``(H(T), H(P), MI, k_true, k_pred)`` in nats."""
-    n, rows, cols, sizes_t, sizes_p = _table(labels_true, labels_pred)
+    n, rows, cols, sizes_t, sizes_p = cells(labels_true, labels_pred)
     ht, hp = _entropy(sizes_t), _entropy(sizes_p)
     total = float(n.sum())
     if total == 0 or ht == 0 or hp == 0:
