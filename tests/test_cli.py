@@ -139,7 +139,6 @@ def test_demo_plot_labels_its_axes_legends_the_degraded_half_and_flags_only_the_
     """The demo's plot: every panel has a y-axis label, the shaded degraded half is in the
     legend, and the Monitor's drop flags are drawn on the watched metric's panel only."""
     pytest.importorskip("matplotlib")
-    pytest.importorskip("river")
     import argparse
 
     from matplotlib.patches import Polygon, Rectangle
@@ -149,9 +148,10 @@ def test_demo_plot_labels_its_axes_legends_the_degraded_half_and_flags_only_the_
     parser = argparse.ArgumentParser()
     demo.add_parser(parser.add_subparsers())
     args = parser.parse_args(["demo", "--pages", "8000", "--no-progress"])
-    xs, trace, wtrace, mon, injected = demo.demo_trace(args)
+    xs, trace, wtrace, mon, injected, broke = demo.demo_trace(args)
     assert mon.watch == "ELM" and any(d > injected for d in mon.drops)
-    fig = demo.demo_figure(xs, trace, wtrace, mon, injected, window=args.window, seed=args.seed)
+    fig = demo.demo_figure(xs, trace, wtrace, mon, injected, window=args.window, seed=args.seed,
+                           broke=broke)
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 4
     for ax in panels:

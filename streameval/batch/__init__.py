@@ -77,8 +77,11 @@ from .pss import (
     score_candidates,
     segment_entropy,
 )
+from .sample import estimate_from_sample, ratio_of_means
 
 __all__ = [
+    "estimate_from_sample",
+    "ratio_of_means",
     "contingency_cells",
     "contingency_matrix",
     "pair_confusion_matrix",

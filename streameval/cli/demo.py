@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 import sys
 
-from ..errors import install_hint
 from .options import METRICS_HELP, fraction, metric_classes, positive
 from .render import EXTRA_HINT, print_values, progress, warn
 
-__all__ = ["make_demo_stream", "cmd_demo", "add_parser", "demo_trace", "demo_figure"]
+__all__ = ["make_demo_stream", "cmd_demo", "add_parser", "what_broke", "demo_trace", "demo_figure"]
 
 
 def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: float = 0.5):
@@ -76,23 +75,19 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: flo
 
 def _demo_monitor(classes, window: int):
     """A :class:`~streameval.Monitor` over the metrics, flagging drops of ELM (or of the first
-    metric) when River is installed."""
+    metric) with its default detector."""
     from ..monitor import Monitor
 
     names = [c.__name__ for c in classes]
     watch = "ELM" if "ELM" in names else names[0]
-    try:
-        import river  # noqa: F401
-    except ImportError:
-        warn(f"no drop detection in the demo: it needs River ({install_hint('river')})")
-        return Monitor([c() for c in classes], window=window, watch=watch, detector=False)
     return Monitor([c() for c in classes], window=window, watch=watch)
 
 
 def demo_trace(args):
     """Stream :func:`make_demo_stream` through a :class:`Monitor`; return ``(xs, trace, wtrace,
-    mon, injected)``: the pages at which the metrics were read, their all-time and windowed values
-    there, the Monitor, and the page of the injected drop (``None`` without one).
+    mon, injected, broke)``: the pages at which the metrics were read, their all-time and windowed
+    values there, the Monitor, the page of the injected drop (``None`` without one), and what broke
+    over the window when the Monitor first flagged it (``(page, report)``, or ``None``).
 
     Cost: one Monitor update per page, and ``--points`` readings of every metric.
     """
@@ -106,8 +101,12 @@ def demo_trace(args):
     wtrace: dict[str, list] = {c.__name__: [] for c in classes}
     bar = progress(n, "demo", not args.no_progress)
     update = mon.update
+    injected = int(n * args.drop) if args.drop < 1 else None
+    broke = None  # what broke over the window when the Monitor first flags the injected drop
     for k in range(n):
         update(y_true[k], y_pred[k])
+        if broke is None and mon.drops and (injected is None or mon.drops[-1] > injected):
+            broke = (mon.drops[-1], mon.account.report(3))
         if (k + 1) % step == 0 or k + 1 == n:
             bar.update(k + 1 - (xs[-1] if xs else 0))
             xs.append(k + 1)
@@ -116,15 +115,14 @@ def demo_trace(args):
             for name, v in mon.window.get().items():
                 wtrace[name].append(v)
     bar.close()
-    injected = int(n * args.drop) if args.drop < 1 else None
-    return xs, trace, wtrace, mon, injected
+    return xs, trace, wtrace, mon, injected, broke
 
 
 def cmd_demo(args) -> int:
     """``streameval demo``: stream :func:`make_demo_stream` through a :class:`Monitor` (all-time
     and windowed metrics, drop detection, :func:`demo_trace`); print the table and plot the story.
     """
-    xs, trace, wtrace, mon, injected = demo_trace(args)
+    xs, trace, wtrace, mon, injected, broke = demo_trace(args)
     n = xs[-1]
     ev = mon.all_time
     table = ev.table
@@ -135,9 +133,11 @@ def cmd_demo(args) -> int:
     if injected is not None:
         seen = f"flagged by the Monitor at page {flagged[0]}" if flagged else "not flagged"
         print(f"quality drop injected at page {injected}: {seen}", file=out)
+    if broke is not None:
+        print(f"what broke at page {broke[0]}: {what_broke(broke[1])}", file=out)
     if args.plot:
         try:
-            _plot(xs, trace, wtrace, mon, injected, args)
+            _plot(xs, trace, wtrace, mon, injected, args, broke)
         except ImportError:
             warn(f"no plot written: matplotlib is not installed ({EXTRA_HINT})")
         else:
@@ -149,19 +149,39 @@ PLOT_FIRST = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 FLAG_COLOR = "#c51b7d"  # the Monitor's drop flags
 
 
-def _plot(xs, trace, wtrace, mon, injected, args) -> None:
+def what_broke(report: dict) -> str:
+    """One line from :meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`.
+
+    >>> what_broke({"splits": 3, "merges": 7, "split_entities": [],
+    ...             "merging_clusters": [{"cluster": "s1/c4", "entities": 5, "size": 20,
+    ...                                   "extra_per_record": 12.5}]})
+    '7 merges, 3 splits over the window; s1/c4 merges 5 documents (12.5 extra pages per page)'
+    """
+    text = f"{report['merges']} merges, {report['splits']} splits over the window"
+    if report["merging_clusters"]:
+        top = report["merging_clusters"][0]
+        text += (f"; {top['cluster']} merges {top['entities']} documents "
+                 f"({top['extra_per_record']:.1f} extra pages per page)")
+    elif report["split_entities"]:
+        top = report["split_entities"][0]
+        text += f"; {top['entity']} split across {top['clusters']} segments"
+    return text
+
+
+def _plot(xs, trace, wtrace, mon, injected, args, broke=None) -> None:
     """Write :func:`demo_figure` to ``args.plot`` (PNG)."""
     import matplotlib.pyplot as plt
 
-    fig = demo_figure(xs, trace, wtrace, mon, injected, window=args.window, seed=args.seed)
+    fig = demo_figure(xs, trace, wtrace, mon, injected, window=args.window, seed=args.seed, broke=broke)
     fig.savefig(args.plot, dpi=110)
     plt.close(fig)
 
 
-def demo_figure(xs, trace, wtrace, mon, injected, *, window: int, seed: int):
+def demo_figure(xs, trace, wtrace, mon, injected, *, window: int, seed: int, broke=None):
     """Up to four metrics, one panel each: all time against the window, the degraded part of the
     stream shaded from the injected drop on, and -- on the watched metric's panel only -- the
-    points where the Monitor flagged drops of that metric. One legend for the whole figure."""
+    points where the Monitor flagged drops of that metric and what broke there. One legend for the
+    whole figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -189,6 +209,12 @@ def demo_figure(xs, trace, wtrace, mon, injected, *, window: int, seed: int):
                 ax.axvline(d, color=FLAG_COLOR, linewidth=2.0 if first else 0.8,
                            alpha=1.0 if first else 0.5,
                            label=f"Monitor flags a drop of {mon.watch} (page {d})" if first else None)
+        if broke is not None and name == mon.watch:  # what broke, where the drop was flagged
+            ax.annotate(f"what broke: {what_broke(broke[1])}".replace("; ", ";\n"),
+                        xy=(broke[0], 0.05), xycoords=("data", "axes fraction"),
+                        xytext=(-6, 0), textcoords="offset points", ha="right", fontsize=7.5,
+                        color=FLAG_COLOR, bbox={"boxstyle": "round", "fc": "white", "ec": FLAG_COLOR,
+                                               "alpha": 0.9})
         ax.set_title(name + (" (watched)" if name == mon.watch else ""), fontsize=11)
         ax.set_ylabel(f"{name} value")
         ax.grid(alpha=0.3)
