@@ -38,6 +38,7 @@ from .options import (
     positive,
     prometheus_label,
     row_spec,
+    seconds,
 )
 from .prometheus import PrometheusExporter
 from .render import finite, text_table, warn
@@ -183,8 +184,12 @@ class WatchRun:
         if args.prometheus_port is not None:
             self.prom = PrometheusExporter(args.prometheus_host, args.prometheus_port, dict(args.label))
         if args.jsonl:
-            self.jsonl = (sys.stdout if args.jsonl == "-"
-                          else open(args.jsonl, "a", encoding="utf-8"))  # noqa: SIM115
+            try:
+                self.jsonl = (sys.stdout if args.jsonl == "-"
+                              else open(args.jsonl, "a", encoding="utf-8"))  # noqa: SIM115
+            except OSError as e:
+                raise CLIError(f"--jsonl {args.jsonl}: cannot open for appending "
+                               f"({e.strerror or e})") from None
 
     # -- the reader thread --------------------------------------------------------------
     # Items in the feed: ``(rows, lines, offsets)`` (rows and the position after each), or
@@ -246,7 +251,12 @@ class WatchRun:
         if self.prom is not None:
             self.prom.publish(values, state.updated)
         if self.jsonl is not None:
-            print(json_line(values, final), file=self.jsonl, flush=True)
+            try:
+                print(json_line(values, final), file=self.jsonl, flush=True)
+            except OSError as e:
+                if self.jsonl is sys.stdout:
+                    raise
+                raise CLIError(f"--jsonl {self.args.jsonl}: cannot write ({e.strerror or e})") from None
         if self.jsonl is not sys.stdout and not final:
             print(status_line(values, args.window), flush=True)
         return values
@@ -465,7 +475,7 @@ def add_parser(sub) -> None:
                    help="also report the metrics of the last N rows (default 1000; 0: off)")
     p.add_argument("--every", type=positive, default=10000, metavar="N",
                    help="print a line every N rows (default 10000)")
-    p.add_argument("--interval", type=float, default=5.0, metavar="T",
+    p.add_argument("--interval", type=seconds, default=5.0, metavar="T",
                    help="... or every T seconds when rows arrived (default 5; 0: off)")
     p.add_argument("--jsonl", metavar="PATH",
                    help="append each report as a JSON line to PATH ('-': standard output instead "
@@ -490,7 +500,7 @@ def add_parser(sub) -> None:
                    help="address the Prometheus endpoint binds to (default 127.0.0.1)")
     p.add_argument("--checkpoint", metavar="PATH",
                    help="save the state to PATH (JSON, written atomically) on a schedule and on exit")
-    p.add_argument("--checkpoint-every", type=float, default=30.0, metavar="T",
+    p.add_argument("--checkpoint-every", type=seconds, default=30.0, metavar="T",
                    help="seconds between checkpoints (default 30)")
     p.add_argument("--checkpoint-rows", type=non_negative, default=0, metavar="N",
                    help="also checkpoint every N rows (default 0: off)")

@@ -86,6 +86,28 @@ def add_rows(ev, rows) -> None:
                    None if (w == 1).all() else w)
 
 
+def inconsistency(table, rows: int, items, weighted: bool) -> str | None:
+    """What contradicts itself in a checkpoint's saved state, or ``None``. O(cells + window).
+
+    A checkpoint whose digest was recomputed after an edit passes the digest check; its content
+    must still agree with itself: every counted row is one element of the table (at least one,
+    with a weight column), the table skips nothing (a missing label is a bad row), and the
+    window's rows are among the table's (each of its cells at most the table's).
+    """
+    if table.skipped:
+        return f"the table skipped {table.skipped} elements, but watch counts no skipped element"
+    if table.n != rows and not weighted or table.n < rows:
+        return (f"the table holds {table.n} elements but {rows} rows were counted"
+                + (" (each row adds at least one)" if weighted else " (one element a row)"))
+    if items is not None:
+        if len(items) > rows:
+            return f"the window holds {len(items)} rows, more than the {rows} counted"
+        for (t, p), c in count_cells(items).items():
+            if c > table[t, p]:
+                return f"the window's cell ({t!r}, {p!r}) holds {c}, the table's {table[t, p]}"
+    return None
+
+
 class WatchState:
     """The state of ``streameval watch``: all-time and windowed metrics, counts, input position.
 
@@ -223,10 +245,14 @@ class WatchState:
                 assert self.items is not None and self.win is not None  # sizes agree above
                 self.items.extend(CountWindow.from_dict(win))
                 add_cells(self.win, count_cells(self.items))
+            why = inconsistency(table, rows, self.items, input_desc.get("weight") is not None)
+            if why:
+                refuse(f"inconsistent state: {why}")
             self.account = ErrorAccount((self.win or self.all).table)
         except CLIError:
             raise
-        except (KeyError, TypeError, ValueError, StreamevalError) as e:
+        except (ArithmeticError, KeyError, MemoryError, RecursionError, TypeError, ValueError,
+                StreamevalError) as e:
             refuse(f"malformed content ({type(e).__name__}: {e})")
         self.offset, self.line, self.rows, self.skipped, self.header = (
             offset, line, rows, skipped, header)
