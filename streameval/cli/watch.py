@@ -115,7 +115,7 @@ def drops_for(args, classes):
         keep = max(2, max(args.window, 10 * args.drop_block) // args.drop_block)
         return BlockDrops(cls(), args.drop_block, make_detector(args.drop_detector, **params),
                           keep=keep)
-    except ImportError as e:
+    except (ImportError, ValueError) as e:
         raise CLIError(f"--drop-detector {args.drop_detector}: {e}") from None
 
 
