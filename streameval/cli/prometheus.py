@@ -16,7 +16,10 @@ class PrometheusExporter:
       (counters);
     - ``streameval_last_update_timestamp_seconds`` (gauge: Unix time of the last row taken);
     - ``streameval_drop`` (gauge, 0 or 1: a drop of the watched metric was flagged within the
-      window) and ``streameval_drops_total`` (counter), when drops are detected.
+      window) and ``streameval_drops_total`` (counter), when drops are detected;
+    - with ``--sample``: each estimate's value as ``streameval_metric{metric, scope="all"}``, its
+      ``streameval_estimate_stderr``, ``streameval_estimate_low`` and ``streameval_estimate_high``
+      (gauges, label ``metric``; the 95% interval's bounds) and ``streameval_labelled_share``.
 
     Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
     """
@@ -69,11 +72,26 @@ class PrometheusExporter:
                        "Unix time at which the last row was taken", labels=keys)
         g.add_metric(vals, updated)
         yield g
+        if "estimates" in values:  # watch --sample
+            yield from self._estimates(values, keys, vals)
         if "drop" in values:
             g = self.gauge("streameval_drop", "1 when a drop of the watched metric was flagged "
                            "within the window, else 0", labels=keys)
             g.add_metric(vals, float(values["drop"]))
             yield g
+
+    def _estimates(self, values: dict, keys: list, vals: list):
+        for field, text in (("stderr", "Standard error of an estimate from the labelled sample"),
+                            ("low", "Lower bound of the 95% interval of an estimate"),
+                            ("high", "Upper bound of the 95% interval of an estimate")):
+            g = self.gauge(f"streameval_estimate_{field}", text, labels=["metric", *keys])
+            for name, e in values["estimates"].items():
+                g.add_metric([name, *vals], e[field])
+            yield g
+        g = self.gauge("streameval_labelled_share", "Share of the elements that carry a true "
+                       "label (the labelled sample)", labels=keys)
+        g.add_metric(vals, values["labelled_share"])
+        yield g
 
     def close(self) -> None:
         self.server.shutdown()

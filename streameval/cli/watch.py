@@ -41,6 +41,7 @@ from .options import (
 )
 from .prometheus import PrometheusExporter
 from .render import finite, text_table, warn
+from .sample import add_sample_option
 from .watch_state import Drops, WatchState
 
 __all__ = ["cmd_watch", "add_parser", "status_line", "json_line", "WatchRun"]
@@ -85,6 +86,10 @@ def json_line(values: dict, final=False) -> str:
     for scope in ("all", "window"):
         if scope in out:
             out[scope] = {k: finite(v) for k, v in out[scope].items()}
+    if "estimates" in out:  # watch --sample
+        out["estimates"] = {k: {f: finite(v) for f, v in e.items()}
+                            for k, e in out["estimates"].items()}
+        out["labelled_share"] = finite(out["labelled_share"])
     return json.dumps(out)
 
 
@@ -133,6 +138,8 @@ class WatchRun:
         self.args, self.fmt, self.spec = args, fmt, spec
         self.input_desc = input_desc(args, fmt, spec)
         self.state = WatchState(classes, args.window, drops_for(args, classes))
+        if args.sample:
+            self.state.use_sample(args.sample)
         self.policy = ErrorPolicy(args.on_error)
         self.feed = Feed()
         self.stop = threading.Event()
@@ -369,6 +376,13 @@ class WatchRun:
             why = "end of input"
         print(f"streameval watch: final report, {why}: {values['rows']} rows, "
               f"{values['elements']} elements, {values['skipped']} skipped")
+        if "estimates" in values:  # watch --sample
+            est = values["estimates"]
+            print(f"labelled share {values['labelled_share']:.4f}")
+            print(text_table({k: [v, est[k]["stderr"], est[k]["low"], est[k]["high"]]
+                              for k, v in values["all"].items()},
+                             ("estimate", "value", "stderr", "low", "high")), flush=True)
+            return
         cols = {k: [v] for k, v in values["all"].items()}
         header: tuple[str, ...] = ("metric", "all time")
         if "window" in values:
@@ -442,6 +456,8 @@ def cmd_watch(args) -> int:
         raise CLIError("--follow applies to files; standard input is read until it closes")
     if args.resume and not args.checkpoint:
         raise CLIError("--resume needs --checkpoint PATH")
+    if args.sample:  # estimates over the whole stream: no window, no drop detection
+        args.window = args.drop_block = 0
     return WatchRun(args, fmt, row_spec(args), metric_classes(args.metrics)).run()
 
 
@@ -483,5 +499,6 @@ def add_parser(sub) -> None:
     p.add_argument("--resume", action="store_true",
                    help="start from the --checkpoint file when it exists (and continue in the file "
                    "where it stopped)")
+    add_sample_option(p)  # watch --sample DESIGN (all-time estimates; no window, no drops)
     p.add_argument("--poll", type=float, default=0.1, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_watch)

@@ -249,10 +249,19 @@ class WatchState:
         self.rows = self.skipped = self.offset = self.line = 0
         self.header = self.fingerprint = None
         self.updated = time.time()  # when the last row was taken
+        self.sample = None  # watch --sample: a SampleEstimator instead of the tables
+
+    def use_sample(self, design: str) -> None:
+        """Estimate from a labelled sample (``watch --sample``): rows go to a
+        :class:`~streameval.SampleEstimator`; the tables, window and drops stay off."""
+        from ..sample import SampleEstimator
+
+        self.sample = SampleEstimator(design=design)
 
     @property
     def elements(self) -> int:
-        return self.all.table.n + sum(row[2] for row in self.pending)
+        held = self.all.table.n if self.sample is None else self.sample.n
+        return held + sum(row[2] for row in self.pending)
 
     def flush(self) -> None:
         """Bring the tables up to date with the pending rows."""
@@ -260,6 +269,11 @@ class WatchState:
         if not rows:
             return
         self.pending = []
+        if self.sample is not None:
+            update = self.sample.update
+            for t, p, w in rows:
+                update(t, p, w)
+            return
         add_rows(self.all, rows)
         if self.items is not None:
             self._flush_window(rows)
@@ -283,6 +297,11 @@ class WatchState:
 
     def values(self) -> dict:
         self.flush()
+        if self.sample is not None:
+            from .sample import sample_values
+
+            return {"rows": self.rows, "elements": self.sample.n, "skipped": self.skipped,
+                    **sample_values(self.sample)}
         out = {"rows": self.rows, "elements": self.all.table.n, "skipped": self.skipped,
                "all": self.all.get()}
         if self.win is not None:
@@ -305,6 +324,8 @@ class WatchState:
             "table": self.all.table.to_dict(),
             "window": None,
         }
+        if self.sample is not None:
+            body["sample"] = self.sample.to_dict()
         if self.items is not None:  # the window's rows, saved as a CountWindow saves itself
             from ..window import CountWindow
 
@@ -335,6 +356,16 @@ class WatchState:
             ):
                 refuse("bad header")
             table = Contingency.from_dict(body["table"])
+            if (self.sample is None) != (body.get("sample") is None):
+                refuse("it was written with" + ("out" if self.sample is not None else "")
+                       + " --sample")
+            if self.sample is not None:
+                from ..sample import SampleEstimator
+
+                sample = SampleEstimator.from_dict(body["sample"])
+                if sample.design != self.sample.design:
+                    refuse(f"its design is {sample.design!r}, not {self.sample.design!r}")
+                self.sample = sample
             self.all = evaluator(self.classes, table=table)
             win = body["window"]
             if (win is None) != (self.items is None) or (
