@@ -74,9 +74,9 @@ def simulate(kind: str, reps: int, sizes=(50, 200, 1000), seed: int = 1) -> dict
     for design in DESIGNS:
         out[design] = {}
         for n in sizes:
-            hits = {name: 0 for name in NAMES}
-            means = {name: 0.0 for name in NAMES}
-            naive = {name: 0.0 for name in NAIVE}
+            hits = dict.fromkeys(NAMES, 0)
+            means = dict.fromkeys(NAMES, 0.0)
+            naive = dict.fromkeys(NAIVE, 0.0)
             for _ in range(reps):
                 if design == "uniform":
                     idx = rng.choice(len(sizes_e), size=n, replace=False)

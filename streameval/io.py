@@ -543,7 +543,7 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
                     raise err(f"expected {ncols} fields as in the header, got {len(row)}")
             elif len(row) < need:
                 raise err(f"expected at least {need} fields, got {len(row)}")
-            t = row[it]
+            t: str | None = row[it]
             p = row[ip]
             if not t:
                 if not spec.truth_optional:

@@ -301,7 +301,7 @@ class SampleEstimator:
         """Add ``w`` copies of an element (``y_true`` missing: not in the sample)."""
         # fast path: an unlabelled element of a predicted cluster without sampled cells changes
         # one column size (the same result as _change; the checks it skips cannot fail here)
-        if (y_true is None and w.__class__ is int and 0 < w and y_pred.__class__ in _PLAIN
+        if (y_true is None and w.__class__ is int and w > 0 and y_pred.__class__ in _PLAIN
                 and y_pred == y_pred and y_pred not in self._col and self._n + w < MAX_TOTAL):
             m = self._m
             m[y_pred] = m.get(y_pred, 0) + w

@@ -32,7 +32,7 @@ def test_intervals_cover_at_200_and_1000_entities_and_the_naive_score_is_biased(
     res = cal.simulate("light", reps=400, sizes=(200, 1000))
     for design in ("uniform", "size"):
         for n in (200, 1000):
-            for name, (coverage, mean, naive) in res[design][n].items():
+            for name, (coverage, mean, _naive) in res[design][n].items():
                 assert 0.90 <= coverage <= 0.99, (design, n, name, coverage)
                 assert abs(mean - res["truth"][name]) < 0.02, (design, n, name, mean)
     cov, mean, naive = res["uniform"][200]["pairwise_precision"]

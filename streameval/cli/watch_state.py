@@ -23,6 +23,7 @@ from operator import itemgetter
 from ..breakdown import ErrorAccount
 from ..detect import BlockDrops
 from ..errors import CLIError, StreamevalError
+from ..sample import SampleEstimator
 from .score import evaluator
 
 __all__ = ["WatchState", "count_cells", "add_cells", "add_rows"]
@@ -85,6 +86,14 @@ def add_rows(ev, rows) -> None:
                    None if (w == 1).all() else w)
 
 
+class _Held:
+    """What ``watch --sample`` holds, for :func:`inconsistency`: the estimator's elements (its
+    table stays empty: anything in it is skipped, i.e. inconsistent)."""
+
+    def __init__(self, n: int, in_table: int):
+        self.n, self.skipped = n, in_table
+
+
 def inconsistency(table, rows: int, items, weighted: bool) -> str | None:
     """What contradicts itself in a checkpoint's saved state, or ``None``. O(cells + window).
 
@@ -131,13 +140,11 @@ class WatchState:
         self.rows = self.skipped = self.offset = self.line = 0
         self.header = self.fingerprint = None
         self.updated = time.time()  # when the last row was taken
-        self.sample = None  # watch --sample: a SampleEstimator instead of the tables
+        self.sample: SampleEstimator | None = None  # watch --sample: instead of the tables
 
     def use_sample(self, design: str) -> None:
         """Estimate from a labelled sample (``watch --sample``): rows go to a
         :class:`~streameval.SampleEstimator`; the tables, window and drops stay off."""
-        from ..sample import SampleEstimator
-
         self.sample = SampleEstimator(design=design)
 
     @property
@@ -251,8 +258,6 @@ class WatchState:
                 refuse("it was written with" + ("out" if self.sample is not None else "")
                        + " --sample")
             if self.sample is not None:
-                from ..sample import SampleEstimator
-
                 sample = SampleEstimator.from_dict(body["sample"])
                 if sample.design != self.sample.design:
                     refuse(f"its design is {sample.design!r}, not {self.sample.design!r}")
@@ -270,7 +275,8 @@ class WatchState:
                 assert self.items is not None and self.win is not None  # sizes agree above
                 self.items.extend(CountWindow.from_dict(win))
                 add_cells(self.win, count_cells(self.items))
-            why = inconsistency(table, rows, self.items, input_desc.get("weight") is not None)
+            held = table if self.sample is None else _Held(self.sample.n, table.n)
+            why = inconsistency(held, rows, self.items, input_desc.get("weight") is not None)
             if why:
                 refuse(f"inconsistent state: {why}")
             self.account = ErrorAccount((self.win or self.all).table)
