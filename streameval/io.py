@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ._validate import MAX_TOTAL as _TABLE_BOUND
-from .errors import InputError, PageStreamError
+from .errors import InputError, PageStreamError, install_hint
 
 __all__ = [
     "InputError",
@@ -614,7 +614,7 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(
-            path, None, "reading Parquet needs pyarrow: pip install 'streameval[cli]'"
+            path, None, "reading Parquet needs pyarrow: " + install_hint("cli")
         ) from None
     try:
         f = pq.ParquetFile(path)

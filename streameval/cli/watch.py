@@ -473,6 +473,11 @@ def cmd_watch(args) -> int:
         raise CLIError("--follow applies to files; standard input is read until it closes")
     if args.resume and not args.checkpoint:
         raise CLIError("--resume needs --checkpoint PATH")
+    if args.format == "json":  # as the other subcommands spell it: JSON lines on standard output
+        if args.jsonl not in (None, "-"):
+            raise CLIError("--format json writes the JSON lines to standard output, --jsonl PATH "
+                           "to a file: give one of the two")
+        args.jsonl = "-"
     if args.sample:  # estimates over the whole stream: no window, no drop detection
         args.window = args.drop_block = 0
     return WatchRun(args, fmt, row_spec(args), metric_classes(args.metrics)).run()
@@ -496,6 +501,9 @@ def add_parser(sub) -> None:
     p.add_argument("--jsonl", metavar="PATH",
                    help="append each report as a JSON line to PATH ('-': standard output instead "
                    "of text lines)")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="standard output: text lines and the final table (default), or JSON "
+                   "lines, one per report, the last one final (the same as --jsonl -)")
     p.add_argument("--prometheus-port", type=port, metavar="PORT",
                    help="serve the current values on http://HOST:PORT/metrics (0: any free port)")
     p.add_argument("--label", type=prometheus_label, action="append", default=[], metavar="KEY=VALUE",
