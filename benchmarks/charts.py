@@ -249,7 +249,34 @@ def cli_watch(text: str):
     return fig
 
 
-CHARTS = {"bootstrap": bootstrap, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+def drift(text: str):
+    """Drop detection: the worst median delay over K per scenario, one bar per detector."""
+    head, rows = next(t for t in tables(text) if t[0][:3] == ["scenario", "K", "detector"])
+    scenarios = list(dict.fromkeys(r[0] for r in rows))
+    detectors = list(dict.fromkeys(r[2] for r in rows))
+    worst: dict = {}
+    for r in rows:
+        delay = number(r[4])
+        key = (r[0], r[2])
+        if delay is not None:
+            worst[key] = max(worst.get(key, 0.0), delay)
+    fig, ax = _axes("Drop detection delay, worst median over K (elements; lower is better)",
+                    figsize=(9, 4.0))
+    height = 0.8 / len(detectors)
+    for d, det in enumerate(detectors):
+        ys = [i + d * height for i in range(len(scenarios))]
+        ax.barh(ys, [max(1.0, worst.get((s, det), 0.0)) for s in scenarios], height=height,
+                label=det, color=COLOURS[d % len(COLOURS)])
+    ax.axvline(500, color="0.3", linestyle="--", linewidth=1, label="half a window (500)")
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(scenarios))], scenarios)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("elements after the change (drifts: after the 0.05-loss crossing), log")
+    ax.legend(fontsize=8)
+    return fig
+
+
+CHARTS = {"bootstrap": bootstrap, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss}
 
 

@@ -89,7 +89,8 @@ def served_port(watch) -> int:
 def test_promtool_fires_the_drop_alert_on_the_counter_when_the_flag_falls_between_scrapes(
         tmp_path):
     """A scripted series (tests/promtool/drop-rules-test.yml): a drop flagged between two scrapes,
-    the flag 0 at every scrape, the counter 0 then 1: the shipped alert fires, then clears."""
+    the flag 0 at every scrape, the counter 0 then 1: the shipped alert fires, then clears; and
+    the interval rule fires once the band's upper end stays below the reference."""
     rules = tmp_path / "streameval-alerts.yml"
     rules.write_text(run("alerts").stdout)
     script = pathlib.Path(__file__).parent / "promtool" / "drop-rules-test.yml"
@@ -137,6 +138,13 @@ def test_a_real_prometheus_fires_the_drop_alert_for_a_flag_shorter_than_the_scra
             assert 0 <= float(age["value"][1]) < 600
             (merges,) = query(port, "streameval_merges")  # the window is steady again
             assert float(merges["value"][1]) == 0
+            # the interval rule's series: the band over the window's blocks (steady again: all
+            # blocks 1.0) and the reference the detector took after the drop
+            band = {r["metric"]["bound"]: float(r["value"][1])
+                    for r in query(port, "streameval_drop_interval")}
+            assert band == {"value": 1.0, "low": 1.0, "high": 1.0}
+            (ref,) = query(port, "streameval_drop_reference")
+            assert 0 <= float(ref["value"][1]) <= 1
     finally:
         code, _, stderr = finish(watch)
     assert code == 0, stderr
@@ -151,7 +159,7 @@ def test_promtool_accepts_the_shipped_alert_rules(tmp_path):
     check = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True,
                            text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 5 rules found" in check.stdout
+    assert "SUCCESS: 6 rules found" in check.stdout
 
 
 def test_the_grafana_dashboard_queries_the_series_watch_serves():
@@ -209,7 +217,8 @@ def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
             f"http://127.0.0.1:{port}/api/v1/rules", timeout=5))["data"]["groups"],
             "the rules to load")
         assert {r["name"] for g in groups for r in g["rules"]} >= {
-            "StreamevalQualityDrop", "StreamevalStalled", "StreamevalDown"}
+            "StreamevalQualityDrop", "StreamevalWindowIntervalBelowReference", "StreamevalStalled",
+            "StreamevalDown"}
         assert all(r["health"] != "err" for g in groups for r in g["rules"])
     finally:
         stack.close()

@@ -22,7 +22,10 @@ class PrometheusExporter:
       window), ``streameval_drops_total`` (counter: alert on its ``increase()``, which a flag that
       rises and falls between two scrapes cannot hide) and
       ``streameval_last_drop_timestamp_seconds`` (gauge, once a drop was flagged), when drops
-      are detected;
+      are detected; ``streameval_drop_interval{bound="value"|"low"|"high"}`` (gauge: the
+      watched metric's mean over the window's blocks and its sampling-error band) and
+      ``streameval_drop_reference`` (gauge: the calibrated detector's reference level), once
+      known;
     - what broke over the window (:class:`~streameval.breakdown.ErrorAccount`):
       ``streameval_splits`` and ``streameval_merges`` (gauges), and the top-k lists only (bounded
       label cardinality: at most ``--top`` series each, labelled by ``rank`` and the label):
@@ -104,6 +107,19 @@ class PrometheusExporter:
             g = self.gauge("streameval_last_drop_timestamp_seconds",
                            "Unix time at which the last drop was flagged", labels=keys)
             g.add_metric(vals, values["last_drop"])
+            yield g
+        band = values.get("drop_interval")
+        if band is not None:
+            g = self.gauge("streameval_drop_interval", "The watched metric's mean over the "
+                           "window's blocks (bound=value) and its 95% sampling-error band",
+                           labels=["bound", *keys])
+            for bound, v in zip(("value", "low", "high"), band):
+                g.add_metric([bound, *vals], v)
+            yield g
+        if values.get("drop_reference") is not None:
+            g = self.gauge("streameval_drop_reference", "The drop detector's reference level of "
+                           "the watched metric (calibrated on a reference period)", labels=keys)
+            g.add_metric(vals, values["drop_reference"])
             yield g
         broke = values.get("broke")
         if broke is not None:

@@ -112,8 +112,10 @@ def drops_for(args, classes):
     if params and args.drop_detector != "cusum":
         raise CLIError("--drop-run-length calibrates the cusum detector")
     try:
-        return BlockDrops(cls(), args.drop_block, make_detector(args.drop_detector, **params))
-    except ImportError as e:
+        keep = max(2, max(args.window, 10 * args.drop_block) // args.drop_block)
+        return BlockDrops(cls(), args.drop_block, make_detector(args.drop_detector, **params),
+                          keep=keep)
+    except (ImportError, ValueError) as e:
         raise CLIError(f"--drop-detector {args.drop_detector}: {e}") from None
 
 

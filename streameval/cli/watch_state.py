@@ -16,6 +16,7 @@ window). The values are those of updating row by row.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from operator import itemgetter
@@ -180,6 +181,11 @@ class WatchState:
             out["drop"] = self.drops.flag(self.recent)
             out["drops"] = len(self.drops.drops)
             out["last_drop"] = self.drops.last_drop_time
+            # the watched metric's sampling-error band over the blocks of the window, and the
+            # detector's reference level (a calibrated Cusum's reference mean)
+            out["drop_interval"] = self.drops.interval(max(2, self.recent // self.drops.block))
+            mu = getattr(self.drops.detector, "mu", None)
+            out["drop_reference"] = mu if mu is not None and math.isfinite(mu) else None
         out["broke"] = self.account.report(self.top)
         return out
 
