@@ -32,7 +32,10 @@ class PrometheusExporter:
       ``streameval_split_entity_clusters{rank, entity}``,
       ``streameval_split_entity_entropy{rank, entity}``,
       ``streameval_merging_cluster_entities{rank, cluster}``,
-      ``streameval_merging_cluster_extra_per_record{rank, cluster}``.
+      ``streameval_merging_cluster_extra_per_record{rank, cluster}``;
+    - with ``--sample``: each estimate's value as ``streameval_metric{metric, scope="all"}``, its
+      ``streameval_estimate_stderr``, ``streameval_estimate_low`` and ``streameval_estimate_high``
+      (gauges, label ``metric``; the 95% interval's bounds) and ``streameval_labelled_share``.
 
     Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
     """
@@ -98,6 +101,8 @@ class PrometheusExporter:
                        "Unix time at which the last row was taken", labels=keys)
         g.add_metric(vals, updated)
         yield g
+        if "estimates" in values:  # watch --sample
+            yield from self._estimates(values, keys, vals)
         if "drop" in values:
             g = self.gauge("streameval_drop", "1 when a drop of the watched metric was flagged "
                            "within the window, else 0", labels=keys)
@@ -148,6 +153,19 @@ class PrometheusExporter:
                 for rank, row in enumerate(broke[kind], 1):
                     g.add_metric([str(rank), str(row[label]), *vals], row[field])
                 yield g
+
+    def _estimates(self, values: dict, keys: list, vals: list):
+        for field, text in (("stderr", "Standard error of an estimate from the labelled sample"),
+                            ("low", "Lower bound of the 95% interval of an estimate"),
+                            ("high", "Upper bound of the 95% interval of an estimate")):
+            g = self.gauge(f"streameval_estimate_{field}", text, labels=["metric", *keys])
+            for name, e in values["estimates"].items():
+                g.add_metric([name, *vals], e[field])
+            yield g
+        g = self.gauge("streameval_labelled_share", "Share of the elements that carry a true "
+                       "label (the labelled sample)", labels=keys)
+        g.add_metric(vals, values["labelled_share"])
+        yield g
 
     def close(self) -> None:
         self.server.close()
