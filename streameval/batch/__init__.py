@@ -77,11 +77,12 @@ from .pss import (
     score_candidates,
     segment_entropy,
 )
-from .sample import estimate_from_sample, ratio_of_means
+from .sample import estimate_from_sample, ratio_of_means, sample_terms
 
 __all__ = [
     "estimate_from_sample",
     "ratio_of_means",
+    "sample_terms",
     "contingency_cells",
     "contingency_matrix",
     "pair_confusion_matrix",
