@@ -90,7 +90,8 @@ if "river.metrics.base" in __import__("sys").modules:  # river_metric + streamev
     register_with_river()
 
 # confidence intervals and paired tests over resampling units
-from .comparison import ComparisonReport, compare, confidence_interval
+from .comparison import ComparisonReport, Difference, compare, confidence_interval
+from .intervals import Interval
 from .bootstrap import BootstrapEvaluator
 
 from ._version import __version__ as __version__  # pyproject.toml's version, via the metadata
@@ -168,5 +169,7 @@ __all__ = [
     "compare",
     "confidence_interval",
     "ComparisonReport",
+    "Interval",
+    "Difference",
     "BootstrapEvaluator",
 ]
