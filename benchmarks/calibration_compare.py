@@ -176,6 +176,16 @@ def _cell(p: float, reps: int) -> str:
     return f"{100 * p:.1f} ± {100 * se:.1f}"
 
 
+def _table(results, key: str, what: str, names) -> list:
+    lines = ["| setting | documents | units (mean) | " + what + " | " + " | ".join(METRICS) + " |",
+             "|---|---:|---:|---|" + "---:|" * len(METRICS)]
+    for r in results:
+        for j, name in enumerate(names):
+            lines.append(f"| {r['setting']} | {r['docs']} | {r['units']:.0f} | {name} | "
+                         + " | ".join(_cell(p, r["reps"]) for p in r[key][j]) + " |")
+    return lines
+
+
 def render(results, args) -> str:
     lines = [
         "# Coverage and calibration of compare, method by method",
@@ -189,24 +199,12 @@ def render(results, args) -> str:
         "",
         "## Coverage of 95% intervals (system A)",
         "",
-        "| setting | documents | units (mean) | interval | " + " | ".join(METRICS) + " |",
-        "|---|---:|---:|---|" + "---:|" * len(METRICS),
-    ]
-    for r in results:
-        for j, name in enumerate(("percentile", "BCa")):
-            lines.append(f"| {r['setting']} | {r['docs']} | {r['units']:.0f} | {name} | "
-                         + " | ".join(_cell(p, r["reps"]) for p in r["cover"][j]) + " |")
-    lines += [
+        *_table(results, "cover", "interval", ("percentile", "BCa")),
         "",
         "## Rejections of a true null at p < 0.05 (A and B from the same process)",
         "",
-        "| setting | documents | units (mean) | test | " + " | ".join(METRICS) + " |",
-        "|---|---:|---:|---|" + "---:|" * len(METRICS),
+        *_table(results, "reject", "test", ("paired bootstrap", "randomization")),
     ]
-    for r in results:
-        for j, name in enumerate(("paired bootstrap", "randomization")):
-            lines.append(f"| {r['setting']} | {r['docs']} | {r['units']:.0f} | {name} | "
-                         + " | ".join(_cell(p, r["reps"]) for p in r["reject"][j]) + " |")
     lines += ["", f"CPU time: {sum(r['cpu'] for r in results):.0f} s in all.", ""]
     return "\n".join(lines)
 

@@ -307,8 +307,7 @@ def bootstrap_multiplicities(n_units: int, n_resamples: int, rng) -> np.ndarray:
     >>> m.shape, m.sum(axis=1).tolist()
     ((3, 5), [5, 5, 5])
     """
-    dtype = np.int32 if n_units < 1 << 31 else np.int64
-    idx = rng.integers(0, n_units, size=(n_resamples, n_units), dtype=dtype)
+    idx = rng.integers(0, n_units, size=(n_resamples, n_units))
     out = np.empty((n_resamples, n_units), dtype=np.int64)
     for b in range(n_resamples):
         out[b] = np.bincount(idx[b], minlength=n_units)
