@@ -300,15 +300,16 @@ def unit_stats(cells_per_unit: list, metrics, bound: int | None = None) -> UnitS
                                  bound)
 
 
-def bootstrap_multiplicities(n_units: int, n_resamples: int, rng) -> np.ndarray:
-    """``(B, U)`` int64 counts of each unit in ``B`` uniform resamples of ``U`` units with replacement.
+def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64) -> np.ndarray:
+    """``(B, U)`` counts of each unit in ``B`` uniform resamples of ``U`` units with replacement
+    (int64, or ``dtype``: float64 feeds the exact product without a copy).
 
     >>> m = bootstrap_multiplicities(5, 3, np.random.default_rng(0))
     >>> m.shape, m.sum(axis=1).tolist()
     ((3, 5), [5, 5, 5])
     """
     idx = rng.integers(0, n_units, size=(n_resamples, n_units))
-    out = np.empty((n_resamples, n_units), dtype=np.int64)
+    out = np.empty((n_resamples, n_units), dtype=dtype)
     for b in range(n_resamples):
         out[b] = np.bincount(idx[b], minlength=n_units)
     return out
@@ -331,7 +332,7 @@ def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: 
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
         if hashes is None:
-            yield bootstrap_multiplicities(len(order), size, rng)
+            yield bootstrap_multiplicities(len(order), size, rng, np.float64)
         else:
             yield np.ascontiguousarray(poisson_draws(s64, hashes, size, start).T)
 
@@ -667,15 +668,13 @@ def compare(
     rparts: dict = {}
     if method == "randomization" and pairs:
         rparts = {pair: [] for pair in pairs}
-        stacked = {(a, b): stats[a].stack(stats[b]) for a, b in pairs} if aggregate == "pooled" else {}
-        rows_r = max(1, _block_rows(n_units) // 4)  # the (2R, 2U) swap matrices stay near _BLOCK
+        rows_r = _block_rows(n_units)
         for start in range(0, n_resamples, rows_r):
             size = min(rows_r, n_resamples - start)
-            block = (rng.random((size, n_units)) < 0.5).astype(np.int64)
+            block = (rng.random((size, n_units)) < 0.5).astype(np.float64)  # 0/1, exact
             for a, b in pairs:
                 rparts[a, b].append(_randomized_deltas(stats[a], stats[b], metrics, block, aggregate,
-                                                       per_unit.get(a), per_unit.get(b),
-                                                       stacked.get((a, b))))
+                                                       per_unit.get(a), per_unit.get(b)))
     for a, b in pairs:
         delta_obs = observed[a] - observed[b]
         deltas = samples[a] - samples[b]
@@ -727,23 +726,17 @@ def compare(
     return ComparisonReport(values, differences, settings, samples)
 
 
-def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, pa=None, pb=None,
-                       both: UnitStats | None = None):
-    """``(metrics, R)`` differences after swapping A's and B's outputs on the units where swaps=1.
-    ``both``: ``sa.stack(sb)`` when the caller has it already."""
+def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, pa=None, pb=None):
+    """``(metrics, R)`` differences after swapping A's and B's outputs on the units where swaps=1."""
     if aggregate == "mean":
         s = swaps.astype(np.float64)
         diff = pa - pb  # (metrics, U)
         signs = 1.0 - 2.0 * s  # unswapped +1, swapped -1
         return (signs @ diff.T / diff.shape[1]).T
-    # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): one
-    # exact combination over the stacked units of both systems, with 0/1 multiplicities
-    if both is None:
-        both = sa.stack(sb)
-    keep = 1 - swaps
-    rows = both.combine(np.vstack([np.hstack([keep, swaps]), np.hstack([swaps, keep])]))
-    r = len(swaps)
-    return _read(both, metrics, rows[:r]) - _read(both, metrics, rows[r:])
+    # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): the
+    # totals plus and minus one exact product of the swaps with the units' differences B - A
+    ra, rb = sa.swapped(sb, swaps)
+    return _read(sa, metrics, ra) - _read(sa, metrics, rb)
 
 
 def confidence_interval(
