@@ -17,6 +17,7 @@ from .errors import (
     InvalidVectorError,
     InvalidWeightError,
     MissingLabelError,
+    SampleDesignError,
     StreamevalError,
     UnknownElementError,
 )
@@ -93,6 +94,9 @@ if "river.metrics.base" in __import__("sys").modules:  # river_metric + streamev
 from .comparison import ComparisonReport, Difference, compare, confidence_interval
 from .intervals import Interval
 from .bootstrap import BootstrapEvaluator
+
+# estimates from a labelled sample of entities
+from .sample import Estimate, SampleDesign, SampleEstimator
 
 from ._version import __version__ as __version__  # pyproject.toml's version, via the metadata
 
@@ -172,4 +176,9 @@ __all__ = [
     "Interval",
     "Difference",
     "BootstrapEvaluator",
+    # estimates from a labelled sample of entities
+    "SampleEstimator",
+    "SampleDesign",
+    "Estimate",
+    "SampleDesignError",
 ]

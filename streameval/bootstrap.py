@@ -53,6 +53,7 @@ from .evaluator import Evaluator
 from .intervals import Interval, percentile_interval
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
+from .sync import Guarded, concurrent_use
 
 __all__ = [
     "BootstrapEvaluator",
@@ -210,7 +211,7 @@ def _stat_values(table) -> list:
     return vals + list(table.f_sums.values())
 
 
-class BootstrapEvaluator:
+class BootstrapEvaluator(Guarded):
     """Metrics with online Poisson-bootstrap confidence intervals over resampling units.
 
     Parameters
@@ -282,6 +283,7 @@ class BootstrapEvaluator:
         self._dirty = set()
         self._homes = ({}, {})
         self._sums = np.zeros((self.n_replicas, len(STAT_NAMES) + len(self._f_keys)), dtype=object)
+        self._init_guard()
 
     def _new_unit(self, unit, k=None) -> _Unit:
         t = Contingency()
@@ -322,7 +324,20 @@ class BootstrapEvaluator:
     def update(self, y_true, y_pred, w=1, *, unit=None) -> None:
         """Add ``w`` elements of ``unit``: to the observed table and to the unit's table (the
         replicas follow at the next read: class docstring). Bad input raises before anything
-        changes."""
+        changes; a call made while another is changing this object (another thread) raises
+        :class:`~streameval.errors.ConcurrentUseError`."""
+        self._guarded("update", self._update, y_true, y_pred, w, unit)
+
+    def _guarded(self, method: str, fn, *args) -> None:
+        """``fn(*args)`` under the guard (:class:`~streameval.sync.Guarded`)."""
+        if not self._guard.acquire(False):
+            concurrent_use(self, method)
+        try:
+            fn(*args)
+        finally:
+            self._guard.release()
+
+    def _update(self, y_true, y_pred, w, unit) -> None:
         w = check_weight(w)
         try:
             entry = self._units.get(unit)
@@ -355,6 +370,9 @@ class BootstrapEvaluator:
         """Undo :meth:`update` with the same arguments (same unit). Raises
         :class:`~streameval.errors.UnknownElementError`, changing nothing, if there is no such
         element."""
+        self._guarded("revert", self._revert, y_true, y_pred, w, unit)
+
+    def _revert(self, y_true, y_pred, w, unit) -> None:
         w = check_weight(w)
         entry = self._entry(unit)
         try:
@@ -420,7 +438,11 @@ class BootstrapEvaluator:
 
     def _sync(self) -> None:
         """Add every marked unit's change of statistics, times its multiplicities, to the replica
-        sums. O(marked units · B · fields)."""
+        sums (under the guard: it changes the sums). O(marked units · B · fields)."""
+        if self._dirty:
+            self._guarded("get", self._settle)
+
+    def _settle(self) -> None:
         if self._dirty:
             units = self._units
             fresh = [u for u in self._dirty if units[u].k is None]
@@ -496,6 +518,9 @@ class BootstrapEvaluator:
         the shards included). ``other`` is unchanged. A label living in different units in the two
         shards is refused before anything changes.
         """
+        self._guarded("merge", self._merge, other)
+
+    def _merge(self, other: BootstrapEvaluator) -> None:
         if not isinstance(other, BootstrapEvaluator):
             raise TypeError(f"can only merge a BootstrapEvaluator, got {type(other).__name__}")
         if (other.seed, other.n_replicas) != (self.seed, self.n_replicas):
