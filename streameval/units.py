@@ -224,10 +224,10 @@ class UnitStats:
             keep = 1 - swaps
             rows = both.combine(np.vstack([np.hstack([keep, swaps]), np.hstack([swaps, keep])]))
             return rows[:len(swaps)], rows[len(swaps):]
-        key = ("swap", id(other))
-        cached = self.__dict__.get(key)
+        cache: dict = self.__dict__.setdefault("_swaps", {})
+        cached = cache.get(id(other))
         if cached is None or cached[0] is not other:
-            cached = self.__dict__[key] = (other, *self._difference(other))
+            cached = cache[id(other)] = (other, *self._difference(other))
         _, common, diff = cached
         prod = swaps.astype(np.float64, copy=False) @ diff
         moved = common._join(prod)
