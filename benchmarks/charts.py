@@ -248,7 +248,7 @@ def compare_calibration(text: str):
                width=width, label=m, color=COLOURS[k])
     ax.axhspan(92, 97, color="#cccccc", alpha=0.5, label="goal 92–97%")
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))], labels, fontsize=6)
-    ax.set_ylim(50, 100)
+    ax.set_ylim(0, 100)
     ax.set_ylabel("coverage (%)")
     ax.legend(fontsize=7, ncol=5)
     return fig

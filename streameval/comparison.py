@@ -28,10 +28,10 @@ path reports the value of a labelling other than the one given.
 The methods:
 
 - **Intervals** (every system and every difference): ``B`` resamples of the units with replacement;
-  ``interval="bca"`` (default) is Efron's bias-corrected and accelerated interval (the bias from the
-  share of resamples below the observed value, the acceleration from the jackknife over units, in
-  at most 1,000 groups), ``interval="percentile"`` the ``α/2`` and ``1-α/2`` quantiles (numpy's
-  linear interpolation). A Poisson resample that drew no unit has no value and is left out.
+  ``interval="percentile"`` (default) the ``α/2`` and ``1-α/2`` quantiles (numpy's linear
+  interpolation), ``interval="bca"`` Efron's bias-corrected and accelerated interval (the bias from
+  the share of resamples below the observed value, the acceleration from the jackknife over units,
+  in at most 1,000 groups). A Poisson resample that drew no unit has no value and is left out.
 - **Approximate randomization** (``method="randomization"``, default; Riezler & Maxwell 2005): for
   each unit, swap the two systems' outputs with probability ½; ``δ_r`` the swapped difference.
 - **Paired bootstrap** (``method="paired_bootstrap"``; Koehn 2004, as sacreBLEU): the same
@@ -62,7 +62,7 @@ and singleton units would cut clusters apart, so :func:`compare` refuses (``unit
 >>> r.values["A"]["ELM"].value > r.values["B"]["ELM"].value
 True
 >>> print(r)  # doctest: +ELLIPSIS
-randomization over 3 units, 12 elements, 200 resamples, 95% BCa intervals, seed 1
+randomization over 3 units, 12 elements, 200 resamples, 95% percentile intervals, seed 1
 system  metric  value   low     high
 A       ELM     0.8333  ...
 warning: only 3 units: ...
@@ -563,7 +563,7 @@ def compare(
     labels: str = "global",
     resampling: str = "multinomial",
     w=None,
-    interval: str = "bca",
+    interval: str = "percentile",
     cross_units: str = "refuse",
 ) -> ComparisonReport:
     """Each system's metric values with confidence intervals, and paired tests between systems.
@@ -591,8 +591,11 @@ def compare(
         ``"poisson"`` (each unit's multiplicity Poisson(1), from ``(seed, unit, resample)`` exactly as
         :class:`~streameval.BootstrapEvaluator` draws it, so resample ``r`` equals its replica ``r``).
     w : optional positive integer multiplicities of the elements (default 1 each).
-    interval : ``"bca"`` (default: bias-corrected and accelerated, the acceleration from the
-        jackknife over units) or ``"percentile"``; the same resamples either way.
+    interval : ``"percentile"`` (default: the quantiles of the resampled values) or ``"bca"``
+        (bias-corrected and accelerated, the acceleration from the jackknife over units); the same
+        resamples either way. The default is the simulation's choice (``docs/compare.md``): BCa
+        helps where the resampled values are skewed, but a few dominant units make its
+        jackknife acceleration unstable, and there it covers worse.
     cross_units : ``"refuse"`` (default: a cluster of any labelling that crosses two units is an
         error) or ``"widen"``: resample the connected components of the units, the truth and every
         system instead (reported, with the largest component's size, in the warnings).
@@ -752,7 +755,7 @@ def confidence_interval(
     labels: str = "global",
     resampling: str = "multinomial",
     w=None,
-    interval: str = "bca",
+    interval: str = "percentile",
     cross_units: str = "refuse",
 ) -> dict:
     """``{metric: Interval(value, low, high)}``: one system's bootstrap intervals over units.

@@ -20,7 +20,7 @@ Output: a plain table (default) or JSON (``--format json``). Errors are one line
 >>> add_parser(p.add_subparsers(dest="command"))
 >>> a = p.parse_args(["compare", "g.csv", "a.csv", "b.csv", "--unit", "doc", "--seed", "3"])
 >>> a.gold, a.systems, a.unit, a.label, a.seed, a.method, a.interval
-('g.csv', ['a.csv', 'b.csv'], 'doc', 'label', 3, 'randomization', 'bca')
+('g.csv', ['a.csv', 'b.csv'], 'doc', 'label', 3, 'randomization', 'percentile')
 """
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
                        help="the test behind the p-values: approximate randomization (default: "
                        "calibrated with few, heavy-tailed or widened units) or the centred paired "
                        "bootstrap (intervals always come from the bootstrap over units)")
-    p.add_argument("--interval", choices=("bca", "percentile"), default="bca",
-                   help="bootstrap interval: bias-corrected and accelerated (default; the "
-                   "acceleration from the jackknife over units) or percentile")
+    p.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                   help="bootstrap interval: percentile (default) or bias-corrected and "
+                   "accelerated (the acceleration from the jackknife over units)")
     p.add_argument("--n-resamples", type=positive, default=n_default, metavar="B",
                    help=f"bootstrap resamples (and randomization rounds; default {n_default})")
     p.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
@@ -193,9 +193,9 @@ def add_score_ci_options(p) -> None:
     ``score``."""
     g = p.add_argument_group("confidence intervals (--ci)")
     g.add_argument("--ci", action="store_true",
-                   help="also report bootstrap intervals (BCa by default) over the units of --unit")
-    g.add_argument("--interval", choices=("bca", "percentile"), default="bca",
-                   help="with --ci: bias-corrected and accelerated (default) or percentile")
+                   help="also report bootstrap intervals over the units of --unit")
+    g.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                   help="with --ci: percentile (default) or bias-corrected and accelerated")
     g.add_argument("--unit", metavar="COL", help="column of the resampling unit (needed by --ci)")
     g.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
                    help="bootstrap resamples for --ci (default 1000)")
@@ -341,7 +341,7 @@ def cmd_pss_compare(argv) -> int:
     >>> _ = open(os.path.join(d, "g.json"), "w").write(js.dumps(gold))
     >>> cmd_pss_compare([os.path.join(d, "g.json"), "--baselines", "--metrics", "ELM",
     ...                  "--n-resamples", "100"])  # doctest: +ELLIPSIS
-    randomization over 6 units, 48 elements, 100 resamples, 95% BCa intervals, seed 0, aggregate mean
+    randomization over 6 units, 48 elements, 100 resamples, 95% percentile intervals, seed 0, aggregate mean
     system          metric  value   low     high
     all_singletons  ELM     0.0000  0.0000  0.0000
     ...
