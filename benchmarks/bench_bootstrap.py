@@ -24,9 +24,13 @@ Writes ``docs/benchmarks/bootstrap.md``.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,6 +94,46 @@ def time_bootstrap(stream, b: int) -> tuple:
     c2 = cpu()
     bs.get()
     return seconds, bs.units, first, cpu() - c2
+
+
+def child_callgrind(case: str, m: int) -> None:
+    """The loop measured under callgrind (only ``functools.reduce`` is collected): ``m`` updates
+    of a fresh ``Evaluator`` or ``BootstrapEvaluator`` (B = 200), or of nothing (``empty``)."""
+    stream = make_stream(m)
+    if case == "evaluator":
+        upd = se.Evaluator(metrics()).update
+
+        def step(acc, x):
+            upd(x[1], x[2])
+    elif case == "bootstrap":
+        bupd = se.BootstrapEvaluator(metrics(), n_replicas=200, seed=1).update
+
+        def step(acc, x):
+            bupd(x[1], x[2], unit=x[0])
+    else:
+        def step(acc, x):
+            pass
+    functools.reduce(step, stream, None)
+
+
+def callgrind(m: int) -> dict:
+    """``{case: instructions per element}`` (empty without valgrind)."""
+    if shutil.which("valgrind") is None:
+        return {}
+    totals = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in ("empty", "evaluator", "bootstrap"):
+            f = Path(tmp) / f"cg.{case}"
+            subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                            "--toggle-collect=functools_reduce", f"--callgrind-out-file={f}",
+                            sys.executable, __file__, "--child-callgrind", case, str(m)],
+                           check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            line = next(x for x in f.read_text(errors="replace").splitlines()
+                        if x.startswith(("summary:", "totals:")))
+            totals[case] = int(line.split()[1])
+    if not totals["empty"]:
+        return {}
+    return {c: (totals[c] - totals["empty"]) / m for c in ("evaluator", "bootstrap")}
 
 
 def scale(sizes, n_resamples: int = 1000) -> list:
@@ -158,8 +202,14 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--scale", type=int, nargs="*", default=[100_000, 1_000_000],
                     help="element counts of the compare scale run (none: skip it)")
+    ap.add_argument("--callgrind", type=int, default=3000, metavar="M",
+                    help="elements of the callgrind runs (0: skip)")
+    ap.add_argument("--child-callgrind", nargs=2, metavar=("CASE", "M"), help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks" / "bootstrap.md")
     args = ap.parse_args(argv)
+    if args.child_callgrind:
+        child_callgrind(args.child_callgrind[0], int(args.child_callgrind[1]))
+        return 0
 
     load = os.getloadavg()[0]
     rows = streaming(args.elements, args.replicas, args.repeat)
@@ -199,6 +249,15 @@ def main(argv=None) -> int:
         "after one more element settles one unit, then reads the B replicas' metrics).",
         "",
     ]
+    cg = callgrind(args.callgrind) if args.callgrind else {}
+    if cg:
+        lines += [
+            f"Instructions per element (`valgrind --tool=callgrind`, {args.callgrind:,} updates of a "
+            "fresh object, only the update loop collected; stable on a loaded machine): "
+            f"Evaluator {cg['evaluator']:,.0f}, BootstrapEvaluator (B = 200) "
+            f"{cg['bootstrap']:,.0f}: **{cg['bootstrap'] / cg['evaluator']:.1f}×**.",
+            "",
+        ]
     if args.scale:
         srows = scale(args.scale)
         lines += [
