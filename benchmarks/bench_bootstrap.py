@@ -137,7 +137,7 @@ def callgrind(m: int) -> dict:
 
 
 def scale(sizes, n_resamples: int = 1000) -> list:
-    """CPU seconds of compare over N elements in N/10 units, two systems."""
+    """CPU seconds of compare over N elements in N/10 units, two systems (best of three)."""
     rows = []
     for n in sizes:
         rng = np.random.default_rng(0)
@@ -146,10 +146,14 @@ def scale(sizes, n_resamples: int = 1000) -> list:
         a = np.where(rng.random(n) < 0.8, t, units * 5 + rng.integers(0, 5, n))
         b = np.where(rng.random(n) < 0.7, t, units * 5 + rng.integers(0, 5, n))
         for method in ("paired_bootstrap", "randomization"):
-            c0 = cpu()
-            se.compare(t, {"A": a, "B": b}, units=units, n_resamples=n_resamples, seed=0,
-                       method=method)
-            rows.append((n, n // 10, method, cpu() - c0))
+            best = None
+            for _ in range(3):  # the best of three: the machine is shared
+                c0 = cpu()
+                se.compare(t, {"A": a, "B": b}, units=units, n_resamples=n_resamples, seed=0,
+                           method=method)
+                c = cpu() - c0
+                best = c if best is None else min(best, c)
+            rows.append((n, n // 10, method, best))
     return rows
 
 
@@ -264,7 +268,8 @@ def main(argv=None) -> int:
             "## Scale: compare over 10⁵ and 10⁶ elements",
             "",
             "Two systems, the default metrics (ELM, BCubed, ARI, NMI), 1,000 resamples, documents "
-            "of about 10 elements (units = N/10), BCa intervals.",
+            "of about 10 elements (units = N/10), percentile intervals (the default); CPU time of "
+            "the whole call (grouping, unit statistics, resamples, reads), the best of three.",
             "",
             "| elements | units | test | CPU time |",
             "|---:|---:|---|---:|",
