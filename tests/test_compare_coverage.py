@@ -33,6 +33,7 @@ from streameval.comparison import (
 )
 from streameval.intervals import p_value as _p_two_sided
 
+# calibration simulations (1,000 seeded repetitions each): minutes, in .ci/run's soak step
 pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
