@@ -290,7 +290,7 @@ def main(argv=None):
         "row maxima, separation's per-row sums, the report's lists of cluster sizes); it does not grow "
         "with N. The recompute grows with N²·d (the silhouette). Before the native kernel (the Python "
         "reference on every path) the report took 184–218 µs per point at k = 10 and "
-        "`ClusterSummaries.update` 10–17 µs, as measured for issue 27 (the reference column above is that path today).",
+        "`ClusterSummaries.update` 10–17 µs, as measured before this change on a shared machine (the reference column above is that path today).",
         "",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
