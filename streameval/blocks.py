@@ -51,7 +51,7 @@ from .io import (
     raise_error,
 )
 
-__all__ = ["Block", "Codes", "iter_blocks", "BLOCK_BYTES"]
+__all__ = ["Block", "Codes", "iter_blocks", "columnar", "lines_in", "BLOCK_BYTES"]
 
 BLOCK_BYTES = 1 << 22
 """Bytes of a CSV/TSV file parsed at once."""
@@ -104,25 +104,33 @@ class Block:
     rows: int
     line: int
     offset: int
+    lines: np.ndarray | None = None  # with ``positions``: each row's line, and the offset after it
+    offsets: np.ndarray | None = None
 
 
 def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_error, codes=None,
-                block_bytes: int = BLOCK_BYTES):
+                block_bytes: int = BLOCK_BYTES, start=None, total: int = 0,
+                positions: bool = False):
     """Yield :class:`Block` s of the valid rows of a CSV, TSV or JSON-lines :class:`LineSource`
     (read to its end: not followed), bad rows going to ``on_error`` as in
-    :func:`~streameval.io.iter_text_rows`. ``codes``: the two :class:`Codes` of the true and the
-    predicted labels (shared across calls to code several files alike)."""
+    :func:`~streameval.io.iter_text_rows` (``start`` and ``total`` as there; while ``on_error``
+    runs, ``source.lineno`` and ``source.offset`` are the bad row's). ``codes``: the two
+    :class:`Codes` of the true and the predicted labels (shared across calls to code several
+    files alike). ``positions``: each block also gives each row's line and the offset after it."""
     codes = codes or (Codes(), Codes())
     if spec.vector:
         raise ValueError("iter_blocks reads labels and weights; vectors go row by row")
-    if fmt != "jsonl" and _columnar(source):
-        yield from _csv_blocks(source, fmt, spec, on_error, codes, block_bytes)
+    if fmt != "jsonl" and columnar(source):
+        yield from _csv_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
+                               positions)
         return
-    yield from _gathered(iter_text_rows(source, fmt, spec, on_error), source, codes)
+    rows = iter_text_rows(source, fmt, spec, on_error, start=start, total=total)
+    yield from _gathered(rows, source, codes, positions)
 
 
-def _columnar(source: LineSource) -> bool:
-    """A regular file, and pyarrow to parse it."""
+def columnar(source: LineSource) -> bool:
+    """Whether :func:`iter_blocks` parses ``source`` a block at a time: a regular file, not
+    followed, and pyarrow to parse it."""
     fd = source.fileno()
     if fd is None or source.follow or not stat.S_ISREG(os.fstat(fd).st_mode):
         return False
@@ -133,29 +141,55 @@ def _columnar(source: LineSource) -> bool:
     return True
 
 
-def _gathered(rows, source: LineSource, codes, weighted=True):
+def _gathered(rows, source: LineSource, codes, positions: bool):
     """Row-by-row rows gathered into blocks of up to ``_ROWS``."""
     ct, cp = codes
     batch: list = []
+    lines: list | None = [] if positions else None
+    offsets: list = []
     for row in rows:
         batch.append(row)
+        if lines is not None:
+            lines.append(source.lineno)
+            offsets.append(source.offset)
         if len(batch) >= _ROWS:
-            yield _block(batch, ct, cp, source)
-            batch = []
+            yield from flush()
+        if len(batch) >= _ROWS:
+            yield _block(batch, ct, cp, source, lines, offsets)
+            batch, lines, offsets = [], [] if positions else None, []
     if batch:
-        yield _block(batch, ct, cp, source)
+        yield _block(batch, ct, cp, source, lines, offsets)
 
 
-def _block(rows: list, ct: Codes, cp: Codes, source: LineSource) -> Block:
+def _block(rows: list, ct: Codes, cp: Codes, source: LineSource, lines, offsets) -> Block:
     w = np.fromiter((r[2] for r in rows), np.int64, len(rows))
-    return Block(ct.of(r[0] for r in rows), cp.of(r[1] for r in rows),
-                 None if (w == 1).all() else w, len(rows), source.lineno, source.offset)
+    block = Block(ct.of(r[0] for r in rows), cp.of(r[1] for r in rows),
+                  None if (w == 1).all() else w, len(rows), source.lineno, source.offset)
+    if lines is not None:
+        block.lines, block.offsets = np.array(lines, np.int64), np.array(offsets, np.int64)
+    return block
 
 
-def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int):
+def _row_positions(chunk: bytes, line: int, offset: int):
+    """Each row's line number and the offset after it, for a block of whole lines starting after
+    ``line`` at ``offset`` (the rows are its lines that are not blank)."""
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
+    if not chunk.endswith(b"\n"):
+        ends = np.append(ends, len(chunk))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    size = ends - starts
+    first = np.frombuffer(chunk + b"\n", np.uint8)[starts]
+    kept = np.flatnonzero((size > 1) | ((size == 1) & (first != 13)))
+    return line + 1 + kept, offset + np.minimum(ends[kept] + 1, len(chunk))
+
+
+def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
+                start, total: int, positions: bool):
     layout = csv_layout(source, fmt, spec)
+    if start:
+        source.seek(*start)
     parse = _Parser(layout, spec, source.max_line)
-    stream, total = source.stream, 0
+    stream = source.stream
     offset, line = source.offset, source.lineno
     stream.seek(offset)
     carry = b""
@@ -172,32 +206,80 @@ def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, bl
         parsed = (parse(chunk, total, offset == 0) if chunk and b'"' not in chunk else None)
         if parsed is not None:
             t, p, w, n, total = parsed
-            line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+            line += lines_in(chunk)
             offset += len(chunk)
             source.lineno, source.offset = line, offset
             if n:
-                yield Block(codes[0].lut(t), codes[1].lut(p), w, n, line, offset)
+                block = Block(codes[0].lut(t), codes[1].lut(p), w, n, line, offset)
+                if positions:
+                    block.lines, block.offsets = _row_positions(chunk, line - lines_in(chunk),
+                                                                offset - len(chunk))
+                yield block
             continue
         if b'"' in buf:  # a quoted field may span lines: the rest of the file row by row
             source.seek(offset, line)
-            rows = csv_rows(source, layout, spec, on_error, total)
-            yield from _gathered(rows, source, codes)
+            yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total, codes,
+                                      positions)
             return
-        # this block alone, row by row: its lines are its rows
-        sub = LineSource(io.BytesIO(chunk), source.name, offset=offset, lineno=line,
-                         max_line=source.max_line)
-        rows = csv_rows(sub, layout, spec, on_error, total)
-        batch: list = []
-        while True:
-            try:
-                batch.append(next(rows))
-            except StopIteration as end:
-                total = end.value
-                break
-        line, offset = sub.lineno, sub.offset
-        source.lineno, source.offset = line, offset
+        # this block alone, row by row (its lines are its rows), the source reading it meanwhile
+        source.stream = io.BytesIO(chunk)
+        source._lines = None
+        try:
+            total = yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total,
+                                              codes, positions)
+        finally:
+            source.stream = stream
+            source._lines = None
+        line, offset = source.lineno, source.offset
+
+
+def _rows_in_order(source: LineSource, rows_of, layout, spec, on_error, total, codes, positions):
+    """The rows of ``source`` (``rows_of(source, layout, spec, on_error, total)``) as blocks, each
+    bad row handed to ``on_error`` after the block of the rows before it, with the source at the
+    bad row's position while ``on_error`` runs; returns the total weight reached."""
+    errors: list = []
+
+    def defer(error):
+        errors.append((error, source.lineno, source.offset))
+
+    rows = rows_of(source, layout, spec, defer, total)
+    batch: list = []
+    lines: list | None = [] if positions else None
+    offsets: list = []
+
+    def flush():
+        nonlocal batch, lines, offsets
         if batch:
-            yield _block(batch, codes[0], codes[1], source)
+            yield _block(batch, codes[0], codes[1], source, lines, offsets)
+        batch, lines, offsets = [], [] if positions else None, []
+
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration as end:
+            total = end.value
+            row = None
+        if errors:
+            yield from flush()
+            here = source.lineno, source.offset
+            for error, source.lineno, source.offset in errors:
+                on_error(error)
+            errors.clear()
+            source.lineno, source.offset = here
+        if row is None:
+            yield from flush()
+            return total
+        batch.append(row)
+        if lines is not None:
+            lines.append(source.lineno)
+            offsets.append(source.offset)
+        if len(batch) >= _ROWS:
+            yield from flush()
+
+
+def lines_in(chunk: bytes) -> int:
+    """The lines of a block of whole lines (an unterminated last one included)."""
+    return chunk.count(b"\n") + (not chunk.endswith(b"\n"))
 
 
 class _Parser:

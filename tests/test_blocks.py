@@ -18,34 +18,46 @@ FIELDS = ["a", "b", "ab", "1", "01", "2", "3", "0", "-1", "+2", "2.0", " 2", "1_
           "\t"]
 
 
-def collected(rows_or_blocks):
+def collected(positions: list):
+    """An ``on_error`` that records each error with the source's position as it runs."""
     errors: list = []
 
     def on_error(e):
-        errors.append(str(e))
+        errors.append((str(e), source_of[0].lineno, source_of[0].offset))
 
-    return errors, on_error
+    source_of: list = []
+    return errors, on_error, source_of
 
 
-def by_rows(path, fmt, spec):
-    errors, on_error = collected(None)
+def by_rows(path, fmt, spec, start=None):
+    """The rows, errors and positions (each row's line and the offset after it; each error's)."""
+    where: list = []
+    errors, on_error, source_of = collected(where)
     with LineSource.open(str(path)) as source:
-        rows = [(t, p, w) for t, p, w in iter_text_rows(source, fmt, spec, on_error)]
-    return rows, errors
+        source_of.append(source)
+        rows = []
+        for t, p, w in iter_text_rows(source, fmt, spec, on_error, start=start):
+            rows.append((t, p, w))
+            where.append((source.lineno, source.offset))
+    return rows, errors, where
 
 
-def by_blocks(path, fmt, spec, block_bytes, stop=False):
-    errors, on_error = collected(None)
+def by_blocks(path, fmt, spec, block_bytes, stop=False, start=None):
+    where: list = []
+    errors, on_error, source_of = collected(where)
     on_error = raise_error if stop else on_error
     codes = Codes(), Codes()
     rows: list = []
     with LineSource.open(str(path)) as source:
-        for b in iter_blocks(source, fmt, spec, on_error, codes=codes, block_bytes=block_bytes):
+        source_of.append(source)
+        for b in iter_blocks(source, fmt, spec, on_error, codes=codes, block_bytes=block_bytes,
+                             positions=True, start=start):
             ws = [1] * b.rows if b.weight is None else b.weight.tolist()
             rows += [(codes[0].labels[t], codes[1].labels[p], w)
                      for t, p, w in zip(b.true.tolist(), b.pred.tolist(), ws)]
-            assert len(b.true) == len(b.pred) == b.rows
-    return rows, errors
+            assert len(b.true) == len(b.pred) == len(b.lines) == len(b.offsets) == b.rows
+            where += list(zip(b.lines.tolist(), b.offsets.tolist()))
+    return rows, errors, where
 
 
 CLEAN = ["a", "b", "ab", "1", "01", "2", "3", "é"]
@@ -88,23 +100,28 @@ def test_bad_rows_stop_at_their_line_in_a_large_file(tmp_path):
     spec = RowSpec("t", "p", "w")
     with pytest.raises(InputError, match=r"big.tsv, line 50002: missing predicted label"):
         by_blocks(path, "tsv", spec, 1 << 16, stop=True)
-    rows, errors = by_blocks(path, "tsv", spec, 1 << 16)
-    assert (rows, errors) == by_rows(path, "tsv", spec)
-    assert len(rows) == 100000 and len(errors) == 1
+    got = by_blocks(path, "tsv", spec, 1 << 16)
+    assert got == by_rows(path, "tsv", spec)
+    assert len(got[0]) == 100000 and len(got[1]) == 1
+    assert got[1][0][1:] == (50002, len("t\tp\tw\n" + good + "t1\t\t2\n"))  # the bad row's place
+    line, offset = got[2][49999]  # after row 50,000
+    resumed = by_blocks(path, "tsv", spec, 1 << 16, start=(offset, line))
+    assert resumed == by_rows(path, "tsv", spec, start=(offset, line))
+    assert len(resumed[0]) == 50000
 
 
 def test_weights_near_the_bound_are_refused_on_their_line(tmp_path):
     path = tmp_path / "w.csv"
     path.write_text("t,p,w\n" + "a,x,72057594037927935\n" * 3)  # 2**56 - 1 each: the third overflows
-    rows, errors = by_blocks(path, "csv", RowSpec("t", "p", "w"), 1 << 22)
-    assert (rows, errors) == by_rows(path, "csv", RowSpec("t", "p", "w"))
-    assert len(rows) == 2 and [e.split(":")[0][-6:] for e in errors] == ["line 4"]
+    rows, errors, _ = got = by_blocks(path, "csv", RowSpec("t", "p", "w"), 1 << 22)
+    assert got == by_rows(path, "csv", RowSpec("t", "p", "w"))
+    assert len(rows) == 2 and [e[0].split(":")[0][-6:] for e in errors] == ["line 4"]
 
 
 @pytest.mark.parametrize("fmt", ["jsonl"])
 def test_json_lines_go_row_by_row_into_blocks(tmp_path, fmt):
     path = tmp_path / "x.jsonl"
     path.write_text('{"t": 1, "p": "x"}\n{"t": 1.0, "p": "x", "w": 2}\n{"t": true, "p": null}\n')
-    rows, errors = by_blocks(path, fmt, RowSpec("t", "p"), 1 << 22)
+    rows, errors, _ = by_blocks(path, fmt, RowSpec("t", "p"), 1 << 22)
     assert rows == by_rows(path, fmt, RowSpec("t", "p"))[0] == [(1, "x", 1), (1, "x", 1)]
-    assert errors == [f"{path}, line 3: missing predicted label (column 'p' is empty)"]
+    assert [e[0] for e in errors] == [f"{path}, line 3: missing predicted label (column 'p' is empty)"]

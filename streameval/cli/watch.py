@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from ..blocks import columnar
 from ..errors import CLIError, InputError
 from ..io import LineSource, RowSpec, fingerprint, iter_text_rows
 from .checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
@@ -138,6 +139,7 @@ def check_fingerprint(source: LineSource, state, path: str, follow: bool = False
 
 class WatchRun:
     CHUNK = 512  # rows the reader hands over at once from a regular file
+    CHUNK_BLOCK = 16384  # ... from a whole file read a block at a time
 
     """One run of ``streameval watch``: the reader thread, the main loop, reports, checkpoints."""
 
@@ -226,15 +228,18 @@ class WatchRun:
                 raise e
 
         try:
-            rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
-                                  total=self.state.elements)
-            for row in rows:
-                buf = self.buf
-                buf[0].append(row)
-                buf[1].append(source.lineno)
-                buf[2].append(source.offset)
-                if len(buf[0]) >= chunk:
-                    self._hand_over()
+            if self.fmt != "jsonl" and columnar(source):
+                self._read_blocks(on_error)
+            else:
+                rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
+                                      total=self.state.elements)
+                for row in rows:
+                    buf = self.buf
+                    buf[0].append(row)
+                    buf[1].append(source.lineno)
+                    buf[2].append(source.offset)
+                    if len(buf[0]) >= chunk:
+                        self._hand_over()
             self._hand_over()
         except InputError as e:
             self._hand_over()
@@ -244,6 +249,32 @@ class WatchRun:
             self._hand_over()
             feed.put((None, "fatal", e))
         feed.put((None, "end", None))
+
+    def _read_blocks(self, on_error) -> None:
+        """A whole CSV/TSV file (not followed) read a block at a time
+        (:func:`~streameval.blocks.iter_blocks`), its rows handed over in pieces of
+        :attr:`CHUNK_BLOCK` rows, each with its line and the offset after it."""
+        import numpy as np
+
+        from ..blocks import Codes, iter_blocks
+
+        codes = Codes(), Codes()
+        step, put = self.CHUNK_BLOCK, self.feed.put
+        labels = [np.empty(0, object), np.empty(0, object)]
+        for block in iter_blocks(self.source, self.fmt, self.spec, on_error, codes=codes,
+                                 start=self.start, total=self.state.elements, positions=True):
+            for k, c in enumerate(codes):  # the labels by code, as an array to gather from
+                if len(labels[k]) != len(c.labels):
+                    labels[k] = np.empty(len(c.labels), object)
+                    labels[k][:] = c.labels
+            ts = labels[0][block.true].tolist()
+            ps = labels[1][block.pred].tolist()
+            ws = [1] * block.rows if block.weight is None else block.weight.tolist()
+            rows = list(zip(ts, ps, ws))
+            assert block.lines is not None and block.offsets is not None  # positions=True
+            lines, offsets = block.lines.tolist(), block.offsets.tolist()
+            for k in range(0, len(rows), step):
+                put((rows[k:k + step], lines[k:k + step], offsets[k:k + step]), limit=2)
 
     # -- the main thread ----------------------------------------------------------------
     def emit(self, final=False) -> dict:
