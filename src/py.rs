@@ -16,10 +16,12 @@ use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use crate::core::{Core, Counted};
 use crate::terms::{FSpec, Kind, MAX_TOTAL};
 
-/// A label as stored: a machine integer, or the first Python object seen for it.
+/// A label as stored: a machine integer, or the first Python object seen for it with the low
+/// 32 bits of its hash (kept, so that forgetting or re-finding a label never calls `__hash__`
+/// again: a hash that fails on a later call cannot strand a half-done change).
 enum Label {
     Int(i64),
-    Obj(Py<PyAny>),
+    Obj(Py<PyAny>, u32),
 }
 
 /// A label being looked up.
@@ -61,8 +63,8 @@ fn label_eq(labels: &[Option<Label>], py: Python<'_>, id: u32, key: Key) -> PyRe
     match (labels[id as usize].as_ref().expect("live id"), key) {
         (Label::Int(a), Key::Int(b)) => Ok(*a == b),
         (Label::Int(a), Key::Obj(o)) => o.eq(*a),
-        (Label::Obj(s), Key::Int(b)) => s.bind(py).eq(b),
-        (Label::Obj(s), Key::Obj(o)) => Ok(s.bind(py).is(o) || s.bind(py).eq(o)?),
+        (Label::Obj(s, _), Key::Int(b)) => s.bind(py).eq(b),
+        (Label::Obj(s, _), Key::Obj(o)) => Ok(s.bind(py).is(o) || s.bind(py).eq(o)?),
     }
 }
 
@@ -244,7 +246,7 @@ impl Interner {
         };
         let label = match key {
             Key::Int(v) => Label::Int(v),
-            Key::Obj(o) => Label::Obj(o.clone().unbind()),
+            Key::Obj(o) => Label::Obj(o.clone().unbind(), h),
         };
         let id = Self::new_id(&mut self.labels, &mut self.free, label);
         vacant.insert((id, h));
@@ -353,9 +355,15 @@ impl Interner {
         }
     }
 
+    /// Forget labels just interned (`ids` in the order they were created), newest first, so
+    /// that the free list and the label slots are as they were before.
     fn forget(&mut self, py: Python<'_>, ids: &[u32]) {
-        for &id in ids {
+        for &id in ids.iter().rev() {
             self.remove(py, id);
+            if id as usize + 1 == self.labels.len() {
+                self.labels.pop();
+                self.free.pop();
+            }
         }
     }
 
@@ -363,22 +371,23 @@ impl Interner {
         self.table.reserve(n, |&(_, eh)| mix(eh));
     }
 
-    fn hash_of(&self, py: Python<'_>, id: u32) -> u32 {
+    /// The low 32 bits of the Python hash of label `id`, as interned (no Python call).
+    fn hash_of(&self, id: u32) -> u32 {
         match self.labels[id as usize].as_ref().expect("live id") {
             Label::Int(v) => int_hash(*v) as u32,
-            Label::Obj(o) => o.bind(py).hash().expect("an interned label stays hashable") as u32,
+            Label::Obj(_, h) => *h,
         }
     }
 
-    fn remove(&mut self, py: Python<'_>, id: u32) {
+    fn remove(&mut self, _py: Python<'_>, id: u32) {
         let dense_slot = match self.labels[id as usize].as_ref().expect("live id") {
             Label::Int(v) => self.dense.slot(*v),
-            Label::Obj(_) => None,
+            Label::Obj(..) => None,
         };
         match dense_slot {
             Some(i) => self.dense.clear_slot(i),
             None => {
-                let h = self.hash_of(py, id);
+                let h = self.hash_of(id);
                 if let Ok(entry) = self.table.find_entry(mix(h), |&(eid, _)| eid == id) {
                     entry.remove();
                 }
@@ -391,17 +400,16 @@ impl Interner {
     fn label<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self.labels[id as usize].as_ref().expect("live id") {
             Label::Int(v) => v.into_pyobject(py)?.into_any(),
-            Label::Obj(o) => o.bind(py).clone(),
+            Label::Obj(o, _) => o.bind(py).clone(),
         })
     }
 
     fn key_at<'a, 'py>(&self, py: Python<'py>, id: u32, hold: &'a mut Option<Bound<'py, PyAny>>) -> (Key<'a, 'py>, u32) {
         match self.labels[id as usize].as_ref().expect("live id") {
             Label::Int(v) => (Key::Int(*v), int_hash(*v) as u32),
-            Label::Obj(o) => {
+            Label::Obj(o, h) => {
                 *hold = Some(o.bind(py).clone());
-                let b = hold.as_ref().unwrap();
-                (Key::Obj(b), b.hash().expect("hashable") as u32)
+                (Key::Obj(hold.as_ref().expect("just set")), *h)
             }
         }
     }
@@ -416,7 +424,7 @@ impl Interner {
                 .map(|l| {
                     l.as_ref().map(|l| match l {
                         Label::Int(v) => Label::Int(*v),
-                        Label::Obj(o) => Label::Obj(o.clone_ref(py)),
+                        Label::Obj(o, h) => Label::Obj(o.clone_ref(py), *h),
                     })
                 })
                 .collect(),
@@ -542,6 +550,14 @@ fn int64_view<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a [i64]> {
     Ok(unsafe { std::slice::from_raw_parts(addr as *const i64, shape[0]) })
 }
 
+/// The key of a label held as `(object, hash, int)`: the object when there is one, else the int.
+fn held_key<'a, 'py>(h: &'a (Option<Bound<'py, PyAny>>, u32, i64)) -> (Key<'a, 'py>, u32) {
+    match &h.0 {
+        Some(o) => (Key::Obj(o), h.1),
+        None => (Key::Int(h.2), h.1),
+    }
+}
+
 /// A weight argument: absent (1) or given (checked by `Table::weight`).
 pub enum W<'py> {
     One,
@@ -560,14 +576,40 @@ pub struct Table {
     core: Core,
     names: [Interner; 2],
     missing_skip: bool,
-    /// Elements skipped for a missing label (``missing="skip"``).
-    #[pyo3(get, set)]
+    /// Elements skipped for a missing label (``missing="skip"``), below ``MAX_TOTAL``.
     skipped: u128,
     /// Bumped by every mutation (on-demand metrics cache their value against it).
-    #[pyo3(get, set)]
     version: u64,
     fkeys: Vec<(String, f64)>,
 }
+
+/// The `ConcurrentUseError` of `streameval.sync.concurrent_use`: the table is in use by another
+/// call (another thread, or a callback such as a label's `__hash__` re-entering it).
+fn concurrent(slf: &Bound<'_, PyAny>, what: &str) -> PyErr {
+    let py = slf.py();
+    match py.import("streameval.sync").and_then(|m| m.getattr("concurrent_use")) {
+        Ok(f) => match f.call1((slf, what)) {
+            Ok(_) => error(py, "ConcurrentUseError", format!("{what}: the table is in use")),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    }
+}
+
+/// The table, mutably, or a `ConcurrentUseError` when another call holds it (never PyO3's
+/// "Already borrowed" `RuntimeError`, never a panic).
+fn borrow_mut<'py>(slf: &Bound<'py, Table>, what: &str) -> PyResult<PyRefMut<'py, Table>> {
+    slf.try_borrow_mut().map_err(|_| concurrent(slf.as_any(), what))
+}
+
+/// The table, to read, or a `ConcurrentUseError` when a change to it is running.
+fn borrow<'py>(slf: &Bound<'py, Table>, what: &str) -> PyResult<PyRef<'py, Table>> {
+    slf.try_borrow().map_err(|_| concurrent(slf.as_any(), what))
+}
+
+/// How often (in labels interned or cells visited) a long loop checks for a pending signal
+/// (Ctrl-C): a power of two minus one, as a mask.
+const SIGNAL_EVERY: usize = (1 << 16) - 1;
 
 #[inline]
 fn int(py: Python<'_>, v: i128) -> PyResult<PyObject> {
@@ -652,6 +694,12 @@ impl Table {
         }
     }
 
+    /// The id of `label` on a side, or None; an error of its `__hash__` or `__eq__` is raised.
+    fn find_label(&self, py: Python<'_>, side: usize, label: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+        let (k, h) = key_of(label)?;
+        self.names[side].find(py, k, h)
+    }
+
     fn side_of(&self, py: Python<'_>, side: usize, label: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
         let (k, h) = match key_of(label) {
             Ok(x) => x,
@@ -715,15 +763,77 @@ impl Table {
         }
     }
 
-    fn add_keys(&mut self, py: Python<'_>, keys: Vec<((Key, u32), (Key, u32), u64)>) -> PyResult<()> {
+    /// Intern the labels of many cells: their ids, or, when a label's `__hash__`/`__eq__`
+    /// raises or a signal (Ctrl-C) is pending, the error with every label interned here
+    /// forgotten again (the interners as they were). Checks for signals every
+    /// [`SIGNAL_EVERY`] + 1 cells.
+    fn intern_keys(&mut self, py: Python<'_>, keys: Vec<((Key, u32), (Key, u32), u64)>) -> PyResult<Vec<(u32, u32, u64)>> {
+        let mut created: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+        let mut ids = Vec::with_capacity(keys.len());
+        let mut failed = None;
+        for (i, (kt, kp, c)) in keys.into_iter().enumerate() {
+            if i & SIGNAL_EVERY == SIGNAL_EVERY {
+                if let Err(e) = py.check_signals() {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            let t = match self.names[0].intern(py, kt.0, kt.1) {
+                Ok((t, new)) => {
+                    if new {
+                        created[0].push(t);
+                    }
+                    t
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            };
+            match self.names[1].intern(py, kp.0, kp.1) {
+                Ok((p, new)) => {
+                    if new {
+                        created[1].push(p);
+                    }
+                    ids.push((t, p, c));
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        match failed {
+            None => Ok(ids),
+            Some(e) => {
+                self.names[0].forget(py, &created[0]);
+                self.names[1].forget(py, &created[1]);
+                Err(e)
+            }
+        }
+    }
+
+    /// Add cells of labels (`skipped` more elements skipped): totals checked, labels interned
+    /// (or, on an error, nothing changed), then the cells added.
+    fn add_keys(&mut self, py: Python<'_>, keys: Vec<((Key, u32), (Key, u32), u64)>, skipped: u128) -> PyResult<()> {
         let total: u128 = keys.iter().map(|k| k.2 as u128).sum();
         self.check_total(py, total)?;
-        let mut ids = Vec::with_capacity(keys.len());
-        for (kt, kp, c) in keys {
-            let (t, p) = self.intern_pair(py, kt, kp)?;
-            ids.push((t, p, c));
+        self.check_skipped(py, skipped)?;
+        let ids = self.intern_keys(py, keys)?;
+        if !ids.is_empty() {
+            self.add_ids(ids);
         }
-        self.add_ids(ids);
+        self.skipped += skipped;
+        Ok(())
+    }
+
+    /// The error of Python's `check_total` when `add` more skipped elements would reach the bound.
+    fn check_skipped(&self, py: Python<'_>, add: u128) -> PyResult<()> {
+        if self.skipped + add >= MAX_TOTAL as u128 {
+            py.import("streameval._validate")?
+                .getattr("check_total")?
+                .call1((self.skipped, add, "the skipped count"))?;
+        }
         Ok(())
     }
 }
@@ -762,172 +872,261 @@ impl Table {
 
     // the running sums, read-only (see streameval.stats.ContingencyStats)
     #[getter]
-    fn n(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn n(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "n")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.n)
     }
 
     #[getter]
-    fn cells(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn cells(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "cells")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.cells)
     }
 
     #[getter]
-    fn k_true(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn k_true(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "k_true")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.k[0])
     }
 
     #[getter]
-    fn k_pred(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn k_pred(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "k_pred")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.k[1])
     }
 
     #[getter]
-    fn sum_cell_sq(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_cell_sq(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_cell_sq")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.cell_sq)
     }
 
     #[getter]
-    fn sum_row_sq(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_row_sq(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_row_sq")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[0][0])
     }
 
     #[getter]
-    fn sum_col_sq(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_col_sq(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_col_sq")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[1][0])
     }
 
     #[getter]
-    fn sum_cell_xlogx(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_cell_xlogx(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_cell_xlogx")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.cell_xlogx)
     }
 
     #[getter]
-    fn sum_row_xlogx(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_row_xlogx(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_row_xlogx")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[0][1])
     }
 
     #[getter]
-    fn sum_col_xlogx(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_col_xlogx(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_col_xlogx")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[1][1])
     }
 
     #[getter]
-    fn bcubed_p_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn bcubed_p_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "bcubed_p_sum")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[1][2])
     }
 
     #[getter]
-    fn bcubed_r_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn bcubed_r_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "bcubed_r_sum")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[0][2])
     }
 
     #[getter]
-    fn elm_p_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn elm_p_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "elm_p_sum")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[1][3])
     }
 
     #[getter]
-    fn elm_r_sum(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn elm_r_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "elm_r_sum")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[0][3])
     }
 
     #[getter]
-    fn sum_col_max(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_col_max(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_col_max")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[1][4])
     }
 
     #[getter]
-    fn sum_row_max(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn sum_row_max(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "sum_row_max")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[0][4])
     }
 
     #[getter]
-    fn true_singletons(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn true_singletons(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "true_singletons")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[0][5])
     }
 
     #[getter]
-    fn pred_singletons(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn pred_singletons(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "pred_singletons")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.side[1][5])
     }
 
     #[getter]
-    fn both_singletons(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = &self.core.sums;
+    fn both_singletons(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let guard = borrow(slf, "both_singletons")?;
+        let this = &*guard;
+        let s = &this.core.sums;
         int(py, s.both_singletons)
     }
 
     /// ``"raise"`` or ``"skip"``: what a missing label does.
     #[getter]
-    fn missing(&self) -> &'static str {
-        if self.missing_skip {
-            "skip"
-        } else {
-            "raise"
+    fn missing(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        Ok(if borrow(slf, "missing")?.missing_skip { "skip" } else { "raise" })
+    }
+
+    /// Elements skipped for a missing label (``missing="skip"``).
+    #[getter]
+    fn get_skipped(slf: &Bound<'_, Self>) -> PyResult<u128> {
+        Ok(borrow(slf, "skipped")?.skipped)
+    }
+
+    #[setter]
+    fn set_skipped(slf: &Bound<'_, Self>, value: u128) -> PyResult<()> {
+        let py = slf.py();
+        if value >= MAX_TOTAL as u128 {
+            py.import("streameval._validate")?.getattr("check_total")?.call1((value, 0, "the skipped count"))?;
         }
+        borrow_mut(slf, "skipped")?.skipped = value;
+        Ok(())
+    }
+
+    /// Bumped by every mutation (on-demand metrics cache their value against it).
+    #[getter]
+    fn get_version(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(borrow(slf, "version")?.version)
+    }
+
+    #[setter]
+    fn set_version(slf: &Bound<'_, Self>, value: u64) -> PyResult<()> {
+        borrow_mut(slf, "version")?.version = value;
+        Ok(())
     }
 
     /// Add ``w`` elements with true label ``y_true`` and predicted label ``y_pred``. O(1).
     #[pyo3(signature = (y_true, y_pred, w = W::One))]
-    fn update<'py>(&mut self, py: Python<'py>, y_true: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: W<'py>) -> PyResult<()> {
-        let w = self.weight(py, w)?;
-        let (t, p) = match self.labels(py, y_true, y_pred)? {
+    fn update<'py>(slf: &Bound<'py, Self>, y_true: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: W<'py>) -> PyResult<()> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "update")?;
+        let this = &mut *guard;
+        let w = this.weight(py, w)?;
+        let (t, p) = match this.labels(py, y_true, y_pred)? {
             Some(x) => x,
             None => {
-                self.skipped += w as u128;
+                this.check_skipped(py, w as u128)?;
+                this.skipped += w as u128;
                 return Ok(());
             }
         };
-        self.check_total(py, w as u128)?;
-        let (t, p) = self.intern_pair(py, key_of(&t)?, key_of(&p)?)?;
-        self.core.change(t, p, w as i64);
-        self.version += 1;
+        this.check_total(py, w as u128)?;
+        let (t, p) = this.intern_pair(py, key_of(&t)?, key_of(&p)?)?;
+        this.core.change(t, p, w as i64);
+        this.version += 1;
         Ok(())
     }
 
     /// Remove ``w`` elements added by :meth:`update` with the same arguments. O(1).
     #[pyo3(signature = (y_true, y_pred, w = W::One))]
-    fn revert<'py>(&mut self, py: Python<'py>, y_true: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: W<'py>) -> PyResult<()> {
-        let w = self.weight(py, w)?;
-        let (yt, yp) = match self.labels(py, y_true, y_pred)? {
+    fn revert<'py>(slf: &Bound<'py, Self>, y_true: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: W<'py>) -> PyResult<()> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "revert")?;
+        let this = &mut *guard;
+        let w = this.weight(py, w)?;
+        let (yt, yp) = match this.labels(py, y_true, y_pred)? {
             Some(x) => x,
             None => {
-                if self.skipped < w as u128 {
+                if this.skipped < w as u128 {
                     return Err(error(
                         py,
                         "UnknownElementError",
                         format!(
                             "revert of {w} skipped element(s) with a missing label: only {} were skipped",
-                            self.skipped
+                            this.skipped
                         ),
                     ));
                 }
-                self.skipped -= w as u128;
+                this.skipped -= w as u128;
                 return Ok(());
             }
         };
-        let t = self.side_of(py, 0, &yt)?;
-        let p = self.side_of(py, 1, &yp)?;
+        // a label whose hash or == fails now raises that error (never "holds 0 such elements")
+        let t = this.find_label(py, 0, &yt)?;
+        let p = this.find_label(py, 1, &yp)?;
         let have = match (t, p) {
-            (Some(t), Some(p)) => self.core.cell(t, p),
+            (Some(t), Some(p)) => this.core.cell(t, p),
             _ => 0,
         };
         if have < w {
@@ -941,90 +1140,116 @@ impl Table {
                 ),
             ));
         }
-        self.change(py, t.unwrap(), p.unwrap(), -(w as i64));
-        self.version += 1;
+        let (Some(t), Some(p)) = (t, p) else {
+            return Err(PyAssertionError::new_err("a held cell without its labels"));
+        };
+        this.change(py, t, p, -(w as i64));
+        this.version += 1;
         Ok(())
     }
 
     /// The count of cell ``(t, p)``, 0 if absent. O(1).
-    fn get_cell(&self, py: Python<'_>, t: &Bound<'_, PyAny>, p: &Bound<'_, PyAny>) -> PyResult<u64> {
-        Ok(match (self.side_of(py, 0, t)?, self.side_of(py, 1, p)?) {
-            (Some(t), Some(p)) => self.core.cell(t, p),
+    fn get_cell(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>, p: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let py = slf.py();
+        let guard = borrow(slf, "get_cell")?;
+        let this = &*guard;
+        Ok(match (this.side_of(py, 0, t)?, this.side_of(py, 1, p)?) {
+            (Some(t), Some(p)) => this.core.cell(t, p),
             _ => 0,
         })
     }
 
     /// Every non-zero cell as a list of ``(true, pred, count)``. O(cells).
-    fn cell_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    fn cell_list<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let guard = borrow(slf, "items")?;
+        let this = &*guard;
         let out = PyList::empty(py);
-        for (t, p, c) in self.core.items() {
-            let tup = PyTuple::new(py, [self.names[0].label(py, t)?, self.names[1].label(py, p)?, c.into_pyobject(py)?.into_any()])?;
+        for (t, p, c) in this.core.items() {
+            let tup = PyTuple::new(py, [this.names[0].label(py, t)?, this.names[1].label(py, p)?, c.into_pyobject(py)?.into_any()])?;
             out.append(tup)?;
         }
         Ok(out)
     }
 
     /// ``{label: size}`` of the non-empty clusters of a side (0 true, 1 predicted). O(k).
-    fn sizes<'py>(&self, py: Python<'py>, side: usize) -> PyResult<Bound<'py, PyDict>> {
+    fn sizes<'py>(slf: &Bound<'py, Self>, side: usize) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let guard = borrow(slf, "sizes")?;
+        let this = &*guard;
         let d = PyDict::new(py);
-        for (x, cl) in self.core.sides[side].iter().enumerate() {
+        for (x, cl) in this.core.sides[side].iter().enumerate() {
             if cl.size > 0 {
-                d.set_item(self.names[side].label(py, x as u32)?, cl.size)?;
+                d.set_item(this.names[side].label(py, x as u32)?, cl.size)?;
             }
         }
         Ok(d)
     }
 
     /// The cells of cluster ``label`` of a side as ``{other label: count}``. O(its cells).
-    fn cluster_cells<'py>(&self, py: Python<'py>, side: usize, label: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    fn cluster_cells<'py>(slf: &Bound<'py, Self>, side: usize, label: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let guard = borrow(slf, "cluster_cells")?;
+        let this = &*guard;
         let d = PyDict::new(py);
-        if let Some(x) = self.side_of(py, side, label)? {
-            for z in self.core.sides[side][x as usize].others() {
-                let c = if side == 0 { self.core.cell(x, z) } else { self.core.cell(z, x) };
-                d.set_item(self.names[1 - side].label(py, z)?, c)?;
+        if let Some(x) = this.side_of(py, side, label)? {
+            for z in this.core.sides[side][x as usize].others() {
+                let c = if side == 0 { this.core.cell(x, z) } else { this.core.cell(z, x) };
+                d.set_item(this.names[1 - side].label(py, z)?, c)?;
             }
         }
         Ok(d)
     }
 
     /// ``(size, sum of squared cells, largest cell)`` of cluster ``label`` of a side, or None. O(1).
-    fn cluster_stats(&self, py: Python<'_>, side: usize, label: &Bound<'_, PyAny>) -> PyResult<Option<(u64, u128, u64)>> {
-        Ok(self.side_of(py, side, label)?.map(|x| {
-            let c = &self.core.sides[side][x as usize];
+    fn cluster_stats(slf: &Bound<'_, Self>, side: usize, label: &Bound<'_, PyAny>) -> PyResult<Option<(u64, u128, u64)>> {
+        let py = slf.py();
+        let guard = borrow(slf, "cluster_stats")?;
+        let this = &*guard;
+        Ok(this.side_of(py, side, label)?.map(|x| {
+            let c = &this.core.sides[side][x as usize];
             (c.size, c.sq, c.max)
         }))
     }
 
     /// The labels of the non-empty clusters of a side. O(k).
-    fn labels_of<'py>(&self, py: Python<'py>, side: usize) -> PyResult<Bound<'py, PyList>> {
+    fn labels_of<'py>(slf: &Bound<'py, Self>, side: usize) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let guard = borrow(slf, "labels_of")?;
+        let this = &*guard;
         let out = PyList::empty(py);
-        for (x, cl) in self.core.sides[side].iter().enumerate() {
+        for (x, cl) in this.core.sides[side].iter().enumerate() {
             if cl.size > 0 {
-                out.append(self.names[side].label(py, x as u32)?)?;
+                out.append(this.names[side].label(py, x as u32)?)?;
             }
         }
         Ok(out)
     }
 
     /// Every running sum, in the order of ``streameval.stats.STAT_NAMES``. O(1).
-    fn stat_values(&self) -> Vec<i128> {
-        let s = &self.core.sums;
-        vec![
+    fn stat_values(slf: &Bound<'_, Self>) -> PyResult<Vec<i128>> {
+        let guard = borrow(slf, "stats")?;
+        let s = &guard.core.sums;
+        Ok(vec![
             s.n, s.cells, s.k[0], s.k[1], s.cell_sq, s.side[0][0], s.side[1][0], s.cell_xlogx,
             s.side[0][1], s.side[1][1], s.side[1][2], s.side[0][2], s.side[1][3], s.side[0][3],
             s.side[1][4], s.side[0][4], s.side[0][5], s.side[1][5], s.both_singletons,
-        ]
+        ])
     }
 
     /// ``[((kind, beta), Σ n·F_e)]`` for the tracked element-averaged F-scores. O(tracked).
-    fn f_items(&mut self) -> Vec<((String, f64), i128)> {
-        self.core.settle();
-        self.fkeys.iter().cloned().zip(self.core.f_sums().iter().copied()).collect()
+    fn f_items(slf: &Bound<'_, Self>) -> PyResult<Vec<((String, f64), i128)>> {
+        let mut guard = borrow_mut(slf, "f_sums")?;
+        let this = &mut *guard;
+        this.core.settle();
+        Ok(this.fkeys.iter().cloned().zip(this.core.f_sums().iter().copied()).collect())
     }
 
     /// Start tracking ``kind`` with ``beta**2 = num/den`` under key ``(kind, beta)``. O(cells).
-    fn _track(&mut self, kind: &str, beta: f64, num: BigUint, den: BigUint) -> PyResult<bool> {
-        if self.fkeys.iter().any(|(k, b)| k == kind && *b == beta) {
+    fn _track(slf: &Bound<'_, Self>, kind: &str, beta: f64, num: BigUint, den: BigUint) -> PyResult<bool> {
+        let mut guard = borrow_mut(slf, "track_f")?;
+        let this = &mut *guard;
+        if this.fkeys.iter().any(|(k, b)| k == kind && *b == beta) {
             return Ok(false);
         }
         let k = match kind {
@@ -1032,23 +1257,32 @@ impl Table {
             "bcubed" => Kind::Bcubed,
             _ => return Err(PyValueError::new_err(format!("kind must be \"elm\" or \"bcubed\", got {kind:?}"))),
         };
-        self.core.track(FSpec::new(k, num, den));
-        self.fkeys.push((kind.to_string(), beta));
+        this.core.track(FSpec::new(k, num, den));
+        this.fkeys.push((kind.to_string(), beta));
         Ok(true)
     }
 
     /// Move predicted cluster ``old`` into ``new``. O(cells of ``old``) updates.
-    fn relabel_pred(&mut self, py: Python<'_>, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.relabel(py, 1, old, new)
+    fn relabel_pred(slf: &Bound<'_, Self>, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "relabel_pred")?;
+        let this = &mut *guard;
+        this.relabel(py, 1, old, new)
     }
 
     /// Move true cluster ``old`` into ``new``. O(cells of ``old``) updates.
-    fn relabel_true(&mut self, py: Python<'_>, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.relabel(py, 0, old, new)
+    fn relabel_true(slf: &Bound<'_, Self>, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "relabel_true")?;
+        let this = &mut *guard;
+        this.relabel(py, 0, old, new)
     }
 
     /// Add checked ``(true, pred, count)`` triples (labels valid, counts >= 1).
-    fn _add_triples(&mut self, py: Python<'_>, triples: &Bound<'_, PyList>) -> PyResult<()> {
+    fn _add_triples(slf: &Bound<'_, Self>, triples: &Bound<'_, PyList>) -> PyResult<()> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "from_dict")?;
+        let this = &mut *guard;
         let mut held = Vec::with_capacity(triples.len());
         for item in triples.iter() {
             let (t, p, c): (Bound<'_, PyAny>, Bound<'_, PyAny>, u64) = item.extract()?;
@@ -1058,7 +1292,7 @@ impl Table {
         for (t, p, c) in held.iter() {
             keys.push((key_of(t)?, key_of(p)?, *c));
         }
-        self.add_keys(py, keys)
+        this.add_keys(py, keys, 0)
     }
 
     /// Add elements given as contiguous int64 numpy arrays of true and predicted labels (and of
@@ -1067,7 +1301,10 @@ impl Table {
     /// cells are added. ``False``, with nothing changed, when the labels' ranges are too wide for
     /// one 64-bit key (the caller then counts another way).
     #[pyo3(signature = (t, p, w = None))]
-    fn _add_int_arrays(&mut self, py: Python<'_>, t: &Bound<'_, PyAny>, p: &Bound<'_, PyAny>, w: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    fn _add_int_arrays(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>, p: &Bound<'_, PyAny>, w: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "update_many")?;
+        let this = &mut *guard;
         let (t, p) = (int64_view(t)?, int64_view(p)?);
         let w = w.map(int64_view).transpose()?;
         if t.len() != p.len() || w.is_some_and(|w| w.len() != t.len()) {
@@ -1080,7 +1317,7 @@ impl Table {
             Some(w) => w.iter().map(|&x| x as u128).sum(),
             None => t.len() as u128,
         };
-        self.check_total(py, total)?;
+        this.check_total(py, total)?;
         let counted = match crate::core::count_pairs(t, p, w) {
             Some(c) => c,
             None => return Ok(false),
@@ -1088,11 +1325,11 @@ impl Table {
         // no Python code has run since the arrays were read: from here on only `counted`
         let tvals = true_labels(&counted);
         let (pvals, pindex) = pred_labels(&counted);
-        let (tids, t_new) = self.names[0].intern_ints(py, &tvals)?;
-        let pids = match self.names[1].intern_ints(py, &pvals) {
+        let (tids, t_new) = this.names[0].intern_ints(py, &tvals)?;
+        let pids = match this.names[1].intern_ints(py, &pvals) {
             Ok((ids, _)) => ids,
             Err(e) => {
-                self.names[0].forget(py, &t_new);
+                this.names[0].forget(py, &t_new);
                 return Err(e);
             }
         };
@@ -1121,12 +1358,15 @@ impl Table {
                 }
             })
             .collect();
-        self.add_ids(ids);
+        this.add_ids(ids);
         Ok(true)
     }
 
     /// Add cells given as native-endian int64 buffers of true labels, predicted labels, counts.
-    fn _add_int_cells(&mut self, py: Python<'_>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>) -> PyResult<()> {
+    fn _add_int_cells(slf: &Bound<'_, Self>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>) -> PyResult<()> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "update_many")?;
+        let this = &mut *guard;
         let (t, p, c) = (bytes_i64(t), bytes_i64(p), bytes_i64(c));
         let keys = t
             .iter()
@@ -1134,11 +1374,15 @@ impl Table {
             .zip(c.iter())
             .map(|((&t, &p), &c)| ((Key::Int(t), int_hash(t) as u32), (Key::Int(p), int_hash(p) as u32), c as u64))
             .collect();
-        self.add_keys(py, keys)
+        this.add_keys(py, keys, 0)
     }
 
     /// Add cells given by codes into lists of distinct labels (int64 buffers of codes, counts).
-    fn _add_coded_cells(&mut self, py: Python<'_>, tu: &Bound<'_, PyList>, pu: &Bound<'_, PyList>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>) -> PyResult<()> {
+    #[pyo3(signature = (tu, pu, t, p, c, skipped = 0))]
+    fn _add_coded_cells(slf: &Bound<'_, Self>, tu: &Bound<'_, PyList>, pu: &Bound<'_, PyList>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>, skipped: u128) -> PyResult<()> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "update_many")?;
+        let this = &mut *guard;
         let tl: Vec<Bound<'_, PyAny>> = tu.iter().collect();
         let pl: Vec<Bound<'_, PyAny>> = pu.iter().collect();
         let mut tk = Vec::with_capacity(tl.len());
@@ -1156,84 +1400,81 @@ impl Table {
             .zip(c.iter())
             .map(|((&t, &p), &c)| (tk[t as usize], pk[p as usize], c as u64))
             .collect();
-        self.add_keys(py, keys)
+        this.add_keys(py, keys, skipped)
     }
 
-    /// Add the cells of ``other`` (a different table) in bulk. O(cells of both).
-    fn _merge_from(&mut self, py: Python<'_>, other: PyRef<'_, Table>) -> PyResult<()> {
-        for ((kind, beta), spec) in other.fkeys.iter().zip(other.core.fspecs.iter()) {
-            if !self.fkeys.iter().any(|(k, b)| k == kind && b == beta) {
-                self.core.track(spec.clone());
-                self.fkeys.push((kind.clone(), *beta));
-            }
-        }
-        self.check_total(py, other.core.sums.n as u128)?;
+    /// Add the cells of ``other`` (a different table) in bulk. O(cells of both). Checked first
+    /// (totals, the skipped count), then every label interned (a label's failing ``==`` or a
+    /// signal forgets them again), and only then the tracked F-scores, the skipped count and
+    /// the cells change: a refused merge changes nothing.
+    fn _merge_from(slf: &Bound<'_, Self>, other: &Bound<'_, Table>) -> PyResult<()> {
+        let py = slf.py();
+        let other = borrow(other, "merge")?;
+        let mut guard = borrow_mut(slf, "merge")?;
+        let this = &mut *guard;
+        this.check_total(py, other.core.sums.n as u128)?;
+        this.check_skipped(py, other.skipped)?;
         let items = other.core.items();
-        let mut holds: Vec<(Option<Bound<'_, PyAny>>, Option<Bound<'_, PyAny>>)> = (0..items.len()).map(|_| (None, None)).collect();
-        let mut keys = Vec::with_capacity(items.len());
-        // two passes: the held objects must outlive the keys that borrow them
-        for (h, &(t, p, _)) in holds.iter_mut().zip(items.iter()) {
-            if let Some(Label::Obj(o)) = other.names[0].labels[t as usize].as_ref() {
-                h.0 = Some(o.bind(py).clone());
-            }
-            if let Some(Label::Obj(o)) = other.names[1].labels[p as usize].as_ref() {
-                h.1 = Some(o.bind(py).clone());
-            }
+        // the other table's labels, with their interned hashes (no __hash__ called again)
+        let held = |side: usize, id: u32| match other.names[side].labels[id as usize].as_ref() {
+            Some(Label::Obj(o, h)) => Ok((Some(o.bind(py).clone()), *h, 0)),
+            Some(Label::Int(v)) => Ok((None, int_hash(*v) as u32, *v)),
+            None => Err(PyAssertionError::new_err("a cell of the other table without its label")),
+        };
+        let mut holds = Vec::with_capacity(items.len());
+        for &(t, p, c) in items.iter() {
+            holds.push((held(0, t)?, held(1, p)?, c));
         }
-        for (h, &(t, p, c)) in holds.iter().zip(items.iter()) {
-            let kt = match (&h.0, other.names[0].labels[t as usize].as_ref()) {
-                (Some(o), _) => (Key::Obj(o), o.hash()? as u32),
-                (None, Some(Label::Int(v))) => (Key::Int(*v), int_hash(*v) as u32),
-                _ => unreachable!(),
-            };
-            let kp = match (&h.1, other.names[1].labels[p as usize].as_ref()) {
-                (Some(o), _) => (Key::Obj(o), o.hash()? as u32),
-                (None, Some(Label::Int(v))) => (Key::Int(*v), int_hash(*v) as u32),
-                _ => unreachable!(),
-            };
-            keys.push((kt, kp, c));
-        }
-        self.skipped += other.skipped;
-        let total: u128 = keys.iter().map(|k| k.2 as u128).sum();
-        let _ = total;
+        let keys: Vec<_> = holds.iter().map(|(t, p, c)| (held_key(t), held_key(p), *c)).collect();
         // a merge always rebuilds, as the reference's does
-        let mut ids = Vec::with_capacity(keys.len());
-        for (kt, kp, c) in keys {
-            ids.push((self.intern_pair(py, kt, kp)?, c));
+        let ids = this.intern_keys(py, keys)?;
+        for ((kind, beta), spec) in other.fkeys.iter().zip(other.core.fspecs.iter()) {
+            if !this.fkeys.iter().any(|(k, b)| k == kind && b == beta) {
+                this.core.track(spec.clone());
+                this.fkeys.push((kind.clone(), *beta));
+            }
         }
-        let ids: Vec<(u32, u32, u64)> = ids.into_iter().map(|((t, p), c)| (t, p, c)).collect();
-        self.core.add_cells(&ids);
-        self.version += 1;
+        this.skipped += other.skipped;
+        this.core.add_cells(&ids);
+        this.version += 1;
         Ok(())
     }
 
     /// Make this (empty) table a copy of ``other``. O(cells).
-    fn _copy_from(&mut self, py: Python<'_>, other: PyRef<'_, Table>) {
-        self.core = other.core.clone();
-        self.names = [other.names[0].clone_ref(py), other.names[1].clone_ref(py)];
-        self.skipped = other.skipped;
-        self.fkeys = other.fkeys.clone();
-        self.version += 1;
+    fn _copy_from(slf: &Bound<'_, Self>, other: &Bound<'_, Table>) -> PyResult<()> {
+        let py = slf.py();
+        let other = borrow(other, "copy")?;
+        let mut guard = borrow_mut(slf, "copy")?;
+        let this = &mut *guard;
+        this.core = other.core.clone();
+        this.names = [other.names[0].clone_ref(py), other.names[1].clone_ref(py)];
+        this.skipped = other.skipped;
+        this.fkeys = other.fkeys.clone();
+        this.version += 1;
+        Ok(())
     }
 
     /// Assert the native invariants (cells mirrored, records, classes, groups, sums). O(cells).
-    fn _check_native(&self, py: Python<'_>) -> PyResult<()> {
-        self.core.check().map_err(PyAssertionError::new_err)?;
+    fn _check_native(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let guard = borrow(slf, "_check")?;
+        let this = &*guard;
+        this.core.check().map_err(PyAssertionError::new_err)?;
         for side in 0..2 {
-            for (x, cl) in self.core.sides[side].iter().enumerate() {
-                let live = self.names[side].labels.get(x).is_some_and(|l| l.is_some());
+            for (x, cl) in this.core.sides[side].iter().enumerate() {
+                let live = this.names[side].labels.get(x).is_some_and(|l| l.is_some());
                 if live != (cl.size > 0) {
                     return Err(PyAssertionError::new_err(format!("side {side} id {x}: label and cluster disagree")));
                 }
                 if live {
                     let mut hold = None;
-                    let (k, h) = self.names[side].key_at(py, x as u32, &mut hold);
-                    if self.names[side].find(py, k, h)? != Some(x as u32) {
+                    let (k, h) = this.names[side].key_at(py, x as u32, &mut hold);
+                    if this.names[side].find(py, k, h)? != Some(x as u32) {
                         return Err(PyAssertionError::new_err(format!("side {side} id {x}: label not found")));
                     }
                 }
             }
-            if self.names[side].len() as i128 != self.core.sums.k[side] {
+            if this.names[side].len() as i128 != this.core.sums.k[side] {
                 return Err(PyAssertionError::new_err("interned labels and clusters disagree"));
             }
         }
@@ -1246,16 +1487,21 @@ impl Table {
     /// The value of the registered formula ``code`` (``FORMULAS[name]``) with parameter
     /// ``param`` (``beta``, or unused), computed natively with the Python formula's exact
     /// operations; ``None`` when it is left to the Python formula. O(1).
-    fn _value(&mut self, code: u8, param: f64) -> Option<f64> {
-        self.reader().value(code, param)
+    fn _value(slf: &Bound<'_, Self>, code: u8, param: f64) -> PyResult<Option<f64>> {
+        let mut guard = borrow_mut(slf, "get")?;
+        let value = guard.reader().value(code, param);
+        Ok(value)
     }
 
     /// ``({name: value}, number of None)`` for every formula of ``plan``, in one pass over the
     /// sums (shared quantities computed once); ``None`` where the Python formula must run. O(len).
-    fn _read<'py>(&mut self, py: Python<'py>, plan: PyRef<'py, ValuePlan>) -> PyResult<(Bound<'py, PyDict>, usize)> {
+    fn _read<'py>(slf: &Bound<'py, Self>, plan: PyRef<'py, ValuePlan>) -> PyResult<(Bound<'py, PyDict>, usize)> {
+        let py = slf.py();
+        let mut guard = borrow_mut(slf, "get")?;
+        let this = &mut *guard;
         // a copy of the plan's {name: None}: the keys in place, no resizing
         let d = plan.template.bind(py).copy()?;
-        let mut reader = self.reader();
+        let mut reader = this.reader();
         let mut missing = 0;
         for (name, &(code, param)) in plan.names.iter().zip(plan.specs.iter()) {
             match reader.value(code, param) {
@@ -1360,12 +1606,12 @@ impl ValuePlan {
         let py = slf.py();
         let p = slf.get();
         let id = table.as_ptr() as usize;
-        let version = table.borrow().version;
+        let version = borrow(table, "get")?.version;
         let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
         let (key, values) = &mut *last;
         if *key != Some((id, version)) {
             *key = None; // nothing kept until the values are complete
-            let complete = p.values(&mut table.borrow_mut(), values); // the borrow ends here
+            let complete = p.values(&mut *borrow_mut(table, "get")?, values); // the borrow ends here
             if !complete {
                 drop(last);
                 return match &p.fallback {

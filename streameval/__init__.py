@@ -17,6 +17,7 @@ from .errors import (
     InvalidVectorError,
     InvalidWeightError,
     MissingLabelError,
+    SampleDesignError,
     StreamevalError,
     UnknownElementError,
 )
@@ -92,6 +93,9 @@ if "river.metrics.base" in __import__("sys").modules:  # river_metric + streamev
 # confidence intervals and paired tests over resampling units
 from .comparison import ComparisonReport, compare, confidence_interval
 from .bootstrap import BootstrapEvaluator
+
+# estimates from a labelled sample of entities
+from .sample import Estimate, SampleDesign, SampleEstimator
 
 from ._version import __version__ as __version__  # pyproject.toml's version, via the metadata
 
@@ -169,4 +173,9 @@ __all__ = [
     "confidence_interval",
     "ComparisonReport",
     "BootstrapEvaluator",
+    # estimates from a labelled sample of entities
+    "SampleEstimator",
+    "SampleDesign",
+    "Estimate",
+    "SampleDesignError",
 ]

@@ -110,7 +110,8 @@ class Table:
         the labels' ranges are too wide for one 64-bit key."""
     def _add_int_cells(self, t: bytes, p: bytes, c: bytes) -> None:
         """Add cells given as native-endian int64 buffers of true labels, predicted labels, counts."""
-    def _add_coded_cells(self, tu: list[Any], pu: list[Any], t: bytes, p: bytes, c: bytes) -> None:
+    def _add_coded_cells(self, tu: list[Any], pu: list[Any], t: bytes, p: bytes, c: bytes,
+                         skipped: int = 0) -> None:
         """Add cells given by codes into lists of distinct labels (int64 buffers of codes, counts)."""
     def _merge_from(self, other: Table) -> None:
         """Add the cells of ``other`` (a different table) in bulk. O(cells of both)."""

@@ -151,16 +151,28 @@ class TableAPI:
     def from_dict(cls, state: dict) -> TableAPI:
         """Rebuild a table from :meth:`to_dict`'s output, validating it. O(cells).
 
-        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
+        Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found,
+        whatever it is (a number too large for a float, a value of the wrong type, a state too
+        large for memory): never a bare ``TypeError``, ``OverflowError`` or ``MemoryError``.
         """
+        try:
+            return cls._from_dict(state)
+        except InvalidStateError:
+            raise
+        except (ArithmeticError, LookupError, MemoryError, RecursionError, TypeError,
+                ValueError) as e:
+            raise InvalidStateError(f"invalid saved state: {e}") from None
+
+    @classmethod
+    def _from_dict(cls, state: dict) -> TableAPI:
         check_header(state, _FORMAT, _VERSION, ("missing", "skipped", "n", "track_f", "cells"))
         if state["missing"] not in ("raise", "skip"):
             raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
         skipped = state["skipped"]
         if not _is_count(skipped, allow_zero=True):
-            raise InvalidStateError(f"'skipped' must be an int >= 0 and < 2**57, got {skipped!r}")
+            raise InvalidStateError(f"'skipped' must be an int >= 0 and < 2**57, got {_short(skipped)}")
         if not _is_count(state["n"], allow_zero=True):
-            raise InvalidStateError(f"'n' must be an int >= 0 and < 2**57, got {state['n']!r}")
+            raise InvalidStateError(f"'n' must be an int >= 0 and < 2**57, got {_short(state['n'])}")
         cells = state["cells"]
         if not isinstance(cells, list):
             raise InvalidStateError("'cells' must be a list of [true, pred, count]")
@@ -181,7 +193,7 @@ class TableAPI:
                     raise InvalidStateError(f"cells[{k}]: {e}") from None
             if not _is_count(c):
                 raise InvalidStateError(
-                    f"cells[{k}]: count must be an int >= 1 and < 2**57, got {c!r}"
+                    f"cells[{k}]: count must be an int >= 1 and < 2**57, got {_short(c)}"
                 )
             if (t, p) in seen:
                 raise InvalidStateError(f"cells[{k}]: cell ({t!r}, {p!r}) appears twice")
@@ -192,7 +204,7 @@ class TableAPI:
             raise InvalidStateError(f"the cells sum to {total}: the total must stay below 2**57")
         if state["n"] != total:
             raise InvalidStateError(
-                f"inconsistent state: 'n' is {state['n']!r} but the cells sum to {total}"
+                f"inconsistent state: 'n' is {_short(state['n'])} but the cells sum to {total}"
             )
         table = cls(state["missing"])
         table.skipped = skipped
@@ -203,10 +215,16 @@ class TableAPI:
             try:
                 kind, beta = spec
                 table.track_f(kind, beta)
-            except (TypeError, ValueError) as e:
-                raise InvalidStateError(f"invalid track_f entry {spec!r}: {e}") from None
+            except (ArithmeticError, TypeError, ValueError) as e:
+                raise InvalidStateError(f"invalid track_f entry {_short(spec)}: {e}") from None
         table._add_cells(triples)
         return table
+
+
+def _short(v, limit: int = 80) -> str:
+    """``repr(v)``, cut to ``limit`` characters (a crafted state may hold a 400-digit number)."""
+    r = repr(v) if not isinstance(v, int) or abs(v) < 10**limit else f"<int of {len(str(v))} digits>"
+    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 def _is_count(v, allow_zero=False) -> bool:

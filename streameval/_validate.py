@@ -75,34 +75,40 @@ def check_label(y, name: str, hint: str = _CONTINGENCY_HINT):
 
 
 def check_weight(w) -> int:
-    """Return ``w`` as a positive ``int`` below ``2**57``; accept integral floats (River's ``1.0``).
+    """Return ``w`` as a positive ``int`` below ``2**57``, or raise: one rule, an exact integer or a
+    refusal.
 
-    The bound: a table's total ``n`` (after the update) must stay below ``2**57``, so a single
-    weight of ``2**57`` or more can never be added (the table also checks ``n + w``).
+    Accepted: an ``int`` (not a ``bool``), any :class:`numbers.Integral` (``numpy.int64``), and a
+    :class:`numbers.Real` whose value *is* an integer (River's ``1.0``, ``Fraction(4, 2)``,
+    ``numpy.longdouble(2**53 + 1)``): it is converted exactly with ``int()`` and kept only when
+    it equals the given value, never rounded through a float. ``Fraction(3, 2)``, ``NaN``,
+    ``inf``, strings, ``Decimal`` and bools are refused. The bound: a table's total ``n`` (after
+    the update) must stay below ``2**57``, so a single weight of ``2**57`` or more can never be
+    added (the table also checks ``n + w``). O(1).
+
+    >>> from fractions import Fraction
+    >>> check_weight(Fraction(2**54 + 2, 2)) == 2**53 + 1
+    True
+    >>> check_weight(Fraction(2**54 + 1, 2))
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InvalidWeightError: weight w must be a positive integer multiplicity (an integral float such as 1.0 is accepted), got Fraction(18014398509481985, 2)
     """
     if w.__class__ is int:
         if 0 < w < MAX_TOTAL:
             return w
-    elif isinstance(w, bool):
-        pass
+        v: int | None = w
+    elif isinstance(w, (bool, np.bool_)):
+        v = None
     elif isinstance(w, numbers.Integral):
-        if 0 < int(w) < MAX_TOTAL:
-            return int(w)
+        v = int(w)
     elif isinstance(w, numbers.Real):
-        try:
-            f = float(w)
-        except OverflowError:  # an int-like Real too large for a float
-            f = math.inf
-        if math.isfinite(f) and 0 < f < MAX_TOTAL and f == int(f):
-            return int(f)
-    too_big = False
-    if isinstance(w, numbers.Real) and not isinstance(w, bool):
-        real: Any = w  # the numbers ABCs declare no comparison with an int
-        try:
-            too_big = real >= MAX_TOTAL and (isinstance(w, numbers.Integral) or math.isfinite(w))
-        except (OverflowError, TypeError, ValueError):  # pragma: no cover - exotic numbers
-            too_big = False
-    if too_big:
+        v = _exact_int(w)
+    else:
+        v = None
+    if v is not None and 0 < v < MAX_TOTAL:
+        return v
+    if v is not None and v >= MAX_TOTAL or v is None and _huge(w):
         raise InvalidWeightError(
             f"weight w={w!r} is too large: a weight, and a table's total count, must stay below "
             "2**57"
@@ -111,6 +117,89 @@ def check_weight(w) -> int:
         f"weight w must be a positive integer multiplicity (an integral float such as 1.0 is "
         f"accepted), got {w!r}"
     )
+
+
+def _exact_int(w) -> int | None:
+    """The integer a real number ``w`` equals exactly, or ``None`` (NaN, inf, a fraction)."""
+    try:
+        v = int(w)  # truncates exactly (Fraction, numpy.longdouble, float): no float rounding
+        real: Any = w
+        return v if real == v else None
+    except (OverflowError, TypeError, ValueError, ArithmeticError):
+        return None
+
+
+def _huge(w) -> bool:
+    """``w`` is a real number, not an integer, but at least ``2**57`` (named in the error)."""
+    try:
+        real: Any = w
+        return isinstance(w, numbers.Real) and bool(real >= MAX_TOTAL) and bool(real != math.inf)
+    except Exception:  # pragma: no cover - exotic numbers whose comparison raises
+        return False
+
+
+def check_weights(w, n: int) -> np.ndarray | None:
+    """``None`` (every weight 1) or ``w`` as an int64 array of checked weights, one per element.
+
+    The one weight rule of :func:`check_weight`, for a whole batch (the native and the reference
+    tables' ``update_many`` both use it): integer arrays are checked by bounds, float arrays by
+    exactness (``1.0`` accepted, ``1.5`` refused), and object arrays (``Fraction``, Python ints,
+    ``numpy.longdouble`` ...) element by element with :func:`check_weight`; bool and other dtypes
+    are refused. Every weight is below ``2**57``, so it fits an int64 (sums of many may not: see
+    :func:`sum_by_group`). O(n).
+
+    >>> check_weights([1, 2.0], 2).tolist()
+    [1, 2]
+    >>> check_weights(np.array([1, 0]), 2)
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InvalidWeightError: weight w must be a positive integer multiplicity (an integral float such as 1.0 is accepted), got 0
+    """
+    if w is None:
+        return None
+    if isinstance(w, np.ndarray) or hasattr(w, "__array__"):
+        arr = np.asarray(w)
+    else:
+        seq = list(w)
+        arr = np.asarray(seq) if seq and all(type(v) is int for v in seq) else np.asarray(seq, dtype=object)
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValueError(f"w must have the same length as the labels, got shape {arr.shape}")
+    kind = arr.dtype.kind
+    if kind in "iu":
+        bad = (arr < 1) | (arr >= MAX_TOTAL)
+        if bad.any():
+            check_weight(arr[int(np.argmax(bad))].item())
+        return arr.astype(np.int64, copy=False)
+    if kind == "f" and arr.dtype.itemsize <= 8:
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(arr) | (arr < 1) | (arr != np.floor(arr)) | (arr >= float(MAX_TOTAL))
+        if bad.any():
+            check_weight(arr[int(np.argmax(bad))].item())
+        return arr.astype(np.int64)
+    if kind in "fO":  # numpy.longdouble and objects: each weight exactly, by the scalar rule
+        return np.fromiter((check_weight(v) for v in arr), dtype=np.int64, count=len(arr))
+    raise InvalidWeightError(f"w must hold positive integer multiplicities, got dtype {arr.dtype}")
+
+
+def sum_by_group(w: np.ndarray, starts: np.ndarray) -> tuple[list[int], int]:
+    """The exact sums of ``w[starts[i]:starts[i+1]]`` (the last group to the end), and their total.
+
+    ``numpy.add.reduceat`` when no int64 sum can wrap (the largest weight times the count stays
+    below ``2**63``), Python integers otherwise: a batch of weights near ``2**57`` is summed
+    exactly, and its total then refused by the bound, never wrapped. O(n).
+
+    >>> sum_by_group(np.array([2**57 - 1] * 129), np.array([0]))[1] == 129 * (2**57 - 1)
+    True
+    """
+    if not len(w):
+        return [], 0
+    if int(w.max()) * len(w) < 2**63:
+        counts = np.add.reduceat(w, starts).tolist()
+        return counts, sum(counts)
+    ws = w.tolist()
+    ends = starts[1:].tolist() + [len(ws)]
+    counts = [sum(ws[i:j]) for i, j in zip(starts.tolist(), ends)]
+    return counts, sum(counts)
 
 
 def check_labels(y_true, y_pred, skip: bool):

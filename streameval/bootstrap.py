@@ -53,6 +53,7 @@ from .errors import UnknownElementError
 from .evaluator import Evaluator
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
+from .sync import Guarded, concurrent_use
 
 __all__ = [
     "BootstrapEvaluator",
@@ -189,7 +190,7 @@ def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
     return poisson_draws(s, hashes, int(n_replicas))
 
 
-class BootstrapEvaluator:
+class BootstrapEvaluator(Guarded):
     """Metrics with online Poisson-bootstrap confidence intervals over resampling units.
 
     Parameters
@@ -246,6 +247,7 @@ class BootstrapEvaluator:
         self._metrics = list(self.evaluator.metrics.items())
         self._tables = [{} for _ in range(self.n_replicas)]  # replica -> {k: Contingency}
         self._units = {}  # unit -> [{(true, pred): count}, [(replica, k) for k > 0]]
+        self._init_guard()
 
     def _table(self, r: int, k: int) -> Contingency:
         t = self._tables[r].get(k)
@@ -278,7 +280,21 @@ class BootstrapEvaluator:
     # -------------------------------------------------------------- River's protocol
     def update(self, y_true, y_pred, w=1, *, unit=None) -> None:
         """Add ``w`` elements of ``unit``: once to the observed table, ``k_r`` disjoint copies to
-        replica ``r`` (module docstring). Bad input raises before anything changes."""
+        replica ``r`` (module docstring). Bad input raises before anything changes; a call made
+        while another is changing this object (another thread) raises
+        :class:`~streameval.errors.ConcurrentUseError`."""
+        self._guarded("update", self._update, y_true, y_pred, w, unit)
+
+    def _guarded(self, method: str, fn, *args) -> None:
+        """``fn(*args)`` under the guard (:class:`~streameval.sync.Guarded`)."""
+        if not self._guard.acquire(False):
+            concurrent_use(self, method)
+        try:
+            fn(*args)
+        finally:
+            self._guard.release()
+
+    def _update(self, y_true, y_pred, w, unit) -> None:
         w = check_weight(w)
         plan = self._plan(unit)
         self.evaluator.update(y_true, y_pred, w)  # validates the labels first
@@ -299,6 +315,9 @@ class BootstrapEvaluator:
         """Undo :meth:`update` with the same arguments (same unit). Raises
         :class:`~streameval.errors.UnknownElementError`, changing nothing, if there is no such
         element."""
+        self._guarded("revert", self._revert, y_true, y_pred, w, unit)
+
+    def _revert(self, y_true, y_pred, w, unit) -> None:
         w = check_weight(w)
         plan = self._plan(unit)
         entry = self._units.get(unit)
@@ -377,6 +396,9 @@ class BootstrapEvaluator:
 
         Exact: the result equals one evaluator that saw both shards' elements. ``other`` is unchanged.
         """
+        self._guarded("merge", self._merge, other)
+
+    def _merge(self, other: BootstrapEvaluator) -> None:
         if not isinstance(other, BootstrapEvaluator):
             raise TypeError(f"can only merge a BootstrapEvaluator, got {type(other).__name__}")
         if (other.seed, other.n_replicas) != (self.seed, self.n_replicas):

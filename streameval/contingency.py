@@ -49,11 +49,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._table import TableAPI
-from ._validate import check_weight
-from .errors import InvalidWeightError
+from ._validate import check_total, check_weights, sum_by_group
 from .labels import factorize
 from .reference import ReferenceContingency
-from .stats import MAX_TOTAL, beta_ratio
+from .stats import beta_ratio
 
 try:
     from ._native import Table as _NativeTable
@@ -69,7 +68,9 @@ __all__ = ["Contingency", "NATIVE"]
 def _int_array(y):
     """``y`` as a one-dimensional array of int64-representable integers, or ``None``."""
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
-        y = y.to_numpy()
+        # pandas: its own conversion; pyarrow (whose to_numpy is zero-copy only by default,
+        # refusing strings and nulls): numpy's, as factorize and the batch functions read it
+        y = np.asarray(y) if type(y).__module__.startswith("pyarrow") else y.to_numpy()
     if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iu"):
         return None
     if y.dtype == np.uint64 and len(y) and int(y.max()) >= 2**63:
@@ -77,47 +78,16 @@ def _int_array(y):
     return y
 
 
-def _weights(w, n: int):
-    """``None`` or an int64 array of checked weights (or a list of Python ints beyond int64)."""
-    if w is None:
-        return None
-    if isinstance(w, np.ndarray) or hasattr(w, "to_numpy"):
-        arr = np.asarray(w)
-    else:
-        seq = list(w)
-        arr = np.asarray(seq) if seq and all(type(v) is int for v in seq) else np.asarray(seq, dtype=object)
-    if arr.ndim != 1 or len(arr) != n:
-        raise ValueError(f"w must have the same length as the labels, got shape {arr.shape}")
-    if arr.dtype.kind in "iu":
-        bad = (arr < 1) | (arr >= MAX_TOTAL)
-        if bad.any():
-            v = arr[int(np.argmax(bad))].item()
-            check_weight(v)
-            raise InvalidWeightError(f"weight {v} is too large: a table holds fewer than 2**57 elements")
-        return arr.astype(np.int64, copy=False)
-    if arr.dtype.kind in "fbO":
-        out = np.empty(n, dtype=np.int64)
-        for i, v in enumerate(arr.tolist()):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) and arr.dtype.kind != "O":
-                check_weight(v)
-            v = check_weight(v)
-            if v >= MAX_TOTAL:
-                raise InvalidWeightError(
-                    f"weight {v} is too large: a table holds fewer than 2**57 elements"
-                )
-            out[i] = v
-        return out
-    raise InvalidWeightError(f"w must hold positive integer multiplicities, got dtype {arr.dtype}")
-
-
 def _count(key: np.ndarray, w):
-    """``(distinct keys, count per key)``: numpy's unique-counting, weights summed exactly."""
+    """``(distinct keys, count per key)``: numpy's unique-counting, weights summed exactly (as
+    Python ints when an int64 sum could wrap, :func:`~streameval._validate.sum_by_group`)."""
     if w is None:
         return np.unique(key, return_counts=True)
     order = np.argsort(key, kind="stable")
     k = key[order]
     starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
-    return k[starts], np.add.reduceat(w[order], starts)
+    counts, _ = sum_by_group(w[order], starts)
+    return k[starts], counts
 
 
 if NATIVE:
@@ -255,7 +225,7 @@ if NATIVE:
             """
             yt, yp = _int_array(y_true), _int_array(y_pred)
             if yt is not None and yp is not None and len(yt) == len(yp):
-                self._add_int_array(yt, yp, _weights(w, len(yt)))
+                self._add_int_array(yt, yp, check_weights(w, len(yt)))
                 return
             it, ut = factorize(y_true, "y_true", missing="skip")
             ip, up = factorize(y_pred, "y_pred", missing="skip")
@@ -263,7 +233,7 @@ if NATIVE:
                 raise ValueError(
                     f"y_true and y_pred must have the same length, got {len(it)} and {len(ip)}"
                 )
-            w = _weights(w, len(it))
+            w = check_weights(w, len(it))
             gone = (it < 0) | (ip < 0)
             skipped = 0
             if gone.any():
@@ -277,14 +247,23 @@ if NATIVE:
                 skipped = sum(w[gone].tolist()) if w is not None else int(gone.sum())
                 it, ip = it[~gone], ip[~gone]
                 w = w[~gone] if w is not None else None
-            if len(it):
-                cells, counts = _count(it * len(up) + ip, w)
-                t, p = np.divmod(cells, len(up))
-                self._add_coded_cells(
-                    ut, up, t.astype(np.int64).tobytes(), p.astype(np.int64).tobytes(),
-                    counts.astype(np.int64).tobytes(),
-                )
-            self.skipped += skipped
+            self._add_counted(ut, up, it, ip, w, skipped)
+
+        def _add_counted(self, ut: list, up: list, it, ip, w, skipped: int = 0) -> None:
+            """Count the cells of coded labels and add them, with ``skipped`` skipped elements,
+            in one native call; the totals (of the cells, and of the skipped count) are checked
+            first, exactly, so a refused batch changes nothing."""
+            cells, counts = _count(it * len(up) + ip, w) if len(it) else (np.zeros(0, np.int64), [])
+            total = int(sum(counts)) if not isinstance(counts, np.ndarray) else int(counts.sum())
+            check_total(self.n, total)
+            if skipped:
+                check_total(self.skipped, skipped, "the skipped count")
+            t, p = np.divmod(np.asarray(cells, dtype=np.int64), max(len(up), 1))
+
+            def as_bytes(a) -> bytes:
+                return np.ascontiguousarray(a, dtype=np.int64).tobytes()
+
+            self._add_coded_cells(ut, up, as_bytes(t), as_bytes(p), as_bytes(counts), skipped)
 
         def _add_int_array(self, yt: np.ndarray, yp: np.ndarray, w) -> None:
             """Integer labels: cells counted natively over one combined key (a radix sort), the
@@ -298,13 +277,7 @@ if NATIVE:
                 return
             it, ut = factorize(yt, "y_true")
             ip, up = factorize(yp, "y_pred")
-            cells, counts = _count(it * len(up) + ip, w)
-            t, p = np.divmod(cells, len(up))
-
-            def as_bytes(a: np.ndarray) -> bytes:
-                return as_int64(a).tobytes()
-
-            self._add_coded_cells(ut, up, as_bytes(t), as_bytes(p), as_bytes(counts))
+            self._add_counted(ut, up, it, ip, w)
 
         def _add_cells(self, triples) -> None:
             """Add checked ``(true, pred, count)`` triples (bulk, as :meth:`from_dict` does)."""

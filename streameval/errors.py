@@ -40,6 +40,11 @@ class UnknownElementError(StreamevalError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class SampleDesignError(StreamevalError):
+    """A labelled sample's design is invalid: a weight or probability out of range, an entity
+    outside a declared sample, an entity whose weight changes."""
+
+
 class InvalidStateError(StreamevalError):
     """A serialised state (``from_dict``) is malformed or inconsistent."""
 

@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from ._unit import unit_half_sq, unit_parts
 from .errors import UnknownElementError
 from .metrics.base import Described
 from .summaries import ClusterSummaries
@@ -502,14 +503,24 @@ def cosine_dissimilarity(xs, own, counts, means, scatters):
     """Mean cosine distances from unit vectors to the members of each cluster, from the summaries
     of unit vectors: ``diss[i, j] = 1 - x_i·mean_j`` (clipped to ``[0, 2]``) and, to the other
     members of its own cluster, ``a[i] = b·(1 - x_i·mean)/(b - 1)`` (0 alone). Same arguments and
-    result as :func:`sq_euclidean_dissimilarity` (``scatters`` is not needed). Cost O(m·k·d).
+    result as :func:`sq_euclidean_dissimilarity`. Cost O(m·k·d).
+
+    ``1 - x·mean_j`` is computed without cancellation as ``(1 - r) + r·||x - mean_j/r||²/2`` with
+    ``r = ||mean_j||`` and ``1 - r = (M2_j/b[j])/(1 + r)`` (for unit vectors
+    ``M2_j/b[j] = 1 - r²``): both terms are non-negative sums, so a point close to a tight
+    cluster's mean keeps its digits (``1 - fl(x·mean_j)`` would keep only an absolute few ulps of
+    1). A zero mean gives 1.
 
     >>> diss, a = cosine_dissimilarity(np.array([[1.0, 0.0]]), np.array([0]), np.array([2, 1]),
-    ...                                np.array([[0.5, 0.5], [0.0, 1.0]]), np.array([0.5, 0.0]))
+    ...                                np.array([[0.5, 0.5], [0.0, 1.0]]), np.array([1.0, 0.0]))
     >>> diss.tolist(), a.tolist()
     ([[0.5, 1.0]], [1.0])
     """
-    diss = np.clip(1.0 - xs @ means.T, 0.0, 2.0)
+    hi, lo, r = unit_parts(means)
+    spread = (scatters / np.maximum(counts, 1)) / (1.0 + r)  # 1 - r, from the scatter
+    xh, xl, _ = unit_parts(xs)  # x is unit up to rounding: its own hi + lo keeps the identity exact
+    near = unit_half_sq(xh[:, None, :], xl[:, None, :], hi[None, :, :], lo[None, :, :])  # 1 - cos(x, mean_j)
+    diss = np.clip(spread[None, :] + r[None, :] * np.where(r > 0, near, 1.0), 0.0, 2.0)
     b = counts[own].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         a = np.where(b > 1, b * diss[np.arange(len(xs)), own] / np.where(b > 1, b - 1, 1.0), 0.0)

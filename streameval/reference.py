@@ -40,9 +40,16 @@ from __future__ import annotations
 import numpy as np
 
 from ._table import TableAPI
-from ._validate import MAX_TOTAL, check_label, check_labels, check_total, check_weight
+from ._validate import (
+    MAX_TOTAL,
+    check_label,
+    check_labels,
+    check_total,
+    check_weight,
+    check_weights,
+    sum_by_group,
+)
 from .errors import (
-    InvalidWeightError,
     UnknownElementError,
 )
 from .labels import factorize
@@ -364,6 +371,7 @@ class ReferenceContingency(TableAPI):
             w = check_weight(w)
         labels = self._labels(y_true, y_pred)
         if labels is None:
+            check_total(self.skipped, w, "the skipped count")
             self.skipped += w
             return
         check_total(self.n, w)
@@ -516,12 +524,25 @@ class ReferenceContingency(TableAPI):
         if triples is None:
             return
         triples, skipped = triples
-        self.skipped += skipped
+        check_total(self.skipped, skipped, "the skipped count")
         if len(triples) * 4 < self.cells:
-            for t, p, c in triples:
-                self._change(t, p, c)
+            self._change_all(triples)
         else:
             self._add_cells(triples)
+        self.skipped += skipped
+
+    def _change_all(self, triples) -> None:
+        """Add a few cells one by one; a label's failing ``==`` midway takes the ones added
+        out again (update∘revert is the identity), so the table is as it was. O(len(triples))."""
+        done = []
+        try:
+            for t, p, c in triples:
+                self._change(t, p, c)
+                done.append((t, p, c))
+        except BaseException:
+            for t, p, c in reversed(done):
+                self._change(t, p, -c)
+            raise
 
     def _count_many(self, y_true, y_pred, w):
         """Check and count a batch: ``([(t, p, count)], skipped)``; labels as Python scalars.
@@ -535,25 +556,7 @@ class ReferenceContingency(TableAPI):
             raise ValueError(
                 f"y_true and y_pred must have the same length, got {len(it)} and {len(ip)}"
             )
-        if w is None:
-            weights = None
-        else:
-            weights = np.asarray(w)
-            if weights.shape != it.shape:
-                raise ValueError(
-                    f"w must have the same length as the labels, got shape {weights.shape}"
-                )
-            if weights.dtype.kind not in "iuf":
-                raise InvalidWeightError(
-                    f"w must hold positive integer multiplicities, got dtype {weights.dtype}"
-                )
-            with np.errstate(invalid="ignore"):
-                bad = (~np.isfinite(weights) | (weights <= 0) | (weights != np.floor(weights))
-                       | (weights >= float(MAX_TOTAL)))
-            if bad.any():
-                i = int(np.argmax(bad))
-                check_weight(weights[i].item())
-            weights = weights.astype(np.int64)
+        weights = check_weights(w, len(it))
         keep = (it >= 0) & (ip >= 0)
         if not keep.all():
             if self.missing == "raise":
@@ -582,35 +585,33 @@ class ReferenceContingency(TableAPI):
             code, weights = code[order], weights[order]
             starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
             cells = code[starts]
-            if int(weights.max()) * len(weights) < MAX_TOTAL:
-                counts = np.add.reduceat(weights, starts)  # exact: no int64 overflow possible
-                total = int(counts.sum())
-            else:  # huge weights: sum exactly with Python ints
-                ws = weights.tolist()
-                ends = starts[1:].tolist() + [len(ws)]
-                counts = [sum(ws[i:j]) for i, j in zip(starts.tolist(), ends)]
-                total = sum(counts)
+            counts, total = sum_by_group(weights, starts)  # exact: never wraps in int64
         check_total(self.n, total)
         counts = counts.tolist() if isinstance(counts, np.ndarray) else counts
         return [
             (ut[c // kp], up[c % kp], n) for c, n in zip(cells.tolist(), counts)
         ], skipped
 
-    def _add_cells(self, triples) -> None:
-        """Add positive ``(t, p, count)`` triples in bulk, then rebuild the sums. O(cells)."""
+    def _add_cells(self, triples, fspecs=()) -> None:
+        """Add positive ``(t, p, count)`` triples in bulk (and start tracking ``fspecs``), then
+        rebuild the sums. O(cells). The cells are added to copies of the clusters' cells, so a
+        label whose ``==`` raises midway leaves the table as it was."""
         triples = list(triples)
         check_total(self.n, sum(c for _, _, c in triples))
-        rows, cols = self._rows, self._cols
+        rows = {t: dict(k.cells) for t, k in self._rows.items()}
+        cols = {p: dict(k.cells) for p, k in self._cols.items()}
         for t, p, c in triples:
-            row = rows.get(t)
-            if row is None:
-                row = rows[t] = _Cluster()
-            col = cols.get(p)
-            if col is None:
-                col = cols[p] = _Cluster()
-            n = row.cells.get(p, 0) + c
-            row.cells[p] = n
-            col.cells[t] = n
+            row = rows.setdefault(t, {})
+            col = cols.setdefault(p, {})
+            n = row.get(p, 0) + c
+            row[p] = n
+            col[t] = n
+        for records, cells in ((self._rows, rows), (self._cols, cols)):
+            records.clear()
+            for label, cs in cells.items():
+                k = records[label] = _Cluster()
+                k.cells = cs
+        self._fspecs.extend(fspecs)
         self._rebuild()
 
     def merge(self, other: ReferenceContingency) -> None:
@@ -628,11 +629,10 @@ class ReferenceContingency(TableAPI):
         if not isinstance(other, ReferenceContingency):
             raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
         triples = list(other.items())
-        for key, kind, num, den in other._fspecs:
-            if key not in self.f_sums:
-                self._fspecs.append((key, kind, num, den))
+        check_total(self.n, other.n)
+        check_total(self.skipped, other.skipped, "the skipped count")
+        self._add_cells(triples, [spec for spec in other._fspecs if spec[0] not in self.f_sums])
         self.skipped += other.skipped
-        self._add_cells(triples)
 
     def _rebuild(self) -> None:
         """Recompute every cluster record and sum from the cells. O(cells)."""

@@ -69,3 +69,19 @@ def mixed_streams(draw, max_size: int = 25, missing: bool = True):
     """``(y_true, y_pred)`` lists of mixed-type labels of equal length."""
     size = draw(st.integers(0, max_size))
     return draw(mixed_labels(size, missing)), draw(mixed_labels(size, missing))
+
+
+class FailingLabel:
+    """A label hashed as ``like`` whose ``==`` raises ``exc`` (``KeyboardInterrupt``: Ctrl-C
+    arriving while the call compares labels)."""
+
+    def __init__(self, like, exc):
+        self.like, self.exc = like, exc
+
+    def __hash__(self):
+        return hash(self.like)
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        raise self.exc("== refused")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from intrinsic_parity import CASES, case, views
+from intrinsic_parity import CASES, case, davies_bouldin_perturbation, streamed_summaries, views
 from intrinsic_parity import assert_same as assert_same_views
 from intrinsic_parity import streamed as streamed_views
 
@@ -172,6 +172,9 @@ def test_intrinsic_registry_on_a_cluster_and_above_2000_clusters(client):
         (X, y, w), df, cols = parity_frame(name)
         r = evaluate(dd.from_pandas(df, npartitions=4), "gold", "guess", weight="w", vectors=cols,
                      intrinsic=views())
+        mine = streamed_summaries(X, y, w)  # the tolerance's precondition (intrinsic_parity)
+        for space, s in r.summaries.items():
+            assert davies_bouldin_perturbation(mine[space], s) < 1e-10, (name, space)
         assert_same_views(r.intrinsic, streamed_views(X, y, w))
     assert r.summaries["euclidean"].k == 2100
 

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from strategies import FailingLabel
 
 import streameval as se
 from streameval.contingency import NATIVE
@@ -66,6 +67,57 @@ def outcome(fn):
     except (StreamevalError, ValueError, TypeError) as e:
         return type(e)
     return None
+
+
+class Hashed:
+    """A label equal to ``v`` whose ``__hash__`` first lets a waiting thread run (see
+    :func:`read_from_a_thread_during`)."""
+
+    hook = None
+
+    def __init__(self, v):
+        self.v = v
+
+    def __hash__(self):
+        if Hashed.hook is not None:
+            Hashed.hook()
+        return hash(self.v)
+
+    def __eq__(self, other):
+        return (other.v if isinstance(other, Hashed) else other) == self.v
+
+    def __repr__(self):
+        return f"Hashed({self.v!r})"
+
+
+def read_from_a_thread_during(table, op) -> str:
+    """Run ``op(table)`` while another thread reads ``table`` (from inside a label's hash):
+    ``"value"`` or ``"refused"`` (ConcurrentUseError) for what the reader got."""
+    import threading
+
+    from streameval.errors import ConcurrentUseError
+
+    got = []
+
+    def read():
+        try:
+            table.stats(), table.f_sums, table.n
+            got.append("value")
+        except ConcurrentUseError:
+            got.append("refused")
+
+    def hook():
+        Hashed.hook = None
+        worker = threading.Thread(target=read)
+        worker.start()
+        worker.join()
+
+    Hashed.hook = hook
+    try:
+        op(table)
+    finally:
+        Hashed.hook = None
+    return got[0]
 
 
 class NativeAgainstReference(RuleBasedStateMachine):
@@ -261,6 +313,48 @@ class NativeAgainstReference(RuleBasedStateMachine):
     def relabel_unknown(self, label):
         if label not in self.ref.pred_sizes():
             assert not self.both(lambda x: x.relabel_pred(label, 0))
+
+    def both_refuse(self, op, exc):
+        """``op`` must raise ``exc`` on both tables and leave both states as they were."""
+        before = (state(self.native), state(self.ref))
+        for table in (self.native, self.ref):
+            with pytest.raises(exc):
+                op(table)
+        assert (state(self.native), state(self.ref)) == before, "a failed call changed the state"
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data(), fresh=st.lists(LABELS, max_size=5), where=st.sampled_from(
+        ["update_many", "merge", "update", "revert"]), exc=st.sampled_from(
+        [RuntimeError, KeyboardInterrupt]))
+    def failing_label(self, data, fresh, where, exc):
+        """A label whose ``==`` raises (an error, or Ctrl-C arriving inside the call), hashed as
+        a held true label so both tables must compare it, after new labels in the same call."""
+        held = data.draw(st.sampled_from([e[0] for e in self.live]))
+        bad = FailingLabel(held, exc)
+        fresh = [v for v in fresh if hash(v) != hash(held)]  # only the failing label compares
+        ts, ps = fresh + [bad], [("new", i) for i in range(len(fresh) + 1)]
+        if where == "update_many":
+            self.both_refuse(lambda x: x.update_many(ts, ps), exc)
+        elif where == "merge":
+            others = (se.Contingency(), ReferenceContingency())
+            for other in others:
+                other.track_f("elm", 0.5)
+                other.update_many(ts, ps)
+            self.both_refuse(lambda x: x.merge(others[isinstance(x, ReferenceContingency)]), exc)
+        elif where == "update":
+            self.both_refuse(lambda x: x.update(bad, "p"), exc)
+        else:
+            self.both_refuse(lambda x: x.revert(bad, self.live[0][1]), exc)
+
+    @rule(t=LABELS, p=LABELS)
+    def thread_reads_during_an_update(self, t, p):
+        """Another thread reads each table while an update runs a label's ``__hash__``: the
+        native one refuses with ConcurrentUseError (never a panic), the update completes."""
+        results = []
+        for table in (self.native, self.ref):
+            results.append(read_from_a_thread_during(table, lambda x: x.update(t, Hashed(p))))
+        assert results[0] in ("refused", "value") and results[1] == "value"
+        assert self.both(lambda x: x.revert(t, Hashed(p)))  # (labels saved as JSON stay plain)
 
     @rule(kind=st.sampled_from(["elm", "bcubed"]), beta=st.sampled_from(BETAS))
     def track_f(self, kind, beta):

@@ -75,8 +75,11 @@ from .pss import (
     score_candidates,
     segment_entropy,
 )
+from .sample import estimate_from_sample, ratio_of_means
 
 __all__ = [
+    "estimate_from_sample",
+    "ratio_of_means",
     "contingency_cells",
     "elm_score",
     "elm_precision_recall_fscore",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._unit import cosine_distance
 from ..errors import InvalidVectorError
 from ..labels import factorize
 
@@ -87,13 +88,7 @@ def _dist(a, b, distance):
     if distance == "euclidean":
         diff = a - b
         return np.sqrt(np.einsum("...j,...j->...", diff, diff))
-    na = np.sqrt(np.einsum("...j,...j->...", a, a))
-    nb = np.sqrt(np.einsum("...j,...j->...", b, b))
-    dot = np.einsum("...j,...j->...", a, b)
-    den = na * nb
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cos = np.where(den > 0, dot / np.where(den > 0, den, 1.0), 0.0)
-    return np.clip(1.0 - cos, 0.0, 2.0)
+    return cosine_distance(a, b)  # never 1 - u·v, which cancels between near-parallel vectors
 
 
 def _point_distances(X, labels, distance):
