@@ -124,8 +124,10 @@ def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_erro
         yield from _csv_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
                                positions)
         return
-    rows = iter_text_rows(source, fmt, spec, on_error, start=start, total=total)
-    yield from _gathered(rows, source, codes, positions)
+    def rows_of(source, layout, spec, on_error, total):
+        return iter_text_rows(source, fmt, spec, on_error, start=start, total=total)
+
+    yield from _rows_in_order(source, rows_of, None, spec, on_error, total, codes, positions)
 
 
 def columnar(source: LineSource) -> bool:
@@ -139,26 +141,6 @@ def columnar(source: LineSource) -> bool:
     except ImportError:
         return False
     return True
-
-
-def _gathered(rows, source: LineSource, codes, positions: bool):
-    """Row-by-row rows gathered into blocks of up to ``_ROWS``."""
-    ct, cp = codes
-    batch: list = []
-    lines: list | None = [] if positions else None
-    offsets: list = []
-    for row in rows:
-        batch.append(row)
-        if lines is not None:
-            lines.append(source.lineno)
-            offsets.append(source.offset)
-        if len(batch) >= _ROWS:
-            yield from flush()
-        if len(batch) >= _ROWS:
-            yield _block(batch, ct, cp, source, lines, offsets)
-            batch, lines, offsets = [], [] if positions else None, []
-    if batch:
-        yield _block(batch, ct, cp, source, lines, offsets)
 
 
 def _block(rows: list, ct: Codes, cp: Codes, source: LineSource, lines, offsets) -> Block:

@@ -118,10 +118,11 @@ def test_weights_near_the_bound_are_refused_on_their_line(tmp_path):
     assert len(rows) == 2 and [e[0].split(":")[0][-6:] for e in errors] == ["line 4"]
 
 
-@pytest.mark.parametrize("fmt", ["jsonl"])
-def test_json_lines_go_row_by_row_into_blocks(tmp_path, fmt):
+def test_json_lines_go_row_by_row_into_blocks(tmp_path):
     path = tmp_path / "x.jsonl"
-    path.write_text('{"t": 1, "p": "x"}\n{"t": 1.0, "p": "x", "w": 2}\n{"t": true, "p": null}\n')
-    rows, errors, _ = by_blocks(path, fmt, RowSpec("t", "p"), 1 << 22)
-    assert rows == by_rows(path, fmt, RowSpec("t", "p"))[0] == [(1, "x", 1), (1, "x", 1)]
+    path.write_text('{"t": 1, "p": "x"}\n{"t": 1.0, "p": "x", "w": 2}\n{"t": true, "p": null}\n'
+                    + '{"t": "a", "p": "b"}\n' * 70000)  # more rows than one gathered block
+    rows, errors, where = got = by_blocks(path, "jsonl", RowSpec("t", "p"), 1 << 22)
+    assert got == by_rows(path, "jsonl", RowSpec("t", "p"))
+    assert rows[:2] == [(1, "x", 1), (1, "x", 1)] and len(rows) == 70002
     assert [e[0] for e in errors] == [f"{path}, line 3: missing predicted label (column 'p' is empty)"]
