@@ -4,11 +4,14 @@
 //! maturin with the `python` feature) as `streameval._native.Table`.
 
 pub mod core;
+pub mod summaries;
 pub mod terms;
 pub mod values;
 
 #[cfg(feature = "python")]
 mod py;
+#[cfg(feature = "python")]
+mod summaries_py;
 
 #[cfg(all(feature = "python", target_os = "linux"))]
 mod alloc;

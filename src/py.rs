@@ -1641,6 +1641,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
     m.add("MAX_TOTAL", MAX_TOTAL)?;
     m.add_class::<ValuePlan>()?;
+    crate::summaries_py::register(m)?;
     m.add_function(wrap_pyfunction!(_true_divide, m)?)?;
     m.add("FORMULAS", crate::values::FORMULAS.to_vec())?;
     Ok(())

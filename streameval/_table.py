@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._validate import check_label
 from .errors import InvalidLabelError, InvalidStateError, MissingLabelError
-from .state import check_header, header, label_from_json, label_to_json
+from .state import check_header, header, label_from_json, label_index
 from .stats import MAX_TOTAL, STAT_NAMES, ContingencyStats
 
 _FORMAT = "streameval.Contingency"
-_VERSION = 1
+_VERSION = 2  # 2: each label once, in an index (1: labels written in every cell, still read)
 
 
 class TableAPI:
@@ -130,20 +130,29 @@ class TableAPI:
     def to_dict(self) -> dict:
         """A JSON-safe dict of the state (labels: str, int, float, bool, or tuples of these).
 
+        Version 2: each label is written once, in ``labels`` (``{"true": [...], "pred": [...]}``,
+        in the canonical order of :func:`~streameval.state.label_index`), and each cell as
+        ``[true position, pred position, count]``, sorted. Equal tables give equal dicts. O(cells
+        log cells).
+
         >>> from streameval import Contingency
-        >>> t = Contingency(); t.update("a", ("x", 1), w=2)
-        >>> d = t.to_dict(); d["cells"]
-        [['a', ['x', 1], 2]]
+        >>> t = Contingency(); t.update("a", ("x", 1), w=2); t.update("b", ("x", 1))
+        >>> d = t.to_dict(); d["labels"], d["cells"]
+        ({'true': ['a', 'b'], 'pred': [['x', 1]]}, [[0, 0, 2], [1, 0, 1]])
         >>> Contingency.from_dict(json.loads(json.dumps(d))) == t
         True
         """
-        cells = [[label_to_json(t), label_to_json(p), c] for t, p, c in self.items()]
+        items = list(self.items())
+        true, t_at = label_index(t for t, _, _ in items)
+        pred, p_at = label_index(p for _, p, _ in items)
+        cells = sorted([t_at[t], p_at[p], c] for t, p, c in items)
         return {
             **header(_FORMAT, _VERSION),
             "missing": self.missing,
             "skipped": self.skipped,
             "n": self.n,
             "track_f": [[kind, beta] for kind, beta in self.tracked_f()],
+            "labels": {"true": true, "pred": pred},
             "cells": cells,
         }
 
@@ -165,7 +174,7 @@ class TableAPI:
 
     @classmethod
     def _from_dict(cls, state: dict) -> TableAPI:
-        check_header(state, _FORMAT, _VERSION, ("missing", "skipped", "n", "track_f", "cells"))
+        check_header(state, _FORMAT, (1, _VERSION), ("missing", "skipped", "n", "track_f", "cells"))
         if state["missing"] not in ("raise", "skip"):
             raise InvalidStateError(f"invalid 'missing' policy {state['missing']!r}")
         skipped = state["skipped"]
@@ -173,33 +182,8 @@ class TableAPI:
             raise InvalidStateError(f"'skipped' must be an int >= 0 and < 2**57, got {_short(skipped)}")
         if not _is_count(state["n"], allow_zero=True):
             raise InvalidStateError(f"'n' must be an int >= 0 and < 2**57, got {_short(state['n'])}")
-        cells = state["cells"]
-        if not isinstance(cells, list):
-            raise InvalidStateError("'cells' must be a list of [true, pred, count]")
-        triples = []
-        seen = set()
-        total = 0
-        for k, cell in enumerate(cells):
-            if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
-                raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {cell!r}")
-            try:
-                t, p, c = label_from_json(cell[0]), label_from_json(cell[1]), cell[2]
-            except InvalidLabelError as e:
-                raise InvalidStateError(f"cells[{k}]: {e}") from None
-            for v, name in ((t, "true"), (p, "pred")):
-                try:
-                    check_label(v, name)
-                except (MissingLabelError, InvalidLabelError) as e:
-                    raise InvalidStateError(f"cells[{k}]: {e}") from None
-            if not _is_count(c):
-                raise InvalidStateError(
-                    f"cells[{k}]: count must be an int >= 1 and < 2**57, got {_short(c)}"
-                )
-            if (t, p) in seen:
-                raise InvalidStateError(f"cells[{k}]: cell ({t!r}, {p!r}) appears twice")
-            seen.add((t, p))
-            triples.append((t, p, c))
-            total += c
+        triples = _cells_v1(state["cells"]) if state["version"] == 1 else _cells_v2(state)
+        total = sum(c for _, _, c in triples)
         if total >= MAX_TOTAL:
             raise InvalidStateError(f"the cells sum to {total}: the total must stay below 2**57")
         if state["n"] != total:
@@ -219,6 +203,85 @@ class TableAPI:
                 raise InvalidStateError(f"invalid track_f entry {_short(spec)}: {e}") from None
         table._add_cells(triples)
         return table
+
+
+def _checked_label(v, where: str, fresh_nan: bool):
+    """A saved label read back and checked (missing, unhashable: ``InvalidStateError``)."""
+    try:
+        label = label_from_json(v, fresh_nan=fresh_nan)
+        check_label(label, where)
+    except (MissingLabelError, InvalidLabelError) as e:
+        raise InvalidStateError(f"{where}: {e}") from None
+    return label
+
+
+def _check_cell(k: int, key: tuple, c, seen: set) -> None:
+    """Cell ``k`` (of labels or positions ``key``) has a valid count and appears once."""
+    if not _is_count(c):
+        raise InvalidStateError(f"cells[{k}]: count must be an int >= 1 and < 2**57, got {_short(c)}")
+    if key in seen:
+        raise InvalidStateError(f"cells[{k}]: cell ({key[0]!r}, {key[1]!r}) appears twice")
+    seen.add(key)
+
+
+def _cells_v1(cells) -> list:
+    """The ``(true, pred, count)`` cells of a version-1 state (labels written in each cell)."""
+    if not isinstance(cells, list):
+        raise InvalidStateError("'cells' must be a list of [true, pred, count]")
+    triples = []
+    seen: set = set()
+    for k, cell in enumerate(cells):
+        if not (isinstance(cell, (list, tuple)) and len(cell) == 3):
+            raise InvalidStateError(f"cells[{k}] must be [true, pred, count], got {_short(cell)}")
+        t = _checked_label(cell[0], f"cells[{k}]: true", False)
+        p = _checked_label(cell[1], f"cells[{k}]: pred", False)
+        _check_cell(k, (t, p), cell[2], seen)
+        triples.append((t, p, cell[2]))
+    return triples
+
+
+def _cells_v2(state) -> list:
+    """The ``(true, pred, count)`` cells of a version-2 state: each label once in ``labels``,
+    read once (a NaN inside a tuple label a new object, so distinct labels stay distinct), each
+    cell ``[true position, pred position, count]``; every label used by some cell."""
+    labels, cells = state.get("labels"), state["cells"]
+    if not (isinstance(labels, dict) and isinstance(labels.get("true"), list)
+            and isinstance(labels.get("pred"), list)):
+        raise InvalidStateError("'labels' must be {\"true\": [labels], \"pred\": [labels]}")
+    sides = []
+    for which in ("true", "pred"):
+        read: dict = {}
+        for k, v in enumerate(labels[which]):
+            label = _checked_label(v, f"labels.{which}[{k}]", True)
+            if label in read:
+                raise InvalidStateError(
+                    f"labels.{which}[{k}]: label {_short(label)} appears twice (at {read[label]})"
+                )
+            read[label] = k
+        sides.append(list(read))
+    if not isinstance(cells, list):
+        raise InvalidStateError("'cells' must be a list of [true position, pred position, count]")
+    used: list[set[int]] = [set(), set()]
+    triples: list = []
+    seen: set = set()
+    for k, cell in enumerate(cells):
+        if not (isinstance(cell, list) and len(cell) == 3
+                and all(_is_count(x, allow_zero=True) for x in cell[:2])
+                and cell[0] < len(sides[0]) and cell[1] < len(sides[1])):
+            raise InvalidStateError(
+                f"cells[{k}] must be [true position, pred position, count] with positions into "
+                f"'labels', got {_short(cell)}"
+            )
+        i, j, c = cell
+        _check_cell(k, (i, j), c, seen)
+        used[0].add(i)
+        used[1].add(j)
+        triples.append((sides[0][i], sides[1][j], c))
+    for side, name in ((0, "true"), (1, "pred")):
+        if len(used[side]) != len(sides[side]):
+            unused = min(set(range(len(sides[side]))) - used[side])
+            raise InvalidStateError(f"labels.{name}[{unused}] is in no cell")
+    return triples
 
 
 def _short(v, limit: int = 80) -> str:

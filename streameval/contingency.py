@@ -263,7 +263,10 @@ if NATIVE:
             def as_bytes(a) -> bytes:
                 return np.ascontiguousarray(a, dtype=np.int64).tobytes()
 
-            self._add_coded_cells(ut, up, as_bytes(t), as_bytes(p), as_bytes(counts), skipped)
+            coded = (ut, up, as_bytes(t), as_bytes(p), as_bytes(counts))
+            # the skipped count is added in the same native call as the cells (one borrow: never
+            # the cells without the count); passed only when there is one to add
+            self._add_coded_cells(*coded, skipped) if skipped else self._add_coded_cells(*coded)
 
         def _add_int_array(self, yt: np.ndarray, yp: np.ndarray, w) -> None:
             """Integer labels: cells counted natively over one combined key (a radix sort), the

@@ -66,6 +66,11 @@ from .errors import UnknownElementError
 from .metrics.base import Described
 from .summaries import ClusterSummaries
 
+try:  # the native Davies-Bouldin cache (src/summaries_py.rs); the numpy one is the reference
+    from ._native import DaviesBouldinKernel as _DaviesBouldinKernel
+except ImportError:  # pragma: no cover - the pure-Python build
+    _DaviesBouldinKernel = None  # type: ignore[assignment, misc]
+
 __all__ = [
     "IntrinsicMetric",
     "INTRINSIC_REGISTRY",
@@ -144,8 +149,15 @@ class IntrinsicMetric(Described):
     def _on_revert(self, token) -> None:
         """Called after the summaries gave back the element."""
 
+    def _after_fast(self, x, y_pred, w: int) -> None:
+        """:meth:`_after_update` after the summaries took ``x`` (as given) by
+        :meth:`ClusterSummaries.fast`."""
+
     def update(self, x, y_pred, w=1) -> None:
         """Add ``w`` copies of vector ``x`` to cluster ``y_pred``. O(d) (silhouettes: O(k·d))."""
+        if self._summaries.fast(x, y_pred, w):
+            self._after_fast(x, y_pred, w)
+            return
         change = self._summaries.check(x, y_pred, w)
         self._summaries.apply(change)
         self._after_update(change.vector, y_pred, change.w)
@@ -234,7 +246,19 @@ def _separation(s: ClusterSummaries) -> float:
     k = s.k
     if k < 2:
         return NAN
-    return float(s.centroid_distances().sum()) / (k * (k - 1))
+    dist = s.centroid_distances()
+    total = None if s.kernel is None else s.kernel.dist_sum(s.width)
+    return float(dist.sum() if total is None else total) / (k * (k - 1))
+
+
+def _compactness(s: ClusterSummaries, scatter) -> float:
+    """The mean over the live clusters of the per-cluster ``scatter`` (NaN when empty)."""
+    if s.k == 0:
+        return NAN
+    if s.kernel is not None:
+        return s.kernel.compactness(s.width)
+    live = s.slot_arrays()[0] > 0
+    return float(scatter(s, slice(0, s.width))[live].mean())
 
 
 def _rms_scatter(s: ClusterSummaries, slots) -> np.ndarray:
@@ -262,14 +286,27 @@ class _DaviesBouldinCache:
 
     def __init__(self, scatter: Callable[..., np.ndarray]) -> None:
         self.scatter = scatter  # (summaries, slots) -> per-slot scatter S
-        self.summaries = None
+        self.summaries: ClusterSummaries | None = None
         self.seen = -1
         self.R: np.ndarray | None = None
+        self.native: Any = None  # the native cache (DaviesBouldinKernel) over summaries with a kernel
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["native"], state["summaries"] = None, None  # native, not picklable: rebuilt on the next read
+        return state
 
     def value(self, s: ClusterSummaries) -> float:
         if s.k < 2:
             return NAN
         d = s.centroid_distances()
+        if s.kernel is not None:
+            if self.native is None:
+                self.native = _DaviesBouldinKernel()
+            got = self.native.value(s.kernel, s.width, s.version, self.summaries is not s)
+            if got is not None:
+                self.summaries = s
+                return got
         w = s.width
         changed = s.changed_since(self.seen)
         cap = s.capacity
@@ -352,10 +389,7 @@ class RMSCompactness(IntrinsicMetric):
     bigger_is_better = False
 
     def value(self, s):
-        if s.k == 0:
-            return NAN
-        live = s.slot_arrays()[0] > 0
-        return float(_rms_scatter(s, slice(0, s.width))[live].mean())
+        return _compactness(s, _rms_scatter)
 
 
 class RMSDaviesBouldin(IntrinsicMetric):
@@ -403,10 +437,7 @@ class CosineCompactness(IntrinsicMetric):
     alink = "cp"
 
     def value(self, s):
-        if s.k == 0:
-            return NAN
-        live = s.slot_arrays()[0] > 0
-        return float(_cosine_scatter(s, slice(0, s.width))[live].mean())
+        return _compactness(s, _cosine_scatter)
 
 
 class CosineSSB(IntrinsicMetric):
@@ -425,6 +456,8 @@ class CosineSSB(IntrinsicMetric):
     def value(self, s):
         if s.n == 0:
             return 0.0
+        if s.kernel is not None:
+            return s.kernel.cosine_ssb(s.width)
         counts = s.slot_arrays()[0]
         d = s.distances_from(s.global_summary()[1])
         return float(counts @ (d * d))
@@ -554,7 +587,7 @@ class Silhouette(IntrinsicMetric, register=False):
             raise ValueError(f"singleton must be a number in [-1, 1] (0.0: scikit-learn, 1.0: Alink), got {singleton!r}")
         super().__init__(**({} if singleton == 0.0 else {"singleton": singleton}))
         self.singleton = float(singleton)
-        self._points: dict = {}  # (label, bytes) -> [vector, multiplicity, deque of (w, fixed score)]
+        self._points: dict = {}  # (label, vector bytes) -> [multiplicity, deque of (w, fixed score)]
         self._sum = 0  # sum of w·score, fixed point (scale 2**53): exact under update/revert
         self._scored = 0  # total weight of scored points
 
@@ -603,24 +636,34 @@ class Silhouette(IntrinsicMetric, register=False):
 
     def _after_update(self, x, y_pred, w):
         s = self._summaries
-        key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
+        score = float(self._scores(s, x[None, :], np.array([s.slot(y_pred)]))[0]) if s.k >= 2 else None
+        self._record((y_pred, (x + 0.0).tobytes()), w, score)  # + 0.0 folds -0.0 into 0.0
+
+    def _after_fast(self, x, y_pred, w):
+        s = self._summaries
+        got = s.kernel.score(s.slot(y_pred), x, s.width, self.singleton, s.k >= 2)
+        if got is None:  # pragma: no cover - the kernel read x a moment ago
+            self._after_update(s.vector(x), y_pred, w)
+            return
+        self._record((y_pred, got[0]), w, got[1])
+
+    def _record(self, key, w, score):
         rec = self._points.get(key)
         if rec is None:
-            rec = self._points[key] = [x, 0, deque()]
-        rec[1] += w
+            rec = self._points[key] = [0, deque()]
+        rec[0] += w
         fx = None
-        if s.k >= 2:
-            score = float(self._scores(s, x[None, :], np.array([s.slot(y_pred)]))[0])
+        if score is not None:
             fx = round(score * _FX)
             self._sum += w * fx
             self._scored += w
-        rec[2].append((w, fx))
+        rec[1].append((w, fx))
 
     def _check_revert(self, x, y_pred, w):
         key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
         rec = self._points.get(key)
         if rec is not None:
-            for i, (wi, _) in enumerate(rec[2]):
+            for i, (wi, _) in enumerate(rec[1]):
                 if wi == w:
                     return key, i
         raise UnknownElementError(
@@ -630,10 +673,10 @@ class Silhouette(IntrinsicMetric, register=False):
     def _on_revert(self, token):
         key, i = token
         rec = self._points[key]
-        w, fx = rec[2][i]
-        del rec[2][i]
-        rec[1] -= w
-        if not rec[1]:
+        w, fx = rec[1][i]
+        del rec[1][i]
+        rec[0] -= w
+        if not rec[0]:
             del self._points[key]
         if fx is not None:
             self._sum -= w * fx
@@ -659,9 +702,9 @@ class Silhouette(IntrinsicMetric, register=False):
         if s.k < 2 or not self._points:
             return NAN
         recs = list(self._points.items())
-        xs = np.array([r[0] for _, r in recs])
+        xs = np.array([np.frombuffer(key[1]) for key, _ in recs])
         labels = [key[0] for key, _ in recs]
-        ws = np.array([r[1] for _, r in recs], dtype=np.float64)
+        ws = np.array([r[0] for _, r in recs], dtype=np.float64)
         return self.value(s, self.score_sum(s, xs, labels, ws))
 
 
@@ -725,6 +768,7 @@ class IntrinsicEvaluator:
     metrics : a list of metrics (named by their ``name``), a ``{name: metric}`` dict, or ``None``
         for every registered intrinsic metric.
     dim, features : fix the dimension / dict feature order up front (default: the first vector).
+    native : ``False`` builds reference summaries (no native kernel; for the differential test).
 
     A vector is checked in every space before any summary changes, so a rejected call (e.g. a zero
     vector when a cosine metric is present) leaves everything as it was. Cost: :meth:`update` is
@@ -738,10 +782,11 @@ class IntrinsicEvaluator:
     ['cosine', 'euclidean']
     """
 
-    def __init__(self, metrics=None, dim: int | None = None, features=None):
+    def __init__(self, metrics=None, dim: int | None = None, features=None, native: bool = True):
         self.summaries: dict = {}
         self.metrics: dict = {}
-        self._dim, self._features = dim, features
+        self._ordered: list = []  # the summaries, cosine first (see update)
+        self._dim, self._features, self._native = dim, features, native
         if metrics is None:
             metrics = default_intrinsic_metrics()
         items = metrics.items() if isinstance(metrics, dict) else ((m.name, m) for m in metrics)
@@ -758,9 +803,11 @@ class IntrinsicEvaluator:
             raise ValueError(f"cannot add {name!r} after elements were seen: add every metric first")
         s = self.summaries.get(metric.space)
         if s is None:
-            s = self.summaries[metric.space] = ClusterSummaries(self._dim, self._features, metric.space)
+            s = self.summaries[metric.space] = ClusterSummaries(self._dim, self._features, metric.space,
+                                                                native=self._native)
         metric._bind(s)
         self.metrics[name] = metric
+        self._ordered = sorted(self.summaries.values(), key=lambda s: s.space != "cosine")
 
     def __getitem__(self, name: str) -> IntrinsicMetric:
         return self.metrics[name]
@@ -772,13 +819,30 @@ class IntrinsicEvaluator:
         return len(self.metrics)
 
     def update(self, x, y_pred, w=1) -> None:
-        """Add ``w`` copies of ``x`` to cluster ``y_pred`` in every summary; score silhouettes."""
+        """Add ``w`` copies of ``x`` to cluster ``y_pred`` in every summary; score silhouettes.
+
+        A plain call (see :meth:`ClusterSummaries.fast`) takes one native call per space, the
+        cosine one first: it alone can still refuse ``x`` (a zero vector), and when it took
+        ``x`` the Euclidean one, with the same clusters and count, takes it too."""
+        if self._fast(x, y_pred, w):
+            for m in self.metrics.values():
+                m._after_fast(x, y_pred, w)
+            return
         changes = {space: s.check(x, y_pred, w) for space, s in self.summaries.items()}
         for space, s in self.summaries.items():
             s.apply(changes[space])
         for m in self.metrics.values():
             change = changes[m.space]
             m._after_update(change.vector, y_pred, change.w)
+
+    def _fast(self, x, y_pred, w) -> bool:
+        ordered = self._ordered
+        for i, s in enumerate(ordered):
+            if not s.fast(x, y_pred, w):
+                if i:  # pragma: no cover - the summaries share clusters and count: cannot happen
+                    raise AssertionError(f"the {s.space} summaries refused what the others took")
+                return False
+        return bool(ordered)
 
     def revert(self, x, y_pred, w=1) -> None:
         """Undo :meth:`update` with the same arguments."""

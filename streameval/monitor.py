@@ -39,7 +39,9 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ._validate import check_total, check_weight
+from .breakdown import ErrorAccount
 from .contingency import Contingency
+from .detect import BlockDrops, Cusum, IntervalRule, RiverRule, is_drop
 from .errors import require
 from .evaluator import Evaluator
 from .stats import ONE, bcubed_term, elm_term
@@ -50,38 +52,6 @@ if TYPE_CHECKING:
     from .bootstrap import BootstrapEvaluator
 
 __all__ = ["Monitor", "ClusterCostRanking", "is_drop"]
-
-
-def is_drop(detector, value: float, bigger_is_better: bool, since: list) -> bool:
-    """Feed one block value to a River drift ``detector``; true when it flags a change *down*
-    (up, for a metric where smaller is better). The rule :class:`Monitor` applies to each block.
-
-    The change's direction compares the detector's estimate before and after the update, or, for a
-    detector without ``estimation``, the block value with the mean of the block values since the
-    previous change (``since = [sum, count]``, updated here). O(the detector's update).
-
-    >>> class Always:  # a detector that flags every value
-    ...     drift_detected = True
-    ...     def update(self, x):
-    ...         pass
-    >>> since = [0.0, 0]
-    >>> [is_drop(Always(), v, True, since) for v in (0.9, 0.5, 0.7)]
-    [False, True, False]
-    """
-    before = getattr(detector, "estimation", None)
-    detector.update(value)
-    drop = False
-    if detector.drift_detected:
-        after = getattr(detector, "estimation", None)
-        if before is None or after is None:  # detectors without an estimate
-            total, count = since
-            before = total / count if count else value
-            after = value
-        drop = (after < before) if bigger_is_better else (after > before)
-        since[0], since[1] = 0.0, 0
-    since[0] += value
-    since[1] += 1
-    return drop
 
 
 class ClusterCostRanking:
@@ -153,7 +123,8 @@ class ClusterCostRanking:
 
 
 class Monitor(Guarded):
-    """Feeds an all-time evaluator and a window, reports on a schedule, flags drops, ranks clusters.
+    """Feeds an all-time evaluator and a window, reports on a schedule, flags drops, ranks clusters,
+    and says what broke.
 
     Parameters
     ----------
@@ -162,28 +133,40 @@ class Monitor(Guarded):
     window : an int (a :class:`~streameval.CountWindow` of that many updates), a window object
         (``CountWindow`` or ``EventTimeWindow`` with its own metrics), or ``None``.
     watch : the name of the metric whose drops are flagged (``None``: no drop detection).
-    block : elements per block of the watched metric fed to the detector.
-    detector : a River drift detector (``update(x)``, ``drift_detected``); ``None`` builds
-        ``river.drift.ADWIN(clock=1)``; ``False`` turns detection off.
+    block : elements per block of the watched metric fed to the detector
+        (:class:`~streameval.detect.BlockDrops`).
+    detector : ``None`` (default: a :class:`~streameval.detect.Cusum` calibrated on the first 40
+        blocks to 10⁸ elements between false alarms), a detector (``bind``, ``update(value)``:
+        :class:`~streameval.detect.Cusum`, :class:`~streameval.detect.RiverRule`, ...), a name
+        for :func:`~streameval.detect.make_detector` (``"cusum"``, ``"adwin"``,
+        ``"page-hinkley"``, ``"interval"``), a River drift detector (``update(x)``,
+        ``drift_detected``; wrapped in a ``RiverRule``), or ``False`` (no detection).
     report_every : report every that many elements; ``report_seconds``: every that many seconds
         (checked at each update); ``on_report``: called with each report dict.
-    cost, top : the cluster ranking's cost (``"elm"`` or ``"bcubed"``) and report length.
+    cost, top : the cluster ranking's cost (``"elm"`` or ``"bcubed"``) and the reports' list
+        length (the ranking and the lists of :class:`~streameval.breakdown.ErrorAccount`).
     interval : ``None`` (default), an int ``B`` or a fresh :class:`~streameval.BootstrapEvaluator`
         holding the watched metric: bootstrap the count window over units (``update(..., unit=)``).
         A drop the detector finds is kept only if the window's interval lies below the reference;
-        with ``detector=False`` the interval alone is checked every ``block`` elements, and a drop
-        is flagged when the interval newly falls below the reference.
+        with ``detector=False`` (or ``"interval"``) the interval alone is checked every ``block``
+        elements, and a drop is flagged when the interval newly falls below the reference
+        (:class:`~streameval.detect.IntervalRule`).
     reference : the value the window is compared with (default: the all-time value when checked).
 
     Cost per :meth:`update`: one all-time table update, one window update (plus one revert per
-    element that leaves), one block-table update (a table of the block's elements, rebuilt every
-    ``block`` elements: O(1) amortised), O(log k) per changed column of the ranking, and the
-    detector's update once per block. :meth:`report` reads every metric.
+    element that leaves), one block-table update (a table of the block's elements, read every
+    ``block`` elements: O(1) amortised), O(log k) per changed cell for the ranking and the
+    error account, and the detector's update once per block. :meth:`report` reads every metric.
 
     Not thread-safe (see :mod:`streameval.sync`): an update that starts while another is running
     raises :class:`~streameval.errors.ConcurrentUseError`; share a monitor through
     :class:`~streameval.Synchronized`. :meth:`get` (a report that leaves ``new_drop`` pending)
     makes a monitor a target of :func:`streameval.river.progressive_evaluate`.
+
+    >>> from streameval import ELM
+    >>> Monitor([ELM()], window=100, block=25)
+    Monitor(n=0, metrics=['ELM'], window=CountWindow(100), watch='ELM', block=25, \
+detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
     """
 
     def __init__(
@@ -212,44 +195,88 @@ class Monitor(Guarded):
             raise ValueError(
                 f"watch={watch!r} is not one of the monitored metrics {list(self.all_time)}"
             )
-        if not isinstance(block, int) or block < 1:
+        if not isinstance(block, int) or isinstance(block, bool) or block < 1:
             raise ValueError(f"block must be an int >= 1, got {block!r}")
         self.watch = watch
         self.block = block
-        if watch is None or detector is False:
-            self.detector: Any = None  # a River drift detector (update, drift_detected)
-        elif detector is None:
-            drift = require(
-                "river.drift", "Monitor's drop detection (detector=None)", "river"
-            )
-
-            self.detector = drift.ADWIN(clock=1)
-        else:
-            self.detector = detector
         self.report_every = report_every
         self.report_seconds = report_seconds
         self.on_report = on_report
         self.top = top
         self.n = 0  # updates seen
-        self.drops: list = []  # element counts at which a drop was flagged
-        self.block_values: list = []  # the watched metric over each block (one float per block)
         self.last_report: dict | None = None
         self._reported_drops = 0
         self._last_time = time.monotonic()
-        self._block: Evaluator | None = None
-        self._block_len = 0
-        self._since = [0.0, 0]  # sum and count of the block values since the last change
-        if self.detector is not None:
-            self._new_block()
         ranked = self.window.evaluator.table if self.window is not None else self.all_time.table
         self.ranking = ClusterCostRanking(ranked, cost)
+        self.account = ErrorAccount(ranked)
+        self._pending: tuple | None = None  # an element the window added, not yet accounted
         self._init_guard()
         if self.window is not None:
-            self.window.on_expire = lambda y_true, y_pred, w: self.ranking.refresh(y_pred)
+            self.window.on_expire = self._expired
         self.interval: BootstrapEvaluator | None = None
         self.reference = reference
         if interval is not None:
             self._setup_interval(interval)
+        self.detection: BlockDrops | None = None
+        if watch is not None and (detector is not False or self.interval is not None):
+            self.detection = BlockDrops(self.all_time.metrics[watch], block,
+                                        self._detector(detector), gate=self._gate())
+        # the element counts at which drops were flagged, and the watched metric over each block
+        self.drops: list = self.detection.drops if self.detection is not None else []
+        self.block_values: list = self.detection.values if self.detection is not None else []
+
+    def _detector(self, detector):
+        if detector is None:
+            return Cusum()
+        if detector is False or detector == "interval":
+            return IntervalRule(self._interval_below if self.interval is not None else None)
+        if isinstance(detector, str):
+            from .detect import make_detector
+
+            return make_detector(detector)
+        if isinstance(detector, IntervalRule) and detector.below is None:
+            detector.below = self._interval_below if self.interval is not None else None
+        if hasattr(detector, "bind"):
+            return detector
+        return RiverRule(detector)  # a River drift detector
+
+    def _gate(self):
+        """With an interval, a drop another detector flags is kept only if the interval is below."""
+        if self.interval is None:
+            return None
+        return self._interval_below
+
+    @property
+    def detector(self):
+        """The detector the blocks are fed to (``None`` without detection)."""
+        return None if self.detection is None else self.detection.detector
+
+    def _expired(self, y_true, y_pred, w) -> None:
+        # the window has added the new element (pending) and removed this one before calling:
+        # the account learns the two changes in that order (or as one, on one cell)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            if pending[0] == y_true and pending[1] == y_pred:
+                self.account.refresh(y_true, y_pred, pending[2] - w)
+                self.ranking.refresh(y_pred)
+                return
+            self.account.refresh(*pending)
+        self.ranking.refresh(y_pred)
+        self.account.refresh(y_true, y_pred, -w)
+
+    def _window_update(self, y_true, y_pred, w, **t) -> None:
+        """Update the window and the account (in the order the table changed)."""
+        assert self.window is not None
+        self._pending = (y_true, y_pred, w)
+        try:
+            self.window.update(y_true, y_pred, w, **t)
+        except BaseException:
+            self._pending = None
+            raise
+        if self._pending is not None:
+            self._pending = None
+            self.account.refresh(y_true, y_pred, w)
 
     # ------------------------------------------------------------------ bootstrap interval
     def _setup_interval(self, interval) -> None:
@@ -272,8 +299,6 @@ class Monitor(Guarded):
         else:
             raise ValueError(f"interval must be an int >= 1 or a BootstrapEvaluator, got {interval!r}")
         self._units: deque[Any] = deque()  # the unit of each element in the window, oldest first
-        self._ci_count = 0
-        self._below = False
         ranking_refresh = self.window.on_expire
 
         def expire(y_true, y_pred, w):
@@ -298,10 +323,6 @@ class Monitor(Guarded):
         if self.all_time.metrics[self.watch].bigger_is_better:
             return high < ref
         return low > ref
-
-    def _new_block(self):
-        self._block = Evaluator({self.watch: self.all_time.metrics[self.watch].clone()})
-        self._block_len = 0
 
     def update(self, y_true, y_pred, w=1, *, t=None, unit=None) -> None:
         """Take one element (``t``: its event time, for an event-time window; ``unit``: its
@@ -332,46 +353,79 @@ class Monitor(Guarded):
             if t is None:
                 raise ValueError("an event-time window needs the element's time: update(..., t=)")
             check_total(self.all_time.table.n, w)  # the all-time table fills first: check it first
-            window.update(y_true, y_pred, w, t=t)  # validates everything before changing
+            self._window_update(y_true, y_pred, w, t=t)  # validates everything before changing
             self.all_time.update(y_true, y_pred, w)
         else:
             self.all_time.update(y_true, y_pred, w)  # validates the labels before changing
             if window is not None:
                 if self.interval is not None:
                     self._units.append(unit)
-                window.update(y_true, y_pred, w)
+                self._window_update(y_true, y_pred, w)
+            else:
+                self.account.refresh(y_true, y_pred, w)
         if self.interval is not None:
             self.interval.update(y_true, y_pred, w, unit=unit)
         self.ranking.refresh(y_pred)
         self.n += 1
-        if self.interval is not None and self.detector is None:
-            self._ci_count += 1
-            if self._ci_count == self.block:
-                self._ci_count = 0
-                below = self._interval_below()
-                if below and not self._below:
-                    self.drops.append(self.n)
-                self._below = below
-        if self._block is not None:  # a detector is watching: it reads the blocks
-            self._block.update(y_true, y_pred, w)
-            self._block_len += 1
-            if self._block_len == self.block:
-                self._end_block()
-        return bool(self.report_every and self.n % self.report_every == 0) or (
+        if self.detection is not None:
+            self.detection.update(y_true, y_pred, w)
+        return self._due(1)
+
+    def _due(self, added: int) -> bool:
+        every = self.report_every
+        return bool(every and self.n // every > (self.n - added) // every) or (
             self.report_seconds is not None
             and time.monotonic() - self._last_time >= self.report_seconds
         )
 
-    def _end_block(self) -> None:
-        assert self._block is not None and self.watch is not None  # called only with a detector
-        value = self._block.get()[self.watch]
-        self.block_values.append(value)
-        self._new_block()
-        better = self.all_time.metrics[self.watch].bigger_is_better
-        if is_drop(self.detector, value, better, self._since) and (
-            self.interval is None or self._interval_below()
-        ):
-            self.drops.append(self.n)
+    def update_many(self, y_true, y_pred, w=None) -> None:
+        """Take many elements at once (sequences or numpy arrays; ``w``: weights or ``None``):
+        the state of calling :meth:`update` for each, the drop detection's blocks read in bulk
+        (:meth:`BlockDrops.update_many <streameval.detect.BlockDrops.update_many>`); at most one
+        report, after them. For a count window or none, without ``interval=`` (give event
+        times and units one by one with :meth:`update`).
+
+        Bad input (any label or weight) raises before anything changes. Cost: the all-time
+        table's ``update_many``, then per element one window update and O(log k) for the ranking
+        and the error account, and the block tables in bulk.
+
+        >>> from streameval import ELM
+        >>> mon = Monitor([ELM()], window=3, detector=False)
+        >>> mon.update_many(["a", "a", "b", "b"], ["x", "x", "x", "y"])
+        >>> mon.n, len(mon.window), mon.get()["broke"]["splits"]  # entity b split in two
+        (4, 3, 1)
+        """
+        if isinstance(self.window, EventTimeWindow) or self.interval is not None:
+            raise ValueError("update_many takes a count window (or none) without interval=: "
+                             "give event times or units one by one with update()")
+        y_true = y_true.tolist() if hasattr(y_true, "tolist") else list(y_true)
+        y_pred = y_pred.tolist() if hasattr(y_pred, "tolist") else list(y_pred)
+        if len(y_true) != len(y_pred):
+            raise ValueError(f"y_true and y_pred differ in length: {len(y_true)} != {len(y_pred)}")
+        weights = None if w is None else (w.tolist() if hasattr(w, "tolist") else list(w))
+        if weights is not None and len(weights) != len(y_true):
+            raise ValueError(f"w has {len(weights)} weights for {len(y_true)} elements")
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update_many")
+        try:
+            self.all_time.update_many(y_true, y_pred, weights)  # validates all before changing
+            ws = [1] * len(y_true) if weights is None else [int(x) for x in weights]
+            windowed, ranking = self.window is not None, self.ranking
+            for t, p, x in zip(y_true, y_pred, ws):
+                if windowed:
+                    self._window_update(t, p, x)
+                else:
+                    self.account.refresh(t, p, x)
+                ranking.refresh(p)
+            self.n += len(y_true)
+            if self.detection is not None:
+                self.detection.update_many(y_true, y_pred, weights)
+            emit = self._due(len(y_true))
+        finally:
+            guard.release()
+        if emit:
+            self._emit()
 
     def relabel_pred(self, old, new) -> None:
         """The clusterer merged (or renamed) predicted cluster ``old`` into ``new``: move it in the
@@ -384,12 +438,13 @@ class Monitor(Guarded):
             concurrent_use(self, "relabel_pred")
         try:
             self.all_time.table.relabel_pred(old, new)  # holds every element: raises if unknown
-            if self._block is not None and self._block.table.pred_size(old):
-                self._block.table.relabel_pred(old, new)
+            if self.detection is not None and self.detection.table.pred_size(old):
+                self.detection.table.relabel_pred(old, new)
             if self.window is not None:
                 self.window.relabel_pred(old, new)
             self.ranking.refresh(old)
             self.ranking.refresh(new)
+            self.account = ErrorAccount(self.account.table)  # recounted: O(cells log cells)
         finally:
             guard.release()
 
@@ -398,12 +453,16 @@ class Monitor(Guarded):
         return self.ranking.top(self.top if k is None else k)
 
     def report(self) -> dict:
-        """``{"n", "all_time", "window", "watch", "drops", "new_drop", "worst"}``.
+        """``{"n", "all_time", "window", "watch", "drops", "new_drop", "worst", "broke"}``.
 
         ``all_time``/``window`` map metric names to values (``window`` is ``None`` without one);
         ``drops`` lists the element counts at which drops were flagged; ``new_drop`` says whether
-        one was flagged since the previous report; ``worst`` is :meth:`worst`. With ``interval=``
-        the report also has ``window_interval``: ``(value, low, high)`` of the watched metric.
+        one was flagged since the previous report; ``worst`` is :meth:`worst`; ``broke`` is what
+        broke over the window (the all-time table without one): splits, merges, the entities
+        split across most predicted clusters and the clusters merging most entities
+        (:meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`). With
+        ``interval=`` the report also has ``window_interval``: ``(value, low, high)`` of the
+        watched metric.
         """
         report = self.get()
         self._reported_drops = len(self.drops)
@@ -431,6 +490,7 @@ class Monitor(Guarded):
             "drops": list(self.drops),
             "new_drop": new_drop,
             "worst": self.worst(),
+            "broke": self.account.report(self.top),
             **extra,
         }
 
@@ -439,3 +499,13 @@ class Monitor(Guarded):
         self.last_report = self.report()
         if self.on_report is not None:
             self.on_report(self.last_report)
+
+    def __repr__(self) -> str:
+        window = self.window
+        if isinstance(window, CountWindow):
+            win = f"CountWindow({window.size})"
+        else:
+            win = repr(None) if window is None else type(window).__name__
+        return (f"Monitor(n={self.n}, metrics={list(self.all_time.metrics)}, window={win}, "
+                f"watch={self.watch!r}, block={self.block}, detector={self.detector!r}, "
+                f"drops={self.drops})")

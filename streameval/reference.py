@@ -66,8 +66,6 @@ from .stats import (
 __all__ = ["ReferenceContingency"]
 
 _F1 = FRAC_BITS + 1  # (1 + beta²) = 2 for beta = 1, folded into the shift
-_FORMAT = "streameval.Contingency"
-_VERSION = 1
 
 
 class _Cluster:

@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import InvalidLabelError, InvalidStateError
 
-__all__ = ["header", "check_header", "label_to_json", "label_from_json", "MAX_DEPTH"]
+__all__ = ["header", "check_header", "label_to_json", "label_from_json", "label_index", "MAX_DEPTH"]
 
 MAX_DEPTH = 32
 """The deepest nesting of tuple labels that :func:`label_to_json` / :func:`label_from_json` accept."""
@@ -48,11 +48,11 @@ def header(fmt: str, version: int) -> dict[str, Any]:
     return {"format": fmt, "version": version}
 
 
-def check_header(state: Any, fmt: str, version: int, keys=(), *, what: str | None = None,
-                 error: type[Exception] = InvalidStateError) -> None:
+def check_header(state: Any, fmt: str, version: int | tuple[int, ...], keys=(), *,
+                 what: str | None = None, error: type[Exception] = InvalidStateError) -> None:
     """Check that ``state`` is a dict written as ``fmt`` version ``version`` and holds every key of
     ``keys``; raise ``error`` naming the first problem (what the state should be, what was
-    found). ``what`` names the state in messages (default: the part of ``fmt`` after its last
+    found). ``version`` may be a tuple of the versions read. ``what`` names the state in messages (default: the part of ``fmt`` after its last
     dot). O(len(keys)).
 
     >>> check_header({"format": "streameval.CountWindow", "version": 1, "size": 3},
@@ -71,9 +71,11 @@ def check_header(state: Any, fmt: str, version: int, keys=(), *, what: str | Non
     if state.get("format") != fmt:
         raise error(f"not a streameval {what} state: format is {state.get('format')!r}, "
                     f"expected {fmt!r}")
-    if state.get("version") != version:
-        raise error(f"unsupported {what} state version {state.get('version')!r} "
-                    f"(this streameval reads version {version})")
+    versions = version if isinstance(version, tuple) else (version,)
+    if isinstance(state.get("version"), bool) or state.get("version") not in versions:
+        reads = "version" + ("s " if len(versions) > 1 else " ") + ", ".join(map(str, versions))
+        raise error(f"unsupported {what} state version {state.get('version')!r:.40} "
+                    f"(this streameval reads {reads})")
     for key in keys:
         if key not in state:
             raise error(f"{what} state lacks the key {key!r}")
@@ -114,8 +116,13 @@ def label_to_json(v, _depth: int = 0):
 _FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
-def label_from_json(v, _depth: int = 0):
+def label_from_json(v, _depth: int = 0, *, fresh_nan: bool = False):
     """Read a label written by :func:`label_to_json` (a list becomes a tuple). O(size of v).
+
+    ``fresh_nan``: each ``{"float": "nan"}`` becomes a new NaN object. Tuples holding NaN are
+    equal only when they hold the *same* NaN object (Python compares tuple items by identity
+    first), so two distinct labels ``(nan, 1)`` of a table are read back as two distinct labels
+    from a saved label index (:func:`label_index`), where each label is written once.
 
     Raises :class:`~streameval.errors.InvalidLabelError` for anything that form cannot hold
     (objects other than ``{"float": ...}``, nesting deeper than :data:`MAX_DEPTH`).
@@ -126,11 +133,33 @@ def label_from_json(v, _depth: int = 0):
     if isinstance(v, list):
         if _depth >= MAX_DEPTH:
             raise InvalidLabelError(f"a label nested more than {MAX_DEPTH} deep is not accepted")
-        return tuple(label_from_json(x, _depth + 1) for x in v)
+        return tuple(label_from_json(x, _depth + 1, fresh_nan=fresh_nan) for x in v)
     if v is None or isinstance(v, (str, int, float)):
         return v
     if isinstance(v, dict) and len(v) == 1 and v.get("float") in _FLOATS:
-        return _FLOATS[v["float"]]
+        return float("nan") if fresh_nan and v["float"] == "nan" else _FLOATS[v["float"]]
     raise InvalidLabelError(
         f"{v!r} is not a saved label (str, int, float, a list, or {{'float': 'inf'|'-inf'|'nan'}})"
     )
+
+
+def label_index(labels) -> tuple[list, dict]:
+    """Each distinct label of ``labels`` once: ``(their JSON forms, {label: position})``.
+
+    A saved state writes each label once, in this index, and refers to it by position (a label
+    of 100 MiB in ten cells is written once, not ten times). The order is canonical: by the
+    label's JSON text (labels equal under Python's equality are one entry, written in
+    :func:`label_to_json`'s form whichever arrived first); labels with the same text (distinct
+    tuples holding NaN) keep the order they came in. O(k log k) for ``k`` distinct labels.
+
+    >>> forms, where = label_index(["b", 1, "a", 1.0, True, "b"])
+    >>> forms, where["a"], where[1]
+    (['a', 'b', 1], 0, 2)
+    """
+    import json
+
+    distinct = list(dict.fromkeys(labels))  # Python equality: 1, 1.0, True are one label
+    encoded = [label_to_json(v) for v in distinct]
+    texts = [json.dumps(e, ensure_ascii=False, allow_nan=False) for e in encoded]
+    order = sorted(range(len(distinct)), key=texts.__getitem__)  # stable: ties keep their order
+    return [encoded[i] for i in order], {distinct[i]: k for k, i in enumerate(order)}

@@ -66,6 +66,11 @@ from .errors import InvalidLabelError, InvalidStateError, InvalidVectorError, Un
 from .state import check_header, header, label_from_json, label_to_json
 from .sync import Guarded, concurrent_use
 
+try:  # the per-point kernel (src/summaries.rs); without it every call runs the reference below
+    from ._native import SummaryKernel as _SummaryKernel
+except ImportError:  # pragma: no cover - the pure-Python build
+    _SummaryKernel = None  # type: ignore[assignment, misc]
+
 __all__ = ["ClusterSummaries", "Change", "SPACES"]
 
 _FORMAT = "streameval.ClusterSummaries"
@@ -99,6 +104,9 @@ class ClusterSummaries(Guarded):
     dim : the vector dimension (default: fixed by the first vector).
     features : for dict vectors, the feature order (default: the first dict's key order).
     space : ``"euclidean"`` (raw vectors) or ``"cosine"`` (each vector scaled to unit length).
+    native : run :meth:`update` and :meth:`revert` of a known cluster in the native kernel when it
+        is built (default); ``False`` runs the Python reference for every call (the differential
+        test drives both). The state, its reads and every other method are the same either way.
 
     Cost: :meth:`update`, :meth:`revert` O(d); :meth:`merge` O(k·d); reads of :attr:`ssw`, :attr:`n`,
     :attr:`k` O(1) (SSW is summed on demand over the k clusters: O(k)); :meth:`ssb` O(k·d).
@@ -110,7 +118,7 @@ class ClusterSummaries(Guarded):
     (['u', 'v'], [0.6, 0.8])
     """
 
-    def __init__(self, dim: int | None = None, features=None, space: str = "euclidean"):
+    def __init__(self, dim: int | None = None, features=None, space: str = "euclidean", native: bool = True):
         if space not in SPACES:
             raise ValueError(f"space must be one of {SPACES}, got {space!r}")
         if features is not None:
@@ -140,6 +148,35 @@ class ClusterSummaries(Guarded):
         self._dist_seen = -1  # version the cache reflects
         self._ssb = (-1, 0.0)  # (version, SSB)
         self._guard = threading.Lock()  # Guarded's guard: dropped by pickling, made anew on load
+        self._native = bool(native) and _SummaryKernel is not None
+        self._kernel: Any = None  # bound to the arrays once the dimension is known (_bind_kernel)
+        self._bind_kernel()
+
+    def _bind_kernel(self) -> None:
+        """Bind the native kernel to the current arrays (after any of them is reallocated)."""
+        if self._native and self.dim is not None and self._mean.shape[1] == self.dim:
+            if self._kernel is None:
+                self._kernel = _SummaryKernel(self.space == "cosine")
+            self._kernel.bind(self._count, self._mean, self._m2, self._gmean, self._touched)
+            if self._dist is not None and self._dist.shape[0] == len(self._count):
+                self._kernel.bind_dist(self._dist)
+
+    @property
+    def kernel(self):
+        """The native kernel bound to these summaries' arrays (``streameval._native.SummaryKernel``),
+        or ``None`` (the pure-Python build, ``native=False``, or no dimension yet). The views read
+        through it when it is there, and through numpy otherwise (the reference)."""
+        return self._kernel
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_kernel", None)  # native, not picklable: bound anew on load
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._kernel = None
+        self._bind_kernel()
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
@@ -202,11 +239,17 @@ class ClusterSummaries(Guarded):
         self.dim = d
         self._mean = np.zeros((len(self._count), d))
         self._gmean = np.zeros(d)
+        self._bind_kernel()
 
     # -- mutation ------------------------------------------------------------
     def update(self, x, y_pred, w=1) -> None:
-        """Add ``w`` copies of vector ``x`` to cluster ``y_pred`` (Welford). O(d)."""
-        self.apply(self.check(x, y_pred, w))
+        """Add ``w`` copies of vector ``x`` to cluster ``y_pred`` (Welford). O(d).
+
+        A known cluster, an ``int`` weight and a list, tuple or float64 array take one native
+        call (:meth:`fast`); anything else (a new cluster, a dict, an error to report) the
+        reference path."""
+        if not self.fast(x, y_pred, w):
+            self.apply(self.check(x, y_pred, w))
 
     def revert(self, x, y_pred, w=1) -> None:
         """Undo :meth:`update` with the same arguments (Welford's exact inverse). O(d).
@@ -214,7 +257,45 @@ class ClusterSummaries(Guarded):
         Raises :class:`UnknownElementError` when cluster ``y_pred`` holds fewer than ``w`` elements.
         (A revert of a vector the cluster never saw cannot be detected from a summary.)
         """
-        self.apply(self.check(x, y_pred, w, revert=True))
+        if not (w.__class__ is int and self.fast(x, y_pred, -w)):
+            self.apply(self.check(x, y_pred, w, revert=True))
+
+    def fast(self, x, y_pred, w) -> bool:
+        """Make ``update(x, y_pred, w)`` (``w < 0``: the revert of ``-w``) in one native call
+        when it is a plain one: the kernel is built, ``y_pred`` is a known cluster that keeps an
+        element, ``w`` an ``int``, ``x`` a list, tuple or float64 array it can read and accept
+        (positional vectors: a stream of dicts takes the reference path).
+        Returns ``False``, having changed nothing, otherwise: the caller then takes the reference
+        path (:meth:`check`, :meth:`apply`), which raises the clear errors. O(d).
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a")     # a new cluster: the reference path
+        >>> if not s.fast([2.0], "a", 1):                    # a known one: native when built
+        ...     s.update([2.0], "a")
+        >>> s.cluster("a")[1:], s.fast([2.0], "b", 1)        # "b" is new: not taken
+        ((array([1.]), 2.0), False)
+        """
+        kernel = self._kernel
+        if kernel is None or self.features is not None or w.__class__ is not int or not 0 < self.n + w < MAX_TOTAL or abs(w) >= MAX_TOTAL:
+            return False
+        try:
+            slot = self._index.get(y_pred)
+        except TypeError:  # unhashable: the reference path names it
+            return False
+        if slot is None:
+            return False
+        guard = self._guard  # not thread-safe: a concurrent change raises (streameval.sync)
+        if not guard.acquire(False):
+            concurrent_use(self, "update" if w > 0 else "revert")
+        try:
+            gm2 = kernel.update(slot, x, w, self.n, self._gm2, self.version + 1)
+            if gm2 is None:
+                return False
+            self._gm2 = gm2
+            self.n += w
+            self.version += 1
+        finally:
+            guard.release()
+        return True
 
     def check(self, x, y_pred, w=1, revert: bool = False) -> Change:
         """Check an update (or, with ``revert=True``, a revert) without changing anything; return
@@ -295,7 +376,7 @@ class ClusterSummaries(Guarded):
             self._gmean[:] = 0.0
             self._gm2 = 0.0
         else:
-            self._gmean, self._gm2 = _welford(self._gmean, self._gm2, self.n, g2, w, x)
+            self._gmean[:], self._gm2 = _welford(self._gmean, self._gm2, self.n, g2, w, x)
         self.n = g2
         self.version += 1
         self._touched[slot] = self.version
@@ -330,6 +411,7 @@ class ClusterSummaries(Guarded):
             dist = np.zeros((cap, cap))
             dist[:old, :old] = self._dist
             self._dist = dist
+        self._bind_kernel()
 
     def merge(self, other: ClusterSummaries) -> None:
         """Add the summaries of ``other`` into these (Chan's formula). O(k·d). ``other`` is unchanged.
@@ -367,7 +449,7 @@ class ClusterSummaries(Guarded):
             )
             self._count[mine] = na + nb
             self._touched[mine] = self.version + 1
-        self._gmean, self._gm2 = _chan(self._gmean, self._gm2, self.n, other._gmean, other._gm2, other.n)
+        self._gmean[:], self._gm2 = _chan(self._gmean, self._gm2, self.n, other._gmean, other._gm2, other.n)
         self.n += other.n
         self.version += 1
 
@@ -414,9 +496,12 @@ class ClusterSummaries(Guarded):
         if self.n == 0:
             return 0.0
         if self._ssb[0] != self.version:  # cached per version: SSB and CH views share one read
-            counts, means, _ = self.slot_arrays()  # free slots have count 0
-            diff = means - self._gmean
-            self._ssb = (self.version, float(counts @ np.einsum("ij,ij->i", diff, diff)))
+            if self._kernel is not None:
+                self._ssb = (self.version, self._kernel.ssb(len(self._labels)))
+            else:
+                counts, means, _ = self.slot_arrays()  # free slots have count 0
+                diff = means - self._gmean
+                self._ssb = (self.version, float(counts @ np.einsum("ij,ij->i", diff, diff)))
         return self._ssb[1]
 
     @property
@@ -524,6 +609,11 @@ class ClusterSummaries(Guarded):
         if self._dist is None or self._dist.shape[0] != cap:
             self._dist = np.zeros((cap, cap))
             self._dist_seen = -1
+            if self._kernel is not None:
+                self._kernel.bind_dist(self._dist)
+        if self._kernel is not None and self._kernel.refresh(self._dist_seen, w):
+            self._dist_seen = self.version
+            return self._dist[:w, :w]
         changed = self.changed_since(self._dist_seen)
         if len(changed):
             live = self._count[:w] > 0
@@ -609,7 +699,7 @@ class ClusterSummaries(Guarded):
             new._mean[:k] = means
             new._m2[:k] = np.where(ints > 1, m2, 0.0)  # one element has no scatter
             new.n = int(ints.sum())
-            new._gmean, new._gm2 = _chan_tree(ints, means, new._m2[:k])
+            new._gmean[:], new._gm2 = _chan_tree(ints, means, new._m2[:k])
         return new
 
     # -- state -----------------------------------------------------------------
@@ -688,7 +778,7 @@ class ClusterSummaries(Guarded):
         if total != n:
             raise InvalidStateError(f"'n' is {n} but the clusters hold {total} elements")
         if n:
-            new._gmean = _state_vector(state["mean"], dim, "global mean")
+            new._gmean[:] = _state_vector(state["mean"], dim, "global mean")
             new._gm2 = _state_scatter(state["scatter"], "global scatter")
         new.n = n
         return new

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ._validate import check_label, check_weight
-from .errors import InvalidStateError, StreamevalError, require
+from .errors import InvalidLabelError, InvalidStateError, StreamevalError, require
 from .evaluator import Evaluator
 from .labels import same_label
-from .state import check_header, header, label_from_json, label_to_json
+from .state import check_header, header, label_from_json, label_index
 from .sync import Guarded, concurrent_use
 
 __all__ = ["CountWindow", "EventTimeWindow"]
@@ -108,7 +108,8 @@ class CountWindow(Guarded):
     def to_dict(self) -> dict:
         """A JSON-safe dict: the size, the metrics (class name and parameters) and the held updates.
 
-        Labels as in :meth:`Contingency.to_dict`. O(size).
+        Labels as in :meth:`Contingency.to_dict` (version 2): each once, in ``labels``; each
+        held update is ``[true position, pred position, w]``, oldest first. O(size log size).
 
         >>> import json
         >>> from streameval import ELM
@@ -116,19 +117,22 @@ class CountWindow(Guarded):
         >>> for t, p in [(0, "a"), (0, "a"), (1, "b")]:
         ...     w.update(t, p)
         >>> d = json.loads(json.dumps(w.to_dict()))
-        >>> d["metrics"], d["items"]
-        ([['ELM(beta=2.0)', 'ELM', {'beta': 2.0}]], [[0, 'a', 1], [1, 'b', 1]])
+        >>> d["metrics"], d["labels"], d["items"]
+        ([['ELM(beta=2.0)', 'ELM', {'beta': 2.0}]], {'true': [0, 1], 'pred': ['a', 'b']}, [[0, 0, 1], [1, 1, 1]])
         >>> CountWindow.from_dict(d).get() == w.get()
         True
         """
+        true, t_at = label_index(t for t, _, _ in self._items)
+        pred, p_at = label_index(p for _, p, _ in self._items)
         return {
-            **header(_COUNT_FORMAT, 1),
+            **header(_COUNT_FORMAT, 2),
             "size": self.size,
             "metrics": [
                 [name, type(m).__name__, m.params]
                 for name, m in self.evaluator.metrics.items()
             ],
-            "items": [[label_to_json(t), label_to_json(p), w] for t, p, w in self._items],
+            "labels": {"true": true, "pred": pred},
+            "items": [[t_at[t], p_at[p], w] for t, p, w in self._items],
         }
 
     @classmethod
@@ -145,7 +149,7 @@ class CountWindow(Guarded):
         """
         from .metrics import REGISTRY
 
-        check_header(state, _COUNT_FORMAT, 1, ("size", "metrics", "items"))
+        check_header(state, _COUNT_FORMAT, (1, 2), ("size", "metrics", "items"))
         size = state["size"]
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
             raise InvalidStateError(f"the window size must be an int >= 1, got {size!r:.80}")
@@ -176,15 +180,41 @@ class CountWindow(Guarded):
             raise InvalidStateError(f"invalid CountWindow state: {e}") from None
         if not isinstance(items, list) or len(items) > window.size:
             raise InvalidStateError(f"'items' must be a list of at most {window.size} updates")
+        read = _indexed_labels(state) if state["version"] == 2 else None
         for k, item in enumerate(items):
             try:
                 t, p, w = item
                 if isinstance(w, bool) or not isinstance(w, int):
                     raise TypeError(f"the weight must be an int, got {w!r:.80}")
-                window.update(label_from_json(t), label_from_json(p), w)
-            except (TypeError, ValueError, RecursionError) as e:
+                if read is None:
+                    t, p = label_from_json(t), label_from_json(p)
+                else:
+                    t, p = read[0][_position(t)], read[1][_position(p)]
+                window.update(t, p, w)
+            except (TypeError, ValueError, RecursionError, IndexError) as e:
                 raise InvalidStateError(f"items[{k}]: {item!r:.80}: {e!s:.300}") from None
         return window
+
+
+def _indexed_labels(state) -> tuple[list, list]:
+    """The true and predicted labels of a version-2 window state's index, each read once (so
+    distinct tuple labels holding NaN stay distinct)."""
+    labels = state.get("labels")
+    if not (isinstance(labels, dict) and isinstance(labels.get("true"), list)
+            and isinstance(labels.get("pred"), list)):
+        raise InvalidStateError("'labels' must be {\"true\": [labels], \"pred\": [labels]}")
+    try:
+        return ([label_from_json(v, fresh_nan=True) for v in labels["true"]],
+                [label_from_json(v, fresh_nan=True) for v in labels["pred"]])
+    except (InvalidLabelError, RecursionError) as e:
+        raise InvalidStateError(f"labels: {e!s:.300}") from None
+
+
+def _position(v) -> int:
+    """A position into the label index (an int >= 0; a bool or a float is refused)."""
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise TypeError(f"a label position must be an int >= 0, got {v!r:.80}")
+    return v
 
 
 class EventTimeWindow(Guarded):

@@ -58,3 +58,35 @@ def test_bench_core_quick_runs_end_to_end(tmp_path):
         assert len(counts) == 2 and all(v > 0 for v in counts.values()), section
     assert (tmp_path / "img" / "core.png").stat().st_size > 10_000
     assert "](img/" not in text  # the docs build shows img/<page>.png above the first section
+
+
+def _bench_drift():
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    try:
+        import bench_drift
+    finally:
+        sys.path.pop(0)
+    return bench_drift
+
+
+def test_bench_drift_scenarios_are_caught_by_the_default_detector_in_a_small_run():
+    """A small slice of benchmarks/bench_drift.py: a collapse and a merge storm at K = 1000, one
+    seed, caught within half a window by the default CUSUM; a short stable stream, no flag."""
+    bench = _bench_drift()
+    for scenario in ("collapse", "merge storm"):
+        values = bench.block_values(*bench.make_stream(scenario, 1000, 0.05, 0, 24_000))
+        hits = bench.flags("cusum", values)
+        assert hits and hits[0] > bench.CHANGE and hits[0] - bench.CHANGE <= bench.WINDOW // 2
+    stable = bench.block_values(*bench.make_stream("stable", 1000, 0.05, 1, 30_000))
+    assert bench.flags("cusum", stable) == []
+
+
+@pytest.mark.slow
+@pytest.mark.soak
+def test_bench_drift_full_run_meets_the_goals(tmp_path):
+    """The whole benchmark (5 seeds, 10**6 stable elements per setting): the goals are met."""
+    out = tmp_path / "drift.md"
+    bench = _bench_drift()
+    assert bench.main(["--out", str(out)]) == 0
+    text = out.read_text()
+    assert "NOT met" not in text and text.count("(met:") == 3

@@ -357,54 +357,37 @@ def test_the_status_line_fits_the_terminal():
     assert wide.count("/0.2500") == 20 and "more" not in wide
 
 
-@settings(max_examples=40, deadline=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.integers(1, 4)),
-                     min_size=1, max_size=60),
-       name=st.sampled_from(["ELM", "BCubed", "AdjustedRand", "VI"]))
-def test_watch_block_values_for_drop_detection_equal_the_metric(rows, name):
-    """The drop detector's block value (a fast path for ELM and BCubed) is the metric's value."""
-    pytest.importorskip("river")
-    from streameval import Evaluator
-    from streameval.cli.watch_state import Drops, count_cells
-    from streameval.metrics import resolve
-
-    (cls,) = resolve(name)
-    ev = Evaluator([cls()])
-    for row in rows:
-        ev.update(*row)
-    drops = Drops(cls, len(rows), 10)
-    got = drops.value(count_cells(rows))
-    assert got == pytest.approx(ev.get()[cls.__name__], abs=1e-12)
-    (bulk,) = drops.block_values(rows)  # the path feed takes: numpy, or a table per block
-    assert bulk == pytest.approx(ev.get()[cls.__name__], abs=1e-12)
-    if name not in ("ELM", "BCubed"):
-        assert bulk == ev.get()[cls.__name__]  # the Monitor's own computation, to the bit
-
-
 @settings(max_examples=60, deadline=None)
 @given(rows=st.lists(st.tuples(st.sampled_from([0, 1, 2, "a", True, 1.0]), st.sampled_from("xyz"),
                                st.integers(1, 5)), min_size=1, max_size=90),
-       block=st.integers(1, 12), name=st.sampled_from(["ELM", "BCubed"]))
-def test_watch_block_values_in_bulk_are_those_of_the_per_block_loop(rows, block, name):
-    """The drop detector evaluates whole blocks at once in numpy: each value is, to the bit, the
-    one of the per-block loop (cells in order of first appearance, summed in floating point)."""
-    from streameval.cli.watch_state import block_f_values, count_cells
+       block=st.integers(1, 12), name=st.sampled_from(["ELM", "BCubed", "AdjustedRand", "VI"]),
+       cut=st.integers(0, 90))
+def test_watch_drop_detection_is_the_monitors_block_values_and_drops(rows, block, name, cut):
+    """watch feeds rows in bulk to the library's BlockDrops: each block value is, to the bit, the
+    metric over a table of the block's elements, and the drops are those of a Monitor fed the
+    same rows one by one (one detector implementation, no copy in the command line)."""
+    from streameval import Evaluator, Monitor
+    from streameval.cli.watch_state import WatchState
+    from streameval.detect import BlockDrops, Cusum
+    from streameval.metrics import resolve
 
-    whole = rows[:len(rows) - len(rows) % block]
+    (cls,) = resolve(name)
+    state = WatchState([cls], 0, BlockDrops(cls(), block, Cusum(reference=2, h=0.5)))
+    state.pending += rows[:cut]
+    state.flush()
+    state.pending += rows[cut:]
+    state.flush()
+    mon = Monitor([cls()], window=None, watch=cls.__name__, block=block,
+                  detector=Cusum(reference=2, h=0.5))
+    for t, p, w in rows:
+        mon.update(t, p, w)
     expected = []
-    for k in range(0, len(whole), block):
-        cells = count_cells(whole[k:k + block])
-        a: dict = {}
-        b: dict = {}
-        for (t, p), c in cells.items():
-            a[t] = a.get(t, 0) + c
-            b[p] = b.get(p, 0) + c
-        total = 0.0
-        for (t, p), c in cells.items():
-            x, y = a[t], b[p]
-            if name == "ELM":
-                total += c if x == y == 1 else c * 2.0 * (c - 1) / (x + y - 2)
-            else:
-                total += c * 2.0 * c / (x + y)
-        expected.append(total / sum(cells.values()))
-    assert block_f_values(whole, block, name == "ELM") == expected
+    for k in range(0, len(rows) - len(rows) % block, block):
+        ev = Evaluator([cls()])
+        for row in rows[k:k + block]:
+            ev.update(*row)
+        expected.append(ev.get()[cls.__name__])
+    assert state.drops is not None
+    same = [repr(v) for v in expected]  # to the bit (repr: NaN equals NaN)
+    assert [repr(v) for v in state.drops.values] == [repr(v) for v in mon.block_values] == same
+    assert state.drops.drops == mon.drops

@@ -6,7 +6,9 @@ watch serves. Skipped cleanly when the binaries are absent (``.ci/run`` installs
 
 from __future__ import annotations
 
+import contextlib
 import json
+import pathlib
 import re
 import shutil
 import socket
@@ -50,6 +52,96 @@ def query(port: int, expr: str) -> list:
     return doc["data"]["result"] if doc.get("status") == "success" else []
 
 
+@contextlib.contextmanager
+def prometheus_server(tmp_path, target: int, rules, scrape: str = "1s"):
+    """A real Prometheus on a free port of 127.0.0.1 scraping ``target`` with ``rules``; yields
+    its port, and stops it."""
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        f"global: {{scrape_interval: {scrape}, evaluation_interval: 1s}}\n"
+        f"rule_files: [{json.dumps(str(rules))}]\n"
+        "scrape_configs:\n"
+        "  - job_name: streameval\n"
+        f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
+    prom = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield port
+    finally:
+        prom.terminate()
+        try:
+            prom.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            prom.kill()
+
+
+def served_port(watch) -> int:
+    line = watch.stderr.readline()
+    match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
+    assert match, line
+    return int(match.group(1))
+
+
+@pytest.mark.skipif(PROMTOOL is None, reason="no promtool binary (apt-get install prometheus)")
+def test_promtool_fires_the_drop_alert_on_the_counter_when_the_flag_falls_between_scrapes(
+        tmp_path):
+    """A scripted series (tests/promtool/drop-rules-test.yml): a drop flagged between two scrapes,
+    the flag 0 at every scrape, the counter 0 then 1: the shipped alert fires, then clears."""
+    rules = tmp_path / "streameval-alerts.yml"
+    rules.write_text(run("alerts").stdout)
+    script = pathlib.Path(__file__).parent / "promtool" / "drop-rules-test.yml"
+    test = tmp_path / "test.yml"
+    test.write_text(script.read_text().replace("RULES", str(rules)))
+    check = subprocess.run([PROMTOOL, "test", "rules", str(test)], capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "SUCCESS" in check.stdout
+
+
+@pytest.mark.slow
+@needs_prometheus
+def test_a_real_prometheus_fires_the_drop_alert_for_a_flag_shorter_than_the_scrape_interval(
+        tmp_path):
+    """watch --follow: a steady stream, then (in one write, between two scrapes) a collapse and a
+    recovery long enough to clear the flag; Prometheus, scraping every 3 s, never sees the flag
+    at 1, yet the counter-based alert fires, and what broke is exported."""
+    data = tmp_path / "live.csv"
+    steady = [(f"e{i % 3}", f"c{i % 3}", 1) for i in range(600)]
+    data.write_text("truth,guess,mult\n" + rows_text(steady))
+    rules = tmp_path / "alerts.yml"
+    rules.write_text(run("alerts").stdout)
+    watch = start(data, *WATCH, "--follow", "--window", 100, "--drop-block", 10,
+                  "--prometheus-port", 0, "--interval", 0.2)
+    try:
+        target = served_port(watch)
+        with prometheus_server(tmp_path, target, rules, scrape="3s") as port:
+            wait_for(lambda: query(port, "streameval_rows_total == 600"),
+                     "Prometheus to scrape the steady rows", timeout=90)
+            collapse = [(f"e{i % 3}", "all", 1) for i in range(100)]
+            with data.open("a") as f:
+                f.write(rows_text(collapse + steady))
+            wait_for(lambda: query(port, "streameval_rows_total == 1300"),
+                     "Prometheus to scrape the rest", timeout=90)
+            (drops,) = query(port, "streameval_drops_total")
+            assert float(drops["value"][1]) >= 1
+            (flag,) = query(port, "max_over_time(streameval_drop[1h])")
+            assert float(flag["value"][1]) == 0  # the flag was never 1 at a scrape
+            firing = wait_for(lambda: query(
+                port, 'ALERTS{alertname="StreamevalQualityDrop", alertstate="firing"}'),
+                "the drop alert to fire", timeout=60)
+            assert firing[0]["metric"]["severity"] == "warning"
+            (age,) = query(port, "time() - streameval_last_drop_timestamp_seconds")
+            assert 0 <= float(age["value"][1]) < 600
+            (merges,) = query(port, "streameval_merges")  # the window is steady again
+            assert float(merges["value"][1]) == 0
+    finally:
+        code, _, stderr = finish(watch)
+    assert code == 0, stderr
+
+
 @pytest.mark.skipif(PROMTOOL is None, reason="no promtool binary (apt-get install prometheus)")
 def test_promtool_accepts_the_shipped_alert_rules(tmp_path):
     rules = tmp_path / "streameval-alerts.yml"
@@ -84,24 +176,10 @@ def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
     rules.write_text(run("alerts").stdout)
     watch = start(data, *WATCH, "--follow", "--window", 100, "--prometheus-port", 0,
                   "--label", "stream=test-a", "--label", "team=ml", "--drop-block", 25)
-    prom = None
+    stack = contextlib.ExitStack()
     try:
-        line = watch.stderr.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
-        assert match, line
-        target = int(match.group(1))
-        port = free_port()
-        config = tmp_path / "prometheus.yml"
-        config.write_text(
-            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-            f"rule_files: [{json.dumps(str(rules))}]\n"
-            "scrape_configs:\n"
-            "  - job_name: streameval\n"
-            f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
-        prom = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        target = served_port(watch)
+        port = stack.enter_context(prometheus_server(tmp_path, target, rules))
         found = wait_for(lambda: query(port, 'streameval_rows_total{job="streameval"} == 500'),
                          "Prometheus to scrape 500 rows", timeout=90)
         series = found[0]["metric"]
@@ -134,11 +212,6 @@ def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
             "StreamevalQualityDrop", "StreamevalStalled", "StreamevalDown"}
         assert all(r["health"] != "err" for g in groups for r in g["rules"])
     finally:
-        if prom is not None:
-            prom.terminate()
-            try:
-                prom.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                prom.kill()
+        stack.close()
         code, _, stderr = finish(watch)
     assert code == 0, stderr

@@ -291,3 +291,54 @@ def test_item14_from_dict_errors_are_all_invalid_state(cls):
     for state in bad:
         with pytest.raises(InvalidStateError):
             cls.from_dict(state)
+
+
+@pytest.mark.parametrize("cls", TABLES)
+def test_item03_tuple_labels_holding_nan_survive_a_save(cls):
+    import json
+
+    a, b = (float("nan"), 1), (float("nan"), 1)  # two distinct labels (different NaN objects)
+    t = cls()
+    t.update(a, "x")
+    t.update(b, "x")
+    t.update(a, "y", w=2)
+    d = json.loads(json.dumps(t.to_dict(), allow_nan=False))
+    back = cls.from_dict(d)
+    back._check()
+    assert (back.k_true, back.cells, back.n) == (2, 3, 4)
+    assert back.stats() == t.stats() and back.to_dict() == t.to_dict()
+    w = se.CountWindow(5, [se.ELM(), se.Purity()])
+    for y_true, y_pred in ((a, "x"), (b, "x"), (a, "y")):
+        w.update(y_true, y_pred)
+    w2 = se.CountWindow.from_dict(json.loads(json.dumps(w.to_dict())))
+    assert w2.get() == w.get() and w2.evaluator.table.k_true == 2
+
+
+@pytest.mark.parametrize("cls", TABLES)
+def test_item16_saved_states_write_each_label_once(cls):
+    import json
+
+    big = "L" * 100_000
+    t = cls()
+    for k in range(10):
+        t.update(big, k, w=k + 1)
+        t.update(k, big)
+    text = json.dumps(t.to_dict())
+    assert text.count(big) == 2 and len(text) < 2 * len(big) + 2_000  # once per side
+    d = json.loads(text)
+    assert d["version"] == 2 and d["cells"] == sorted(d["cells"])
+    assert cls.from_dict(d) == t
+    w = se.CountWindow(20, [se.ELM()])
+    for k in range(10):
+        w.update(big, k)
+    assert json.dumps(w.to_dict()).count(big) == 1
+    # version 1 (labels in every cell) still loads; a crafted index is refused
+    v1 = {**{k: v for k, v in d.items() if k != "labels"}, "version": 1,
+          "cells": [[tt, pp, c] for tt, pp, c in t.items()]}
+    assert cls.from_dict(json.loads(json.dumps(v1))) == t
+    for bad in ({**d, "labels": {"true": [big, big], "pred": d["labels"]["pred"]}},
+                {**d, "cells": d["cells"] + [[0, 99, 1]]},
+                {**d, "labels": {**d["labels"], "pred": d["labels"]["pred"] + ["unused"]}},
+                {**d, "cells": [[True, 0, 1]]}):
+        with pytest.raises(InvalidStateError):
+            cls.from_dict(bad)

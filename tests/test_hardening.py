@@ -413,7 +413,7 @@ def _nested(depth):
 def test_13_10_crafted_contingency_states_raise_invalid_state_error():
     good = se.Contingency()
     good.update("a", "b", w=2)
-    d = good.to_dict()
+    d = {**good.to_dict(), "version": 1}  # version 1 (labels in the cells) is still read
     bad = [
         ({**d, "cells": [["a", "b", 10**300]], "n": 10**300}, "2\\*\\*57"),
         ({**d, "cells": [[_nested(900), "b", 2]]}, "deep"),
@@ -431,7 +431,7 @@ def test_13_10_crafted_contingency_states_raise_invalid_state_error():
 def test_13_10_crafted_window_and_summaries_states_raise_invalid_state_error():
     w = se.CountWindow(3, [se.ELM()])
     w.update(0, "a")
-    d = w.to_dict()
+    d = {**w.to_dict(), "version": 1}  # version 1 (labels in the items) is still read
     bad = [
         [1], 5, None,
         {**d, "metrics": 5}, {**d, "metrics": None}, {**d, "metrics": [5]},

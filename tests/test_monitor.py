@@ -8,6 +8,7 @@ import pytest
 
 from streameval import ELM, AdjustedRand, BCubed, Evaluator, EventTimeWindow, Purity, batch
 from streameval.contingency import Contingency
+from streameval.detect import Cusum
 from streameval.errors import MissingLabelError, UnknownElementError
 from streameval.monitor import ClusterCostRanking, Monitor
 
@@ -133,7 +134,7 @@ def test_event_time_window_in_a_monitor_needs_times():
 
 
 # --- the drop flag, on a real dataset with real River clusterers --------------------------
-def _run(switch: bool, seed=0):
+def _run(switch: bool, seed=0, detector=None):
     river = pytest.importorskip("river")
     from river import cluster, compose, datasets, preprocessing
 
@@ -145,8 +146,11 @@ def _run(switch: bool, seed=0):
     # the bad clusterer sees only the region's column position, unrelated to the class
     bad = (compose.Select("region-centroid-col") | preprocessing.StandardScaler()
            | cluster.KMeans(n_clusters=7, halflife=0.3, sigma=1, seed=seed))
-    mon = Monitor([ELM()], window=500, watch="ELM", block=25)
-    assert isinstance(mon.detector, river.drift.ADWIN)
+    mon = Monitor([ELM()], window=500, watch="ELM", block=25, detector=detector)
+    if detector == "adwin":  # River's own ADWIN, behind the same interface
+        assert isinstance(mon.detector.model, river.drift.ADWIN)
+    else:
+        assert isinstance(mon.detector, Cusum)
     half = len(data) // 2
     for i, (x, y) in enumerate(data):
         model = bad if switch and i >= half else good
@@ -156,8 +160,9 @@ def _run(switch: bool, seed=0):
 
 
 @pytest.mark.slow
-def test_drop_flag_fires_after_the_clusterer_is_switched_to_a_bad_one():
-    mon, half = _run(switch=True)
+@pytest.mark.parametrize("detector", [None, "adwin"])
+def test_drop_flag_fires_after_the_clusterer_is_switched_to_a_bad_one(detector):
+    mon, half = _run(switch=True, detector=detector)
     assert mon.drops and all(n > half for n in mon.drops)
     before = mon.block_values[: half // 25]
     after = mon.block_values[half // 25 :]
@@ -166,8 +171,9 @@ def test_drop_flag_fires_after_the_clusterer_is_switched_to_a_bad_one():
 
 
 @pytest.mark.slow
-def test_drop_flag_stays_quiet_on_a_stationary_stream():
-    mon, _ = _run(switch=False)
+@pytest.mark.parametrize("detector", [None, "adwin"])
+def test_drop_flag_stays_quiet_on_a_stationary_stream(detector):
+    mon, _ = _run(switch=False, detector=detector)
     assert mon.drops == []
 
 
@@ -181,3 +187,19 @@ def test_a_detector_without_an_estimate_uses_the_block_values():
         y = rng.randrange(3)
         mon.update(y, y if i < 500 or rng.random() < 0.2 else rng.randrange(3))
     assert mon.drops and mon.drops[0] > 500
+
+
+def test_compare_conveniences_monitor_has_a_useful_repr():
+    """A Monitor's repr says what it watches, how, and what it found."""
+    mon = Monitor([ELM(), AdjustedRand()], window=50, watch="ELM", block=5)
+    assert repr(mon) == ("Monitor(n=0, metrics=['ELM', 'AdjustedRand'], window=CountWindow(50), "
+                         "watch='ELM', block=5, detector=Cusum(k=0.5, run_length=1e+08, "
+                         "reference=40; calibrating), drops=[])")
+    for y, p in _stream(300, seed=3):
+        mon.update(y, p)
+    text = repr(mon)
+    assert text.startswith("Monitor(n=300, metrics=['ELM', 'AdjustedRand'], window=CountWindow(50)")
+    assert "Cusum(k=0.5, run_length=1e+08, reference=40; μ=" in text and "h=" in text
+    quiet = Monitor([Purity()], window=None, watch=None)
+    assert repr(quiet) == ("Monitor(n=0, metrics=['Purity'], window=None, watch=None, block=25, "
+                           "detector=None, drops=[])")

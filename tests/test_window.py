@@ -189,6 +189,7 @@ def test_count_window_state_with_tuple_labels_and_bad_states():
     assert se.CountWindow.from_dict(d).get() == w.get() and list(se.CountWindow.from_dict(d)) == [
         (("doc", 1), "x", 2)
     ]
+    d = {**d, "version": 1}  # version 1 (labels in the items) is still read
     bad = [
         ({**d, "format": "other"}, "CountWindow state"),
         ({**d, "version": 9}, "version"),

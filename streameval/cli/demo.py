@@ -15,7 +15,7 @@ import sys
 from .options import METRICS_HELP, fraction, metric_classes, positive
 from .render import EXTRA_HINT, print_values, progress, warn
 
-__all__ = ["make_demo_stream", "cmd_demo", "add_parser"]
+__all__ = ["make_demo_stream", "cmd_demo", "add_parser", "what_broke"]
 
 
 def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: float = 0.5):
@@ -75,16 +75,11 @@ def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: flo
 
 def _demo_monitor(classes, window: int):
     """A :class:`~streameval.Monitor` over the metrics, flagging drops of ELM (or of the first
-    metric) when River is installed."""
+    metric) with its default detector."""
     from ..monitor import Monitor
 
     names = [c.__name__ for c in classes]
     watch = "ELM" if "ELM" in names else names[0]
-    try:
-        import river  # noqa: F401
-    except ImportError:
-        warn("no drop detection in the demo: it needs River (pip install 'streameval[river]')")
-        return Monitor([c() for c in classes], window=window, watch=watch, detector=False)
     return Monitor([c() for c in classes], window=window, watch=watch)
 
 
@@ -104,8 +99,12 @@ def cmd_demo(args) -> int:
     wtrace: dict[str, list] = {c.__name__: [] for c in classes}
     bar = progress(n, "demo", not args.no_progress)
     update = mon.update
+    injected = int(n * args.drop) if args.drop < 1 else None
+    broke = None  # what broke over the window when the Monitor first flags the injected drop
     for k in range(n):
         update(y_true[k], y_pred[k])
+        if broke is None and mon.drops and (injected is None or mon.drops[-1] > injected):
+            broke = (mon.drops[-1], mon.account.report(3))
         if (k + 1) % step == 0 or k + 1 == n:
             bar.update(k + 1 - (xs[-1] if xs else 0))
             xs.append(k + 1)
@@ -119,14 +118,15 @@ def cmd_demo(args) -> int:
     print_values(ev, args.format, f"streameval demo: {n} pages (seed {args.seed}), "
                   f"{table.k_true} true documents, {table.k_pred} predicted segments")
     out = sys.stderr if args.format == "json" else sys.stdout
-    injected = int(n * args.drop) if args.drop < 1 else None
     flagged = [d for d in mon.drops if injected is None or d > injected]
     if injected is not None:
         seen = f"flagged by the Monitor at page {flagged[0]}" if flagged else "not flagged"
         print(f"quality drop injected at page {injected}: {seen}", file=out)
+    if broke is not None:
+        print(f"what broke at page {broke[0]}: {what_broke(broke[1])}", file=out)
     if args.plot:
         try:
-            _plot(xs, trace, wtrace, mon, injected, args)
+            _plot(xs, trace, wtrace, mon, injected, args, broke)
         except ImportError:
             warn(f"no plot written: matplotlib is not installed ({EXTRA_HINT})")
         else:
@@ -137,7 +137,26 @@ def cmd_demo(args) -> int:
 PLOT_FIRST = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 
 
-def _plot(xs, trace, wtrace, mon, injected, args) -> None:
+def what_broke(report: dict) -> str:
+    """One line from :meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`.
+
+    >>> what_broke({"splits": 3, "merges": 7, "split_entities": [],
+    ...             "merging_clusters": [{"cluster": "s1/c4", "entities": 5, "size": 20,
+    ...                                   "extra_per_record": 12.5}]})
+    '7 merges, 3 splits over the window; s1/c4 merges 5 documents (12.5 extra pages per page)'
+    """
+    text = f"{report['merges']} merges, {report['splits']} splits over the window"
+    if report["merging_clusters"]:
+        top = report["merging_clusters"][0]
+        text += (f"; {top['cluster']} merges {top['entities']} documents "
+                 f"({top['extra_per_record']:.1f} extra pages per page)")
+    elif report["split_entities"]:
+        top = report["split_entities"][0]
+        text += f"; {top['entity']} split across {top['clusters']} segments"
+    return text
+
+
+def _plot(xs, trace, wtrace, mon, injected, args, broke=None) -> None:
     """Up to four metrics, one panel each: all time against the window, the injected drop and the
     points where the Monitor flagged drops of its watched metric."""
     import matplotlib
@@ -165,6 +184,12 @@ def _plot(xs, trace, wtrace, mon, injected, args) -> None:
             ax.axvline(d, color="#c51b7d", linewidth=2.0 if first else 0.8,
                        alpha=1.0 if first else 0.5,
                        label=f"Monitor flags a drop of {mon.watch} (page {d})" if first else None)
+        if broke is not None and name == mon.watch:  # what broke, where the drop was flagged
+            ax.annotate(f"what broke: {what_broke(broke[1])}".replace("; ", ";\n"),
+                        xy=(broke[0], 0.05), xycoords=("data", "axes fraction"),
+                        xytext=(-6, 0), textcoords="offset points", ha="right", fontsize=7.5,
+                        color="#c51b7d", bbox={"boxstyle": "round", "fc": "white", "ec": "#c51b7d",
+                                               "alpha": 0.9})
         ax.set_title(name, fontsize=11)
         ax.grid(alpha=0.3)
         if mon.all_time.metrics[name].bounds[1] == 1.0:

@@ -8,6 +8,7 @@ argument types that turn a bad value into a usage error.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 
 from ..errors import CLIError, InputError
@@ -105,6 +106,21 @@ def non_negative(s: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {s!r}") from None
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {s!r}")
+    return v
+
+
+def seconds(s: str) -> float:
+    """A duration in seconds: a finite number >= 0 (``nan``, ``inf`` and negatives refused).
+
+    >>> seconds("2.5"), seconds("0")
+    (2.5, 0.0)
+    """
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {s!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {s!r}")
     return v
 
 

@@ -16,7 +16,17 @@ class PrometheusExporter:
       (counters);
     - ``streameval_last_update_timestamp_seconds`` (gauge: Unix time of the last row taken);
     - ``streameval_drop`` (gauge, 0 or 1: a drop of the watched metric was flagged within the
-      window) and ``streameval_drops_total`` (counter), when drops are detected.
+      window), ``streameval_drops_total`` (counter: alert on its ``increase()``, which a flag that
+      rises and falls between two scrapes cannot hide) and
+      ``streameval_last_drop_timestamp_seconds`` (gauge, once a drop was flagged), when drops
+      are detected;
+    - what broke over the window (:class:`~streameval.breakdown.ErrorAccount`):
+      ``streameval_splits`` and ``streameval_merges`` (gauges), and the top-k lists only (bounded
+      label cardinality: at most ``--top`` series each, labelled by ``rank`` and the label):
+      ``streameval_split_entity_clusters{rank, entity}``,
+      ``streameval_split_entity_entropy{rank, entity}``,
+      ``streameval_merging_cluster_entities{rank, cluster}``,
+      ``streameval_merging_cluster_extra_per_record{rank, cluster}``.
 
     Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
     """
@@ -74,6 +84,38 @@ class PrometheusExporter:
                            "within the window, else 0", labels=keys)
             g.add_metric(vals, float(values["drop"]))
             yield g
+        if values.get("last_drop") is not None:
+            g = self.gauge("streameval_last_drop_timestamp_seconds",
+                           "Unix time at which the last drop was flagged", labels=keys)
+            g.add_metric(vals, values["last_drop"])
+            yield g
+        broke = values.get("broke")
+        if broke is not None:
+            yield from self._broke(broke, keys, vals)
+
+    def _broke(self, broke: dict, keys: list, vals: list):
+        """What broke: the split and merge counts, and the top-k lists (one series per rank)."""
+        for name, text in (("splits", "Extra pieces of the split entities (cells - K_true)"),
+                           ("merges", "Extra entities in the merging clusters (cells - K_pred)")):
+            g = self.gauge(f"streameval_{name}", text + ", over the window", labels=keys)
+            g.add_metric(vals, broke[name])
+            yield g
+        for kind, label, fields in (
+                ("split_entities", "entity",
+                 (("clusters", "streameval_split_entity_clusters",
+                   "Predicted clusters a top split entity is spread across"),
+                  ("entropy", "streameval_split_entity_entropy",
+                   "Splitting entropy (nats) of a top split entity"))),
+                ("merging_clusters", "cluster",
+                 (("entities", "streameval_merging_cluster_entities",
+                   "Entities a top merging predicted cluster holds"),
+                  ("extra_per_record", "streameval_merging_cluster_extra_per_record",
+                   "Expected elements of other entities per record of a top merging cluster")))):
+            for field, name, text in fields:
+                g = self.gauge(name, text, labels=["rank", label, *keys])
+                for rank, row in enumerate(broke[kind], 1):
+                    g.add_metric([str(rank), str(row[label]), *vals], row[field])
+                yield g
 
     def close(self) -> None:
         self.server.shutdown()

@@ -39,10 +39,11 @@ from .options import (
     positive,
     prometheus_label,
     row_spec,
+    seconds,
 )
 from .prometheus import PrometheusExporter
 from .render import finite, text_table, warn
-from .watch_state import Drops, WatchState
+from .watch_state import WatchState
 
 __all__ = ["cmd_watch", "add_parser", "status_line", "json_line", "WatchRun"]
 
@@ -98,18 +99,23 @@ def input_desc(args, fmt: str, spec: RowSpec) -> dict:
 
 
 def drops_for(args, classes):
-    """The drop detector of ``watch`` (``None`` without River or with ``--drop-block 0``)."""
+    """The drop detection of ``watch``: the library's :class:`~streameval.detect.BlockDrops`
+    (``None`` with ``--drop-block 0``)."""
+    from ..detect import BlockDrops, make_detector
+
     if not args.drop_block:
         return None
     names = {c.__name__: c for c in classes}
     cls = names.get("ELM", classes[0])
     if args.drop_metric:
         (cls,) = metric_classes([args.drop_metric])[:1]
+    params = {} if args.drop_run_length is None else {"run_length": args.drop_run_length}
+    if params and args.drop_detector != "cusum":
+        raise CLIError("--drop-run-length calibrates the cusum detector")
     try:
-        return Drops(cls, args.drop_block, max(args.window, 10 * args.drop_block))
-    except ImportError:
-        warn("no drop detection: it needs River (pip install 'streameval[river]')")
-        return None
+        return BlockDrops(cls(), args.drop_block, make_detector(args.drop_detector, **params))
+    except ImportError as e:
+        raise CLIError(f"--drop-detector {args.drop_detector}: {e}") from None
 
 
 def check_fingerprint(source: LineSource, state, path: str, follow: bool = False) -> bool:
@@ -146,7 +152,7 @@ class WatchRun:
     def __init__(self, args, fmt, spec, classes):
         self.args, self.fmt, self.spec = args, fmt, spec
         self.input_desc = input_desc(args, fmt, spec)
-        self.state = WatchState(classes, args.window, drops_for(args, classes))
+        self.state = WatchState(classes, args.window, drops_for(args, classes), args.top)
         self.policy = ErrorPolicy(args.on_error)
         self.feed = Feed()
         self.stop = threading.Event()
@@ -191,8 +197,12 @@ class WatchRun:
         if args.prometheus_port is not None:
             self.prom = PrometheusExporter(args.prometheus_host, args.prometheus_port, dict(args.label))
         if args.jsonl:
-            self.jsonl = (sys.stdout if args.jsonl == "-"
-                          else open(args.jsonl, "a", encoding="utf-8"))  # noqa: SIM115
+            try:
+                self.jsonl = (sys.stdout if args.jsonl == "-"
+                              else open(args.jsonl, "a", encoding="utf-8"))  # noqa: SIM115
+            except OSError as e:
+                raise CLIError(f"--jsonl {args.jsonl}: cannot open for appending "
+                               f"({e.strerror or e})") from None
 
     # -- the reader thread --------------------------------------------------------------
     # Items in the feed: ``(rows, lines, offsets)`` (rows and the position after each), or
@@ -283,7 +293,12 @@ class WatchRun:
         if self.prom is not None:
             self.prom.publish(values, state.updated)
         if self.jsonl is not None:
-            print(json_line(values, final), file=self.jsonl, flush=True)
+            try:
+                print(json_line(values, final), file=self.jsonl, flush=True)
+            except OSError as e:
+                if self.jsonl is sys.stdout:
+                    raise
+                raise CLIError(f"--jsonl {self.args.jsonl}: cannot write ({e.strerror or e})") from None
         if self.jsonl is not sys.stdout and not final:
             print(status_line(values, args.window), flush=True)
         return values
@@ -520,7 +535,7 @@ def add_parser(sub) -> None:
                    help="also report the metrics of the last N rows (default 1000; 0: off)")
     p.add_argument("--every", type=positive, default=10000, metavar="N",
                    help="print a line every N rows (default 10000)")
-    p.add_argument("--interval", type=float, default=5.0, metavar="T",
+    p.add_argument("--interval", type=seconds, default=5.0, metavar="T",
                    help="... or every T seconds when rows arrived (default 5; 0: off)")
     p.add_argument("--jsonl", metavar="PATH",
                    help="append each report as a JSON line to PATH ('-': standard output instead "
@@ -531,14 +546,21 @@ def add_parser(sub) -> None:
                    help="a label on every Prometheus series, to tell watchers apart (repeatable)")
     p.add_argument("--drop-block", type=non_negative, default=100, metavar="N",
                    help="flag drops of the watched metric over blocks of N rows, as "
-                   "streameval.Monitor does (River's ADWIN; default 100; 0: off)")
+                   "streameval.Monitor does (default 100; 0: off)")
+    p.add_argument("--drop-detector", choices=("cusum", "adwin", "page-hinkley"), default="cusum",
+                   help="the sequential detector fed the block values (default cusum, calibrated "
+                   "on the first 40 blocks; adwin and page-hinkley: River's)")
+    p.add_argument("--drop-run-length", type=float, metavar="N",
+                   help="the cusum's expected rows between false alarms (default 1e8)")
+    p.add_argument("--top", type=non_negative, default=5, metavar="K",
+                   help="how many split entities and merging clusters to report (default 5)")
     p.add_argument("--drop-metric", metavar="NAME",
                    help="the metric whose drops are flagged (default ELM, else the first one)")
     p.add_argument("--prometheus-host", default="127.0.0.1", metavar="HOST",
                    help="address the Prometheus endpoint binds to (default 127.0.0.1)")
     p.add_argument("--checkpoint", metavar="PATH",
                    help="save the state to PATH (JSON, written atomically) on a schedule and on exit")
-    p.add_argument("--checkpoint-every", type=float, default=30.0, metavar="T",
+    p.add_argument("--checkpoint-every", type=seconds, default=30.0, metavar="T",
                    help="seconds between checkpoints (default 30)")
     p.add_argument("--checkpoint-rows", type=non_negative, default=0, metavar="N",
                    help="also checkpoint every N rows (default 0: off)")

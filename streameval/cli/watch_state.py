@@ -1,8 +1,10 @@
 """The state of ``streameval watch``: all-time and windowed tables, drop detection, input position.
 
 Rows are taken in O(1) each; the tables catch up in bulk at each report, publication and
-checkpoint, and drop detection computes the watched metric over each block of rows at once.
-The values are those of updating row by row.
+checkpoint. Drop detection is the library's own (:class:`~streameval.detect.BlockDrops`, as
+:class:`~streameval.Monitor` runs it), fed the rows in bulk; what broke is an
+:class:`~streameval.breakdown.ErrorAccount` over the window's table (the all-time one without a
+window). The values are those of updating row by row.
 
 >>> from streameval.metrics import resolve
 >>> state = WatchState(resolve("ELM ARI"), window=2)
@@ -16,13 +18,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from itertools import count
 from operator import itemgetter
 
+from ..breakdown import ErrorAccount
+from ..detect import BlockDrops
 from ..errors import CLIError, StreamevalError
 from .score import evaluator
 
-__all__ = ["WatchState", "Drops", "count_cells", "add_cells", "add_rows", "block_f_values"]
+__all__ = ["WatchState", "count_cells", "add_cells", "add_rows"]
 
 _TRUE, _PRED, _WEIGHT = itemgetter(0), itemgetter(1), itemgetter(2)
 
@@ -41,9 +44,11 @@ def count_cells(rows, sign=1, counts=None) -> dict:
     return counts
 
 
-def add_cells(ev, counts: dict) -> None:
+def add_cells(ev, counts: dict, account: ErrorAccount | None = None) -> None:
     """Apply ``{(t, p): signed weight}`` to an evaluator: additions in one
-    :meth:`~streameval.Evaluator.update_many` (as ``score`` does), removals by ``revert``."""
+    :meth:`~streameval.Evaluator.update_many` (as ``score`` does), removals by ``revert``; then
+    refresh ``account`` (an :class:`~streameval.breakdown.ErrorAccount` of its table), if any,
+    for each changed cell."""
     import numpy as np
 
     plus = [(k, c) for k, c in counts.items() if c > 0]
@@ -56,6 +61,10 @@ def add_cells(ev, counts: dict) -> None:
         ts[:] = [k[0] for k, _ in plus]
         ps[:] = [k[1] for k, _ in plus]
         ev.update_many(ts, ps, np.fromiter((c for _, c in plus), dtype=np.int64, count=len(plus)))
+    if account is not None:
+        refresh = account.refresh
+        for (t, p), c in counts.items():
+            refresh(t, p, c)
 
 
 def add_rows(ev, rows) -> None:
@@ -76,156 +85,26 @@ def add_rows(ev, rows) -> None:
                    None if (w == 1).all() else w)
 
 
-def _codes(labels: list):
-    """Labels as int64 codes, equal labels (Python's equality) sharing one, in order of first
-    appearance; and the number of distinct labels."""
-    import numpy as np
+def inconsistency(table, rows: int, items, weighted: bool) -> str | None:
+    """What contradicts itself in a checkpoint's saved state, or ``None``. O(cells + window).
 
-    index = dict(zip(dict.fromkeys(labels), count()))
-    return np.fromiter(map(index.__getitem__, labels), np.int64, len(labels)), len(index)
-
-
-def block_f_values(rows, block: int, elm: bool) -> list:
-    """ELM (``elm``) or BCubed, default parameters, over each block of ``block`` consecutive rows
-    (``len(rows)`` a multiple of ``block``): per block, the per-element F-scores averaged over its
-    elements, ``Σ_cells n·F / N`` with ELM's ``F = 2(n-1)/((a-1)+(b-1))`` (1 when ``a = b = 1``)
-    and BCubed's ``F = 2n/(a+b)``.
-
-    Counted in numpy (exact int64 counts and margins) and summed in floating point cell by cell in
-    the order the cells first appear in the block, so each value is, to the bit, the one of the
-    per-block loop :meth:`Drops.value`. O(rows log rows).
-
-    >>> rows = [("a", "x", 1), ("a", "x", 1), ("b", "x", 1), ("b", "y", 1)]
-    >>> block_f_values(rows, 2, elm=True), block_f_values(rows, 2, elm=False)
-    ([1.0, 0.0], [1.0, 0.6666666666666666])
+    A checkpoint whose digest was recomputed after an edit passes the digest check; its content
+    must still agree with itself: every counted row is one element of the table (at least one,
+    with a weight column), the table skips nothing (a missing label is a bad row), and the
+    window's rows are among the table's (each of its cells at most the table's).
     """
-    import numpy as np
-
-    n = len(rows)
-    nb = n // block
-    if not nb:
-        return []
-    tc, kt = _codes(list(map(_TRUE, rows)))
-    pc, kp = _codes(list(map(_PRED, rows)))
-    w = np.fromiter(map(_WEIGHT, rows), np.int64, n)
-    key = (np.arange(n, dtype=np.int64) // block * kt + tc) * kp + pc
-    cells, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    ones = bool((w == 1).all())  # then every sum below is at most n: exact in a float64 bincount
-    if ones:
-        c = np.bincount(inverse, minlength=len(cells))
-    else:
-        c = np.zeros(len(cells), np.int64)
-        np.add.at(c, inverse, w)
-    cb, rest = np.divmod(cells, kt * kp)
-    ct, cp = np.divmod(rest, kp)
-    margins = []
-    for side in (cb * kt + ct, cb * kp + cp):
-        _, where = np.unique(side, return_inverse=True)
-        where = where.reshape(-1)
-        if ones:
-            sums = np.bincount(where, weights=c).astype(np.int64)
-        else:
-            sums = np.zeros(int(where.max()) + 1, np.int64)
-            np.add.at(sums, where, c)
-        margins.append(sums[where])
-    a, b = margins
-    cf = c.astype(np.float64)
-    if elm:
-        d = a + b - 2
-        alone = d == 0  # a = b = 1: F = 1, the term is the count (1)
-        term = np.where(alone, cf, cf * 2.0 * (c - 1).astype(np.float64)
-                        / np.where(alone, 1, d).astype(np.float64))
-    else:
-        term = cf * 2.0 * cf / (a + b).astype(np.float64)
-    order = np.argsort(first, kind="stable")  # blocks in turn, cells by first appearance
-    totals = np.bincount(cb[order], weights=term[order], minlength=nb)  # sums in array order
-    sizes = np.add.reduceat(w, np.arange(0, n, block))
-    return (totals / sizes.astype(np.float64)).tolist()
-
-
-class Drops:
-    """Drop detection as :class:`~streameval.Monitor` does it: the watched metric over consecutive
-    blocks of ``block`` rows, each block's value fed to River's ``ADWIN``
-    (:func:`~streameval.monitor.is_drop`).
-
-    Rows are fed in bulk (:meth:`feed`); the blocks they complete are evaluated at once
-    (:func:`block_f_values` for ELM and BCubed, else a table per block, as the Monitor does). Cost O(1)
-    amortised per row, plus the detector's update per block.
-    """
-
-    CHUNK = 16384  # rows evaluated at once (whole blocks): bounds the arrays
-
-    def __init__(self, cls, block: int, recent: int):
-        from river import drift
-
-        from ..monitor import is_drop
-
-        self.cls, self.block, self.recent = cls, block, recent
-        self.detector, self.is_drop = drift.ADWIN(clock=1), is_drop
-        self.better = cls.bigger_is_better
-        self.rows: list = []  # the rows of the unfinished block
-        self.since = [0.0, 0]
-        self.seen = 0  # rows fed in finished blocks
-        self.drops: list = []  # row counts at which drops were flagged
-
-    def feed(self, rows) -> None:
-        block = self.block
-        if self.rows:
-            rows = self.rows + rows
-        whole = len(rows) - len(rows) % block
-        self.rows = rows[whole:]
-        step = block * max(1, self.CHUNK // block)
-        detector, better, since, is_drop = self.detector, self.better, self.since, self.is_drop
-        for start in range(0, whole, step):
-            for value in self.block_values(rows[start:min(whole, start + step)]):
-                self.seen += block
-                if value == value and is_drop(detector, value, better, since):
-                    self.drops.append(self.seen)
-
-    def block_values(self, rows) -> list:
-        """The watched metric over each block of ``rows`` (whole blocks)."""
-        block, name = self.block, self.cls.__name__
-        if name in ("ELM", "BCubed"):
-            return block_f_values(rows, block, name == "ELM")
-        out = []
-        for k in range(0, len(rows), block):  # as the Monitor does: the metric over a table
-            ev = evaluator([self.cls])
-            add_rows(ev, rows[k:k + block])
-            out.append(ev.get()[name])
-        return out
-
-    def value(self, cells: dict) -> float:
-        """The watched metric over one block's cells ``{(t, p): n}``: ELM and BCubed (default
-        parameters) from their per-element F-scores, averaged over the elements; any other metric
-        from the table's statistics (:meth:`ContingencyStats.from_cells`). O(cells)."""
-        from ..stats import ContingencyStats
-
-        name = self.cls.__name__
-        if name not in ("ELM", "BCubed"):
-            stats = ContingencyStats.from_cells((t, p, c) for (t, p), c in cells.items())
-            return self.cls().value(stats)
-        a: dict = {}
-        b: dict = {}
-        n = 0
-        for (t, p), c in cells.items():
-            a[t] = a.get(t, 0) + c
-            b[p] = b.get(p, 0) + c
-            n += c
-        total = 0.0
-        if name == "ELM":  # F_e = 2(n-1)/((a-1)+(b-1)), 1 when a = b = 1
-            for (t, p), c in cells.items():
-                x, y = a[t], b[p]
-                total += c if x == y == 1 else c * 2.0 * (c - 1) / (x + y - 2)
-        else:  # BCubed: F_e = 2n/(a+b)
-            for (t, p), c in cells.items():
-                total += c * 2.0 * c / (a[t] + b[p])
-        return total / n
-
-    @property
-    def flag(self) -> bool:
-        """A drop was flagged within the last ``recent`` rows."""
-        return bool(self.drops) and self.seen + len(self.rows) - self.drops[-1] < self.recent
+    if table.skipped:
+        return f"the table skipped {table.skipped} elements, but watch counts no skipped element"
+    if table.n != rows and not weighted or table.n < rows:
+        return (f"the table holds {table.n} elements but {rows} rows were counted"
+                + (" (each row adds at least one)" if weighted else " (one element a row)"))
+    if items is not None:
+        if len(items) > rows:
+            return f"the window holds {len(items)} rows, more than the {rows} counted"
+        for (t, p), c in count_cells(items).items():
+            if c > table[t, p]:
+                return f"the window's cell ({t!r}, {p!r}) holds {c}, the table's {table[t, p]}"
+    return None
 
 
 class WatchState:
@@ -238,7 +117,7 @@ class WatchState:
     integer counts; the order of updates does not change them).
     """
 
-    def __init__(self, classes, window: int, drops: Drops | None = None):
+    def __init__(self, classes, window: int, drops: BlockDrops | None = None, top: int = 5):
         self.classes = classes
         self.all = evaluator(classes)
         self.size = window
@@ -246,6 +125,9 @@ class WatchState:
         self.win = evaluator(classes) if window else None
         self.pending: list = []
         self.drops = drops
+        self.recent = max(window, 10 * drops.block) if drops is not None else 0
+        self.top = top
+        self.account = ErrorAccount((self.win or self.all).table)
         self.rows = self.skipped = self.offset = self.line = 0
         self.header = self.fingerprint = None
         self.updated = time.time()  # when the last row was taken
@@ -263,8 +145,14 @@ class WatchState:
         add_rows(self.all, rows)
         if self.items is not None:
             self._flush_window(rows)
+        else:
+            refresh = self.account.refresh
+            for (t, p), c in count_cells(rows).items():
+                refresh(t, p, c)
         if self.drops is not None:
-            self.drops.feed(rows)
+            w = [row[2] for row in rows]
+            self.drops.update_many([row[0] for row in rows], [row[1] for row in rows],
+                                   None if w.count(1) == len(w) else w)
 
     def _flush_window(self, rows) -> None:
         items, size = self.items, self.size
@@ -276,9 +164,10 @@ class WatchState:
                 items.popleft()
             self.win = evaluator(self.classes)
             add_rows(self.win, items)
+            self.account = ErrorAccount(self.win.table)
             return
         delta = count_cells((items.popleft() for _ in range(leaving)), sign=-1)
-        add_cells(self.win, count_cells(rows, counts=delta))
+        add_cells(self.win, count_cells(rows, counts=delta), self.account)
         items.extend(rows)
 
     def values(self) -> dict:
@@ -288,8 +177,10 @@ class WatchState:
         if self.win is not None:
             out["window"] = self.win.get()
         if self.drops is not None:
-            out["drop"] = self.drops.flag
+            out["drop"] = self.drops.flag(self.recent)
             out["drops"] = len(self.drops.drops)
+            out["last_drop"] = self.drops.last_drop_time
+        out["broke"] = self.account.report(self.top)
         return out
 
     # -- checkpoint ----------------------------------------------------------------
@@ -348,9 +239,14 @@ class WatchState:
                 assert self.items is not None and self.win is not None  # sizes agree above
                 self.items.extend(CountWindow.from_dict(win))
                 add_cells(self.win, count_cells(self.items))
+            why = inconsistency(table, rows, self.items, input_desc.get("weight") is not None)
+            if why:
+                refuse(f"inconsistent state: {why}")
+            self.account = ErrorAccount((self.win or self.all).table)
         except CLIError:
             raise
-        except (KeyError, TypeError, ValueError, StreamevalError) as e:
+        except (ArithmeticError, KeyError, MemoryError, RecursionError, TypeError, ValueError,
+                StreamevalError) as e:
             refuse(f"malformed content ({type(e).__name__}: {e})")
         self.offset, self.line, self.rows, self.skipped, self.header = (
             offset, line, rows, skipped, header)

@@ -1,0 +1,188 @@
+"""What broke: exact split and merge accounting on a table, with live top-k lists.
+
+On a contingency table (``n[i,j]`` the cells, ``a[i]`` the true entities' sizes, ``b[j]`` the
+predicted clusters' sizes), an :class:`ErrorAccount` keeps
+
+- ``splits = cells - K_true``: the extra pieces the entities are split into (the Basic Merge
+  Distance's split half: the merges needed to make each entity whole) and
+  ``merges = cells - K_pred``: the extra entities the predicted clusters hold (the splits needed
+  to separate them). Both are O(1) reads of the table's own counts;
+- the entities split across the most predicted clusters (``cells in the row``, ties by size),
+  each with its *splitting entropy* ``H_i = log a[i] - Σ_j n[i,j] log n[i,j] / a[i]`` (nats; 0 for
+  an entity kept whole; as er-evaluation's record error table);
+- the predicted clusters merging the most entities (``cells in the column``, ties by extra), each
+  with its *expected extra per record* ``b[j] - Σ_i n[i,j]² / b[j]``: the elements of another
+  entity a record of the cluster finds with it, on average (er-evaluation's ``extra``).
+
+Each is maintained under update, revert and merge of the table: :meth:`ErrorAccount.refresh` after
+the table changed cell ``(t, p)`` by ``delta`` costs O(log K) (two ``sortedcontainers``
+``SortedList`` updates, the per-row ``Σ n log n`` kept as an exact fixed-point integer, so an
+update then a revert restores it bit for bit).
+
+>>> from streameval import Contingency
+>>> t = Contingency()
+>>> acc = ErrorAccount(t)
+>>> for y, p in [("e1", "c1"), ("e1", "c2"), ("e1", "c3"), ("e2", "c1"), ("e3", "c4")]:
+...     t.update(y, p)
+...     acc.refresh(y, p, 1)
+>>> acc.splits, acc.merges
+(2, 1)
+>>> [(e, k, round(h, 4)) for e, k, _, h in acc.split_entities(2)]
+[('e1', 3, 1.0986)]
+>>> acc.merging_clusters(2)
+[('c1', 2, 2, 1.0)]
+"""
+
+from __future__ import annotations
+
+import math
+
+from .errors import require
+from .stats import ONE, bcubed_term, xlogx
+
+__all__ = ["ErrorAccount"]
+
+
+class ErrorAccount:
+    """Splits, merges and the top-k split entities and merging clusters of ``table``, current
+    after each :meth:`refresh` (O(log K)).
+
+    Build it on a table (its present cells are counted, O(cells log cells)); then call
+    :meth:`refresh` ``(t, p, delta)`` each time the table's cell ``(t, p)`` changed by ``delta``
+    (``+w`` an update, ``-w`` a revert, the other table's count for a merged cell; several
+    changes to one cell may be summed into one call). :meth:`merge` merges a table and refreshes.
+    """
+
+    def __init__(self, table):
+        self._sorted = require("sortedcontainers", "ErrorAccount (what broke)", "window").SortedList
+        self.table = table
+        self._row_cells: dict = {}
+        self._row_xlogx: dict = {}
+        self._col_cells: dict = {}
+        self._row_entry: dict = {}  # label -> its key in _rows
+        self._col_entry: dict = {}
+        self._row_label: dict = {}  # id -> label
+        self._col_label: dict = {}
+        self._next = 0
+        self._rows = self._sorted()
+        self._cols = self._sorted()
+        rows, cols, xl = self._row_cells, self._col_cells, self._row_xlogx
+        for t, p, c in table.items():
+            rows[t] = rows.get(t, 0) + 1
+            cols[p] = cols.get(p, 0) + 1
+            xl[t] = xl.get(t, 0) + xlogx(c)
+        for t in rows:
+            self._rank_row(t)
+        for p in cols:
+            self._rank_col(p)
+
+    # ---------------------------------------------------------------- counts
+    @property
+    def splits(self) -> int:
+        """``cells - K_true``: extra pieces of the split entities. O(1)."""
+        return self.table.cells - self.table.k_true
+
+    @property
+    def merges(self) -> int:
+        """``cells - K_pred``: extra entities held by the merging clusters. O(1)."""
+        return self.table.cells - self.table.k_pred
+
+    # ---------------------------------------------------------------- maintenance
+    def refresh(self, t, p, delta: int) -> None:
+        """The table's cell ``(t, p)`` changed by ``delta`` (already applied). O(log K)."""
+        if not delta:
+            return
+        new = self.table.get_cell(t, p)
+        old = new - delta
+        step = (old == 0 and new > 0) - (old > 0 and new == 0)
+        rows, cols, xl = self._row_cells, self._col_cells, self._row_xlogx
+        if step:
+            rows[t] = rows.get(t, 0) + step
+            cols[p] = cols.get(p, 0) + step
+        xl[t] = xl.get(t, 0) + xlogx(new) - xlogx(old)
+        self._rank_row(t)
+        self._rank_col(p)
+
+    def merge(self, other) -> None:
+        """Merge table ``other`` into the table (:meth:`Contingency.merge`) and account for its
+        cells. O(cells of other · log K)."""
+        cells = list(other.items())
+        self.table.merge(other)
+        for t, p, c in cells:
+            self.refresh(t, p, c)
+
+    def _new_id(self) -> int:
+        self._next += 1
+        return self._next
+
+    def _rank_row(self, t) -> None:
+        old = self._row_entry.pop(t, None)
+        if old is not None:
+            self._rows.remove(old)
+        size = self.table.true_size(t)
+        if not size:
+            for d in (self._row_cells, self._row_xlogx):
+                d.pop(t, None)
+            if old is not None:
+                del self._row_label[old[2]]
+            return
+        ident = old[2] if old is not None else self._new_id()
+        self._row_label[ident] = t
+        entry = self._row_entry[t] = (-self._row_cells[t], -size, ident)
+        self._rows.add(entry)
+
+    def _rank_col(self, p) -> None:
+        old = self._col_entry.pop(p, None)
+        if old is not None:
+            self._cols.remove(old)
+        k = self.table.pred_cluster(p)
+        if k is None:
+            self._col_cells.pop(p, None)
+            if old is not None:
+                del self._col_label[old[2]]
+            return
+        size, sq = k[0], k[1]
+        ident = old[2] if old is not None else self._new_id()
+        self._col_label[ident] = p
+        entry = self._col_entry[p] = (-self._col_cells[p], -(size * ONE - bcubed_term(sq, size)),
+                                      ident)
+        self._cols.add(entry)
+
+    # ---------------------------------------------------------------- reading
+    def split_entities(self, k: int = 5) -> list:
+        """Up to ``k`` entities split across the most predicted clusters (at least 2), as
+        ``(entity, clusters, size, splitting entropy in nats)``. O(log K + k)."""
+        out = []
+        for cells, size, ident in self._rows.islice(0, k):
+            if cells > -2:
+                break
+            t = self._row_label[ident]
+            a = -size
+            out.append((t, -cells, a, math.log(a) - self._row_xlogx[t] / ONE / a))
+        return out
+
+    def merging_clusters(self, k: int = 5) -> list:
+        """Up to ``k`` predicted clusters merging the most entities (at least 2), as
+        ``(cluster, entities, size, expected extra per record)``. O(log K + k)."""
+        out = []
+        for cells, extra, ident in self._cols.islice(0, k):
+            if cells > -2:
+                break
+            p = self._col_label[ident]
+            out.append((p, -cells, self.table.pred_size(p), -extra / ONE))
+        return out
+
+    def report(self, k: int = 5) -> dict:
+        """``{"splits", "merges", "split_entities", "merging_clusters"}``, the lists as dicts
+        (JSON-ready when the labels are). O(log K + k)."""
+        return {
+            "splits": self.splits,
+            "merges": self.merges,
+            "split_entities": [{"entity": t, "clusters": c, "size": a, "entropy": h}
+                               for t, c, a, h in self.split_entities(k)],
+            "merging_clusters": [{"cluster": p, "entities": c, "size": b, "extra_per_record": x}
+                                 for p, c, b, x in self.merging_clusters(k)],
+        }
+
+    def __repr__(self) -> str:
+        return f"ErrorAccount(splits={self.splits}, merges={self.merges})"

@@ -1,0 +1,422 @@
+"""Drop detection: the watched metric over consecutive blocks of elements, fed to a sequential detector.
+
+One implementation, used by :class:`~streameval.Monitor` and by ``streameval watch`` alike:
+:class:`BlockDrops` computes the watched metric over each block of ``block`` consecutive
+elements (a table of the block's elements, read once when the block is full) and hands the value
+to a *detector*, an object with ``update(value) -> bool`` (true: a drop is flagged at this block)
+and ``bind(block, bigger_is_better)``. Blocks make the detector's samples nearly independent (the
+value of a sliding window after every element is a moving average, strongly autocorrelated).
+
+The detectors:
+
+- :class:`Cusum` (the default): a one-sided CUSUM (Page's test; River's ``PageHinkley`` is the
+  same recursion) on the block values standardised by a *reference period* (the first
+  ``reference`` blocks). Its threshold is calibrated, from the reference values, to a stated
+  expected run length between false alarms (``run_length`` elements), as Alibi Detect calibrates
+  its online detectors to an expected run time: the run length of the CUSUM on the reference
+  distribution is computed by Brook and Evans' Markov chain and the threshold found by bisection.
+  After a drop it takes the next ``reference`` blocks as its new reference.
+- :class:`RiverRule`: a River drift detector (``river.drift.ADWIN`` by default: the rule
+  ``Monitor`` used before) behind the same interface, with :func:`is_drop` deciding the
+  direction of a change.
+- :class:`IntervalRule`: the windowed :class:`~streameval.BootstrapEvaluator` interval lies
+  entirely below the reference (``Monitor(..., interval=B)``); it flags the block at which the
+  interval newly falls below.
+
+Trade-off (see the benchmark, ``docs/benchmarks/drift.md``): a longer ``run_length`` raises the
+threshold ``h`` only like ``log(run_length)``, so fewer false alarms cost little delay on a
+sudden collapse (one or two blocks) and more on a slow drift (whose per-block shift is small);
+a smaller ``k`` (the allowance, in reference standard deviations) catches smaller shifts later.
+
+>>> det = Cusum(reference=20, run_length=10**6)
+>>> det.bind(block=25, bigger_is_better=True)
+>>> import random
+>>> rng = random.Random(1)
+>>> [det.update(0.9 + rng.gauss(0, 0.02)) for _ in range(200)].count(True)
+0
+>>> [det.update(0.5) for _ in range(3)]
+[True, False, False]
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Protocol
+
+__all__ = ["Detector", "Cusum", "RiverRule", "IntervalRule", "BlockDrops", "is_drop",
+           "cusum_run_length", "cusum_threshold", "make_detector", "DETECTORS"]
+
+DETECTORS = ("cusum", "adwin", "page-hinkley", "interval")
+
+
+class Detector(Protocol):
+    """What :class:`BlockDrops` feeds: ``bind`` once, then ``update(block value)`` per block."""
+
+    def bind(self, block: int, bigger_is_better: bool) -> None: ...
+
+    def update(self, value: float) -> bool: ...
+
+
+def is_drop(detector, value: float, bigger_is_better: bool, since: list) -> bool:
+    """Feed one block value to a River drift ``detector``; true when it flags a change *down*
+    (up, for a metric where smaller is better).
+
+    The change's direction compares the detector's estimate before and after the update, or, for a
+    detector without ``estimation``, the block value with the mean of the block values since the
+    previous change (``since = [sum, count]``, updated here). O(the detector's update).
+
+    >>> class Always:  # a detector that flags every value
+    ...     drift_detected = True
+    ...     def update(self, x):
+    ...         pass
+    >>> since = [0.0, 0]
+    >>> [is_drop(Always(), v, True, since) for v in (0.9, 0.5, 0.7)]
+    [False, True, False]
+    """
+    before = getattr(detector, "estimation", None)
+    detector.update(value)
+    drop = False
+    if detector.drift_detected:
+        after = getattr(detector, "estimation", None)
+        if before is None or after is None:  # detectors without an estimate
+            total, count = since
+            before = total / count if count else value
+            after = value
+        drop = (after < before) if bigger_is_better else (after > before)
+        since[0], since[1] = 0.0, 0
+    since[0] += value
+    since[1] += 1
+    return drop
+
+
+# ---------------------------------------------------------------------------------- CUSUM
+def _increment_cdf(z, k: float, bandwidth: float):
+    """The CDF of the CUSUM's increment ``z - k``, ``z`` drawn from the reference values smoothed
+    by a logistic kernel of standard deviation ``bandwidth`` (its tails are heavier than a
+    Gaussian's: the calibration errs towards fewer false alarms)."""
+    import numpy as np
+
+    s = bandwidth * math.sqrt(3.0) / math.pi  # the logistic scale of that standard deviation
+    centres = np.asarray(z, dtype=np.float64) - k
+
+    def cdf(x):
+        x = np.asarray(x, dtype=np.float64)
+        u = np.clip((x[..., None] - centres) / s, -60.0, 60.0)  # no denormals
+        return (1.0 / (1.0 + np.exp(-u))).mean(axis=-1)
+
+    return cdf
+
+
+def cusum_run_length(z, k: float, h: float, states: int = 150) -> float:
+    """The expected number of steps of ``S ← max(0, S + z - k)`` from 0 until ``S > h``, ``z``
+    drawn independently from the (smoothed) values ``z``: Brook and Evans' Markov chain on
+    ``states`` cells of ``[0, h]`` (a linear solve, O(states³)).
+
+    On Gaussian values (k = 0.5, h = 4) Siegmund's approximation gives about 336 steps; the
+    kernel smoothing of a finite sample shortens it a little (so thresholds err high):
+
+    >>> import random
+    >>> rng = random.Random(0)
+    >>> z = [rng.gauss(0, 1) for _ in range(5000)]
+    >>> 250 < cusum_run_length(z, k=0.5, h=4.0) < 345
+    True
+    """
+    import numpy as np
+
+    z = np.asarray(z, dtype=np.float64)
+    bandwidth = max(1.06 * len(z) ** -0.2, 0.05)  # Silverman's rule for unit-variance values
+    cdf = _increment_cdf(z, k, bandwidth)
+    m = states
+    width = 2.0 * h / (2 * m - 1)  # cell j is centred on j·width; cell 0 holds S <= width/2
+    d = np.arange(-(m - 1), m + 1)  # j - i for the upper edge of cell j from the centre of i
+    upper = cdf((d + 0.5) * width)  # P(S' < upper edge of j | S = centre of i), by j - i
+    i = np.arange(m)[:, None]
+    j = np.arange(m)[None, :]
+    hi = upper[(j - i) + (m - 1)]
+    lo = np.where(j == 0, 0.0, upper[np.maximum(j - i - 1, -(m - 1)) + (m - 1)])
+    transition = hi - lo
+    transition[transition < 1e-30] = 0.0  # tiny probabilities only slow the solve down
+    lengths = np.linalg.solve(np.eye(m) - transition, np.ones(m))
+    return float(lengths[0])
+
+
+def cusum_threshold(z, k: float, run_length: float, states: int = 150) -> float:
+    """The threshold ``h`` at which the CUSUM on the values ``z`` runs ``run_length`` steps
+    between false alarms on average (bisection on :func:`cusum_run_length`, which grows with
+    ``h``). O(40 · states³).
+
+    >>> import random
+    >>> rng = random.Random(0)
+    >>> z = [rng.gauss(0, 1) for _ in range(400)]
+    >>> h = cusum_threshold(z, k=0.5, run_length=1000)
+    >>> 4.0 < h < 6.5   # the Gaussian CUSUM's h for ARL0 = 1000 and k = 0.5 is about 4.8
+    True
+    """
+    lo, hi = 0.0, 1.0
+    while cusum_run_length(z, k, hi, states) < run_length:
+        lo, hi = hi, hi * 2
+        if hi > 1e4:
+            return hi
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if cusum_run_length(z, k, mid, states) < run_length:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-3 * hi:
+            break
+    return hi
+
+
+class Cusum:
+    """A one-sided CUSUM on block values, calibrated on a reference period.
+
+    The first ``reference`` block values give the reference mean ``μ`` and standard deviation
+    ``σ`` (at least ``min_scale``: a perfectly steady reference still has a scale); each later
+    value ``x`` adds ``z = (μ - x)/σ`` (``(x - μ)/σ`` when smaller is better) to
+
+        ``S ← max(0, S + z - k)``
+
+    and a drop is flagged when ``S > h``. ``h`` is calibrated so that the expected run length
+    between false alarms on the reference distribution is ``run_length`` elements
+    (``run_length / block`` blocks; :func:`cusum_threshold`), unless given. After a drop the next
+    ``reference`` blocks become the new reference (no flag meanwhile).
+
+    Cost: O(1) per block, plus one calibration (O(40 · 150³) floating-point work, a few
+    milliseconds) per reference period.
+
+    >>> det = Cusum(reference=4, h=3.0)
+    >>> det.bind(block=10, bigger_is_better=True)
+    >>> [det.update(v) for v in (0.8, 0.82, 0.78, 0.8, 0.8, 0.7, 0.6)]
+    [False, False, False, False, False, True, False]
+    """
+
+    def __init__(self, k: float = 0.5, run_length: float = 10**8, reference: int = 40,
+                 h: float | None = None, min_scale: float = 0.01):
+        if not (k >= 0 and math.isfinite(k)):
+            raise ValueError(f"k must be a finite number >= 0, got {k!r}")
+        if not (run_length > 1 and math.isfinite(run_length)):
+            raise ValueError(f"run_length must be a finite number > 1, got {run_length!r}")
+        if not isinstance(reference, int) or isinstance(reference, bool) or reference < 2:
+            raise ValueError(f"reference must be an int >= 2 blocks, got {reference!r}")
+        if h is not None and not (h > 0 and math.isfinite(h)):
+            raise ValueError(f"h must be a finite number > 0, got {h!r}")
+        if not (min_scale > 0):
+            raise ValueError(f"min_scale must be > 0, got {min_scale!r}")
+        self.k, self.run_length, self.reference = float(k), float(run_length), reference
+        self.fixed_h, self.min_scale = h, float(min_scale)
+        self.block, self.sign = 1, 1.0
+        self.h: float | None = h
+        self.mu = self.sigma = math.nan
+        self.s = 0.0
+        self._ref: list = []
+
+    def bind(self, block: int, bigger_is_better: bool) -> None:
+        self.block, self.sign = block, (1.0 if bigger_is_better else -1.0)
+
+    @property
+    def calibrating(self) -> bool:
+        """True while the reference period is being collected."""
+        return len(self._ref) < self.reference or self.h is None
+
+    def _calibrate(self) -> None:
+        ref = self._ref
+        n = len(ref)
+        mu = sum(ref) / n
+        sd = math.sqrt(sum((x - mu) ** 2 for x in ref) / (n - 1))
+        self.mu, self.sigma = mu, max(sd, self.min_scale)
+        if self.fixed_h is not None:
+            self.h = self.fixed_h
+        else:
+            z = [self.sign * (mu - x) / self.sigma for x in ref]
+            self.h = cusum_threshold(z, self.k, max(2.0, self.run_length / self.block))
+        self.s = 0.0
+
+    def update(self, value: float) -> bool:
+        """Take one block value; true when a drop is flagged. A NaN value (a metric undefined
+        on the block) is ignored."""
+        if value != value:
+            return False
+        if len(self._ref) < self.reference:
+            self._ref.append(value)
+            if len(self._ref) == self.reference:
+                self._calibrate()
+            return False
+        assert self.h is not None
+        self.s = max(0.0, self.s + self.sign * (self.mu - value) / self.sigma - self.k)
+        if self.s > self.h:
+            self.s = 0.0
+            self._ref = []  # the next blocks are the new reference
+            return True
+        return False
+
+    def __repr__(self) -> str:
+        state = ("calibrating" if self.calibrating else
+                 f"μ={self.mu:.4g}, σ={self.sigma:.3g}, h={self.h:.3g}, S={self.s:.3g}")
+        return (f"Cusum(k={self.k:g}, run_length={self.run_length:g}, "
+                f"reference={self.reference}; {state})")
+
+
+class RiverRule:
+    """A River drift detector on the block values (``model``: a fresh ``river.drift`` detector;
+    default ``ADWIN(clock=1)``, the rule ``Monitor`` used before): a change it detects is a drop
+    when its estimate moved the bad way (:func:`is_drop`). O(the model's update) per block.
+    """
+
+    def __init__(self, model=None):
+        if model is None:
+            from .errors import require
+
+            model = require("river.drift", "drop detection with River's ADWIN", "river").ADWIN(
+                clock=1)
+        self.model = model
+        self.better = True
+        self._since = [0.0, 0]
+
+    def bind(self, block: int, bigger_is_better: bool) -> None:
+        self.better = bigger_is_better
+
+    def update(self, value: float) -> bool:
+        if value != value:
+            return False
+        return is_drop(self.model, value, self.better, self._since)
+
+    def __repr__(self) -> str:
+        return f"RiverRule({type(self.model).__name__})"
+
+
+class IntervalRule:
+    """A drop when the windowed bootstrap interval of the watched metric newly lies entirely on
+    the bad side of the reference (``Monitor(..., interval=B)``; checked once per block).
+
+    ``below`` is a callable returning whether the interval is below now (the Monitor binds its
+    own). O(the interval's reading) per block.
+    """
+
+    def __init__(self, below=None):
+        self.below = below
+        self._was = False
+
+    def bind(self, block: int, bigger_is_better: bool) -> None:
+        pass
+
+    def update(self, value: float) -> bool:
+        if self.below is None:
+            raise ValueError("IntervalRule needs the Monitor's interval (Monitor(..., interval=B))")
+        now = bool(self.below())
+        drop = now and not self._was
+        self._was = now
+        return drop
+
+    def __repr__(self) -> str:
+        return "IntervalRule()"
+
+
+def make_detector(name: str, **params) -> Any:
+    """A detector by name: ``"cusum"`` (:class:`Cusum`), ``"adwin"`` and ``"page-hinkley"``
+    (River's, through :class:`RiverRule`), ``"interval"`` (:class:`IntervalRule`).
+
+    >>> make_detector("cusum", run_length=10**6)
+    Cusum(k=0.5, run_length=1e+06, reference=40; calibrating)
+    """
+    if name == "cusum":
+        return Cusum(**params)
+    if name in ("adwin", "page-hinkley"):
+        from .errors import require
+
+        drift = require("river.drift", f"drop detection with River's {name}", "river")
+        return RiverRule(drift.ADWIN(clock=1, **params) if name == "adwin"
+                         else drift.PageHinkley(**params))
+    if name == "interval":
+        return IntervalRule(**params)
+    raise ValueError(f"unknown detector {name!r}: one of {', '.join(DETECTORS)}")
+
+
+# ---------------------------------------------------------------------------------- blocks
+class BlockDrops:
+    """The watched ``metric`` over consecutive blocks of ``block`` elements, each block's value
+    fed to ``detector`` (default :class:`Cusum`); the element counts at which drops were flagged.
+
+    ``gate`` (optional): a callable; a drop the detector flags is kept only if it returns true
+    (the Monitor's interval check). Elements come one at a time (:meth:`update`) or in bulk
+    (:meth:`update_many`, whole blocks read at once); both give the same block values, bit for bit.
+
+    Cost: O(1) amortised per element (one block-table update; a block read once), plus the
+    detector's update per block. Memory O(block) plus one float per block (:attr:`values`).
+
+    >>> from streameval import ELM
+    >>> drops = BlockDrops(ELM(), block=2, detector=Cusum(reference=3, h=2.0))
+    >>> drops.update_many(["a"] * 6 + ["a", "b"] * 2, ["x"] * 10)  # flagged at the 4th block
+    [8]
+    >>> drops.values
+    [1.0, 1.0, 1.0, 0.0, 0.0]
+    """
+
+    def __init__(self, metric, block: int = 25, detector=None, gate=None):
+        if not isinstance(block, int) or isinstance(block, bool) or block < 1:
+            raise ValueError(f"block must be an int >= 1, got {block!r}")
+        self.metric = metric
+        self.block = block
+        self.detector = Cusum() if detector is None else detector
+        self.detector.bind(block, metric.bigger_is_better)
+        self.gate = gate
+        self.n = 0  # elements seen
+        self.drops: list = []  # element counts at which a drop was flagged
+        self.values: list = []  # the metric over each finished block
+        self.last_drop_time: float | None = None  # Unix time of the last flag
+        self._new_block()
+
+    def _new_block(self) -> None:
+        from .evaluator import Evaluator
+
+        self._table = Evaluator({"m": self.metric.clone()})
+        self._len = 0
+
+    def _end_block(self) -> bool:
+        value = self._table.get()["m"]
+        self.values.append(value)
+        self._new_block()
+        if self.detector.update(value) and (self.gate is None or self.gate()):
+            self.drops.append(self.n)
+            self.last_drop_time = time.time()
+            return True
+        return False
+
+    @property
+    def table(self):
+        """The table of the unfinished block's elements."""
+        return self._table.table
+
+    def update(self, y_true, y_pred, w=1) -> bool:
+        """Take one (validated) element; true when it completes a block flagged as a drop."""
+        self._table.update(y_true, y_pred, w)
+        self._len += 1
+        self.n += 1
+        if self._len == self.block:
+            return self._end_block()
+        return False
+
+    def update_many(self, y_true, y_pred, w=None) -> list:
+        """Take many (validated) elements; returns the element counts of the drops flagged."""
+        n = len(y_true)
+        first = len(self.drops)
+        start = 0
+        while start < n:
+            stop = min(n, start + self.block - self._len)
+            self._table.update_many(y_true[start:stop], y_pred[start:stop],
+                                    None if w is None else w[start:stop])
+            self.n += stop - start
+            self._len += stop - start
+            start = stop
+            if self._len == self.block:
+                self._end_block()
+        return self.drops[first:]
+
+    def flag(self, recent: int) -> bool:
+        """A drop was flagged within the last ``recent`` elements."""
+        return bool(self.drops) and self.n - self.drops[-1] < recent
+
+    def __repr__(self) -> str:
+        return (f"BlockDrops({type(self.metric).__name__}, block={self.block}, "
+                f"detector={self.detector!r}, n={self.n}, drops={len(self.drops)})")

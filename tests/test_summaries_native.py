@@ -1,0 +1,201 @@
+"""The native kernel of ClusterSummaries and the intrinsic views against the Python reference.
+
+Two summaries (and two evaluators over every registered view) are driven with the same
+operations — updates of new and known clusters with lists, tuples, float64 and int arrays, reverts
+down to emptied clusters, merges, pickling, rejected calls — one with the native kernel
+(``native=True``), one the reference (``native=False``); after every step the whole state is
+compared.
+
+What must agree, from the arithmetic (``ε = 2⁻⁵³``):
+
+- counts, labels, slots, free slots, ``n``, ``version``: exactly (integers).
+- Euclidean means: bit for bit. Welford's mean step is element-wise, ``mean + (x - mean)·(w/n2)``,
+  the same operations in the same order on both sides (``w/n2`` is correctly rounded in both).
+- Scatters: a step adds ``(w·n/n2)·||x - mean||²``; the two sides sum the ``d`` squares in
+  different orders (numpy's, left to right), each within ``(d - 1)·ε`` of the exact sum of
+  non-negative terms, and the addition rounds once more: the gap grows by at most ``(d + 2)·ε``
+  times the step's increment, so it stays within ``(d + 2)·ε·Σ|increments|`` (summed here).
+- Cosine means: the unit vector's norm is such a sum too, so each vector entering differs by a
+  relative ``≤ (d + 2)·ε``, and a mean, a weighted average of them, by ``(d + 2)·ε`` per step of
+  the entries' scale 1.
+- The views: functions of those with condition number O(1) on this well-separated data, so within
+  ``1e-9`` relative (the parity analysis of ``intrinsic_parity.assert_same``); the prequential
+  silhouettes' fixed-point sums within one unit of ``2⁻⁵³`` per scored point.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streameval as se
+from streameval.errors import InvalidVectorError, UnknownElementError
+from streameval.intrinsic import INTRINSIC_REGISTRY
+from streameval.summaries import _SummaryKernel
+
+pytestmark = pytest.mark.skipif(_SummaryKernel is None, reason="the native module is not built")
+EPS = 2.0**-53
+
+
+class Pair:
+    """A native and a reference ClusterSummaries, with the scatter bound of each cluster."""
+
+    def __init__(self, space="euclidean", dim=None):
+        self.nat = se.ClusterSummaries(dim=dim, space=space)
+        self.ref = se.ClusterSummaries(dim=dim, space=space, native=False)
+        self.acc: dict = {}  # label -> sum of |scatter increments| (the reference's)
+        self.gacc = 0.0
+
+    def do(self, op, x, label, w):
+        before = self.ref.cluster(label)[2], self.ref.global_summary()[2]
+        errors = []
+        for s in (self.nat, self.ref):
+            try:
+                getattr(s, op)(x, label, w)
+                errors.append(None)
+            except (InvalidVectorError, UnknownElementError, ValueError) as e:
+                errors.append(str(e))
+        assert errors[0] == errors[1], errors
+        if errors[0] is None:
+            self.acc[label] = self.acc.get(label, 0.0) + abs(self.ref.cluster(label)[2] - before[0])
+            self.gacc += abs(self.ref.global_summary()[2] - before[1])
+            if self.ref.cluster(label)[0] == 0:
+                self.acc.pop(label)
+        self.check()
+        return errors[0] is None
+
+    def check(self):
+        a, b = self.nat, self.ref
+        assert (a.n, a.k, a.version, a.width, a.dim) == (b.n, b.k, b.version, b.width, b.dim)
+        assert a._labels == b._labels and a._index == b._index and sorted(a._free) == sorted(b._free)
+        w = a.width
+        assert np.array_equal(a._count[:w], b._count[:w])
+        d = a.dim or 1
+        tol = (d + 2) * EPS
+        if a.space == "euclidean":
+            assert np.array_equal(a._mean[:w], b._mean[:w])
+            assert np.array_equal(a._gmean, b._gmean)
+        else:
+            steps = max(1, a.version)
+            assert np.allclose(a._mean[:w], b._mean[:w], rtol=0, atol=4 * tol * steps)
+            assert np.allclose(a._gmean, b._gmean, rtol=0, atol=4 * tol * steps)
+            return  # the scatters of unit vectors follow the means'
+        for label, slot in b._index.items():
+            assert abs(a._m2[slot] - b._m2[slot]) <= 2 * tol * self.acc.get(label, 0.0) + 1e-300, label
+        assert abs(a._gm2 - b._gm2) <= 2 * tol * self.gacc + 1e-300
+
+
+def vectors(rng, d):
+    """The forms a vector arrives in: list, tuple, float64 array, int array, numpy scalars."""
+    v = rng.normal(size=d) * 3 + 1
+    kind = rng.integers(0, 5)
+    if kind == 0:
+        return v.tolist()
+    if kind == 1:
+        return tuple(v.tolist())
+    if kind == 2:
+        return v
+    if kind == 3:
+        return np.round(v).astype(np.int64)
+    return [np.float64(t) for t in v]
+
+
+@pytest.mark.parametrize("space", ["euclidean", "cosine"])
+@pytest.mark.parametrize("d", [1, 5, 64])
+def test_native_summaries_equal_the_reference_step_by_step(space, d):
+    rng = np.random.default_rng(d)
+    p = Pair(space)
+    live: list = []  # (x, label, w) updates not reverted
+    for step in range(400):
+        r = rng.random()
+        if live and r < 0.3:
+            x, label, w = live.pop(int(rng.integers(0, len(live))))
+            p.do("revert", x, label, w)
+        elif r < 0.33:  # rejected calls: same error, nothing changed
+            bad = rng.integers(0, 4)
+            x, label = [[1.0] * (d + 1), [float("nan")] * d, "abc", [0.0] * d][bad], int(rng.integers(0, 9))
+            if p.do("update", x, label, 1):  # a zero vector is refused in the cosine space only
+                live.append((x, label, 1))
+            if live:
+                x, label, w = live[0]
+                p.do("revert", x, label, w + 1000)  # more than the cluster holds
+        else:
+            x, label, w = vectors(rng, d), int(rng.integers(0, 9)), int(rng.integers(1, 4))
+            p.do("update", x, label, w)
+            live.append((x, label, w))
+        if step == 200:  # pickling rebinds the kernel; the copy goes on as the original
+            p.nat = pickle.loads(pickle.dumps(p.nat))
+            p.check()
+    for x, label, w in live:
+        p.do("revert", x, label, w)
+    assert p.nat.n == p.ref.n == 0
+
+
+def test_merge_and_growth_rebind_the_kernel():
+    """Merging new clusters in grows the arrays (the kernel is bound anew) and updates go on."""
+    rng = np.random.default_rng(7)
+    p = Pair(dim=3)
+    other = se.ClusterSummaries()
+    for j in range(40):
+        other.update(rng.normal(size=3), f"c{j}")
+    for s in (p.nat, p.ref):
+        s.update([0.0, 0.0, 0.0], "c0")
+        s.merge(other)
+    p.acc = dict.fromkeys(p.ref.labels(), 0.0)  # Chan's merge: the same code on the same state
+    p.gacc = 0.0
+    p.check()
+    for j in range(200):
+        p.do("update", rng.normal(size=3), f"c{j % 40}", 1)
+    assert p.nat.capacity == p.ref.capacity >= 40
+
+
+def views():
+    return {name: cls() for name, cls in INTRINSIC_REGISTRY.items()}
+
+
+def rel_close(a: float, b: float, rtol: float) -> bool:
+    """Within ``rtol`` relative, or ``1e-9`` absolute: a value near 0 (a scatter of coincident
+    points, a compactness of one repeated unit vector) carries the absolute rounding of its sums,
+    ``≤ (d + 2)·ε·Σ|terms|``, and the terms here are squared coordinates ``≤ 60²`` over at most 120
+    elements: ``≤ 4·2.2e-16·4.3e5 ≈ 4e-10``."""
+    if np.isnan(a) or np.isnan(b):
+        return bool(np.isnan(a) and np.isnan(b))
+    return abs(a - b) <= max(rtol * max(abs(a), abs(b)), 1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(st.integers(0, 19), st.integers(-3, 3), st.integers(-3, 3), st.integers(1, 3), st.booleans()),
+        min_size=1, max_size=80,
+    )
+)
+def test_every_view_reads_the_same_through_the_kernel(ops):
+    """Every registered view over native summaries (native reads: distances, SSB, compactness,
+    Davies-Bouldin, silhouette scores) against the same views over reference summaries, after
+    every update and revert. Clusters sit 10 apart, so every view is well conditioned; up to 20
+    of them, so Davies-Bouldin takes single changes (rows rewritten, maxima that fell rescanned)
+    as well as rebuilds."""
+    nat = se.IntrinsicEvaluator(views())
+    ref = se.IntrinsicEvaluator(views(), native=False)
+    assert all(s.kernel is None for s in ref.summaries.values())
+    live = []
+    for label, a, b, w, back in ops:
+        if back and live:
+            x, lab, ww = live.pop()
+            nat.revert(x, lab, ww)
+            ref.revert(x, lab, ww)
+        else:
+            x = [10.0 * label + a + 0.5, 10.0 * (label % 2) + b - 0.25]
+            nat.update(x, label, w)
+            ref.update(x, label, w)
+            live.append((x, label, w))
+        got, want = nat.get(), ref.get()
+        assert list(got) == list(want)
+        for key in want:
+            assert rel_close(got[key], want[key], 1e-9), (key, got[key], want[key])
+    for name, m in ref.metrics.items():
+        if m.needs_points:
+            assert rel_close(nat[name].final(), m.final(), 1e-9), name
