@@ -280,7 +280,7 @@ def main(argv=None) -> int:
         "`update_many` of the rows since the last report (each changed cell updates, with ELM "
         "and BCubed, the element-averaged F-sums of its row and column), the window of the "
         "last 1,000 rows is rebuilt, and drop detection evaluates the watched metric over each "
-        "block of 100 rows and feeds River's ADWIN. With a single report at the end "
+        "block of 100 rows and feeds its detector (`--drop-detector`, default cusum). With a single report at the end "
         "(`--every 100000000`) the table is built in bulk once, as `score` builds it, and `watch` "
         "costs what reading and handing rows over cost.", ""])
     if args.out == "-":

@@ -204,14 +204,9 @@ def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, bl
                                       positions)
             return
         # this block alone, row by row (its lines are its rows), the source reading it meanwhile
-        source.stream = io.BytesIO(chunk)
-        source._lines = None
-        try:
+        with source.reading(io.BytesIO(chunk)):
             total = yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total,
                                               codes, positions)
-        finally:
-            source.stream = stream
-            source._lines = None
         line, offset = source.lineno, source.offset
 
 

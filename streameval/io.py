@@ -25,6 +25,7 @@ Cost: O(1) per row (plus the row's length).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import hashlib
 import json
@@ -250,6 +251,16 @@ class LineSource:
     def close(self) -> None:
         if self.stream is not getattr(sys.stdin, "buffer", None):
             self.stream.close()
+
+    @contextlib.contextmanager
+    def reading(self, stream):
+        """Within the block, read ``stream`` (the source's next bytes, already read elsewhere) in
+        place of the file, counting lines and offsets on; then go back to the file."""
+        saved, self.stream, self._lines = self.stream, stream, None
+        try:
+            yield self
+        finally:
+            self.stream, self._lines = saved, None
 
     def __enter__(self) -> LineSource:
         return self
