@@ -54,6 +54,8 @@ from .metrics import (  # coreference and on-demand matching metrics
 from .stats import ContingencyStats
 from .window import CountWindow, EventTimeWindow  # windows, live monitoring
 from .monitor import ClusterCostRanking, Monitor
+from .detect import BlockDrops, Cusum, IntervalRule, RiverRule  # drop detection
+from .breakdown import ErrorAccount  # what broke
 
 # intrinsic (feature-based) metrics: per-cluster vector summaries, views, Alink's report
 from .intrinsic import (
@@ -109,6 +111,11 @@ __all__ = [
     "EventTimeWindow",
     "Monitor",
     "ClusterCostRanking",
+    "BlockDrops",
+    "Cusum",
+    "RiverRule",
+    "IntervalRule",
+    "ErrorAccount",
     "Metric",
     "REGISTRY",
     "ELM",

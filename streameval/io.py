@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ._validate import MAX_TOTAL as _TABLE_BOUND
-from .errors import InputError, PageStreamError
+from .errors import InputError, PageStreamError, install_hint
 
 __all__ = [
     "InputError",
@@ -97,6 +97,9 @@ class RowSpec:
     weight: str | None = None
     header: bool = True
     vector: tuple = ()
+    truth_optional: bool = False
+    """An empty (or null, NaN) true label is read as ``None`` (an unlabelled row of a labelled
+    sample) instead of a bad row."""
 
 
 def detect_format(path: str, fmt: str | None = None) -> str:
@@ -652,10 +655,12 @@ def csv_rows(source: LineSource, layout: CsvLayout, spec: RowSpec, on_error=rais
                     raise err(f"expected {ncols} fields as in the header, got {len(row)}")
             elif len(row) < need:
                 raise err(f"expected at least {need} fields, got {len(row)}")
-            t = row[it]
+            t: str | None = row[it]
             p = row[ip]
             if not t:
-                raise err(f"missing true label (column {tname!r} is empty)")
+                if not spec.truth_optional:
+                    raise err(f"missing true label (column {tname!r} is empty)")
+                t = None
             if not p:
                 raise err(f"missing predicted label (column {pname!r} is empty)")
             w = 1 if iw is None or wname is None else _weight(row[iw], wname, err)
@@ -673,7 +678,10 @@ def csv_rows(source: LineSource, layout: CsvLayout, spec: RowSpec, on_error=rais
 
 def _typed_row(t, p, w, x, spec: RowSpec, vectors, err) -> tuple:
     """A row from typed values (JSON, Parquet): labels, weight (``None``: missing), vector values."""
-    t = _label(t, spec.true, "true", err)
+    if spec.truth_optional and (t is None or t == "" or (isinstance(t, float) and t != t)):
+        t = None
+    else:
+        t = _label(t, spec.true, "true", err)
     p = _label(p, spec.pred, "predicted", err)
     if spec.weight is None:
         w = 1
@@ -718,7 +726,7 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(
-            path, None, "reading Parquet needs pyarrow: pip install 'streameval[cli]'"
+            path, None, "reading Parquet needs pyarrow: " + install_hint("cli")
         ) from None
     try:
         f = pq.ParquetFile(path)

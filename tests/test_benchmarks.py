@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # the whole benchmark, callgrind included: minutes (.ci/run's soak step)
 def test_bench_core_quick_runs_end_to_end(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "core.md"

@@ -122,6 +122,7 @@ def kill(proc, ck, before: int, rng, during_write: bool) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # 34 killed and resumed runs: minutes (.ci/run's soak step)
 def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
     """34 runs, each given a chunk of new rows and killed with SIGKILL (every third as soon as it
     writes a checkpoint); the 17th run sees the file rotated (rename and create) under it."""

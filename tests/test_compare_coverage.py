@@ -33,7 +33,8 @@ from streameval.comparison import (
     unit_stats,
 )
 
-pytestmark = pytest.mark.slow
+# calibration simulations (1,000 seeded repetitions each): minutes, in .ci/run's soak step
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
 

@@ -135,6 +135,27 @@ def test_merge_equals_one_stream(a, b, kind):
     assert empty == whole
 
 
+@given(sampled_streams(), sampled_streams(), st.sampled_from(DESIGNS))
+def test_update_many_equals_updates_one_by_one(a, b, kind):
+    weights = {**a[1], **b[1]}
+    bulk = _feed(a[0], kind, weights)
+    stream = b[0]
+    bulk.update_many([t for t, _, _ in stream], [p for _, p, _ in stream],
+                     [w for _, _, w in stream])
+    bulk._check()
+    assert bulk == _feed(a[0] + b[0], kind, weights)
+
+
+def test_update_many_checks_everything_first():
+    est = se.SampleEstimator(design=se.SampleDesign.weights({"a": 2.0}))
+    est.update("a", 1)
+    _unchanged(est, lambda: est.update_many(["a", "b"], [1, 1]), SampleDesignError, "'b'")
+    _unchanged(est, lambda: est.update_many(["a", "a"], [1, None]), se.MissingLabelError,
+               "y_pred")
+    _unchanged(est, lambda: est.update_many(["a"], [1], [0]), se.InvalidWeightError, "positive")
+    _unchanged(est, lambda: est.update_many(["a"], [1, 2]), ValueError, "same length")
+
+
 @given(sampled_streams(), st.sampled_from(DESIGNS))
 def test_relabelling_changes_nothing(case, kind):
     stream, weights = case

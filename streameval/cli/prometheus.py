@@ -19,14 +19,20 @@ class PrometheusExporter:
       window), ``streameval_drops_total`` (counter: alert on its ``increase()``, which a flag that
       rises and falls between two scrapes cannot hide) and
       ``streameval_last_drop_timestamp_seconds`` (gauge, once a drop was flagged), when drops
-      are detected;
+      are detected; ``streameval_drop_interval{bound="value"|"low"|"high"}`` (gauge: the
+      watched metric's mean over the window's blocks and its sampling-error band) and
+      ``streameval_drop_reference`` (gauge: the calibrated detector's reference level), once
+      known;
     - what broke over the window (:class:`~streameval.breakdown.ErrorAccount`):
       ``streameval_splits`` and ``streameval_merges`` (gauges), and the top-k lists only (bounded
       label cardinality: at most ``--top`` series each, labelled by ``rank`` and the label):
       ``streameval_split_entity_clusters{rank, entity}``,
       ``streameval_split_entity_entropy{rank, entity}``,
       ``streameval_merging_cluster_entities{rank, cluster}``,
-      ``streameval_merging_cluster_extra_per_record{rank, cluster}``.
+      ``streameval_merging_cluster_extra_per_record{rank, cluster}``;
+    - with ``--sample``: each estimate's value as ``streameval_metric{metric, scope="all"}``, its
+      ``streameval_estimate_stderr``, ``streameval_estimate_low`` and ``streameval_estimate_high``
+      (gauges, label ``metric``; the 95% interval's bounds) and ``streameval_labelled_share``.
 
     Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
     """
@@ -79,6 +85,8 @@ class PrometheusExporter:
                        "Unix time at which the last row was taken", labels=keys)
         g.add_metric(vals, updated)
         yield g
+        if "estimates" in values:  # watch --sample
+            yield from self._estimates(values, keys, vals)
         if "drop" in values:
             g = self.gauge("streameval_drop", "1 when a drop of the watched metric was flagged "
                            "within the window, else 0", labels=keys)
@@ -88,6 +96,19 @@ class PrometheusExporter:
             g = self.gauge("streameval_last_drop_timestamp_seconds",
                            "Unix time at which the last drop was flagged", labels=keys)
             g.add_metric(vals, values["last_drop"])
+            yield g
+        band = values.get("drop_interval")
+        if band is not None:
+            g = self.gauge("streameval_drop_interval", "The watched metric's mean over the "
+                           "window's blocks (bound=value) and its 95% sampling-error band",
+                           labels=["bound", *keys])
+            for bound, v in zip(("value", "low", "high"), band):
+                g.add_metric([bound, *vals], v)
+            yield g
+        if values.get("drop_reference") is not None:
+            g = self.gauge("streameval_drop_reference", "The drop detector's reference level of "
+                           "the watched metric (calibrated on a reference period)", labels=keys)
+            g.add_metric(vals, values["drop_reference"])
             yield g
         broke = values.get("broke")
         if broke is not None:
@@ -116,6 +137,19 @@ class PrometheusExporter:
                 for rank, row in enumerate(broke[kind], 1):
                     g.add_metric([str(rank), str(row[label]), *vals], row[field])
                 yield g
+
+    def _estimates(self, values: dict, keys: list, vals: list):
+        for field, text in (("stderr", "Standard error of an estimate from the labelled sample"),
+                            ("low", "Lower bound of the 95% interval of an estimate"),
+                            ("high", "Upper bound of the 95% interval of an estimate")):
+            g = self.gauge(f"streameval_estimate_{field}", text, labels=["metric", *keys])
+            for name, e in values["estimates"].items():
+                g.add_metric([name, *vals], e[field])
+            yield g
+        g = self.gauge("streameval_labelled_share", "Share of the elements that carry a true "
+                       "label (the labelled sample)", labels=keys)
+        g.add_metric(vals, values["labelled_share"])
+        yield g
 
     def close(self) -> None:
         self.server.shutdown()

@@ -44,6 +44,10 @@ def cmd_score(args) -> int:
         from .compare import cmd_score_ci
 
         return cmd_score_ci(args)
+    if getattr(args, "sample", None):  # estimates from a labelled sample: streameval.cli.sample
+        from .sample import cmd_score_sample
+
+        return cmd_score_sample(args)
     classes = metric_classes(args.metrics)
     policy = ErrorPolicy(args.on_error)
     spec = row_spec(args)
@@ -158,6 +162,7 @@ def _score_rows(args, fmt, spec, policy, ev):
 def add_parser(sub) -> None:
     """Add ``score`` to ``sub`` (an ``add_subparsers()`` object)."""
     from .compare import add_score_ci_options
+    from .sample import add_sample_option
 
     p = sub.add_parser("score", help="score a whole file of (true, predicted[, weight]) rows",
                        description="Compute the metrics of a file of (true label, predicted label"
@@ -173,4 +178,5 @@ def add_parser(sub) -> None:
     p.add_argument("--distance", choices=("euclidean", "cosine"), default="euclidean",
                    help="distance of the intrinsic metrics (with --vector; default euclidean)")
     add_score_ci_options(p)  # score --ci --unit COL
+    add_sample_option(p)  # score --sample DESIGN
     p.set_defaults(func=cmd_score)

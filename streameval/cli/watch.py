@@ -43,6 +43,7 @@ from .options import (
 )
 from .prometheus import PrometheusExporter
 from .render import finite, text_table, warn
+from .sample import add_sample_option
 from .watch_state import WatchState
 
 __all__ = ["cmd_watch", "add_parser", "status_line", "json_line", "WatchRun"]
@@ -87,6 +88,10 @@ def json_line(values: dict, final=False) -> str:
     for scope in ("all", "window"):
         if scope in out:
             out[scope] = {k: finite(v) for k, v in out[scope].items()}
+    if "estimates" in out:  # watch --sample
+        out["estimates"] = {k: {f: finite(v) for f, v in e.items()}
+                            for k, e in out["estimates"].items()}
+        out["labelled_share"] = finite(out["labelled_share"])
     return json.dumps(out)
 
 
@@ -113,8 +118,10 @@ def drops_for(args, classes):
     if params and args.drop_detector != "cusum":
         raise CLIError("--drop-run-length calibrates the cusum detector")
     try:
-        return BlockDrops(cls(), args.drop_block, make_detector(args.drop_detector, **params))
-    except ImportError as e:
+        keep = max(2, max(args.window, 10 * args.drop_block) // args.drop_block)
+        return BlockDrops(cls(), args.drop_block, make_detector(args.drop_detector, **params),
+                          keep=keep)
+    except (ImportError, ValueError) as e:
         raise CLIError(f"--drop-detector {args.drop_detector}: {e}") from None
 
 
@@ -153,6 +160,8 @@ class WatchRun:
         self.args, self.fmt, self.spec = args, fmt, spec
         self.input_desc = input_desc(args, fmt, spec)
         self.state = WatchState(classes, args.window, drops_for(args, classes), args.top)
+        if args.sample:
+            self.state.use_sample(args.sample)
         self.policy = ErrorPolicy(args.on_error)
         self.feed = Feed()
         self.stop = threading.Event()
@@ -446,6 +455,13 @@ class WatchRun:
             why = "end of input"
         print(f"streameval watch: final report, {why}: {values['rows']} rows, "
               f"{values['elements']} elements, {values['skipped']} skipped")
+        if "estimates" in values:  # watch --sample
+            est = values["estimates"]
+            print(f"labelled share {values['labelled_share']:.4f}")
+            print(text_table({k: [v, est[k]["stderr"], est[k]["low"], est[k]["high"]]
+                              for k, v in values["all"].items()},
+                             ("estimate", "value", "stderr", "low", "high")), flush=True)
+            return
         cols = {k: [v] for k, v in values["all"].items()}
         header: tuple[str, ...] = ("metric", "all time")
         if "window" in values:
@@ -519,6 +535,13 @@ def cmd_watch(args) -> int:
         raise CLIError("--follow applies to files; standard input is read until it closes")
     if args.resume and not args.checkpoint:
         raise CLIError("--resume needs --checkpoint PATH")
+    if args.format == "json":  # as the other subcommands spell it: JSON lines on standard output
+        if args.jsonl not in (None, "-"):
+            raise CLIError("--format json writes the JSON lines to standard output, --jsonl PATH "
+                           "to a file: give one of the two")
+        args.jsonl = "-"
+    if args.sample:  # estimates over the whole stream: no window, no drop detection
+        args.window = args.drop_block = 0
     return WatchRun(args, fmt, row_spec(args), metric_classes(args.metrics)).run()
 
 
@@ -540,6 +563,9 @@ def add_parser(sub) -> None:
     p.add_argument("--jsonl", metavar="PATH",
                    help="append each report as a JSON line to PATH ('-': standard output instead "
                    "of text lines)")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="standard output: text lines and the final table (default), or JSON "
+                   "lines, one per report, the last one final (the same as --jsonl -)")
     p.add_argument("--prometheus-port", type=port, metavar="PORT",
                    help="serve the current values on http://HOST:PORT/metrics (0: any free port)")
     p.add_argument("--label", type=prometheus_label, action="append", default=[], metavar="KEY=VALUE",
@@ -567,5 +593,6 @@ def add_parser(sub) -> None:
     p.add_argument("--resume", action="store_true",
                    help="start from the --checkpoint file when it exists (and continue in the file "
                    "where it stopped)")
+    add_sample_option(p)  # watch --sample DESIGN (all-time estimates; no window, no drops)
     p.add_argument("--poll", type=float, default=0.1, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_watch)
