@@ -103,6 +103,23 @@ def input_desc(args, fmt: str, spec: RowSpec) -> dict:
     }
 
 
+def keep_stdin_through_shutdown() -> None:
+    """Keep standard input's Python objects alive until the process ends.
+
+    The reader thread (a daemon) may still be blocked reading standard input when ``watch -``
+    ends early (its standard output closed, ``| head``; an error): it holds the lock of
+    ``sys.stdin.buffer``. At interpreter shutdown, freeing ``sys.stdin`` would close that buffer,
+    wait for the lock, and abort the process ("Fatal Python error: _enter_buffered_busy",
+    SIGABRT). One more reference to each object means they are never freed, so never closed:
+    the process then exits with its own status (the operating system closes the descriptor).
+    """
+    import ctypes
+
+    for obj in (sys.stdin, getattr(sys.stdin, "buffer", None)):
+        if obj is not None:
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+
+
 def drops_for(args, classes):
     """The drop detection of ``watch``: the library's :class:`~streameval.detect.BlockDrops`
     (``None`` with ``--drop-block 0``)."""
@@ -485,6 +502,8 @@ class WatchRun:
         finally:
             gc.set_threshold(*thresholds)
             gc.unfreeze()
+            if self.args.file == "-":
+                keep_stdin_through_shutdown()
 
     def _run(self) -> int:
         # Ctrl-C and SIGTERM only raise a flag, checked between batches: a row is never half
