@@ -242,7 +242,7 @@ def cmd_score_ci(args) -> int:
     The file is read twice (labels and weight; unit), the rows joined by their line number; with
     ``--on-error skip`` a row bad in either read is skipped (and reported once).
     """
-    from ..comparison import confidence_interval
+    from ..comparison import compare
     from ..io import RowSpec
 
     if not args.unit:
@@ -269,8 +269,8 @@ def cmd_score_ci(args) -> int:
         raise CompareError(f"{args.file} holds no rows to score")
     classes = [c for c in metric_classes(args.metrics) if not c.on_demand]
     try:
-        ci = confidence_interval(
-            [labels[k][0] for k in keys], [labels[k][1] for k in keys],
+        report = compare(
+            [labels[k][0] for k in keys], {"system": [labels[k][1] for k in keys]},
             units=[units[k][0] for k in keys], w=[labels[k][2] for k in keys],
             metrics=[c() for c in classes], n_resamples=args.n_resamples,
             confidence=args.confidence, seed=args.seed, labels=args.labels,
@@ -278,14 +278,18 @@ def cmd_score_ci(args) -> int:
         )
     except (ValueError, TypeError) as e:
         raise CompareError(str(e)) from None
+    ci = report.values["system"]
     n_units = len({units[k][0] for k in keys})
     if args.format == "json":
         print(json.dumps({
             "metrics": {k: iv.to_dict() for k, iv in ci.items()},
             "settings": {"rows": len(keys), "units": n_units, "n_resamples": args.n_resamples,
                          "confidence": args.confidence, "seed": args.seed, "labels": args.labels,
-                         "interval": f"{args.interval} bootstrap over units"},
+                         "interval": f"{args.interval} bootstrap over units",
+                         "warnings": report.warnings},
         }))
+        for w in report.warnings:
+            print(f"streameval: warning: {w}", file=sys.stderr)
     else:
         conf = f"{args.confidence * 100:g}%"
         print(f"{args.file}: {len(keys)} rows, {n_units} units, {args.n_resamples} resamples, "
@@ -296,6 +300,8 @@ def cmd_score_ci(args) -> int:
         from ..comparison import align_columns
 
         print("\n".join(align_columns(rows)))
+        for w in report.warnings:
+            print(f"warning: {w}")
     if bad:
         shown = list(bad.values())[:10]
         more = f"\n  ... and {len(bad) - len(shown)} more" if len(bad) > len(shown) else ""
