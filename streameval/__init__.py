@@ -54,6 +54,8 @@ from .metrics import (  # coreference and on-demand matching metrics
 from .stats import ContingencyStats
 from .window import CountWindow, EventTimeWindow  # windows, live monitoring
 from .monitor import ClusterCostRanking, Monitor
+from .detect import BlockDrops, Cusum, IntervalRule, RiverRule  # drop detection
+from .breakdown import ErrorAccount  # what broke
 
 # intrinsic (feature-based) metrics: per-cluster vector summaries, views, Alink's report
 from .intrinsic import (
@@ -91,7 +93,8 @@ if "river.metrics.base" in __import__("sys").modules:  # river_metric + streamev
     register_with_river()
 
 # confidence intervals and paired tests over resampling units
-from .comparison import ComparisonReport, compare, confidence_interval
+from .comparison import ComparisonReport, Difference, compare, confidence_interval
+from .intervals import Interval
 from .bootstrap import BootstrapEvaluator
 
 # estimates from a labelled sample of entities
@@ -109,6 +112,11 @@ __all__ = [
     "EventTimeWindow",
     "Monitor",
     "ClusterCostRanking",
+    "BlockDrops",
+    "Cusum",
+    "RiverRule",
+    "IntervalRule",
+    "ErrorAccount",
     "Metric",
     "REGISTRY",
     "ELM",
@@ -172,6 +180,8 @@ __all__ = [
     "compare",
     "confidence_interval",
     "ComparisonReport",
+    "Interval",
+    "Difference",
     "BootstrapEvaluator",
     # estimates from a labelled sample of entities
     "SampleEstimator",

@@ -149,28 +149,27 @@ class ErrorAccount:
         self._cols.add(entry)
 
     # ---------------------------------------------------------------- reading
+    @staticmethod
+    def _top(ranked, labels: dict, k: int):
+        """``(label, cells, key)`` of the first ``k`` entries with at least 2 cells."""
+        for key in ranked.islice(0, k):
+            if key[0] > -2:
+                return
+            yield labels[key[2]], -key[0], key
+
     def split_entities(self, k: int = 5) -> list:
         """Up to ``k`` entities split across the most predicted clusters (at least 2), as
         ``(entity, clusters, size, splitting entropy in nats)``. O(log K + k)."""
-        out = []
-        for cells, size, ident in self._rows.islice(0, k):
-            if cells > -2:
-                break
-            t = self._row_label[ident]
-            a = -size
-            out.append((t, -cells, a, math.log(a) - self._row_xlogx[t] / ONE / a))
-        return out
+        xl = self._row_xlogx
+        return [(t, c, -key[1], math.log(-key[1]) + xl[t] / ONE / key[1])
+                for t, c, key in self._top(self._rows, self._row_label, k)]
 
     def merging_clusters(self, k: int = 5) -> list:
         """Up to ``k`` predicted clusters merging the most entities (at least 2), as
         ``(cluster, entities, size, expected extra per record)``. O(log K + k)."""
-        out = []
-        for cells, extra, ident in self._cols.islice(0, k):
-            if cells > -2:
-                break
-            p = self._col_label[ident]
-            out.append((p, -cells, self.table.pred_size(p), -extra / ONE))
-        return out
+        size = self.table.pred_size
+        return [(p, c, size(p), -key[1] / ONE)
+                for p, c, key in self._top(self._cols, self._col_label, k)]
 
     def report(self, k: int = 5) -> dict:
         """``{"splits", "merges", "split_entities", "merging_clusters"}``, the lists as dicts

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from typing import Any, Protocol
 
 __all__ = ["Detector", "Cusum", "RiverRule", "IntervalRule", "BlockDrops", "is_drop",
@@ -342,8 +343,11 @@ class BlockDrops:
     (the Monitor's interval check). Elements come one at a time (:meth:`update`) or in bulk
     (:meth:`update_many`, whole blocks read at once); both give the same block values, bit for bit.
 
+    ``keep``: how many of the latest block values :attr:`values` holds (``None``: all, one float
+    per block; a long-running monitor passes a bound).
+
     Cost: O(1) amortised per element (one block-table update; a block read once), plus the
-    detector's update per block. Memory O(block) plus one float per block (:attr:`values`).
+    detector's update per block. Memory O(block) plus one float per kept block value.
 
     >>> from streameval import ELM
     >>> drops = BlockDrops(ELM(), block=2, detector=Cusum(reference=3, h=2.0))
@@ -353,7 +357,7 @@ class BlockDrops:
     [1.0, 1.0, 1.0, 0.0, 0.0]
     """
 
-    def __init__(self, metric, block: int = 25, detector=None, gate=None):
+    def __init__(self, metric, block: int = 25, detector=None, gate=None, keep: int | None = None):
         if not isinstance(block, int) or isinstance(block, bool) or block < 1:
             raise ValueError(f"block must be an int >= 1, got {block!r}")
         self.metric = metric
@@ -363,7 +367,8 @@ class BlockDrops:
         self.gate = gate
         self.n = 0  # elements seen
         self.drops: list = []  # element counts at which a drop was flagged
-        self.values: list = []  # the metric over each finished block
+        # the metric over each finished block (the latest ``keep``)
+        self.values: Any = [] if keep is None else deque(maxlen=keep)
         self.last_drop_time: float | None = None  # Unix time of the last flag
         self._new_block()
 
@@ -412,6 +417,26 @@ class BlockDrops:
             if self._len == self.block:
                 self._end_block()
         return self.drops[first:]
+
+    def interval(self, blocks: int, z: float = 1.96) -> tuple | None:
+        """``(mean, low, high)``: the mean of the last ``blocks`` block values (NaN ones left out)
+        and its normal-approximation interval ``mean ± z·s/√m`` (``s`` their standard deviation,
+        ``m`` their number; blocks are nearly independent samples, so this is the sampling-error
+        band of the windowed metric, as NannyML draws one); ``None`` under two values. O(blocks).
+
+        >>> from streameval import ELM
+        >>> drops = BlockDrops(ELM(), block=2, detector=Cusum(reference=2, h=9.0))
+        >>> _ = drops.update_many(["a", "a", "a", "b", "a", "a", "a", "b"], ["x"] * 8)
+        >>> drops.values, drops.interval(4)
+        ([1.0, 0.0, 1.0, 0.0], (0.5, -0.0658..., 1.0658...))
+        """
+        recent = [v for v in list(self.values)[-blocks:] if v == v]
+        m = len(recent)
+        if m < 2:
+            return None
+        mean = sum(recent) / m
+        half = z * math.sqrt(sum((v - mean) ** 2 for v in recent) / (m - 1) / m)
+        return mean, mean - half, mean + half
 
     def flag(self, recent: int) -> bool:
         """A drop was flagged within the last ``recent`` elements."""

@@ -441,6 +441,9 @@ class NativeAgainstReference(RuleBasedStateMachine):
 NativeAgainstReference.TestCase.settings = settings(max_examples=80, stateful_step_count=40,
                                                    deadline=None)
 test_native_against_reference = needs_native(NativeAgainstReference.TestCase)
+# the longest in-process run of the quick loop: the full run has it (a unittest class: marked here)
+test_native_against_reference.pytestmark = [*getattr(test_native_against_reference, "pytestmark", []),
+                                            pytest.mark.slow]
 
 
 @needs_native
