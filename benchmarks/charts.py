@@ -224,16 +224,33 @@ def pss(text: str):
 
 
 def bootstrap(text: str):
-    head, rows = next(t for t in tables(text) if t[0][:2] == ["set-up", "CPU time"])
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["set-up", "update CPU time"])
     runs = [r for r in rows if r[0].startswith("BootstrapEvaluator")]
     bs = [number(r[0].split("=")[1]) for r in runs]
-    fig, ax = _axes("BootstrapEvaluator: cost of B replicas, in one table's updates (lower is better)")
+    fig, ax = _axes("BootstrapEvaluator: update cost with B replicas, × one table (lower is better)")
     ax.plot(bs, [number(r[3]) for r in runs], marker="o", label="measured (time / one table)",
             color=COLOURS[0])
-    ax.plot(bs, [number(r[4]) for r in runs], marker="s", linestyle="--", label="bound B + 1",
-            color=COLOURS[1])
+    ax.plot(bs, [10.0] * len(bs), linestyle="--", label="goal: 10× at B = 200", color=COLOURS[1])
     ax.plot(bs, [1.0] * len(bs), linestyle=":", label="one table", color=COLOURS[2])
     _log_log(ax, "B (replicas)", "× one table (log)", legend=8)
+    return fig
+
+
+def compare_calibration(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["setting", "documents"])
+    fig, ax = _axes("compare: coverage of 95% intervals, by setting and method (goal 92–97%)",
+                    figsize=(9, 4.2))
+    metrics = head[4:]
+    labels = [f"{r[0]} {r[1]}\n{r[3]}" for r in rows]
+    width = 0.8 / len(metrics)
+    for k, m in enumerate(metrics):
+        ax.bar([i + k * width for i in range(len(rows))], [number(r[4 + k]) for r in rows],
+               width=width, label=m, color=COLOURS[k])
+    ax.axhspan(92, 97, color="#cccccc", alpha=0.5, label="goal 92–97%")
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))], labels, fontsize=6)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("coverage (%)")
+    ax.legend(fontsize=7, ncol=5)
     return fig
 
 
@@ -306,7 +323,8 @@ def drift(text: str):
     return fig
 
 
-CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
+          "compare-calibration": compare_calibration, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss}
 
 

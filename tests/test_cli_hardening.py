@@ -156,6 +156,7 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
     monkeypatch.setattr(watch, "save_checkpoint", slow_save)
     monkeypatch.setattr(Feed, "take", small_take)
     monkeypatch.setattr(watch.WatchRun, "CHUNK", 1)  # a row per item: many small batches
+    monkeypatch.setattr(watch.WatchRun, "CHUNK_BLOCK", 1)  # (from the columnar reader too)
     status = cli.main(["watch", str(path), *WATCH, "--checkpoint", str(tmp_path / "ck.json"),
                        "--checkpoint-every", "50", "--interval", "0", "--drop-block", "0"])
     assert status == 0

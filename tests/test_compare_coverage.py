@@ -26,12 +26,12 @@ import pytest
 from streameval.bootstrap import percentile_interval, poisson_multiplicities
 from streameval.comparison import (
     _metrics,
-    _p_two_sided,
     _randomized_deltas,
     _values,
     bootstrap_multiplicities,
     unit_stats,
 )
+from streameval.intervals import p_value as _p_two_sided
 
 # calibration simulations (1,000 seeded repetitions each): minutes, in .ci/run's soak step
 pytestmark = [pytest.mark.slow, pytest.mark.soak]
