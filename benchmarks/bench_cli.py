@@ -158,8 +158,9 @@ def instructions(cmd: list) -> float:
     """Instructions of one process (every thread) under callgrind."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
+        env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts in every run
         r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
-                           capture_output=True, text=True, check=False)
+                           capture_output=True, text=True, check=False, env=env)
         if r.returncode:
             raise SystemExit(f"{' '.join(cmd)} failed under callgrind:\n{r.stderr[-2000:]}")
         for line in out.read_text(errors="replace").splitlines():
@@ -282,7 +283,9 @@ def main(argv=None) -> int:
         "last 1,000 rows is rebuilt, and drop detection evaluates the watched metric over each "
         "block of 100 rows and feeds its detector (`--drop-detector`, default cusum). With a single report at the end "
         "(`--every 100000000`) the table is built in bulk once, as `score` builds it, and `watch` "
-        "costs what reading and handing rows over cost.", ""])
+        "costs what reading and handing rows over cost, plus what the catch-up does per changed "
+        "cell. Since the split and merge breakdown (`--top`) joined `watch`, the catch-up also "
+        "ranks every changed cell (`streameval.breakdown`).", ""])
     if args.out == "-":
         print(score_page)
         print(watch_page)

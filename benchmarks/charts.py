@@ -323,9 +323,31 @@ def drift(text: str):
     return fig
 
 
+def batch(text: str):
+    """Batch label metrics on 10⁶ labels: CPU time relative to scikit-learn per function, one bar
+    per K (below 1: faster than scikit-learn)."""
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["K", "function"])
+    ratio = head.index("ratio")
+    ks = sorted({number(r[0]) for r in rows})
+    names = list(dict.fromkeys(r[1].split(":")[0] for r in rows))
+    fig, ax = _axes("CPU time relative to scikit-learn on 10⁶ integer labels (lower is better)",
+                    figsize=(8, 4.6))
+    width = 0.8 / len(ks)
+    for j, (k, colour) in enumerate(zip(ks, COLOURS)):
+        by = {r[1].split(":")[0]: number(r[ratio]) for r in rows if number(r[0]) == k}
+        ax.barh([i + j * width for i in range(len(names))], [by.get(n, 0) for n in names], width,
+                label=f"K = {k:,.0f}", color=colour)
+    ax.axvline(1.0, color="0.3", linestyle="--", linewidth=1, label="scikit-learn")
+    ax.set_yticks([i + width * (len(ks) - 1) / 2 for i in range(len(names))], names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("streameval / scikit-learn CPU time")
+    ax.legend(fontsize=8)
+    return fig
+
+
 CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
           "compare-calibration": compare_calibration, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
-          "distributed": distributed, "cli": cli, "pss": pss}
+          "distributed": distributed, "cli": cli, "pss": pss, "batch": batch}
 
 
 def main(names: list[str]) -> int:
