@@ -16,11 +16,12 @@ Design notes
 - Labels are arbitrary hashable Python objects compared with Python's equality (``1``, ``1.0``,
   ``True`` and ``numpy.int64(1)`` are one cluster), interned once per distinct label.
 - The element-averaged F-scores of ELM and BCubed couple each cell with both of its margins: they
-  are tracked only when a metric asks (:meth:`Contingency.track_f`). Between two small clusters
-  the native table settles them lazily: the first update of a cluster after a reading takes its
-  cells' terms out of the sums (O(its cells), once), and the next reading puts every such term
-  back at its value then, so a stream read rarely pays O(1) per element. A cluster with many
-  cells keeps them grouped by (count, size of the other cluster), so an update next to it costs
+  are tracked only when a metric asks (:meth:`Contingency.track_f`). The native table settles
+  them lazily: an update only notes its row, column and cell (O(1) at any number of cells per
+  row), and the next reading moves each noted cluster's cells from their terms at the previous
+  reading to their current ones (O(cells of the row and column) when read after every element;
+  a stream read rarely pays for each changed cluster once per reading). A cluster with many
+  cells keeps them grouped by (count, size of the other cluster), so settling it costs
   O(groups): flat for the degenerate predictions (one predicted cluster, all singletons) whose
   cost grew with the stream before.
 - A table holds fewer than ``2**57`` elements (:data:`~streameval.stats.MAX_TOTAL`); an update

@@ -18,8 +18,9 @@ F-beta ``F_e``          ``(1+β²)n/(β²a+b)``    ``(1+β²)(n-1)/(β²(a-1)+(b
 O(1) maintenance: with ``Q[j] = Σ_i n[i,j]²`` and ``S[i] = Σ_j n[i,j]²``, BCubed
 ``N·P = Σ_j Q[j]/b[j]`` and ELM ``N·P = Σ_{b[j]>1} (Q[j]-b[j])/(b[j]-1) + #{j: b[j] = 1}``
 (recall likewise over rows); one update changes one row and one column term. The element-averaged F
-has no such decomposition: it costs O(cells in the element's row + cells in its column) per update
-and revert, O(1) per read. ``f_of_averages`` keeps every call O(1).
+has no such decomposition: the native table notes each update in O(1) and settles at the next read,
+O(cells of the rows and columns changed since); the reference pays O(cells in the element's row +
+cells in its column) per update and revert, O(1) per read. ``f_of_averages`` keeps every call O(1).
 
 Empty table: every score is 1.0 (nothing disagrees).
 
@@ -108,8 +109,8 @@ class ELM(_ElementMetric):
 
     ``get()`` returns F-beta (element-averaged by default); ``precision``, ``recall``, ``f``
     and ``f1`` are properties. Cost: O(1) per update/revert/read with
-    ``f_convention="f_of_averages"``; with the default element-averaged F, O(cells in the
-    element's row + column) per update and revert, O(1) per read.
+    ``f_convention="f_of_averages"``; with the default element-averaged F (native table), O(1)
+    per update and revert and O(cells of the rows and columns changed since) per read.
 
     Edge cases: a predicted singleton inside a larger true cluster scores ``P=1, R=0, F=0``; a true
     singleton placed in a larger predicted cluster scores ``P=0, R=1, F=0``; ELM can be 0 for every
