@@ -453,8 +453,9 @@ def child_density(k: int, c: int, m: int, mode: str) -> dict:
 
 
 # Above this many cells a density case is not run under callgrind: filling the table and the dict
-# under valgrind's emulation (~50× slower) would take most of an hour on a shared machine.
-DENSITY_CG_MAX_CELLS = 2_000_000
+# under valgrind's emulation (~50× slower) takes a quarter of an hour at 6·10⁶ cells on a shared
+# machine, and 2·10⁷ cells would take most of an hour.
+DENSITY_CG_MAX_CELLS = 6_000_000
 
 
 def bench_density(ks, cs, m: int, cg_m: int, callgrind: bool) -> dict:

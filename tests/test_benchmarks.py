@@ -33,7 +33,8 @@ def test_bench_core_quick_runs_end_to_end(tmp_path):
                     "## Degenerate baselines of the element-averaged F",
                     "## Memory per non-zero cell",
                     "## Bulk: `update_many` against numpy's unique-counting",
-                    "## update + get() per metric, against River and scikit-learn"):
+                    "## update + get() per metric, against River and scikit-learn",
+                    "## Density sweep: the element-averaged F at any number of cells per row"):
         assert heading in text, heading
     # every headline row has a figure and its ratio to dict counting at each K
     for label in ("`Contingency.update`", "`Evaluator()` update |",
