@@ -223,3 +223,21 @@ def test_compare_conveniences_monitor_has_a_useful_repr():
     quiet = Monitor([Purity()], window=None, watch=None)
     assert repr(quiet) == ("Monitor(n=0, metrics=['Purity'], window=None, watch=None, block=25, "
                            "detector=None, drops=[])")
+
+
+def test_update_many_refuses_bad_input_and_changes_nothing():
+    mon = Monitor([ELM()], window=5, block=2, detector=Cusum(reference=2, h=5.0))
+    mon.update_many([0, 0, 1], ["a", "a", "b"])
+    before = (mon.n, mon.all_time.table.copy(), list(mon.window), mon.report(), repr(mon))
+    with pytest.raises(MissingLabelError):
+        mon.update_many([0, None], ["a", "b"])
+    with pytest.raises(ValueError, match="differ in length"):
+        mon.update_many([0, 1], ["a"])
+    with pytest.raises(ValueError):
+        mon.update_many([0, 1], ["a", "b"], w=[1, -1])
+    with pytest.raises(ValueError, match="weights"):
+        mon.update_many([0, 1], ["a", "b"], w=[1])
+    assert (mon.n, mon.all_time.table, list(mon.window), mon.report(), repr(mon)) == before
+    timed = Monitor([ELM()], window=EventTimeWindow(10, [ELM()]), detector=False)
+    with pytest.raises(ValueError, match="one by one"):
+        timed.update_many([0], ["a"])
