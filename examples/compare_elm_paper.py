@@ -77,7 +77,8 @@ def main(argv=None) -> int:
     parts = []
     for aggregate, what in (("mean", "mean of the per-stream F1 (the paper's figure)"),
                             ("pooled", "pooled: one table over all pages")):
-        boot = se.compare(y, preds, aggregate=aggregate, **common)
+        boot = se.compare(y, preds, aggregate=aggregate, method="paired_bootstrap",
+                          interval="percentile", **common)
         rand = se.compare(y, preds, aggregate=aggregate, method="randomization", **common)
         parts.append(tables(boot, f"{what}; paired bootstrap, {args.resamples:,} resamples, seed {args.seed}"))
         rows = ["", f"Approximate randomization ({args.resamples:,} rounds), same pairs:", "",

@@ -17,20 +17,29 @@ use crate::summaries::{distance_row, dot, silhouette, slot_scatter, sq_dist, wel
 
 type Vector = SmallVec<[f64; 128]>;
 
-/// The address of a C-contiguous, writable numpy array of `typestr` and `ndim` dimensions, with
-/// its shape, through `__array_interface__`.
-fn array_addr(obj: &Bound<'_, PyAny>, typestr: &str, ndim: usize) -> PyResult<(usize, Vec<usize>)> {
+/// The address of a C-contiguous numpy array of `typestr` and `ndim` dimensions (writable when
+/// `write`), with its shape, through `__array_interface__`.
+fn array_view(obj: &Bound<'_, PyAny>, typestr: &str, ndim: usize, write: bool) -> PyResult<(usize, Vec<usize>)> {
     let ai = obj.getattr("__array_interface__")?;
     let ts: String = ai.get_item("typestr")?.extract()?;
     let shape: Vec<usize> = ai.get_item("shape")?.extract()?;
     let contiguous = ai.get_item("strides")?.is_none();
     let (addr, readonly): (usize, bool) = ai.get_item("data")?.extract()?;
-    if ts != typestr || shape.len() != ndim || !contiguous || readonly || addr % 8 != 0 {
+    if ts != typestr || shape.len() != ndim || !contiguous || (write && readonly) || addr % 8 != 0 {
+        let what = if write { "writable " } else { "" };
         return Err(PyValueError::new_err(format!(
-            "expected a writable C-contiguous {typestr} array of {ndim} dimensions, got {ts}, shape {shape:?}"
+            "expected a {what}C-contiguous {typestr} array of {ndim} dimensions, got {ts}, shape {shape:?}"
         )));
     }
     Ok((addr, shape))
+}
+
+fn array_addr(obj: &Bound<'_, PyAny>, typestr: &str, ndim: usize) -> PyResult<(usize, Vec<usize>)> {
+    array_view(obj, typestr, ndim, true)
+}
+
+fn array_in(obj: &Bound<'_, PyAny>, typestr: &str, ndim: usize) -> PyResult<(usize, Vec<usize>)> {
+    array_view(obj, typestr, ndim, false)
 }
 
 fn native(kind: &str) -> String {
@@ -49,6 +58,16 @@ pub struct SummaryKernel {
     gmean: usize,
     touched: usize,
     dist: Option<(Py<PyAny>, usize, usize)>, // the cache of distances between means: (array, address, cap)
+    rows: Vec<(f64, f64)>, // each row's sum of the cache, as an unevaluated hi + lo (see `refresh`)
+}
+
+/// `hi + lo += x` without losing the rounding error of the addition (Knuth's TwoSum).
+#[inline]
+fn add_to(acc: &mut (f64, f64), x: f64) {
+    let s = acc.0 + x;
+    let bp = s - acc.0;
+    acc.1 += (acc.0 - (s - bp)) + (x - bp);
+    acc.0 = s;
 }
 
 impl SummaryKernel {
@@ -164,11 +183,36 @@ fn scalar(item: &Bound<'_, PyAny>) -> Option<f64> {
     item.extract::<f64>().ok()
 }
 
+fn rows<'a>(x: &'a Bound<'_, PyAny>, d: usize) -> PyResult<&'a [f64]> {
+    let (addr, shape) = array_in(x, &native("f8"), 2)?;
+    if shape[1] != d {
+        return Err(PyValueError::new_err(format!("vectors have dimension {}, expected {d}", shape[1])));
+    }
+    if shape[0] == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: a live C-contiguous float64 array of shape (m, d), borrowed for the call; no
+    // Python code runs while it is read.
+    Ok(unsafe { std::slice::from_raw_parts(addr as *const f64, shape[0] * d) })
+}
+
+fn ints<'a>(a: &'a Bound<'_, PyAny>, m: usize) -> PyResult<&'a [i64]> {
+    let (addr, shape) = array_in(a, &native("i8"), 1)?;
+    if shape[0] != m {
+        return Err(PyValueError::new_err(format!("expected {m} values, got {}", shape[0])));
+    }
+    if m == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: as in `rows`.
+    Ok(unsafe { std::slice::from_raw_parts(addr as *const i64, m) })
+}
+
 #[pymethods]
 impl SummaryKernel {
     #[new]
     fn new(cosine: bool) -> Self {
-        SummaryKernel { cosine, d: 0, cap: 0, keep: Vec::new(), count: 0, mean: 0, m2: 0, gmean: 0, touched: 0, dist: None }
+        SummaryKernel { cosine, d: 0, cap: 0, keep: Vec::new(), count: 0, mean: 0, m2: 0, gmean: 0, touched: 0, dist: None, rows: Vec::new() }
     }
 
     /// Bind the arrays of a `ClusterSummaries`: `count` (cap, int64), `mean` (cap × d, float64),
@@ -255,37 +299,74 @@ impl SummaryKernel {
             return Err(PyValueError::new_err("the distance cache must be capacity × capacity"));
         }
         self.dist = Some((dist.clone().unbind(), addr, self.cap));
+        let cap = self.cap;
+        let sums: Vec<(f64, f64)> = {
+            let m = self.dist_mut().expect("just bound");
+            (0..cap)
+                .map(|i| {
+                    let mut acc = (0.0, 0.0);
+                    for &v in &m[i * cap..(i + 1) * cap] {
+                        add_to(&mut acc, v);
+                    }
+                    acc
+                })
+                .collect()
+        };
+        self.rows = sums;
         Ok(())
     }
 
     /// Rewrite the rows and columns of the distance cache of the slots `[:width]` changed after
-    /// version `since`. O(changed·width·d). `False` when no cache fitting the arrays is bound.
+    /// version `since`, and each row's sum: a changed row's anew, every other row's by adding
+    /// the new entry and subtracting the old one into its `hi + lo` pair (TwoSum: each step exact
+    /// to `ε²` of the entries, so the sums track the matrix to a relative `~ε` whatever the number
+    /// of steps). O(changed·width·d). `False` when no cache fitting the arrays is bound.
     fn refresh(&mut self, since: i64, width: usize) -> bool {
         let width = width.min(self.cap);
         let changed: Vec<usize> = (0..width).filter(|&j| self.touched()[j] > since).collect();
         let cap = self.cap;
         let cosine = self.cosine;
         let mut row = vec![0.0; width];
-        let Some(dist) = self.dist_mut() else { return false };
+        if self.rows.len() != cap {
+            return false;
+        }
+        let mut rows = std::mem::take(&mut self.rows);
+        let Some(dist) = self.dist_mut() else {
+            self.rows = rows;
+            return false;
+        };
         for &c in &changed {
             distance_row(&self.slots(width), c, cosine, &mut row);
+            let mut fresh = (0.0, 0.0);
             for (j, &v) in row.iter().enumerate() {
+                let old = dist[j * cap + c];
                 dist[c * cap + j] = v;
                 dist[j * cap + c] = v;
+                add_to(&mut fresh, v);
+                if j != c {
+                    add_to(&mut rows[j], v);
+                    add_to(&mut rows[j], -old);
+                }
             }
+            rows[c] = fresh;
         }
+        self.rows = rows;
         true
     }
 
-    /// `sum_{i,j < width}` of the distance cache (both triangles): Separation's sum. O(width²).
+    /// `sum_{i,j < width}` of the distance cache (both triangles): Separation's sum, from the
+    /// row sums kept by `refresh`. O(width).
     fn dist_sum(&self, width: usize) -> Option<f64> {
-        let cap = self.cap;
-        let dist = self.dist_mut()?;
-        let mut total = 0.0;
-        for i in 0..width.min(cap) {
-            total += dist[i * cap..i * cap + width].iter().sum::<f64>();
+        self.dist_mut()?;
+        if self.rows.len() != self.cap {
+            return None;
         }
-        Some(total)
+        let mut acc = (0.0, 0.0);
+        for r in &self.rows[..width.min(self.cap)] {
+            add_to(&mut acc, r.0);
+            add_to(&mut acc, r.1);
+        }
+        Some(acc.0 + acc.1)
     }
 
     /// SSB `sum_j b_j·||mean_j - mean||²` over the slots `[:width]`. O(width·d).
@@ -337,6 +418,75 @@ impl SummaryKernel {
         } else {
             sum / k as f64
         }
+    }
+
+    /// Check a block of vectors (`m × d` float64) before any change: `None` when every row is
+    /// finite (and, in the cosine space, of non-zero finite norm), else `(row, reason)` of the
+    /// first that is not. O(m·d).
+    fn check_block(&self, x: &Bound<'_, PyAny>) -> PyResult<Option<(usize, &'static str)>> {
+        let d = self.d;
+        let data = rows(x, d)?;
+        for (i, row) in data.chunks_exact(d.max(1)).enumerate() {
+            if !row.iter().all(|t| t.is_finite()) {
+                return Ok(Some((i, "has a non-finite value")));
+            }
+            if self.cosine {
+                let norm = dot(row, row).sqrt();
+                if norm == 0.0 || !norm.is_finite() {
+                    return Ok(Some((i, "has norm 0 or an infinite norm (the cosine space scales it to unit length)")));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Add the rows of `x` (checked by `check_block`) one by one, row `i` with weight `w[i]` to
+    /// slot `slots[i]` (live or just made, all below the capacity), and to the global summary of
+    /// `n` elements and scatter `gm2`: the very steps of `update`, in order. Every touched slot
+    /// is marked changed at `version`. Returns the new global scatter. O(m·d).
+    #[allow(clippy::too_many_arguments)]
+    fn update_many(
+        &mut self,
+        slots: &Bound<'_, PyAny>,
+        x: &Bound<'_, PyAny>,
+        w: &Bound<'_, PyAny>,
+        n: i64,
+        gm2: f64,
+        version: i64,
+    ) -> PyResult<f64> {
+        let d = self.d;
+        let data = rows(x, d)?;
+        let m = data.len() / d.max(1);
+        let slots = ints(slots, m)?;
+        let ws = ints(w, m)?;
+        let cap = self.cap;
+        if slots.iter().any(|&s| s < 0 || s as usize >= cap) || ws.iter().any(|&v| v <= 0) {
+            return Err(PyValueError::new_err("slots must lie in the arrays and weights be positive"));
+        }
+        let cosine = self.cosine;
+        let (count, mean, m2, gmean, touched) = self.slices();
+        let (mut n, mut gm2) = (n, gm2);
+        let mut unit = vec![0.0; d];
+        for i in 0..m {
+            let row = &data[i * d..(i + 1) * d];
+            let v: &[f64] = if cosine {
+                let norm = dot(row, row).sqrt();
+                for (u, r) in unit.iter_mut().zip(row) {
+                    *u = r / norm;
+                }
+                &unit
+            } else {
+                row
+            };
+            let (s, wi) = (slots[i] as usize, ws[i]);
+            let c = count[s];
+            m2[s] = welford(&mut mean[s * d..(s + 1) * d], m2[s], c, wi, v);
+            count[s] = c + wi;
+            touched[s] = version;
+            gm2 = welford(gmean, gm2, n, wi, v);
+            n += wi;
+        }
+        Ok(gm2)
     }
 }
 

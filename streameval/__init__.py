@@ -93,7 +93,8 @@ if "river.metrics.base" in __import__("sys").modules:  # river_metric + streamev
     register_with_river()
 
 # confidence intervals and paired tests over resampling units
-from .comparison import ComparisonReport, compare, confidence_interval
+from .comparison import ComparisonReport, Difference, compare, confidence_interval
+from .intervals import Interval
 from .bootstrap import BootstrapEvaluator
 
 # estimates from a labelled sample of entities
@@ -179,6 +180,8 @@ __all__ = [
     "compare",
     "confidence_interval",
     "ComparisonReport",
+    "Interval",
+    "Difference",
     "BootstrapEvaluator",
     # estimates from a labelled sample of entities
     "SampleEstimator",

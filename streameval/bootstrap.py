@@ -1,16 +1,17 @@
 """The online Poisson bootstrap: confidence intervals that stay current while the stream runs.
 
-A :class:`BootstrapEvaluator` keeps the observed table and ``B`` replica tables. In replica ``r`` a
+A :class:`BootstrapEvaluator` keeps the observed table and ``B`` replicas. In replica ``r`` a
 resampling *unit* ``u`` (a stream, a document, a source batch: a block holding whole clusters) has
 the multiplicity ``k ~ Poisson(1)``, a deterministic function of ``(seed, u, r)`` drawn from a
 counter-based generator (:func:`poisson_multiplicities`): splitmix64 of the seed, a stable 64-bit
 hash of the unit (BLAKE2b of a canonical encoding, not Python's salted ``hash``) and the replica
 index, turned into a Poisson(1) draw by inversion. An element of unit ``u`` enters replica ``r`` as
-``k`` *disjoint copies* — never as a weight ``k``. Since disjoint copies add their statistics, ``k``
-copies are kept as one copy in the replica's table *for multiplicity k*: replica ``r`` is a handful
-of tables ``T[r][k]`` (one per multiplicity that occurs, ``k = 1, 2, ...``) and its sufficient
-statistics are ``Σ_k k · stats(T[r][k])`` — bit for bit those of the table of ``k`` tagged copies
-(``tests/test_compare.py``), at the cost of one table update instead of ``k``.
+``k`` *disjoint copies* — never as a weight ``k``. Disjoint copies add their statistics, so a
+replica's sufficient statistics are ``Σ_u k_{u,r} · S_u`` with ``S_u`` the statistics of unit
+``u``'s own table: the evaluator keeps each unit's table once, and before a read adds ``k_{u,r}``
+times the change of every touched unit's statistics to every replica's sums (one multiply-add over
+the replicas) — bit for bit the statistics of the table of ``k`` tagged copies
+(``tests/test_compare.py``), at the cost of two table updates per element whatever ``B``.
 
 Because the multiplicity depends only on ``(seed, u, r)``:
 
@@ -21,12 +22,10 @@ Because the multiplicity depends only on ``(seed, u, r)``:
 - replica ``r`` equals, bit for bit, the batch computation of the same resample
   (:func:`streameval.compare` with ``resampling="poisson"`` and the same seed).
 
-Cost per element: one observed-table update plus one update in each replica where the unit's
-multiplicity is not 0: ``1 + (1 - e⁻¹)·B ≈ 1 + 0.63·B`` table updates on average, below ``B + 1``.
-A unit's ``B`` multiplicities are computed once (vectorised, O(B)) when it first appears and dropped
-when its last element is reverted: memory O(B · live units) besides the tables, plus each live unit's cells (so that a
-revert with the wrong unit is refused before anything changes). A read sums the
-few multiplicity tables of each replica: O(B · distinct multiplicities) plus the metric reads.
+Cost per element: an update of the observed table and one of the unit's table, plus O(B) once per
+new unit to draw its multiplicities. A read costs O(B · fields) per unit touched since the last
+read (the multiply-adds) and ``B`` O(1) reads of every metric. Memory: one table per live unit
+(dropped with its last element) and ``B × fields`` integers.
 
 >>> from streameval import ELM
 >>> bs = BootstrapEvaluator([ELM()], n_replicas=50, seed=7)
@@ -51,6 +50,7 @@ from ._validate import check_weight
 from .contingency import Contingency
 from .errors import UnknownElementError
 from .evaluator import Evaluator
+from .intervals import Interval, percentile_interval
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 from .sync import Guarded, concurrent_use
@@ -62,6 +62,7 @@ __all__ = [
     "unit_hash",
     "seed64",
     "percentile_interval",
+    "Interval",
 ]
 
 _M64 = (1 << 64) - 1
@@ -190,6 +191,26 @@ def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
     return poisson_draws(s, hashes, int(n_replicas))
 
 
+class _Unit:
+    """One live unit: its own table, its replica multiplicities, and the statistics last added to
+    the replicas' sums (``synced``)."""
+
+    __slots__ = ("table", "k", "nz", "synced")
+
+    def __init__(self, table: Contingency, k: np.ndarray | None, width: int):
+        self.table = table
+        self.k = k  # drawn at the first read that needs it (many units at once)
+        self.nz = None if k is None else np.flatnonzero(k)
+        self.synced = [0] * width
+
+
+def _stat_values(table) -> list:
+    """Every running sum of ``table`` in ``STAT_NAMES`` order, then its tracked F sums."""
+    read = getattr(table, "stat_values", None)
+    vals = list(read()) if read is not None else [getattr(table, n) for n in STAT_NAMES]
+    return vals + list(table.f_sums.values())
+
+
 class BootstrapEvaluator(Guarded):
     """Metrics with online Poisson-bootstrap confidence intervals over resampling units.
 
@@ -202,20 +223,31 @@ class BootstrapEvaluator(Guarded):
     confidence : the coverage of the intervals :meth:`get` reports (percentile intervals).
 
     Elements arrive with their unit (``update(y_true, y_pred, w=1, unit=...)``); a unit must hold
-    whole true and predicted clusters (labels of different units never meet), e.g. labels
-    ``(stream, document)`` with unit ``stream``.
+    whole true and predicted clusters: a label seen in one unit and then given in another is refused
+    (``ValueError``, nothing changed), so no cluster is ever cut.
 
-    Cost: :meth:`update` and :meth:`revert` are ``1 + #{r: k_r > 0}`` table updates (``1 + 0.63·B``
-    on average) plus O(B) once per new unit; :meth:`get` sums each replica's few multiplicity
-    tables and reads every metric (O(B) for O(1) metrics), then sorts the ``B`` values;
-    :meth:`merge` is O(cells of all tables).
+    How the replicas are kept. Replica ``r`` holds ``k_{u,r}`` disjoint copies of every unit ``u``,
+    so its sufficient statistics are ``Σ_u k_{u,r} · S_u`` with ``S_u`` the statistics of unit
+    ``u``'s own table. The evaluator keeps one table per live unit (and the observed table); an
+    update touches the observed table and its unit's table, and marks the unit. Before a read, each
+    marked unit's change of statistics ``S_u − S_u(last read)`` is multiplied by the unit's ``B``
+    multiplicities and added to the ``B`` replica sums (one vectorised multiply-add over the
+    replicas, exact Python integers). The replicas are therefore exactly the batch computation of
+    the same resample (:func:`streameval.compare` with ``resampling="poisson"``), and revert and
+    merge are exact because the unit tables are.
+
+    Cost: :meth:`update` and :meth:`revert` are two table updates and a few dict operations (plus
+    O(B) once per new unit to draw its multiplicities), whatever ``B``; :meth:`get` is
+    O(units touched since the last read · B · fields) for the multiply-adds, then ``B`` reads of
+    every metric (O(1) each) and a sort of the ``B`` values; :meth:`merge` is O(cells of both).
+    Memory: one small table per live unit and ``B × fields`` integers.
 
     >>> from streameval import BCubed
     >>> a = BootstrapEvaluator([BCubed()], n_replicas=20, seed=1)
     >>> a.update("x", "p", unit="u1"); a.update("x", "q", unit="u1")
     >>> a.revert("x", "q", unit="u1")
     >>> a.get()["BCubed"]
-    (1.0, 1.0, 1.0)
+    Interval(value=1.0, low=1.0, high=1.0)
     >>> a.update("x", "p")
     Traceback (most recent call last):
     ...
@@ -228,8 +260,10 @@ class BootstrapEvaluator(Guarded):
     evaluator: Evaluator
     _f_keys: list[tuple[str, float]]
     _metrics: list[tuple[str, Metric]]
-    _tables: list[dict[int, Contingency]]  # replica -> {k: Contingency}
-    _units: dict[Any, list[Any]]  # unit -> [{(true, pred): count}, [(replica, k) for k > 0]]
+    _units: dict[Any, _Unit]
+    _dirty: set
+    _homes: tuple[dict, dict]  # label -> [unit, elements] for the true and the predicted side
+    _sums: np.ndarray  # (B, fields) object array of the replicas' exact sums
 
     def __init__(self, metrics=None, n_replicas: int = 200, seed: int = 0, confidence: float = 0.95):
         if isinstance(n_replicas, bool) or not isinstance(n_replicas, numbers.Integral) or n_replicas < 1:
@@ -245,24 +279,24 @@ class BootstrapEvaluator(Guarded):
                 raise ValueError(f"{name} is not an O(1) metric; the bootstrap replicas need O(1) reads")
         self._f_keys = list(self.evaluator.table.f_sums)
         self._metrics = list(self.evaluator.metrics.items())
-        self._tables = [{} for _ in range(self.n_replicas)]  # replica -> {k: Contingency}
-        self._units = {}  # unit -> [{(true, pred): count}, [(replica, k) for k > 0]]
+        self._units = {}
+        self._dirty = set()
+        self._homes = ({}, {})
+        self._sums = np.zeros((self.n_replicas, len(STAT_NAMES) + len(self._f_keys)), dtype=object)
         self._init_guard()
 
-    def _table(self, r: int, k: int) -> Contingency:
-        t = self._tables[r].get(k)
-        if t is None:
-            t = self._tables[r][k] = Contingency()
-            for kind, beta in self._f_keys:
-                t.track_f(kind, beta)
-        return t
+    def _new_unit(self, unit, k=None) -> _Unit:
+        t = Contingency()
+        for kind, beta in self._f_keys:
+            t.track_f(kind, beta)
+        return _Unit(t, k, self._sums.shape[1])
 
     # -------------------------------------------------------------- multiplicities
     def multiplicities(self, unit) -> np.ndarray:
         """The unit's ``B`` multiplicities (one per replica). O(B)."""
         return _draws(self.seed, unit_hash(unit), self.n_replicas)
 
-    def _plan(self, unit):
+    def _entry(self, unit) -> _Unit | None:
         if unit is None:
             raise ValueError(
                 "BootstrapEvaluator.update needs the element's unit: update(y_true, y_pred, unit=...)"
@@ -271,17 +305,26 @@ class BootstrapEvaluator(Guarded):
             entry = self._units.get(unit)
         except TypeError:
             entry = None
-        if entry is not None:
-            return entry[1]
-        k = self.multiplicities(unit)  # a unit of an unsupported type raises here
-        nz = np.flatnonzero(k)
-        return list(zip(nz.tolist(), k[nz].tolist()))
+        if entry is None:
+            unit_hash(unit)  # a unit of an unsupported type raises here
+        return entry
+
+    def _check_home(self, y_true, y_pred, unit) -> None:
+        """Refuse a label already living in another unit (raises before anything changes)."""
+        for side, label, what in ((0, y_true, "true"), (1, y_pred, "predicted")):
+            home = self._homes[side].get(label)
+            if home is not None and home[0] != unit:
+                raise ValueError(
+                    f"{what} label {label!r} is in unit {home[0]!r} and now given in unit {unit!r}: "
+                    "a unit must hold whole clusters (a cluster across units would be cut in the "
+                    "replicas); use a unit that holds both, e.g. the connected component"
+                )
 
     # -------------------------------------------------------------- River's protocol
     def update(self, y_true, y_pred, w=1, *, unit=None) -> None:
-        """Add ``w`` elements of ``unit``: once to the observed table, ``k_r`` disjoint copies to
-        replica ``r`` (module docstring). Bad input raises before anything changes; a call made
-        while another is changing this object (another thread) raises
+        """Add ``w`` elements of ``unit``: to the observed table and to the unit's table (the
+        replicas follow at the next read: class docstring). Bad input raises before anything
+        changes; a call made while another is changing this object (another thread) raises
         :class:`~streameval.errors.ConcurrentUseError`."""
         self._guarded("update", self._update, y_true, y_pred, w, unit)
 
@@ -296,20 +339,32 @@ class BootstrapEvaluator(Guarded):
 
     def _update(self, y_true, y_pred, w, unit) -> None:
         w = check_weight(w)
-        plan = self._plan(unit)
+        try:
+            entry = self._units.get(unit)
+            th, ph = self._homes
+            ht, hp = th.get(y_true), ph.get(y_pred)
+        except TypeError:  # an unhashable unit or label: checked and named below
+            entry = ht = hp = None
+        if entry is None or (ht is not None and ht[0] != unit) or (hp is not None and hp[0] != unit):
+            self._entry(unit)
+            try:
+                self._check_home(y_true, y_pred, unit)
+            except TypeError:  # an unhashable label: the evaluator names the problem
+                self.evaluator.update(y_true, y_pred, w)
+                raise  # pragma: no cover - the line above raises
         self.evaluator.update(y_true, y_pred, w)  # validates the labels first
-        tables = self._tables
-        for r, k in plan:
-            table = tables[r].get(k)
-            if table is None:
-                table = self._table(r, k)
-            table.update(y_true, y_pred, w)
-        entry = self._units.get(unit)
         if entry is None:
-            self._units[unit] = [{(y_true, y_pred): w}, plan]
+            entry = self._units[unit] = self._new_unit(unit)
+        entry.table.update(y_true, y_pred, w)
+        self._dirty.add(unit)
+        if ht is None:
+            th[y_true] = [unit, w]
         else:
-            cells = entry[0]
-            cells[y_true, y_pred] = cells.get((y_true, y_pred), 0) + w
+            ht[1] += w
+        if hp is None:
+            ph[y_pred] = [unit, w]
+        else:
+            hp[1] += w
 
     def revert(self, y_true, y_pred, w=1, *, unit=None) -> None:
         """Undo :meth:`update` with the same arguments (same unit). Raises
@@ -319,29 +374,88 @@ class BootstrapEvaluator(Guarded):
 
     def _revert(self, y_true, y_pred, w, unit) -> None:
         w = check_weight(w)
-        plan = self._plan(unit)
-        entry = self._units.get(unit)
+        entry = self._entry(unit)
         try:
-            have = entry[0].get((y_true, y_pred), 0) if entry is not None else 0
+            have = entry.table[y_true, y_pred] if entry is not None else 0
         except TypeError:  # unhashable labels: the evaluator's revert names the problem
             self.evaluator.revert(y_true, y_pred, w)
             raise  # pragma: no cover - the line above raises
-        if entry is None or have < w:  # (no entry: have is 0)
+        if entry is None or have < w:
+            Contingency().update(y_true, y_pred, w)  # a bad label names itself first
             raise UnknownElementError(
                 f"revert of (y_true={y_true!r}, y_pred={y_pred!r}, w={w}) in unit {unit!r}: the unit "
                 f"holds {have} such element(s)"
             )
         self.evaluator.revert(y_true, y_pred, w)
-        tables = self._tables
-        for r, k in plan:
-            tables[r][k].revert(y_true, y_pred, w)
-        cells = entry[0]
-        if have == w:
-            del cells[y_true, y_pred]
-            if not cells:
-                del self._units[unit]
+        entry.table.revert(y_true, y_pred, w)
+        for side, label in ((0, y_true), (1, y_pred)):
+            home = self._homes[side][label]
+            home[1] -= w
+            if not home[1]:
+                del self._homes[side][label]
+        if not entry.table.n and not entry.table.skipped:  # the unit is gone: settle it now
+            self._sync_unit(entry, unit)
+            del self._units[unit]
+            self._dirty.discard(unit)
         else:
-            cells[y_true, y_pred] = have - w
+            self._dirty.add(unit)
+
+    # -------------------------------------------------------------- the replicas' sums
+    def _sync_unit(self, entry: _Unit, unit=None) -> None:
+        if entry.k is None:
+            entry.k = self.multiplicities(unit)
+            entry.nz = np.flatnonzero(entry.k)
+        now = _stat_values(entry.table)
+        delta = [a - b for a, b in zip(now, entry.synced)]
+        if any(delta):
+            nz = entry.nz
+            # exact: Python ints in an object array, one multiply-add per replica and field
+            self._sums[nz] += np.multiply.outer(entry.k[nz].astype(object), np.array(delta, dtype=object))
+        entry.synced = now
+
+    def _sync_many(self, entries: list) -> None:
+        """:meth:`_sync_unit` of many units at once: the changes split into their positive and
+        negative parts, each combined over the replicas by one exact limb product
+        (:class:`~streameval.units.UnitStats`). O(units · fields + B · fields) Python operations
+        and one BLAS product, instead of O(units · B · fields)."""
+        from .units import UnitStats
+
+        pos, neg, ks = [], [], []
+        for e in entries:
+            now = _stat_values(e.table)
+            d = [a - b for a, b in zip(now, e.synced)]
+            e.synced = now
+            pos.append([x if x > 0 else 0 for x in d])
+            neg.append([-x if x < 0 else 0 for x in d])
+            ks.append(e.k)
+        m = np.ascontiguousarray(np.array(ks, dtype=np.int64).T)  # (B, units)
+        bound = int(m.sum(axis=1).max()) if m.size else 1
+        for rows, sign in ((pos, 1), (neg, -1)):
+            if any(any(r) for r in rows):
+                us = UnitStats.from_rows(rows, self._f_keys, max(bound, 1))
+                got = np.array(us.combine(m), dtype=object)
+                self._sums += got if sign > 0 else -got
+
+    def _sync(self) -> None:
+        """Add every marked unit's change of statistics, times its multiplicities, to the replica
+        sums (under the guard: it changes the sums). O(marked units · B · fields)."""
+        if self._dirty:
+            self._guarded("get", self._settle)
+
+    def _settle(self) -> None:
+        if self._dirty:
+            units = self._units
+            fresh = [u for u in self._dirty if units[u].k is None]
+            if fresh:  # the new units' multiplicities, drawn in one vectorised call
+                draws = poisson_draws(self.seed, [unit_hash(u) for u in fresh], self.n_replicas)
+                for u, k in zip(fresh, draws):
+                    units[u].k, units[u].nz = k, np.flatnonzero(k)
+            if len(self._dirty) < 8:
+                for unit in self._dirty:
+                    self._sync_unit(units[unit])
+            else:
+                self._sync_many([units[u] for u in self._dirty])
+            self._dirty.clear()
 
     # -------------------------------------------------------------- reading
     @property
@@ -349,26 +463,31 @@ class BootstrapEvaluator(Guarded):
         """Elements in the observed table."""
         return self.evaluator.table.n
 
+    @property
+    def units(self) -> int:
+        """Live units (those holding at least one element)."""
+        return len(self._units)
+
+    def _stats_of(self, row) -> ContingencyStats:
+        s = object.__new__(ContingencyStats)
+        d = s.__dict__
+        d.update(zip(STAT_NAMES, (int(v) for v in row)))
+        d["f_sums"] = dict(zip(self._f_keys, (int(v) for v in row[len(STAT_NAMES):])))
+        return s
+
     def replica_stats(self, r: int) -> ContingencyStats:
-        """Replica ``r``'s sufficient statistics, ``Σ_k k · stats(T[r][k])``: those of the table
-        holding ``k`` disjoint copies of every unit of multiplicity ``k``. O(distinct k)."""
-        total = [0] * len(STAT_NAMES)
-        f_sums = dict.fromkeys(self._f_keys, 0)
-        for k, t in self._tables[r].items():
-            if not t.n:
-                continue
-            for i, name in enumerate(STAT_NAMES):
-                total[i] += k * getattr(t, name)
-            for key, v in t.f_sums.items():
-                f_sums[key] += k * v
-        return ContingencyStats(**dict(zip(STAT_NAMES, total)), f_sums=f_sums)
+        """Replica ``r``'s sufficient statistics, ``Σ_u k_{u,r} · S_u``: those of the table holding
+        ``k_{u,r}`` disjoint copies of every unit. O(fields) after the pending multiply-adds."""
+        self._sync()
+        return self._stats_of(self._sums[r])
 
     def replica_values(self) -> dict:
         """``{name: array of the B replica values}`` (NaN for a replica that drew none of the units
-        seen). O(B · (distinct k + metrics))."""
+        seen). O(B · (fields + metrics)) after the pending multiply-adds."""
+        self._sync()
         out = np.empty((len(self._metrics), self.n_replicas))
         for r in range(self.n_replicas):
-            s = self.replica_stats(r)
+            s = self._stats_of(self._sums[r])
             if not s.n:  # the replica drew none of the units seen: no value
                 out[:, r] = np.nan
                 continue
@@ -377,12 +496,13 @@ class BootstrapEvaluator(Guarded):
         return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
 
     def get(self) -> dict:
-        """``{name: (value, low, high)}``: the observed value and the percentile interval of the
-        replicas at :attr:`confidence` (empty replicas left out; NaN bounds before any element)."""
+        """``{name: Interval(value, low, high)}``: the observed value and the percentile interval
+        of the replicas at :attr:`confidence` (empty replicas left out; NaN bounds before any
+        element). An :class:`~streameval.Interval` unpacks and compares as a tuple."""
         out = {}
         for name, vals in self.replica_values().items():
             lo, hi = percentile_interval(vals, self.confidence)
-            out[name] = (self.evaluator.metrics[name].get(), lo, hi)
+            out[name] = Interval(self.evaluator.metrics[name].get(), lo, hi)
         return out
 
     def interval(self, name: str, confidence: float | None = None) -> tuple:
@@ -394,7 +514,9 @@ class BootstrapEvaluator(Guarded):
     def merge(self, other: BootstrapEvaluator) -> None:
         """Add ``other``'s elements (another shard with the same seed, replicas and metrics).
 
-        Exact: the result equals one evaluator that saw both shards' elements. ``other`` is unchanged.
+        Exact: the result equals one evaluator that saw both shards' elements (a unit split across
+        the shards included). ``other`` is unchanged. A label living in different units in the two
+        shards is refused before anything changes.
         """
         self._guarded("merge", self._merge, other)
 
@@ -411,54 +533,43 @@ class BootstrapEvaluator(Guarded):
                 f"cannot merge: metrics differ ({list(self.evaluator.metrics)} vs "
                 f"{list(other.evaluator.metrics)})"
             )
+        for side, what in ((0, "true"), (1, "predicted")):
+            mine = self._homes[side]
+            for label, (unit, _) in other._homes[side].items():
+                home = mine.get(label)
+                if home is not None and home[0] != unit:
+                    raise ValueError(f"cannot merge: {what} label {label!r} is in unit {home[0]!r} "
+                                     f"here and in unit {unit!r} in the other shard")
         self.evaluator.table.merge(other.evaluator.table)
-        for r, theirs in enumerate(other._tables):
-            for k, table in theirs.items():
-                if table.n or table.skipped:
-                    self._table(r, k).merge(table)
-        for unit, (theirs, plan) in other._units.items():
+        for unit, theirs in other._units.items():
             entry = self._units.get(unit)
             if entry is None:
-                self._units[unit] = [dict(theirs), plan]
-            else:
-                cells = entry[0]
-                for key, c in theirs.items():
-                    cells[key] = cells.get(key, 0) + c
+                entry = self._units[unit] = self._new_unit(unit, theirs.k)
+            entry.table.merge(theirs.table)
+            self._dirty.add(unit)
+        for side in (0, 1):
+            mine = self._homes[side]
+            for label, (unit, c) in other._homes[side].items():
+                home = mine.get(label)
+                if home is None:
+                    mine[label] = [unit, c]
+                else:
+                    home[1] += c
 
     def __eq__(self, other) -> bool:
-        """Same settings, same observed table and same replica tables."""
+        """Same settings, same observed table and the same table in every live unit (hence the
+        same replicas)."""
         if not isinstance(other, BootstrapEvaluator):
             return NotImplemented
         return (
             (self.seed, self.n_replicas, list(self.evaluator.metrics))
             == (other.seed, other.n_replicas, list(other.evaluator.metrics))
             and self.evaluator.table == other.evaluator.table
-            and all(_live(a) == _live(b) for a, b in zip(self._tables, other._tables))
-            and {u: e[0] for u, e in self._units.items()} == {u: e[0] for u, e in other._units.items()}
+            and self._units.keys() == other._units.keys()
+            and all(e.table == other._units[u].table for u, e in self._units.items())
         )
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
         return f"BootstrapEvaluator(n={self.n}, replicas={self.n_replicas}, seed={self.seed})"
-
-
-def _live(tables: dict) -> dict:
-    """A replica's multiplicity tables that hold something (an emptied table equals none)."""
-    return {k: t for k, t in tables.items() if t.n or t.skipped}
-
-
-def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The percentile interval of the non-NaN values: their ``(1-c)/2`` and ``(1+c)/2`` quantiles
-    (numpy's linear interpolation), ``(nan, nan)`` if none. The interval of a
-    :class:`BootstrapEvaluator` and of :func:`streameval.compare`. O(B log B).
-
-    >>> percentile_interval(np.array([0.0, 1.0, 2.0, 3.0, np.nan]), 0.5)
-    (0.75, 2.25)
-    """
-    a = (1 - confidence) / 2
-    ok = values[~np.isnan(values)]
-    if not len(ok):
-        return math.nan, math.nan
-    lo, hi = np.quantile(ok, [a, 1 - a])
-    return float(lo), float(hi)

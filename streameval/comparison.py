@@ -11,24 +11,39 @@ Because the copies are disjoint, the table of a resample is the merge of its uni
 sufficient statistic of :class:`~streameval.stats.ContingencyStats` (cell, row and column sums, the
 fixed-point BCubed/ELM/entropy sums, the element-averaged F sums, cluster counts, maxima, singletons)
 is the sum of the per-unit statistics. A resample with multiplicities ``m`` therefore has the stats
-``Σ_u m_u · S_u``: :func:`compare` computes them for all resamples at once as one exact integer
-matrix product (the big fixed-point sums split into 21-bit limbs, so a float64 BLAS product stays
-exact), then each metric's ``value(stats)``. The elements are never visited again, and the stats of a
-resample equal, bit for bit, those of the table built from its tagged copies.
+``Σ_u m_u · S_u``: :func:`compare` computes every unit's statistics at once with numpy
+(:mod:`streameval.units`: no Python object per unit or element), then the statistics of all
+resamples as one exact matrix product (the fixed-point sums split into limbs small enough that a
+float64 BLAS product stays exact), then each metric's ``value(stats)``. The elements are never
+visited again, and the stats of a resample equal, bit for bit, those of the table built from its
+tagged copies. Cost: linear in elements and in resamples.
+
+Units must hold whole clusters. A cluster of the truth or of any system that crosses two units is
+refused (``cross_units="refuse"``), or the units are widened to the connected components of the
+units, the truth and every system (``cross_units="widen"``, reported in the warnings with the
+largest component's size). With ``labels="per_unit"`` a system whose labels recur across units while
+every true label lies in one unit is refused too: reading it per unit would cut its clusters. No
+path reports the value of a labelling other than the one given.
 
 The methods:
 
-- **Percentile bootstrap** (one system): ``B`` resamples of the units with replacement; the interval is
-  the ``α/2`` and ``1-α/2`` quantiles (numpy's linear interpolation) of the ``B`` values (a Poisson
-  resample that drew no unit at all has no value and is left out).
-- **Paired bootstrap** (Koehn 2004, as sacreBLEU): the same resamples for every system; ``δ_b = m_A -
-  m_B``; the interval of ``δ`` from its quantiles; the p-value is the *centred two-sided* variant:
-  ``p = (1 + #{|δ_b - δ_obs| ≥ |δ_obs|}) / (1 + B)`` (the resampled differences, shifted to mean the
-  observed one, stand in for the null distribution). ``p_greater``, the one-sided p-value for "A is
-  not better than B", is ``(1 + #{δ_b - δ_obs ≥ δ_obs}) / (1 + B)`` (for bigger-is-better metrics).
-- **Approximate randomization** (Riezler & Maxwell 2005): for each unit, swap the two systems'
-  outputs with probability ½; ``p = (1 + #{|δ_r| ≥ |δ_obs|}) / (1 + R)``. The intervals still come
-  from the paired bootstrap; the method chooses only the test.
+- **Intervals** (every system and every difference): ``B`` resamples of the units with replacement;
+  ``interval="percentile"`` (default) the ``α/2`` and ``1-α/2`` quantiles (numpy's linear
+  interpolation), ``interval="bca"`` Efron's bias-corrected and accelerated interval (the bias from
+  the share of resamples below the observed value, the acceleration from the jackknife over units,
+  in at most 1,000 groups). A Poisson resample that drew no unit has no value and is left out.
+- **Approximate randomization** (``method="randomization"``, default; Riezler & Maxwell 2005): for
+  each unit, swap the two systems' outputs with probability ½; ``δ_r`` the swapped difference.
+- **Paired bootstrap** (``method="paired_bootstrap"``; Koehn 2004, as sacreBLEU): the same
+  resamples for every system, ``δ_b = m_A - m_B``, centred: ``δ_b - δ_obs`` stands in for the null
+  distribution.
+- **One p-value rule** for both tests: ``p = (1 + #{valid draws d: |d| ≥ |δ_obs|}) / (1 + #valid
+  draws)``, and ``p_greater`` (one-sided, "A is not better than B", signs flipped for a
+  smaller-is-better metric) ``(1 + #{d ≥ δ_obs}) / (1 + #valid draws)`` with the same denominator.
+
+Warnings (``report.warnings``, printed with the table): fewer than 30 units; one unit holding more
+than 10% of a labelling's within-cluster pairs; widened units. ``docs/compare.md`` gives the
+measured coverage and calibration of each method in each setting.
 
 Aggregates: ``"pooled"`` (default) scores one table over all units (labels kept apart per unit);
 ``"mean"`` averages the per-unit values (the page-stream literature's "mean F1"), a resample's value
@@ -47,24 +62,28 @@ and singleton units would cut clusters apart, so :func:`compare` refuses (``unit
 >>> r.values["A"]["ELM"].value > r.values["B"]["ELM"].value
 True
 >>> print(r)  # doctest: +ELLIPSIS
-paired_bootstrap over 3 units, 12 elements, 200 resamples, 95% intervals, seed 1
-system  metric  value  low     high
-A       ELM     0.8333 ...
+randomization over 3 units, 12 elements, 200 resamples, 95% percentile intervals, seed 1
+system  metric  value   low     high
+A       ELM     0.8333  ...
+warning: only 3 units: ...
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
 
 from ._version import __version__
-from .bootstrap import percentile_interval, poisson_draws, seed64, unit_hash
+from .bootstrap import poisson_draws, seed64, unit_hash
+from .errors import InvalidLabelError
+from .intervals import INTERVAL_METHODS, Interval, bca_interval, p_value, percentile_interval
+from .intervals import json_number as _num
+from .labels import factorize
 from .metrics import Metric, resolve
-from .stats import STAT_NAMES, ContingencyStats
+from .units import UnitStats, crossing_label, unit_diagnostics, unit_stats_from_codes, widen_units
 
 __all__ = [
     "compare",
@@ -79,11 +98,15 @@ __all__ = [
 ]
 
 DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
-_METHODS = ("paired_bootstrap", "randomization")
+_METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
-_LIMB = 21  # bits per limb: Σ m_u * limb < 2**53 (exact in float64) while Σ m_u < 2**32
-_MASK = (1 << _LIMB) - 1
-_NSTAT = len(STAT_NAMES)
+_CROSS = ("refuse", "widen")
+FEW_UNITS = 30
+"""Below this many units a report warns that intervals and tests are approximate."""
+DOMINANT_SHARE = 0.10
+"""A report warns when one unit holds more than this share of a labelling's pairs."""
+_INTERVAL_NAMES = {"bca": "BCa", "percentile": "percentile"}
+_JACKKNIFE_GROUPS = 1000  # leave-one-unit-out up to this many units, groups of units beyond
 
 
 # --------------------------------------------------------------------------- metrics
@@ -125,113 +148,7 @@ def _f_keys(metrics) -> list:
     return list(dict.fromkeys(spec for m in metrics for spec in m.f_specs))
 
 
-# --------------------------------------------------------------------------- unit statistics
-class UnitStats:
-    """The per-unit sufficient statistics of one labelling, and their exact weighted sums.
-
-    ``rows[u]`` lists unit ``u``'s :class:`~streameval.stats.ContingencyStats` fields (in
-    :attr:`fields` order: the ``STAT_NAMES``, then the tracked F sums) as Python ints.
-    :meth:`combine` returns ``Σ_u M[b, u] · rows[u]`` for every row ``b`` of a multiplicity matrix,
-    exactly: each column is split into 21-bit limbs, the product is a float64 matrix product whose
-    partial sums are integers below ``2**53`` (exact while every row of ``M`` sums to less than
-    ``2**32``), and the limbs are joined as Python ints.
-
-    Cost: :meth:`combine` is ``O(B · U · limbs)`` int64 operations plus ``O(B · fields)`` Python int
-    operations; :meth:`stats` O(fields) per resample.
-
-    >>> u = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
-    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
-    >>> s = u.stats(u.combine(np.array([[2, 0], [1, 1]]))[1])
-    >>> s.n, s.cells, s.k_true, s.sum_cell_sq
-    (4, 3, 3, 6)
-    """
-
-    def __init__(self, stats: list, f_keys):
-        f_keys = [tuple(k) for k in f_keys]
-        rows = []
-        for s in stats:
-            row = [getattr(s, name) for name in STAT_NAMES] + [s.f_sums[k] for k in f_keys]
-            if any(v < 0 for v in row):  # pragma: no cover - every statistic is a count or a sum of >= 0 terms
-                raise ValueError("negative unit statistic")
-            rows.append(row)
-        self._build(rows, f_keys)
-
-    def _build(self, rows: list, f_keys: list) -> None:
-        self.f_keys = f_keys
-        self.fields = list(STAT_NAMES) + [("f", k) for k in f_keys]
-        self.rows = rows
-        self.n_units = len(rows)
-        width = len(self.fields)
-        self._limbs = []
-        cols = []
-        for f in range(width):
-            bits = max((r[f].bit_length() for r in rows), default=0)
-            n = max(1, -(-bits // _LIMB))
-            self._limbs.append(n)
-            for k in range(n):
-                cols.append([(r[f] >> (_LIMB * k)) & _MASK for r in rows])
-        self._x = np.array(cols, dtype=np.float64).T.reshape(len(rows), len(cols))
-        self.totals = [sum(r[f] for r in rows) for f in range(width)]
-
-    def stack(self, other: UnitStats) -> UnitStats:
-        """The units of ``self`` followed by those of ``other`` (same fields). O(U · fields)."""
-        if other.f_keys != self.f_keys:
-            raise ValueError("cannot stack unit statistics of different F sums")
-        new = object.__new__(UnitStats)
-        new._build(self.rows + other.rows, self.f_keys)
-        return new
-
-    def combine(self, m: np.ndarray) -> list:
-        """``[[Σ_u m[b, u] · rows[u][f] for f in fields] for b]``: exact Python ints. See class."""
-        m = np.asarray(m, dtype=np.int64)
-        if m.ndim != 2 or m.shape[1] != self.n_units:
-            raise ValueError(f"multiplicities must have shape (resamples, {self.n_units}), got {m.shape}")
-        if m.size and (m.min() < 0 or int(m.sum(axis=1).max()) >= 1 << 32):
-            raise ValueError("multiplicities must be >= 0 and sum to less than 2**32 per resample")
-        # (B, limb columns): a BLAS product of integers whose every partial sum is below 2**53,
-        # so exact in float64 whatever the summation order
-        prod = (m.astype(np.float64) @ self._x).astype(np.int64)
-        out_cols = []
-        c = 0
-        for n in self._limbs:
-            if n == 1:
-                out_cols.append(prod[:, c].tolist())
-            else:
-                col = prod[:, c].astype(object)
-                for k in range(1, n):
-                    col = col + (prod[:, c + k].astype(object) << (_LIMB * k))
-                out_cols.append(col.tolist())
-            c += n
-        return [list(r) for r in zip(*out_cols)] if out_cols else [[] for _ in range(len(m))]
-
-    def subset(self, index) -> UnitStats:
-        """The statistics of the units ``index`` (in that order, repeats allowed). O(len · fields)."""
-        new = object.__new__(UnitStats)
-        index = np.asarray(index, dtype=np.int64)
-        new.f_keys, new.fields, new._limbs = self.f_keys, self.fields, self._limbs
-        new.rows = [self.rows[i] for i in index.tolist()]
-        new.n_units = len(new.rows)
-        new._x = self._x[index]
-        new.totals = [sum(col) for col in zip(*new.rows)] if new.rows else [0] * len(self.fields)
-        return new
-
-    def stats(self, row) -> ContingencyStats:
-        """A :class:`ContingencyStats` from one combined row. O(fields)."""
-        s = object.__new__(ContingencyStats)  # skips the dataclass __init__: a hot path
-        d = s.__dict__
-        d.update(zip(STAT_NAMES, row))
-        d["f_sums"] = dict(zip(self.f_keys, row[_NSTAT:]))
-        return s
-
-    def unit(self, u: int) -> ContingencyStats:
-        """Unit ``u``'s own stats."""
-        return self.stats(self.rows[u])
-
-    def total(self) -> ContingencyStats:
-        """The stats of all units together (each once): the observed table's. O(U · fields)."""
-        return self.stats(self.totals)
-
-
+# --------------------------------------------------------------------------- grouping
 def _as_list(x, name: str) -> list:
     if isinstance(x, np.ndarray):
         if x.ndim != 1:
@@ -243,17 +160,39 @@ def _as_list(x, name: str) -> list:
         raise TypeError(f"{name} must be a sequence of labels, got {type(x).__name__}") from None
 
 
-def _check_hashable(v, name: str, i: int):
+def _codes(values, name: str):
+    """``(codes, uniques)`` of a label sequence (:func:`streameval.labels.factorize`); a missing
+    label is a ``ValueError`` and an unhashable one a ``TypeError``, each naming ``name[i]``."""
+    if not isinstance(values, np.ndarray):
+        values = _as_list(values, name)
     try:
-        hash(v)
-    except TypeError:
-        raise TypeError(f"{name}[{i}] must be hashable, got {type(v).__name__}: {v!r}") from None
-    if v is None or (isinstance(v, float) and v != v):
-        raise ValueError(f"{name}[{i}] is missing ({v!r})")
+        return factorize(values, name)
+    except InvalidLabelError as e:
+        raise TypeError(str(e)) from None
 
 
-def _group(y_true, preds: dict, units, labels: str, weights=None):
-    """``(unit order, {system: [cells per unit]}, cells of the truth alone)`` after the checks."""
+@dataclass
+class _Grouped:
+    """The input as integer codes: units, truth, each system, weights, and the unit keys."""
+
+    keys: list  # unit key of each unit code
+    units: np.ndarray
+    truth: np.ndarray
+    systems: dict
+    weights: np.ndarray | None
+    declared: int  # units declared (before any widening)
+    widened: bool
+
+
+def _scoped(units: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Codes of the pairs ``(unit, label)``: labels read within their unit."""
+    key = units * (int(codes.max()) + 1 if len(codes) else 1) + codes
+    return np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _group(y_true, preds: dict, units, labels: str, weights=None, cross_units: str = "refuse"
+           ) -> _Grouped:
+    """The input as codes, after the checks (lengths, missing labels, clusters within units)."""
     if units is None:
         raise ValueError(
             "units= is required: clustering metrics are not sums over independent elements, so "
@@ -263,84 +202,120 @@ def _group(y_true, preds: dict, units, labels: str, weights=None):
         )
     if labels not in ("global", "per_unit"):
         raise ValueError(f'labels must be "global" or "per_unit", got {labels!r}')
-    yt = _as_list(y_true, "y_true")
-    us = _as_list(units, "units")
-    n = len(yt)
-    if len(us) != n:
-        raise ValueError(f"units has {len(us)} entries, y_true has {n}")
+    if cross_units not in _CROSS:
+        raise ValueError(f"cross_units must be one of {_CROSS}, got {cross_units!r}")
+    if cross_units == "widen" and labels != "global":
+        raise ValueError('cross_units="widen" needs labels="global" (a label must name one cluster '
+                         "wherever it occurs for clusters to cross units)")
+    n = len(y_true) if hasattr(y_true, "__len__") else None
+    if n is None:
+        y_true = _as_list(y_true, "y_true")
+        n = len(y_true)
+    if len(units) != n:
+        raise ValueError(f"units has {len(units)} entries, y_true has {n}")
     if n == 0:
         raise ValueError("no elements: y_true is empty")
-    index: dict = {}
-    for i, u in enumerate(us):
-        _check_hashable(u, "units", i)
-        if u not in index:
-            index[u] = len(index)
-    uix = [index[u] for u in us]
+    ucodes, ukeys = _codes(units, "units")
     if weights is None:
-        ws = [1] * n
+        ws = None
     else:
         from ._validate import check_weight
 
-        ws = _as_list(weights, "w")
-        if len(ws) != n:
-            raise ValueError(f"w has {len(ws)} entries, y_true has {n}")
-        ws = [check_weight(x) for x in ws]
-    for i, t in enumerate(yt):
-        _check_hashable(t, "y_true", i)
-    if labels == "global":
-        _check_partition(yt, us, "y_true")
-    out = {}
+        wl = _as_list(weights, "w")
+        if len(wl) != n:
+            raise ValueError(f"w has {len(wl)} entries, y_true has {n}")
+        ws = np.array([check_weight(x) for x in wl], dtype=np.int64)  # each below 2**57
+    tcodes, tkeys = _codes(y_true, "y_true")
+    pcodes, pkeys = {}, {}
     for name, yp in preds.items():
-        yp = _as_list(yp, f"y_pred[{name!r}]")
-        if len(yp) != n:
+        if (len(yp) if hasattr(yp, "__len__") else len(_as_list(yp, "y_pred"))) != n:
+            yp = _as_list(yp, f"y_pred[{name!r}]")
             raise ValueError(f"system {name!r} has {len(yp)} predictions, y_true has {n}")
-        for i, p in enumerate(yp):
-            _check_hashable(p, f"y_pred[{name!r}]", i)
-        if labels == "global":
-            _check_partition(yp, us, f"system {name!r}")
-        cells: list = [{} for _ in index]
-        for k, t, p, w in zip(uix, yt, yp, ws):
-            d = cells[k]
-            d[t, p] = d.get((t, p), 0) + w
-        out[name] = cells
-    return list(index), out
+        pcodes[name], pkeys[name] = _codes(yp, f"y_pred[{name!r}]")
+    declared = len(ukeys)
+    widened = False
+    if labels == "per_unit":
+        # labels are read within their unit; a labelling whose labels never recur across units
+        # reads the same either way. A system whose labels recur across units while the truth's
+        # do not is ambiguous (a cluster that crosses units, or numbers restarting per unit?):
+        # reading it per unit would cut its cross-unit clusters, so it is refused.
+        truth_global = crossing_label(ucodes, tcodes) is None
+        for name, pc in pcodes.items():
+            hit = crossing_label(ucodes, pc)
+            if truth_global and hit is not None:
+                i, j = hit
+                raise ValueError(
+                    f"system {name!r}: label {pkeys[name][pc[i]]!r} occurs in unit "
+                    f"{ukeys[ucodes[j]]!r} and in unit {ukeys[ucodes[i]]!r} (element {i}) while "
+                    'every true label lies in one unit: with labels="per_unit" this cluster '
+                    "would be cut in two and the metric would not be that of the labelling "
+                    "given. If the cluster really crosses the units, widen them "
+                    '(cross_units="widen", labels="global"; on the command line --cross-units '
+                    "widen); if the labels restart in every unit, number the true labels the "
+                    "same way."
+                )
+        tcodes = _scoped(ucodes, tcodes)
+        pcodes = {name: _scoped(ucodes, pc) for name, pc in pcodes.items()}
+    elif cross_units == "widen":
+        wide = widen_units(ucodes, [tcodes, *pcodes.values()])
+        if int(wide.max()) + 1 < declared:
+            widened = True
+            # a component is named by its first declared unit
+            first = np.full(int(wide.max()) + 1, -1, dtype=np.int64)
+            idx = np.arange(len(wide))
+            first[wide[::-1]] = idx[::-1]
+            ukeys = [ukeys[ucodes[i]] for i in first.tolist()]
+            ucodes = wide
+    else:
+        for what, codes, keys in [("y_true", tcodes, tkeys)] + [
+                (f"system {name!r}", pcodes[name], pkeys[name]) for name in pcodes]:
+            hit = crossing_label(ucodes, codes)
+            if hit is not None:
+                i, j = hit
+                raise ValueError(
+                    f"{what}: label {keys[codes[i]]!r} occurs in unit {ukeys[ucodes[j]]!r} and in "
+                    f"unit {ukeys[ucodes[i]]!r} (element {i}); a unit must hold whole clusters. "
+                    "If labels are only unique within a unit (document numbers restarting per "
+                    'stream), pass labels="per_unit" (on the command line: --labels per_unit); if '
+                    'clusters really cross the units, pass cross_units="widen" (--cross-units '
+                    "widen) to resample the connected components of the units and every labelling."
+                )
+    return _Grouped(list(ukeys), ucodes, tcodes, pcodes, ws, declared, widened)
 
 
-def _check_partition(labels: list, units: list, what: str) -> None:
-    home: dict = {}
-    for i, (y, u) in enumerate(zip(labels, units)):
-        h = home.setdefault(y, u)
-        if h != u:
-            raise ValueError(
-                f"{what}: label {y!r} occurs in unit {h!r} and in unit {u!r} (element {i}); a unit "
-                "must hold whole clusters. If labels are only unique within a unit (document "
-                'numbers restarting per stream), pass labels="per_unit" (on the command line: '
-                "--labels per_unit)."
-            )
-
-
-def unit_stats(cells_per_unit: list, metrics) -> UnitStats:
+def unit_stats(cells_per_unit: list, metrics, bound: int | None = None) -> UnitStats:
     """:class:`UnitStats` from ``[{(true, pred): count}]`` per unit, for ``metrics``. O(cells)."""
     keys = _f_keys(metrics)
-    return UnitStats(
-        [ContingencyStats.from_cells(((t, p, c) for (t, p), c in d.items()), keys) for d in cells_per_unit],
-        keys,
-    )
+    u, t, p, c = [], [], [], []
+    for k, d in enumerate(cells_per_unit):
+        for (a, b), n in d.items():
+            u.append(k)
+            t.append(a)
+            p.append(b)
+            c.append(n)
+    uc = np.array(u, dtype=np.int64)
+    tc = _scoped(uc, factorize(t, "y_true")[0]) if t else uc
+    pc = _scoped(uc, factorize(p, "y_pred")[0]) if p else uc
+    return unit_stats_from_codes(uc, tc, pc, np.array(c, dtype=np.int64), len(cells_per_unit), keys,
+                                 bound)
 
 
-def bootstrap_multiplicities(n_units: int, n_resamples: int, rng) -> np.ndarray:
-    """``(B, U)`` int64 counts of each unit in ``B`` uniform resamples of ``U`` units with replacement.
+def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64) -> np.ndarray:
+    """``(B, U)`` counts of each unit in ``B`` uniform resamples of ``U`` units with replacement
+    (int64, or ``dtype``: float64 feeds the exact product without a copy).
 
     >>> m = bootstrap_multiplicities(5, 3, np.random.default_rng(0))
     >>> m.shape, m.sum(axis=1).tolist()
     ((3, 5), [5, 5, 5])
     """
     idx = rng.integers(0, n_units, size=(n_resamples, n_units))
-    flat = (idx + (np.arange(n_resamples) * n_units)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_resamples * n_units).reshape(n_resamples, n_units).astype(np.int64)
+    out = np.empty((n_resamples, n_units), dtype=dtype)
+    for b in range(n_resamples):
+        out[b] = np.bincount(idx[b], minlength=n_units)
+    return out
 
 
-_BLOCK = 1 << 22  # multiplicities per block of resamples
+_BLOCK = 1 << 24  # multiplicities per block of resamples (a few hundred rows: BLAS runs well)
 
 
 def _block_rows(n_units: int) -> int:
@@ -357,7 +332,7 @@ def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: 
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
         if hashes is None:
-            yield bootstrap_multiplicities(len(order), size, rng)
+            yield bootstrap_multiplicities(len(order), size, rng, np.float64)
         else:
             yield np.ascontiguousarray(poisson_draws(s64, hashes, size, start).T)
 
@@ -370,9 +345,14 @@ def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=
         tot[tot == 0] = np.nan
         return (w @ per_unit.T / tot[:, None]).T  # per_unit: (metrics, U)
     rows = ustats.combine(m)
+    return _read(ustats, metrics, rows)
+
+
+def _read(ustats: UnitStats, metrics, rows) -> np.ndarray:
+    """``(metrics, len(rows))`` values of combined rows (NaN for an empty table)."""
     out = np.empty((len(metrics), len(rows)))
     for b, row in enumerate(rows):
-        s = ustats.stats(row)
+        s = ustats.stats(row) if not hasattr(row, "n") else row
         if not s.n:  # a Poisson resample that drew no unit: no value (left out of the quantiles)
             out[:, b] = np.nan
             continue
@@ -385,22 +365,31 @@ def _per_unit(ustats: UnitStats, metrics) -> np.ndarray:
     return np.array([[metric.value(ustats.unit(u)) for u in range(ustats.n_units)] for metric in metrics])
 
 
+def _jackknife(ustats: UnitStats, metrics, aggregate: str, per_unit=None) -> np.ndarray:
+    """``(metrics, G)`` leave-one-group-out values: every unit its own group up to
+    ``_JACKKNIFE_GROUPS`` units, else unit ``u`` in group ``u mod G`` (a grouped jackknife, whose
+    skewness estimates the same acceleration). O(U · columns + G · fields)."""
+    n = ustats.n_units
+    g = min(n, _JACKKNIFE_GROUPS)
+    groups = np.arange(n) % g
+    if aggregate == "mean":
+        sums = np.zeros((per_unit.shape[0], g))
+        counts = np.bincount(groups, minlength=g).astype(np.float64)
+        for k in range(per_unit.shape[0]):
+            sums[k] = np.bincount(groups, weights=per_unit[k], minlength=g)
+        rest = n - counts
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (per_unit.sum(axis=1)[:, None] - sums) / np.where(rest > 0, rest, np.nan)
+    return _read(ustats, metrics, ustats.leave_out(groups, g))
+
+
+def _interval(kind: str, values: np.ndarray, observed: float, jack: np.ndarray, confidence: float):
+    if kind == "bca":
+        return bca_interval(values, observed, jack, confidence)
+    return percentile_interval(values, confidence)
+
+
 # --------------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class Interval:
-    """A metric's observed ``value`` and its ``(low, high)`` confidence interval."""
-
-    value: float
-    low: float
-    high: float
-
-    def __iter__(self):
-        return iter((self.value, self.low, self.high))
-
-    def to_dict(self) -> dict:
-        return {"value": _num(self.value), "low": _num(self.low), "high": _num(self.high)}
-
-
 @dataclass(frozen=True)
 class Difference:
     """``delta = m_A - m_B`` observed, its interval, and the test's p-values."""
@@ -419,18 +408,17 @@ class Difference:
         return d
 
 
-def _num(v):
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-
-
 class ComparisonReport:
     """The result of :func:`compare`: values with intervals, pairwise differences, the settings.
 
-    - ``values[system][metric]``: an :class:`Interval` ``(value, low, high)``;
+    - ``values[system][metric]``: an :class:`~streameval.Interval` ``(value, low, high)``;
     - ``differences[(A, B)][metric]``: a :class:`Difference` ``(delta, low, high, p_value,
       p_greater)`` for every pair of systems in the order given (``A`` before ``B``);
-    - ``settings``: everything needed to reproduce the numbers (method, resamples, confidence, seed,
-      aggregate, label scope, numbers of units and elements, metric names, p-value variant);
+    - ``settings``: everything needed to reproduce the numbers (method, interval method,
+      resamples, confidence, seed, aggregate, label scope, numbers of units and elements, metric
+      names, p-value rule, the units' diagnostics);
+    - ``warnings``: what the reader should know before trusting the numbers (few units, a dominant
+      unit, widened units), also in ``settings["warnings"]`` and printed by :meth:`to_text`;
     - ``samples[system]``: the ``(metrics, B)`` array of resampled values (for plots).
 
     :meth:`to_dict` gives a JSON-safe dict, ``str(report)`` (:meth:`to_text`) a plain table.
@@ -441,6 +429,11 @@ class ComparisonReport:
         self.differences = differences
         self.settings = settings
         self.samples = samples or {}
+
+    @property
+    def warnings(self) -> list:
+        """The report's warnings (strings; empty when there is nothing to warn about)."""
+        return list(self.settings.get("warnings", ()))
 
     def to_dict(self) -> dict:
         """JSON-safe: ``{"settings", "values": {sys: {metric: {...}}}, "differences": [...]}``."""
@@ -458,12 +451,13 @@ class ComparisonReport:
         return json.dumps(self.to_dict(), **kw)
 
     def to_text(self, digits: int = 4) -> str:
-        """The values and differences as aligned plain-text tables."""
+        """The values and differences as aligned plain-text tables, then the warnings."""
         st = self.settings
         conf = st["confidence"] * 100
         lines = [
             f"{st['method']} over {st['units']} units, {st['elements']} elements, "
-            f"{st['n_resamples']} resamples, {conf:g}% intervals, seed {st['seed']}"
+            f"{st['n_resamples']} resamples, {conf:g}% "
+            f"{_INTERVAL_NAMES[st.get('interval_method', 'percentile')]} intervals, seed {st['seed']}"
             + ("" if st.get("aggregate", "pooled") == "pooled" else f", aggregate {st['aggregate']}")
         ]
         f = f"{{:.{digits}f}}"
@@ -480,6 +474,8 @@ class ComparisonReport:
                                  _p(df.p_value)))
             lines.append("")
             lines += align_columns(rows)
+        for w in self.warnings:
+            lines.append(f"warning: {w}")
         return "\n".join(lines)
 
     __str__ = to_text
@@ -503,7 +499,7 @@ def align_columns(rows) -> list:
 
 
 # --------------------------------------------------------------------------- the API
-def _check_settings(method, n_resamples, confidence, aggregate):
+def _check_settings(method, n_resamples, confidence, aggregate, interval):
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
@@ -512,6 +508,8 @@ def _check_settings(method, n_resamples, confidence, aggregate):
         raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
     if aggregate not in _AGGREGATES:
         raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {aggregate!r}")
+    if interval not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {INTERVAL_METHODS}, got {interval!r}")
 
 
 def _seed(seed) -> int:
@@ -523,13 +521,41 @@ def _seed(seed) -> int:
     return int(seed)
 
 
+def _warnings(g: _Grouped, diag: dict) -> list:
+    out = []
+    u = diag["units"]
+    if g.widened:
+        out.append(
+            f"clusters cross the declared units: the {g.declared} declared units were widened to "
+            f"{u} connected components of the units, the truth and every system; the largest "
+            f"holds {diag['largest_unit_elements']} elements ({diag['elements_share']:.0%} of them, "
+            f"{diag['pairs_share']:.0%} of a labelling's pairs)"
+        )
+    if u < FEW_UNITS:
+        out.append(
+            f"only {u} units: with fewer than about {FEW_UNITS} units the intervals are rough "
+            "(95% intervals cover noticeably less than 95% of the time) and the test only "
+            "approximate; report the units, and read a small p-value with care"
+            + (" (with 1 unit there is no resampling variation: the intervals are a point)"
+               if u == 1 else "")
+        )
+    if diag["pairs_share"] > DOMINANT_SHARE:
+        out.append(
+            f"one unit holds {diag['pairs_share']:.0%} of a labelling's within-cluster pairs (more "
+            f"than {DOMINANT_SHARE:.0%}): the values are dominated by a few units, so the intervals "
+            "can be too narrow (especially for the pair-counting metrics) and their misses "
+            "one-sided; the randomization test stays valid"
+        )
+    return out
+
+
 def compare(
     y_true,
     systems: dict,
     *,
     units,
     metrics=None,
-    method: str = "paired_bootstrap",
+    method: str = "randomization",
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = None,
@@ -537,6 +563,8 @@ def compare(
     labels: str = "global",
     resampling: str = "multinomial",
     w=None,
+    interval: str = "percentile",
+    cross_units: str = "refuse",
 ) -> ComparisonReport:
     """Each system's metric values with confidence intervals, and paired tests between systems.
 
@@ -548,66 +576,91 @@ def compare(
         hold whole true and predicted clusters.
     metrics : metric names (as :func:`streameval.metrics.resolve` reads them: ``"ARI"``, ``"all"``,
         ...), classes or instances (O(1) metrics; default ELM, BCubed, ARI, NMI).
-    method : ``"paired_bootstrap"`` or ``"randomization"``: the test behind the p-values. The
-        intervals always come from the (paired) percentile bootstrap over units.
+    method : the test behind the p-values: ``"randomization"`` (default: approximate
+        randomization, calibrated in every setting measured) or ``"paired_bootstrap"`` (the centred
+        paired bootstrap; over-rejects with few or dominant units, see ``docs/compare.md``).
     n_resamples : ``B`` bootstrap resamples (and ``R`` randomization rounds).
     confidence : the intervals' coverage, e.g. 0.95.
     seed : seeds numpy's PCG64 generator; ``None`` draws one, recorded in ``settings``.
     aggregate : ``"pooled"`` (one table over all units) or ``"mean"`` (mean of per-unit values).
     labels : ``"global"``: a label names the same cluster wherever it occurs, and no cluster may
         span two units (checked); ``"per_unit"``: labels are read within their unit (a document
-        number that restarts per stream).
+        number that restarts per stream). A system whose labels recur across units while every
+        true label lies in one unit is refused: reading it per unit would cut its clusters.
     resampling : ``"multinomial"`` (the classical bootstrap: ``U`` units drawn with replacement) or
         ``"poisson"`` (each unit's multiplicity Poisson(1), from ``(seed, unit, resample)`` exactly as
         :class:`~streameval.BootstrapEvaluator` draws it, so resample ``r`` equals its replica ``r``).
     w : optional positive integer multiplicities of the elements (default 1 each).
+    interval : ``"percentile"`` (default: the quantiles of the resampled values) or ``"bca"``
+        (bias-corrected and accelerated, the acceleration from the jackknife over units); the same
+        resamples either way. The default is the simulation's choice (``docs/compare.md``): BCa
+        helps where the resampled values are skewed, but a few dominant units make its
+        jackknife acceleration unstable, and there it covers worse.
+    cross_units : ``"refuse"`` (default: a cluster of any labelling that crosses two units is an
+        error) or ``"widen"``: resample the connected components of the units, the truth and every
+        system instead (reported, with the largest component's size, in the warnings).
 
-    Returns a :class:`ComparisonReport`. Cost: grouping O(elements); per system one
-    :class:`UnitStats` (O(cells)), one exact product of the ``(B, U)`` multiplicities with the unit
-    statistics, and ``B`` metric reads (O(1) each); randomization adds the same for ``R`` swaps per
-    pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the same numbers as one
-    draw), so memory is O(U · cells + B · metrics · systems), not O(B · U).
+    Returns a :class:`ComparisonReport`. Cost: grouping O(N log N) numpy; per system one
+    :class:`~streameval.units.UnitStats` (vectorised, O(N log N)), one exact product of the
+    ``(B, U)`` multiplicities with the unit statistics (a BLAS product), ``B`` metric reads (O(1)
+    each) and a jackknife of at most 1,000 groups of units; randomization adds one product and
+    ``R`` reads per pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the
+    same numbers as one draw), so memory is O(U · columns + B · metrics · systems), not O(B · U).
 
     >>> r = compare([0, 0, 1, 1, 2, 2], {"A": [0, 0, 1, 1, 2, 2], "B": [0, 1, 1, 1, 2, 2]},
     ...             units=[0, 0, 0, 0, 1, 1], metrics=["BCubed"], n_resamples=100, seed=0)
     >>> d = r.differences["A", "B"]["BCubed"]
     >>> round(d.delta, 4), 0 < d.p_value <= 1
     (0.2222, True)
+    >>> r.warnings[0][:12]
+    'only 2 units'
     >>> compare([0, 0], {"A": [0, 0]}, units=None)
     Traceback (most recent call last):
     ...
     ValueError: units= is required: ...
     """
-    _check_settings(method, n_resamples, confidence, aggregate)
+    _check_settings(method, n_resamples, confidence, aggregate, interval)
     if resampling not in ("multinomial", "poisson"):
         raise ValueError(f'resampling must be "multinomial" or "poisson", got {resampling!r}')
     if not isinstance(systems, dict) or not systems:
         raise ValueError("systems must be a non-empty dict {name: predicted labels}")
     seed = _seed(seed)
     metrics = _metrics(metrics)
-    order, cells = _group(y_true, systems, units, labels, w)
+    g = _group(y_true, systems, units, labels, w, cross_units)
+    order = g.keys
     n_units = len(order)
-    stats = {name: unit_stats(c, metrics) for name, c in cells.items()}
+    keys = _f_keys(metrics)
+    stats = {name: unit_stats_from_codes(g.units, g.truth, pc, g.weights, n_units, keys)
+             for name, pc in g.systems.items()}
+    diag = unit_diagnostics(list(stats.values()))
     rng = np.random.default_rng(seed)
     names = [mt.name for mt in metrics]
-    observed, per_unit = {}, {}
+    observed, per_unit, jack = {}, {}, {}
     for name, us in stats.items():
         if aggregate == "mean":
             per_unit[name] = _per_unit(us, metrics)
             observed[name] = per_unit[name].mean(axis=1)
         else:
-            total = us.total()
-            observed[name] = np.array([mt.value(total) for mt in metrics])
+            observed[name] = _read(us, metrics, [us.total()])[:, 0]
+        jack[name] = (_jackknife(us, metrics, aggregate, per_unit.get(name)) if interval == "bca"
+                      else np.zeros((len(metrics), 0)))
     # resamples in blocks of at most _BLOCK multiplicities (memory O(_BLOCK), whatever B and U);
     # every system reads the same block, so the resamples are paired
     parts: dict = {name: [] for name in stats}
     for m in _resample_blocks(order, n_resamples, seed, rng, resampling):
+        if aggregate == "pooled":
+            combined = UnitStats.combine_all(list(stats.values()), m)
+            for (name, us), rows in zip(stats.items(), combined):
+                parts[name].append(_read(us, metrics, rows))
+            continue
         for name, us in stats.items():
             parts[name].append(_values(us, metrics, m, aggregate, per_unit.get(name)))
     samples = {name: np.concatenate(p, axis=1) for name, p in parts.items()}
     values = {
         name: {
-            mn: Interval(float(observed[name][k]), *percentile_interval(samples[name][k], confidence))
+            mn: Interval(float(observed[name][k]),
+                         *_interval(interval, samples[name][k], float(observed[name][k]),
+                                    jack[name][k], confidence))
             for k, mn in enumerate(names)
         }
         for name in stats
@@ -615,33 +668,28 @@ def compare(
     sys_names = list(stats)
     pairs = [(a, b) for i, a in enumerate(sys_names) for b in sys_names[i + 1:]]
     differences = {}
-    swaps = None
+    rparts: dict = {}
     if method == "randomization" and pairs:
-        swaps = True
-        rparts: dict = {pair: [] for pair in pairs}
-        for start in range(0, n_resamples, _block_rows(n_units)):
-            size = min(_block_rows(n_units), n_resamples - start)
-            block = (rng.random((size, n_units)) < 0.5).astype(np.int64)
+        rparts = {pair: [] for pair in pairs}
+        rows_r = _block_rows(n_units)
+        for start in range(0, n_resamples, rows_r):
+            size = min(rows_r, n_resamples - start)
+            block = (rng.random((size, n_units)) < 0.5).astype(np.float64)  # 0/1, exact
             for a, b in pairs:
                 rparts[a, b].append(_randomized_deltas(stats[a], stats[b], metrics, block, aggregate,
                                                        per_unit.get(a), per_unit.get(b)))
     for a, b in pairs:
         delta_obs = observed[a] - observed[b]
         deltas = samples[a] - samples[b]
-        if swaps is not None:
-            rand = np.concatenate(rparts[a, b], axis=1)
+        jd = jack[a] - jack[b]
+        null = np.concatenate(rparts[a, b], axis=1) if rparts else deltas - delta_obs[:, None]
         d = {}
         for k, mn in enumerate(names):
-            lo, hi = percentile_interval(deltas[k], confidence)
             obs = float(delta_obs[k])
+            lo, hi = _interval(interval, deltas[k], obs, jd[k], confidence)
             sign = 1.0 if metrics[k].bigger_is_better else -1.0
-            if swaps is None:
-                centred = deltas[k] - obs
-                p = _p_two_sided(centred, obs)
-                pg = (1 + int(np.sum(sign * centred >= sign * obs - _tol(obs)))) / (1 + n_resamples)
-            else:
-                p = _p_two_sided(rand[k], obs)
-                pg = (1 + int(np.sum(sign * rand[k] >= sign * obs - _tol(obs)))) / (1 + n_resamples)
+            p = p_value(null[k], obs)
+            pg = p_value(sign * null[k], sign * obs, two_sided=False)
             d[mn] = Difference(obs, lo, hi, p, pg)
         differences[a, b] = d
     settings = {
@@ -656,29 +704,29 @@ def compare(
         ),
         "aggregate": aggregate,
         "labels": labels,
+        "cross_units": cross_units,
         "units": n_units,
-        "elements": sum(sum(d.values()) for d in next(iter(cells.values()))),
+        "declared_units": g.declared,
+        "largest_unit_elements": diag["largest_unit_elements"],
+        "largest_unit_pairs_share": round(diag["pairs_share"], 6),
+        "elements": int(sum(stats[sys_names[0]].totals[:1])),
         "metrics": names,
         "systems": sys_names,
-        "interval": "percentile bootstrap over units",
-        "p_value": (
-            "paired bootstrap, centred, two-sided: (1 + #{|d_b - d_obs| >= |d_obs|}) / (1 + B)"
-            if method == "paired_bootstrap"
-            else "approximate randomization, two-sided: (1 + #{|d_r| >= |d_obs|}) / (1 + R)"
+        "interval_method": interval,
+        "interval": (
+            "BCa bootstrap over units (bias from the resamples, acceleration from the jackknife "
+            f"over {'units' if n_units <= _JACKKNIFE_GROUPS else f'{_JACKKNIFE_GROUPS} groups of units'})"
+            if interval == "bca" else "percentile bootstrap over units"
         ),
+        "p_value": (
+            "paired bootstrap, centred: p = (1 + #{|d_b - d_obs| >= |d_obs|}) / (1 + #valid b)"
+            if method == "paired_bootstrap"
+            else "approximate randomization: p = (1 + #{|d_r| >= |d_obs|}) / (1 + R)"
+        ) + "; p_greater: the same count one-sided, same denominator",
+        "warnings": _warnings(g, diag),
         "streameval": __version__,
     }
     return ComparisonReport(values, differences, settings, samples)
-
-
-def _tol(x: float) -> float:
-    """Slack for float ties in the p-value counts (values from equal stats are equal exactly)."""
-    return 1e-12 * max(1.0, abs(x))
-
-
-def _p_two_sided(null: np.ndarray, obs: float) -> float:
-    ok = null[~np.isnan(null)]
-    return (1 + int(np.sum(np.abs(ok) >= abs(obs) - _tol(obs)))) / (1 + len(ok))
 
 
 def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, pa=None, pb=None):
@@ -688,18 +736,10 @@ def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, 
         diff = pa - pb  # (metrics, U)
         signs = 1.0 - 2.0 * s  # unswapped +1, swapped -1
         return (signs @ diff.T / diff.shape[1]).T
-    # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): one
-    # exact combination over the stacked units of both systems, with 0/1 multiplicities
-    both = sa.stack(sb)
-    keep = 1 - swaps
-    ra = both.combine(np.hstack([keep, swaps]))
-    rb = both.combine(np.hstack([swaps, keep]))
-    out = np.empty((len(metrics), len(swaps)))
-    for r in range(len(swaps)):
-        s_a, s_b = both.stats(ra[r]), both.stats(rb[r])
-        for k, metric in enumerate(metrics):
-            out[k, r] = metric.value(s_a) - metric.value(s_b)
-    return out
+    # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): the
+    # totals plus and minus one exact product of the swaps with the units' differences B - A
+    ra, rb = sa.swapped(sb, swaps)
+    return _read(sa, metrics, ra) - _read(sa, metrics, rb)
 
 
 def confidence_interval(
@@ -715,8 +755,10 @@ def confidence_interval(
     labels: str = "global",
     resampling: str = "multinomial",
     w=None,
+    interval: str = "percentile",
+    cross_units: str = "refuse",
 ) -> dict:
-    """``{metric: Interval(value, low, high)}``: one system's percentile bootstrap intervals over units.
+    """``{metric: Interval(value, low, high)}``: one system's bootstrap intervals over units.
 
     The same resampling as :func:`compare` (see there for the parameters and the cost).
 
@@ -728,5 +770,5 @@ def confidence_interval(
     """
     r = compare(y_true, {"system": y_pred}, units=units, metrics=metrics, n_resamples=n_resamples,
                 confidence=confidence, seed=seed, aggregate=aggregate, labels=labels,
-                resampling=resampling, w=w)
+                resampling=resampling, w=w, interval=interval, cross_units=cross_units)
     return dict(r.values["system"])

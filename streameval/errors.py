@@ -95,16 +95,26 @@ class MissingDependencyError(ImportError):
     >>> raise MissingDependencyError("EventTimeWindow", "sortedcontainers", "window")
     Traceback (most recent call last):
     ...
-    streameval.errors.MissingDependencyError: EventTimeWindow needs the optional package 'sortedcontainers', which is not installed: pip install "streameval[window]"
+    streameval.errors.MissingDependencyError: EventTimeWindow needs the optional package 'sortedcontainers', which is not installed: pip install "streameval[window]" (in a source checkout: pip install -e ".[window]")
     """
 
     def __init__(self, feature: str, package: str, extra: str):
         super().__init__(
             f"{feature} needs the optional package {package!r}, which is not installed: "
-            f'pip install "streameval[{extra}]"',
+            + install_hint(extra),
             name=package,
         )
         self.feature, self.package, self.extra = feature, package, extra
+
+
+def install_hint(extra: str) -> str:
+    """How to install the optional dependencies of ``extra``, both ways: from a package index
+    (once streameval is published there) and from a source checkout.
+
+    >>> install_hint("cli")
+    'pip install "streameval[cli]" (in a source checkout: pip install -e ".[cli]")'
+    """
+    return f'pip install "streameval[{extra}]" (in a source checkout: pip install -e ".[{extra}]")'
 
 
 def require(module: str, feature: str, extra: str):

@@ -25,6 +25,7 @@ Cost: O(1) per row (plus the row's length).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import hashlib
 import json
@@ -38,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ._validate import MAX_TOTAL as _TABLE_BOUND
-from .errors import InputError, PageStreamError
+from .errors import InputError, PageStreamError, install_hint
 
 __all__ = [
     "InputError",
@@ -48,6 +49,9 @@ __all__ = [
     "detect_format",
     "read_rows",
     "iter_text_rows",
+    "CsvLayout",
+    "csv_layout",
+    "csv_rows",
     "iter_parquet_rows",
     "raise_error",
     "load_json",
@@ -93,6 +97,9 @@ class RowSpec:
     weight: str | None = None
     header: bool = True
     vector: tuple = ()
+    truth_optional: bool = False
+    """An empty (or null, NaN) true label is read as ``None`` (an unlabelled row of a labelled
+    sample) instead of a bad row."""
 
 
 def detect_format(path: str, fmt: str | None = None) -> str:
@@ -125,6 +132,11 @@ MAX_TOTAL = _TABLE_BOUND - 1
 
 _BOM = codecs.BOM_UTF8
 _BLOCK = 65536  # bytes hashed at each end of the consumed input by fingerprint()
+_FOLLOW_BLOCK = 1 << 16  # bytes read at once from a followed file
+
+ANCHOR = 4096
+"""Bytes of a followed file checked before each read (the last ones read): if they moved, the file
+was rewritten (copytruncate) and is read again from its start."""
 
 
 def fingerprint(fd: int, offset: int) -> dict:
@@ -160,13 +172,18 @@ class LineSource:
 
     With ``follow=True`` the source waits for more lines at the end of the file, like
     ``tail -F``, until ``stop()`` returns true; an unterminated last line is held back until its
-    newline arrives (or until the source stops). Each time it reaches the end it checks the path:
+    newline arrives (or until the source stops). It looks for a rotation:
 
-    - truncated (smaller than what was read, or the last line read is no longer where it was:
-      copytruncate): it reads the file again from its start;
-    - replaced (another inode at the path: rename-and-create): it reads what the old file still
-      holds, then follows the new file from its start;
+    - truncated (copytruncate): every read (each wake from a poll included) starts with the last
+      :data:`ANCHOR` bytes already read; if they are no longer there (the file is smaller, or was
+      rewritten, even past the old end), nothing of the read is used and the file is read again
+      from its start;
+    - replaced (another inode at the path: rename-and-create), checked at the end of the file: it
+      reads what the old file still holds, then follows the new file from its start;
     - deleted: it says so and waits for a file to appear at the path.
+
+    ``anchor`` is ``(generation, bytes read, the last of them)``, replaced as one value after each
+    read, so another thread can check that the file still holds what was read.
 
     Each event is described to ``on_notice`` (a function of a message; default: ignored) and counted
     in ``generation``; the new file's lines are numbered from 1 and ``offset`` starts again at 0.
@@ -185,7 +202,10 @@ class LineSource:
         self.header: list[str] | None = None  # the CSV/TSV header, once read
         self.generation = 0  # files followed after the first (rotations, truncations)
         self._decode = codecs.getdecoder("utf-8")
-        self._last = b""  # the last line handed out (follow: to tell a rewritten file)
+        self._pos = offset  # followed: bytes read from the file (the lines handed out, the pending)
+        self._tail = b""  # followed: the last bytes read (up to ANCHOR), ending at _pos
+        self.anchor: tuple = (0, offset, b"")  # (generation, _pos, _tail), as one value
+        self._lines = None  # the generator of decoded lines (see __iter__)
         self._gone = False
         self._switch = False
 
@@ -225,13 +245,31 @@ class LineSource:
                 "read: was it truncated or replaced?"
             )
         self.stream.seek(offset)
-        self.offset, self.lineno = offset, lineno
-        if offset:
-            self._last = _line_before(self.stream.fileno(), offset)
+        self._lines = None  # lines read ahead are dropped
+        self.offset, self.lineno, self._pos = offset, lineno, offset
+        start = max(0, offset - ANCHOR)
+        self._tail = os.pread(self.stream.fileno(), offset - start, start)
+        self.anchor = (self.generation, offset, self._tail)
 
     def close(self) -> None:
         if self.stream is not getattr(sys.stdin, "buffer", None):
             self.stream.close()
+
+    @contextlib.contextmanager
+    def reading(self, stream):
+        """Within the block, read ``stream`` (the source's next bytes, already read elsewhere) in
+        place of the file, counting lines and offsets on; then go back to the file."""
+        saved, self.stream, self._lines = self.stream, stream, None
+        try:
+            yield self
+        finally:
+            self.stream, self._lines = saved, None
+
+    def __enter__(self) -> LineSource:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # -- reading -------------------------------------------------------------------
     def _overlong(self, head: bytes):
@@ -251,49 +289,101 @@ class LineSource:
                 return consumed
 
     def _raw_lines(self):
+        if self.follow:
+            yield from self._followed_lines()
+            return
         readline, limit = self.stream.readline, self.max_line
-        if not self.follow:
-            while True:
-                raw = readline(limit)
-                if not raw:
-                    return
-                if len(raw) == limit and not raw.endswith(b"\n"):
-                    self.offset += self._overlong(raw)
-                    continue
-                yield raw
-        pending = b""
         while True:
-            raw = self.stream.readline(limit - len(pending))
-            if raw:
-                pending += raw
-                if pending.endswith(b"\n"):
-                    self._last = pending
-                    yield pending
-                    pending = b""
-                elif len(pending) >= limit:
-                    self.offset += self._overlong(pending)
-                    pending = b""
+            raw = readline(limit)
+            if not raw:
+                return
+            if len(raw) == limit and not raw.endswith(b"\n"):
+                self.offset += self._overlong(raw)
+                continue
+            yield raw
+
+    # -- following ------------------------------------------------------------------
+    # A followed file is read with os.pread from the position reached, each read starting with
+    # the anchor (the last bytes read, up to ANCHOR): if they are not there any more, the file was
+    # rewritten under the reader (copytruncate, maybe regrown past the old end before this read)
+    # and it is read again from its start. The check and the new bytes come in one read, so no
+    # byte of a rewritten file is taken for the continuation of the old one.
+    def _anchored_read(self) -> bytes | None:
+        """The bytes after the position reached (``b""`` at the end), or ``None`` if the anchor
+        is gone (the file was rewritten: the source has restarted at its start)."""
+        fd, pos, tail = self.stream.fileno(), self._pos, self._tail
+        data = os.pread(fd, len(tail) + _FOLLOW_BLOCK, pos - len(tail))
+        if not data.startswith(tail):
+            size = os.fstat(fd).st_size
+            self._restart()  # before the notice: it reports the new generation
+            self._notice(f"truncated (the last bytes read, before byte {pos}, are no longer there; "
+                         f"it holds {size} bytes): reading it again from its start")
+            return None
+        new = data[len(tail):]
+        if new:
+            self._pos = pos + len(new)
+            self._tail = (tail + new)[-ANCHOR:] if len(new) < ANCHOR else new[-ANCHOR:]
+            self.anchor = (self.generation, self._pos, self._tail)
+        return new
+
+    def _followed_lines(self):
+        limit = self.max_line
+        pending = b""  # an unterminated line (its newline has not arrived)
+        skipping = False  # inside an overlong line, reported: its bytes are dropped
+        while True:
+            data = self._anchored_read()
+            if data is None:
+                pending, skipping = b"", False
+                continue
+            if data:
+                if skipping:
+                    end = data.find(b"\n")
+                    if end < 0:
+                        self.offset += len(data)
+                        continue
+                    self.offset += end + 1
+                    data, skipping = data[end + 1:], False
+                pending += data
+                lines = pending.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    raw = line + b"\n"
+                    if len(raw) > limit:
+                        self.offset += self._overlong_line(len(raw))
+                        continue
+                    yield raw
+                if len(pending) >= limit:
+                    self.offset += self._overlong_line(len(pending))
+                    pending, skipping = b"", True
                 continue
             if self.stop():
                 break
             if self._switch:  # the old file is drained: the rest of it was read above
-                if pending:
+                if pending and not skipping:
                     yield pending
-                    pending = b""
+                pending, skipping = b"", False
                 self._open_new()
                 continue
-            if self._truncated(len(pending)):
-                pending = b""
-                continue
-            time.sleep(self.poll)
-        if pending:
+            if not self._replaced():
+                time.sleep(self.poll)
+        if pending and not skipping:
             yield pending
+
+    def _overlong_line(self, size: int) -> int:
+        """Report an overlong line of a followed file (``size`` bytes seen); its bytes."""
+        self.lineno += 1
+        self.on_error(InputError(
+            self.name, self.lineno,
+            f"line longer than {self.max_line} bytes (no newline within it): not a row "
+            "(--max-line-bytes raises the cap)"))
+        return size
 
     def _notice(self, message: str) -> None:
         self.on_notice(f"{self.name}: {message}")
 
-    def _truncated(self, pending: int) -> bool:
-        """At the end of the file: look for a truncation, a replacement or a deletion."""
+    def _replaced(self) -> bool:
+        """At the end of the file: is another file at the path (then read the rest of this one
+        and switch), or none (say so once)?"""
         if self.path is None:
             return False
         try:
@@ -303,20 +393,9 @@ class LineSource:
                 self._gone = True
                 self._notice("deleted (or moved away): waiting for a file to appear at this path")
             return False
-        fd = self.stream.fileno()
-        mine = os.fstat(fd)
+        mine = os.fstat(self.stream.fileno())
         if (st.st_ino, st.st_dev) != (mine.st_ino, mine.st_dev):
             self._switch = True  # read what the old file still holds, then switch
-            return False
-        position = self.offset + pending
-        last = self._last
-        rewritten = mine.st_size < position or (
-            last and os.pread(fd, len(last), self.offset - len(last)) != last)
-        if rewritten:
-            self.stream.seek(0)
-            self._restart()  # before the notice: it reports the new generation
-            self._notice(f"truncated (it holds {mine.st_size} bytes, {position} were read): "
-                         "reading it again from its start")
             return True
         return False
 
@@ -335,11 +414,19 @@ class LineSource:
 
     def _restart(self) -> None:
         self._gone = False
-        self.offset = self.lineno = 0
-        self._last = b""
+        self.offset = self.lineno = self._pos = 0
+        self._tail = b""
         self.generation += 1
+        self.anchor = (self.generation, 0, b"")
 
     def __iter__(self):
+        """The lines, from one generator per position: the header's reader and the rows' share it
+        (a followed source reads ahead in blocks); :meth:`seek` starts another."""
+        if self._lines is None:
+            self._lines = self._decoded_lines()
+        return self._lines
+
+    def _decoded_lines(self):
         decode, name = self._decode, self.name
         for raw in self._raw_lines():
             start = self.offset
@@ -359,14 +446,6 @@ class LineSource:
                         f"{col + 1})",
                     )
                 )
-
-
-def _line_before(fd: int, offset: int) -> bytes:
-    """The last line of the first ``offset`` bytes of ``fd`` (at most :data:`MAX_LINE` bytes)."""
-    start = max(0, offset - MAX_LINE)
-    data = os.pread(fd, offset - start, start)
-    cut = data.rfind(b"\n", 0, len(data) - 1)
-    return data[cut + 1:]
 
 
 def _label(value, column: str, what: str, err):
@@ -471,6 +550,51 @@ def _column_index(header: list, column: str, name: str, spec_header: bool) -> in
     return k - 1
 
 
+@dataclass
+class CsvLayout:
+    """Where the columns of a CSV/TSV file are: the header (``None`` without one), its field
+    count, the 0-based indices of the true, predicted, weight and vector columns, and the
+    fewest fields a row needs."""
+
+    delimiter: str
+    header: list | None
+    ncols: int | None
+    true: int
+    pred: int
+    weight: int | None
+    vector: list
+    need: int
+
+
+def csv_layout(source: LineSource, fmt: str, spec: RowSpec) -> CsvLayout:
+    """Read the header of a CSV/TSV :class:`LineSource` (if ``spec.header``) and find the columns;
+    :class:`InputError` if the header is unreadable or lacks a column."""
+    name = source.name
+    header = None
+    if spec.header:
+        on_error, source.on_error = source.on_error, raise_error  # the header cannot be skipped
+        try:
+            header = next(csv.reader(iter(source), delimiter=_DELIMITERS[fmt]), None)
+        except csv.Error as e:
+            raise InputError(name, source.lineno, f"unreadable header: {e}") from None
+        finally:
+            source.on_error = on_error
+        if header is None:
+            raise InputError(name, None, "the file is empty (no header line)")
+        source.header = header
+    names = header or []
+    it = _column_index(names, spec.true, name, spec.header)
+    ip = _column_index(names, spec.pred, name, spec.header)
+    iw = None if spec.weight is None else _column_index(names, spec.weight, name, spec.header)
+    ivs = [_column_index(names, c, name, spec.header) for c in spec.vector]
+    need = max(k for k in (it, ip, iw, *ivs) if k is not None) + 1
+    return CsvLayout(_DELIMITERS[fmt], header, None if header is None else len(header), it, ip,
+                     iw, ivs, need)
+
+
+_DELIMITERS = {"csv": ",", "tsv": "\t"}
+
+
 def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_error, start=None,
                    total: int = 0):
     """Yield ``(y_true, y_pred, w)`` from a CSV, TSV or JSON-lines :class:`LineSource`.
@@ -483,38 +607,29 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
     over 2**57 - 1 is a bad row. A followed file that starts again (rotated, truncated) may repeat
     its header line: that line is skipped.
     """
-    name = source.name
     source.on_error = on_error
     if fmt == "jsonl":
         if start:
             source.seek(*start)
         yield from _jsonl_rows(source, spec, on_error, total)
         return
-    lines = iter(source)
-    reader = csv.reader(lines, delimiter="\t" if fmt == "tsv" else ",")
-    ncols = None
-    if spec.header:
-        source.on_error = raise_error  # the header cannot be skipped
-        try:
-            header = next(reader, None)
-        except csv.Error as e:
-            raise InputError(name, source.lineno, f"unreadable header: {e}") from None
-        source.on_error = on_error
-        if header is None:
-            raise InputError(name, None, "the file is empty (no header line)")
-        ncols = len(header)
-        source.header = header
-    else:
-        header = []
-    it = _column_index(header, spec.true, name, spec.header)
-    ip = _column_index(header, spec.pred, name, spec.header)
-    iw = None if spec.weight is None else _column_index(header, spec.weight, name, spec.header)
-    ivs = [_column_index(header, c, name, spec.header) for c in spec.vector]
-    vectors = _Vectors(spec.vector) if ivs else None
-    need = max(k for k in (it, ip, iw, *ivs) if k is not None) + 1
-    tname, pname, wname = (spec.true, spec.pred, spec.weight)
+    layout = csv_layout(source, fmt, spec)
     if start:
         source.seek(*start)
+    yield from csv_rows(source, layout, spec, on_error, total)
+
+
+def csv_rows(source: LineSource, layout: CsvLayout, spec: RowSpec, on_error=raise_error,
+             total: int = 0):
+    """Yield the validated rows of a CSV/TSV :class:`LineSource` positioned after its header (as
+    :func:`iter_text_rows`); returns the total weight reached (``total`` plus the rows')."""
+    name = source.name
+    source.on_error = on_error
+    reader = csv.reader(iter(source), delimiter=layout.delimiter)
+    header, ncols, need = layout.header, layout.ncols, layout.need
+    it, ip, iw, ivs = layout.true, layout.pred, layout.weight, layout.vector
+    vectors = _Vectors(spec.vector) if ivs else None
+    tname, pname, wname = (spec.true, spec.pred, spec.weight)
 
     def err(problem):
         return InputError(name, source.lineno, problem)
@@ -524,7 +639,7 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
         try:
             row = next(reader)
         except StopIteration:
-            return
+            return total
         except csv.Error as e:
             on_error(err(f"unreadable CSV: {e}"))
             continue
@@ -540,10 +655,12 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
                     raise err(f"expected {ncols} fields as in the header, got {len(row)}")
             elif len(row) < need:
                 raise err(f"expected at least {need} fields, got {len(row)}")
-            t = row[it]
+            t: str | None = row[it]
             p = row[ip]
             if not t:
-                raise err(f"missing true label (column {tname!r} is empty)")
+                if not spec.truth_optional:
+                    raise err(f"missing true label (column {tname!r} is empty)")
+                t = None
             if not p:
                 raise err(f"missing predicted label (column {pname!r} is empty)")
             w = 1 if iw is None or wname is None else _weight(row[iw], wname, err)
@@ -561,7 +678,10 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
 
 def _typed_row(t, p, w, x, spec: RowSpec, vectors, err) -> tuple:
     """A row from typed values (JSON, Parquet): labels, weight (``None``: missing), vector values."""
-    t = _label(t, spec.true, "true", err)
+    if spec.truth_optional and (t is None or t == "" or (isinstance(t, float) and t != t)):
+        t = None
+    else:
+        t = _label(t, spec.true, "true", err)
     p = _label(p, spec.pred, "predicted", err)
     if spec.weight is None:
         w = 1
@@ -606,7 +726,7 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(
-            path, None, "reading Parquet needs pyarrow: pip install 'streameval[cli]'"
+            path, None, "reading Parquet needs pyarrow: " + install_hint("cli")
         ) from None
     try:
         f = pq.ParquetFile(path)

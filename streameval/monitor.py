@@ -38,12 +38,13 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ._validate import check_total, check_weight
+from ._validate import check_label, check_total, check_weight, is_missing
 from .breakdown import ErrorAccount
 from .contingency import Contingency
 from .detect import BlockDrops, Cusum, IntervalRule, RiverRule, is_drop
 from .errors import require
 from .evaluator import Evaluator
+from .sample import SampleEstimator
 from .stats import ONE, bcubed_term, elm_term
 from .sync import Guarded, concurrent_use
 from .window import CountWindow, EventTimeWindow
@@ -152,6 +153,14 @@ class Monitor(Guarded):
         elements, and a drop is flagged when the interval newly falls below the reference
         (:class:`~streameval.detect.IntervalRule`).
     reference : the value the window is compared with (default: the all-time value when checked).
+    sample : ``None`` (default), or a sampling design (``"uniform"``, ``"size"``, a
+        :class:`~streameval.SampleDesign`): the labelled elements are a sample of whole entities
+        and a missing ``y_true`` means "not in the sample". Every element then also feeds a
+        :class:`~streameval.SampleEstimator`, and reports carry ``estimates`` (``{name:
+        Estimate}``: value ± standard error, interval) and ``labelled_share``. An unlabelled
+        element goes to the estimator only; the tables, window, detection and ranking see the
+        labelled elements (their values are then the naive labelled-only scores, which overstate
+        precision: read the estimates). With ``sample``, :meth:`update_many` is not offered.
 
     Cost per :meth:`update`: one all-time table update, one window update (plus one revert per
     element that leaves), one block-table update (a table of the block's elements, read every
@@ -184,6 +193,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         top: int = 5,
         interval=None,
         reference: float | None = None,
+        sample=None,
     ):
         self.all_time = Evaluator(metrics)
         if window is None or isinstance(window, (CountWindow, EventTimeWindow)):
@@ -216,6 +226,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             self.window.on_expire = self._expired
         self.interval: BootstrapEvaluator | None = None
         self.reference = reference
+        self.sample: SampleEstimator | None = None if sample is None else SampleEstimator(sample)
         if interval is not None:
             self._setup_interval(interval)
         self.detection: BlockDrops | None = None
@@ -337,11 +348,36 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             from .bootstrap import unit_hash
 
             unit_hash(unit)  # an unsupported unit raises before anything changes
+        sample = self.sample
+        if sample is not None:  # validated before anything changes
+            if is_missing(y_true):
+                return self._update_unlabelled(y_pred, w)
+            check_label(y_true, "y_true", "")
+            if not sample.design.declared(y_true):
+                sample.design.weight_of(y_true, 1)  # raises, naming the entity
+            check_total(sample.n, w, "the sample estimator")
         guard = self._guard
         if not guard.acquire(False):
             concurrent_use(self, "update")
         try:
             emit = self._update(y_true, y_pred, w, t, unit)
+            if sample is not None:
+                sample.update(y_true, y_pred, w)
+        finally:
+            guard.release()
+        if emit:
+            self._emit()
+
+    def _update_unlabelled(self, y_pred, w) -> None:
+        """``sample=``: an element outside the sample goes to the estimator only."""
+        assert self.sample is not None
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update")
+        try:
+            self.sample.update(None, y_pred, w)  # validates before changing
+            self.n += 1
+            emit = self._due(1)
         finally:
             guard.release()
         if emit:
@@ -395,6 +431,9 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         >>> mon.n, len(mon.window), mon.get()["broke"]["splits"]  # entity b split in two
         (4, 3, 1)
         """
+        if self.sample is not None:
+            raise ValueError("update_many is not offered with sample=: give the elements one by "
+                             "one with update()")
         if isinstance(self.window, EventTimeWindow) or self.interval is not None:
             raise ValueError("update_many takes a count window (or none) without interval=: "
                              "give event times or units one by one with update()")
@@ -462,7 +501,15 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         split across most predicted clusters and the clusters merging most entities
         (:meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`). With
         ``interval=`` the report also has ``window_interval``: ``(value, low, high)`` of the
-        watched metric.
+        watched metric; with ``sample=``, ``estimates`` and ``labelled_share``.
+
+        >>> from streameval import BCubed
+        >>> mon = Monitor([BCubed()], window=None, watch=None, sample="uniform")
+        >>> for t, p in [("a", 1), ("a", 1), (None, 1), ("b", 2), ("b", 2)]:
+        ...     mon.update(t, p)
+        >>> r = mon.report()
+        >>> round(r["estimates"]["pairwise_precision"].value, 4), r["labelled_share"]
+        (0.5926, 0.8)
         """
         report = self.get()
         self._reported_drops = len(self.drops)
@@ -482,6 +529,9 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         """
         new_drop = len(self.drops) > self._reported_drops
         extra: dict[str, Any] = {} if self.interval is None else {"window_interval": self.window_interval()}
+        if self.sample is not None:
+            extra["estimates"] = self.sample.get()
+            extra["labelled_share"] = self.sample.labelled_share
         return {
             "n": self.n,
             "all_time": self.all_time.get(),

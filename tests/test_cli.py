@@ -134,6 +134,40 @@ def test_demo_injects_a_drop_half_way_and_the_monitor_flags_it(tmp_path):
     assert r.returncode == 0 and "injected" not in r.stdout + r.stderr
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
+def test_demo_plot_labels_its_axes_legends_the_degraded_half_and_flags_only_the_watched_panel():
+    """The demo's plot: every panel has a y-axis label, the shaded degraded half is in the
+    legend, and the Monitor's drop flags are drawn on the watched metric's panel only."""
+    pytest.importorskip("matplotlib")
+    import argparse
+
+    from matplotlib.patches import Polygon, Rectangle
+
+    from streameval.cli import demo
+
+    parser = argparse.ArgumentParser()
+    demo.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["demo", "--pages", "8000", "--no-progress"])
+    xs, trace, wtrace, mon, injected, broke = demo.demo_trace(args)
+    assert mon.watch == "ELM" and any(d > injected for d in mon.drops)
+    fig = demo.demo_figure(xs, trace, wtrace, mon, injected, window=args.window, seed=args.seed,
+                           broke=broke)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 4
+    for ax in panels:
+        assert ax.get_ylabel(), ax.get_title()
+        flags = [line for line in ax.get_lines() if line.get_color() == demo.FLAG_COLOR]
+        assert bool(flags) == ax.get_title().startswith("ELM"), ax.get_title()
+    (legend,) = fig.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    shaded = [h for h, lab in zip(legend.legend_handles, labels) if lab.startswith("degraded")]
+    assert len(shaded) == 1 and isinstance(shaded[0], (Polygon, Rectangle)), labels
+    assert any(lab.startswith("Monitor flags a drop of ELM") for lab in labels), labels
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
 @pytest.mark.slow
 def test_demo_prints_a_table_without_progress_bar_when_piped(tmp_path):
     r = run("demo", "--pages", 500, "--plot", tmp_path / "d.png")
@@ -180,6 +214,7 @@ def test_score_without_weights_and_without_header(tmp_path):
     assert_matches(values, y_true, y_pred)
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_score_table_and_metric_selection(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("t,p\n1,a\n1,a\n2,b\n2,a\n")

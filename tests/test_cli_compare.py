@@ -77,12 +77,19 @@ def test_score_ci(files, capsys):
                "doc", "--metrics", "ELM", "AdjustedRand", "--n-resamples", "200", "--seed", "1",
                "--format", "json"])
     assert rc == 0
-    got = json.loads(capsys.readouterr().out)
+    cap = capsys.readouterr()
+    got = json.loads(cap.out)
     gold, a, _ = files["data"]
     ci = se.confidence_interval([g[1] for g in gold], [x[1] for x in a], units=[g[0] for g in gold],
                                 metrics=["ELM", "AdjustedRand"], n_resamples=200, seed=1)
     assert got["metrics"] == {k: iv.to_dict() for k, iv in ci.items()}
     assert got["settings"]["units"] == 15
+    # 15 units: the few-units warning, in the JSON and on standard error
+    assert got["settings"]["warnings"][0].startswith("only 15 units")
+    assert "streameval: warning: only 15 units" in cap.err
+    assert main(["score", files["rows"], "--true", "truth", "--pred", "guess", "--ci", "--unit",
+                 "doc", "--metrics", "ELM", "--n-resamples", "50"]) == 0
+    assert "warning: only 15 units" in capsys.readouterr().out
     assert main(["score", files["rows"], "--true", "truth", "--pred", "guess", "--ci"]) == 1
     assert "--ci needs --unit" in capsys.readouterr().err
     # without --ci, score is unchanged (and accepts the new options silently)

@@ -1,12 +1,14 @@
 """The command line's items of the second round of breaking it: crafted checkpoints, refused
-durations, unwritable report files. Real subprocesses throughout."""
+durations, unwritable report files, and ``watch -`` whose reader goes away early. Real
+subprocesses throughout."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
-from test_cli import needs_script, run
+from test_cli import SCRIPT, needs_script, run
 from test_cli_hardening import one_line_error
 from test_cli_watch import WATCH, rows_text, sample
 
@@ -68,3 +70,21 @@ def test_item14_an_unwritable_jsonl_path_is_named(tmp_path):
     path.write_text("truth,guess,mult\na,b,1\n")
     for target in (tmp_path / "no" / "such" / "dir.jsonl", "/dev/full"):
         one_line_error(run("watch", path, *WATCH, "--jsonl", target), f"--jsonl {target}")
+
+
+def test_item11_watch_stdin_with_its_reader_gone_does_not_abort():
+    # the producer keeps standard input open while the consumer of standard output leaves
+    producer = subprocess.Popen(
+        ["sh", "-c", "echo truth,guess,mult; i=0; while [ $i -lt 300 ]; do echo a$((i%5)),b,1;"
+         " i=$((i+1)); sleep 0.01; done"], stdout=subprocess.PIPE)
+    watch = subprocess.Popen([str(SCRIPT), "watch", "-", *WATCH, "--jsonl", "-", "--every", "1"],
+                             stdin=producer.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert producer.stdout is not None and watch.stdout is not None
+    producer.stdout.close()
+    watch.stdout.read(10)
+    watch.stdout.close()  # as `| head -c 10` does
+    _, err = watch.communicate(timeout=60)
+    producer.kill()
+    producer.wait()
+    assert watch.returncode == 1, err  # a broken pipe: status 1, never SIGABRT (-6)
+    assert b"Fatal Python error" not in err

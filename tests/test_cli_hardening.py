@@ -35,6 +35,7 @@ def run_closed_stdin(*args) -> subprocess.CompletedProcess:
 
 
 # ------------------------------------------------------------------------------ item 8
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 @pytest.mark.parametrize("name, content, message", [
     ("max.csv", f"t,p,w\na,x,{2**57 - 1}\nb,y,1\n", "max.csv, line 3: weight 1 takes the total weight to"),
     ("huge.csv", "t,p,w\na,x,1" + "0" * 300 + "\n", "huge.csv, line 2: bad weight '1000000000"),
@@ -63,6 +64,7 @@ def test_item8_a_skipped_huge_weight_leaves_the_rest_counted(tmp_path):
 
 
 # ------------------------------------------------------------------------------ item 9
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 @pytest.mark.parametrize("command", [["score", "-", *SCORE], ["watch", "-", *SCORE]])
 def test_item9_closed_standard_input(command):
     one_line_error(run_closed_stdin(*command), "<stdin>: standard input is closed")
@@ -77,6 +79,7 @@ def test_item9_prometheus_port_out_of_range_is_a_usage_error():
 
 
 # ------------------------------------------------------------------------------ item 11
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_item11_an_overlong_line_is_named_and_memory_stays_bounded(tmp_path):
     path = tmp_path / "long.csv"
     path.write_bytes(b"t,p\na,x\n" + b"b," + b"y" * 3_000_000 + b"\nc,z\n")
@@ -92,6 +95,7 @@ def test_item11_an_overlong_line_is_named_and_memory_stays_bounded(tmp_path):
 
 
 # ------------------------------------------------------------------------------ item 14
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_item14_a_utf8_bom_is_not_part_of_the_first_column(tmp_path):
     csv = tmp_path / "bom.csv"
     csv.write_bytes(b"\xef\xbb\xbft,p\na,x\na,y\n")
@@ -105,6 +109,7 @@ def test_item14_a_utf8_bom_is_not_part_of_the_first_column(tmp_path):
         assert r.returncode == 0 and json.loads(r.stdout)["rows"] == 2, r.stderr
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_item14_stale_checkpoint_temporaries_are_removed(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("truth,guess,mult\n" + rows_text(sample(n=20)))
@@ -151,6 +156,7 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
     monkeypatch.setattr(watch, "save_checkpoint", slow_save)
     monkeypatch.setattr(Feed, "take", small_take)
     monkeypatch.setattr(watch.WatchRun, "CHUNK", 1)  # a row per item: many small batches
+    monkeypatch.setattr(watch.WatchRun, "CHUNK_BLOCK", 1)  # (from the columnar reader too)
     status = cli.main(["watch", str(path), *WATCH, "--checkpoint", str(tmp_path / "ck.json"),
                        "--checkpoint-every", "50", "--interval", "0", "--drop-block", "0"])
     assert status == 0
@@ -160,6 +166,7 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
     capsys.readouterr()
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 @pytest.mark.parametrize("content, message", [
     (b"", "the file is empty (no header line)"),
     (b"a,b,c\n1,2,3\n", "no column 'truth' in the header"),
@@ -174,6 +181,7 @@ def test_item14_file_level_problems_are_reported_as_such(tmp_path, content, mess
 
 
 # ------------------------------------------------------------------------------ item 15
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_item15_missing_files_and_exit_codes_agree_across_subcommands(tmp_path):
     missing = tmp_path / "nope"
     for r in (run("score", f"{missing}.csv", *SCORE), run("score", f"{missing}.parquet", *SCORE),
@@ -191,6 +199,7 @@ def test_item15_missing_files_and_exit_codes_agree_across_subcommands(tmp_path):
 
 
 # ------------------------------------------------------------------------------ item 6
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_item6_a_checkpoint_refuses_another_input_with_the_same_header(tmp_path):
     path = tmp_path / "r.csv"
     first = sample(n=60, seed=1)
@@ -223,6 +232,7 @@ PIECES = st.sampled_from([
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # 40 examples, a process each: minutes (.ci/run's soak step)
 @settings(max_examples=40, deadline=None)
 @given(parts=st.lists(PIECES, max_size=12), fmt=st.sampled_from(["csv", "tsv", "jsonl"]),
        command=st.sampled_from(["score", "watch"]), skip=st.booleans())
@@ -245,6 +255,7 @@ def test_fuzz_huge_numbers_nul_bytes_boms_overlong_lines(tmp_path_factory, parts
 
 
 # ------------------------------------------------------------------------------ resolver
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_metric_names_resolve_the_same_in_every_subcommand(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("t,p\n1,a\n1,a\n2,b\n2,a\n3,c\n")

@@ -159,7 +159,7 @@ def test_promtool_accepts_the_shipped_alert_rules(tmp_path):
     check = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True,
                            text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 6 rules found" in check.stdout
+    assert "SUCCESS: 7 rules found" in check.stdout
 
 
 def test_the_grafana_dashboard_queries_the_series_watch_serves():
@@ -169,7 +169,9 @@ def test_the_grafana_dashboard_queries_the_series_watch_serves():
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
     served = {"streameval_metric", "streameval_rows_total", "streameval_elements_total",
               "streameval_rows_skipped_total", "streameval_last_update_timestamp_seconds",
-              "streameval_drop", "streameval_drops_total"}
+              "streameval_drop", "streameval_drops_total", "streameval_estimate_stderr",
+              "streameval_estimate_low", "streameval_estimate_high",
+              "streameval_labelled_share"}
     used = {name for e in exprs for name in re.findall(r"streameval_[a-z_]+", e)}
     assert used == served
 
@@ -222,5 +224,50 @@ def test_a_real_prometheus_scrapes_watch_and_loads_the_rules(tmp_path):
         assert all(r["health"] != "err" for g in groups for r in g["rules"])
     finally:
         stack.close()
+        code, _, stderr = finish(watch)
+    assert code == 0, stderr
+
+
+@pytest.mark.slow
+@needs_prometheus
+def test_a_real_prometheus_scrapes_the_estimates_of_a_labelled_sample(tmp_path):
+    """``watch --sample uniform`` on a file whose truth field is empty for unlabelled rows: every
+    estimate, its standard error and interval bounds, and the labelled share, read back through a
+    real Prometheus; the interval alert rule loads."""
+    import streameval as se
+
+    rows = sample(n=400, seed=5)
+    sampled = {t for t, _, _ in rows[::7]}
+    labelled = [(t if t in sampled else "", p, w) for t, p, w in rows]
+    data = tmp_path / "live.csv"
+    data.write_text("truth,guess,mult\n" + rows_text(labelled))
+    est = se.SampleEstimator(design="uniform")
+    for t, p, w in labelled:
+        est.update(t or None, p, w)
+    want = est.get()
+    rules = tmp_path / "alerts.yml"
+    rules.write_text(run("alerts").stdout)
+    watch = start(data, *WATCH, "--follow", "--sample", "uniform", "--prometheus-port", 0)
+    try:
+        with prometheus_server(tmp_path, served_port(watch), rules) as port:
+            wait_for(lambda: query(port, 'streameval_rows_total{job="streameval"} == 400'),
+                     "Prometheus to scrape 400 rows", timeout=90)
+            for name in ("pairwise_precision", "bcubed_recall", "entity_bcubed_precision"):
+                e = want[name]
+                (v,) = query(port, f'streameval_metric{{metric="{name}", scope="all"}}')
+                assert float(v["value"][1]) == pytest.approx(e.value, rel=1e-12)
+                for field, expect in (("stderr", e.stderr), ("low", e.low), ("high", e.high)):
+                    (hit,) = query(port, f'streameval_estimate_{field}{{metric="{name}"}}')
+                    assert float(hit["value"][1]) == pytest.approx(expect, rel=1e-12), (name,
+                                                                                       field)
+            (share,) = query(port, "streameval_labelled_share")
+            assert float(share["value"][1]) == pytest.approx(est.labelled_share, rel=1e-12)
+            groups = wait_for(lambda: json.load(urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/api/v1/rules", timeout=5))["data"]["groups"],
+                "the rules to load")
+            rule = next(r for g in groups for r in g["rules"]
+                        if r["name"] == "StreamevalSampleEstimateLow")
+            assert rule["health"] != "err" and "streameval_estimate_high" in rule["query"]
+    finally:
         code, _, stderr = finish(watch)
     assert code == 0, stderr

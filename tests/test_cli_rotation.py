@@ -122,6 +122,7 @@ def kill(proc, ck, before: int, rng, during_write: bool) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # 34 killed and resumed runs: minutes (.ci/run's soak step)
 def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
     """34 runs, each given a chunk of new rows and killed with SIGKILL (every third as soon as it
     writes a checkpoint); the 17th run sees the file rotated (rename and create) under it."""
@@ -162,3 +163,155 @@ def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
     assert (got["all"], got["window"], got["elements"]) == (want["all"], want["window"],
                                                            want["elements"])
     assert sorted(p.name for p in tmp_path.iterdir() if ".tmp-" in p.name) == []
+
+
+# ------------------------------------------------- copytruncate, then growth before the next poll
+# (and a checkpoint behind a rotation). The rows carry an id column of a chosen width, so the
+# row length varies between the runs; the new file is longer than the old one, so it has grown
+# past the old offset by the time the watcher wakes.
+HEADER_ID = "truth,guess,mult,id\n"
+SLOW_POLL = ["--poll", 1.0]  # the rewrite lands while the reader sleeps
+
+
+def id_rows(n: int, seed: int, width: int) -> str:
+    return "".join(f"{t},{p},{w},{seed * 100000 + k:0{width}d}\n"
+                   for k, (t, p, w) in enumerate(sample(n=n, seed=seed)))
+
+
+def copytruncate_and_rewrite(live, text: str) -> None:
+    """What logrotate's copytruncate does, then the writer at once writes ``text``: all within
+    microseconds, between two polls of the watcher."""
+    shutil.copy(live, f"{live}.1")
+    with open(live, "r+") as f:
+        f.truncate(0)
+        f.write(text)
+
+
+def assert_counts_every_row(final: dict, tmp_path, *parts: str) -> None:
+    whole = tmp_path / "whole.csv"
+    whole.write_text(HEADER_ID + "".join(parts))
+    want = scored(whole)
+    assert final["rows"] == sum(p.count("\n") for p in parts)
+    for name, value in want.items():
+        assert final["all"][name] == pytest.approx(value, abs=1e-12), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1, 9, 40])
+def test_rotation_after_growth_loses_no_row(tmp_path, width):
+    """Copytruncate, then growth past the old offset before
+    the next poll: no row lost, no row spliced, the truncation reported."""
+    old, new = id_rows(100, 1, width), id_rows(230, 2, width)
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER_ID + old)
+    out = tmp_path / "out.jsonl"
+    proc = start(live, *WATCH, *METRICS, "--follow", "--every", 100000, "--interval", 0.05,
+                 "--jsonl", out, *SLOW_POLL, "--drop-block", 0)
+    try:
+        wait_for(reported(out, 100), "the first file's rows")
+        copytruncate_and_rewrite(live, HEADER_ID + new)
+        wait_for(reported(out, 330), "every row of the rewritten file")
+    finally:
+        code, _, stderr = finish(proc)
+    assert code == 0, stderr
+    assert f"{live}: truncated" in stderr
+    final = json_lines(out)[-1]
+    assert final["final"] and final["skipped"] == 0
+    assert_counts_every_row(final, tmp_path, old, new)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_copytruncate_with_regrowth_under_a_kill_and_resume(tmp_path, sig):
+    """The same under SIGKILL (the last checkpoint is of the old file) and SIGTERM (the
+    checkpoint written on exit, after the rewrite but before the reader's next poll): the resumed
+    watch sees the rewrite, says so, reads the file from its start, and loses nothing."""
+    old, new = id_rows(120, 3, 5), id_rows(260, 4, 5)
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER_ID + old)
+    ck = tmp_path / "ck.json"
+    args = [*WATCH, *METRICS, "--follow", "--every", 100000, "--interval", 0.05,
+            "--checkpoint", ck, "--checkpoint-rows", 10, "--drop-block", 0]
+    proc = start(live, *args, *SLOW_POLL, "--jsonl", tmp_path / "first.jsonl")
+    wait_for(lambda: checkpointed(ck) == 120, "the old file checkpointed")
+    copytruncate_and_rewrite(live, HEADER_ID + new)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=30)
+    assert "Traceback" not in stderr
+    out = tmp_path / "out.jsonl"
+    proc = start(live, *args, "--resume", "--poll", 0.02, "--jsonl", out)
+    try:
+        wait_for(reported(out, 380), "every row of the rewritten file")
+    finally:
+        code, _, stderr = finish(proc)
+    assert code == 0, stderr
+    assert "rotated or truncated since checkpoint" in stderr and "reading it from its start" in stderr
+    assert_counts_every_row(json_lines(out)[-1], tmp_path, old, new)
+
+
+@pytest.mark.slow
+def test_checkpoint_behind_a_rotation_does_not_refuse_resume(tmp_path):
+    """A checkpoint of the old file (written while watch lagged behind a rotation,
+    or before a rotation while it was not running) no longer matches the file at the path: with
+    --follow, resume reads the new file from its start instead of refusing for ever; without
+    --follow it refuses and says how to go on."""
+    old, new = id_rows(200, 5, 3), id_rows(40, 6, 3)
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER_ID + old)
+    ck = tmp_path / "ck.json"
+    args = [*WATCH, *METRICS, "--checkpoint", ck, "--drop-block", 0]
+    assert run("watch", live, *args).returncode == 0
+    os.rename(live, tmp_path / "live.csv.1")  # rename-and-create: a shorter file at the path
+    live.write_text(HEADER_ID + new)
+    refused = run("watch", live, *args, "--resume")
+    assert refused.returncode == 1 and "fewer than the" in refused.stderr
+    assert "with --follow, a rotated file is read from its start" in refused.stderr
+    out = tmp_path / "out.jsonl"
+    proc = start(live, *args, "--follow", "--resume", "--interval", 0.05, "--jsonl", out,
+                 "--poll", 0.02)
+    try:
+        wait_for(reported(out, 240), "the new file's rows after the old file's")
+    finally:
+        code, _, stderr = finish(proc)
+    assert code == 0, stderr
+    assert "rotated or truncated since checkpoint" in stderr
+    assert_counts_every_row(json_lines(out)[-1], tmp_path, old, new)
+    # and once it has read the new file, its checkpoint resumes it exactly
+    again = run("watch", live, *args, "--resume", "--jsonl", "-")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["rows"] == 240
+
+
+@pytest.mark.slow
+def test_checkpoint_while_lagging_behind_a_rotation_resumes(tmp_path):
+    """The lag itself: a big first file keeps the main thread busy while the
+    reader has already switched to the rotated-in file; killed then, the checkpoint describes the
+    old file. The resume is accepted, and counts the new file's rows after what was checkpointed."""
+    old, new = id_rows(60000, 7, 2), id_rows(50, 8, 2)
+    live = tmp_path / "live.csv"
+    live.write_text(HEADER_ID + old)
+    ck = tmp_path / "ck.json"
+    args = [*WATCH, *METRICS, "--follow", "--checkpoint", ck, "--checkpoint-rows", 500,
+            "--every", 500, "--interval", 0, "--drop-block", 0]
+    fresh = tmp_path / "fresh.csv"
+    fresh.write_text(HEADER_ID + new)
+    proc = start(live, *args, "--poll", 0.01, "--jsonl", tmp_path / "first.jsonl")
+    wait_for(lambda: checkpointed(ck) > 0, "the first checkpoint")
+    os.link(live, tmp_path / "live.csv.1")
+    os.replace(fresh, live)  # the reader is ahead: it switches long before the main thread
+    wait_for(lambda: checkpointed(ck) >= 1000, "a few checkpoints")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    body = json.loads(ck.read_text())["body"]
+    lagging = body["rows"] <= 60000 and body["position"]["offset"] > live.stat().st_size
+    out = tmp_path / "out.jsonl"
+    proc = start(live, *args, "--resume", "--poll", 0.02, "--interval", 0.05, "--jsonl", out)
+    want = body["rows"] + 50 if lagging else 60050
+    try:
+        wait_for(reported(out, want), "the new file's rows")
+    finally:
+        code, _, stderr = finish(proc)
+    assert code == 0, stderr
+    assert json_lines(out)[-1]["rows"] == want
+    if lagging:
+        assert "rotated or truncated since checkpoint" in stderr

@@ -70,6 +70,7 @@ def finish(proc: subprocess.Popen, sig=signal.SIGINT):
 
 
 # ------------------------------------------------------------------------------ whole files
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_a_file_to_its_end_all_time_and_window(tmp_path):
     rows = sample()
     path = tmp_path / "rows.csv"
@@ -93,6 +94,7 @@ def test_watch_a_file_to_its_end_all_time_and_window(tmp_path):
     assert table[1].split()[0] == "ELM" and len(table) == 1 + len(lines[-1]["all"])
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_standard_input_as_json_lines(tmp_path):
     rows = sample(seed=2)
     body = "".join(json.dumps({"truth": t, "guess": p, "mult": w}) + "\n" for t, p, w in rows)
@@ -107,6 +109,7 @@ def test_watch_standard_input_as_json_lines(tmp_path):
         assert final["all"][name] == pytest.approx(want[name], abs=1e-12)
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_bad_row_stops_or_is_skipped(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("truth,guess,mult\na,x,1\nb,y,zero\nb,y,2\n")
@@ -334,3 +337,22 @@ def test_watch_json_lines_say_what_broke_and_when_the_drop_was_flagged(tmp_path)
     assert final["broke"]["merging_clusters"][0]["cluster"] == "m"  # e1 and e2
     assert final["drops"] >= 1 and 0 < time.time() - final["last_drop"] < 600
     assert final["drop_interval"] is not None and final["drop_reference"] is not None
+
+
+def test_watch_format_json_is_accepted_like_the_other_subcommands(tmp_path):
+    """``watch --format json`` (as ``score``/``compare`` spell it) writes the
+    JSON lines to standard output, exactly as ``--jsonl -``; with ``--jsonl PATH`` it is refused."""
+    rows = sample(120)
+    path = tmp_path / "rows.csv"
+    path.write_text("truth,guess,mult\n" + rows_text(rows))
+    common = (path, *WATCH, "--every", 50, "--interval", 0, "--drop-block", 0)
+    by_format = run("watch", *common, "--format", "json")
+    assert by_format.returncode == 0, by_format.stderr
+    lines = [json.loads(line) for line in by_format.stdout.splitlines()]
+    assert [v["rows"] for v in lines] == [50, 100, 120] and lines[-1]["final"]
+    assert_values(lines[-1]["all"], rows)
+    by_jsonl = run("watch", *common, "--jsonl", "-")
+    strip = [{k: v for k, v in json.loads(line).items() if k != "time"} for line in by_jsonl.stdout.splitlines()]
+    assert strip == [{k: v for k, v in d.items() if k != "time"} for d in lines]
+    both = run("watch", *common, "--format", "json", "--jsonl", tmp_path / "out.jsonl")
+    assert_clean_failure(both, "--format json writes the JSON lines to standard output")

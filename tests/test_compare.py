@@ -179,7 +179,7 @@ def test_report_renders_as_text_and_json():
     iv = r.values["A"]["ELM"]
     assert d["values"]["A"]["ELM"] == {"value": iv.value, "low": iv.low, "high": iv.high}
     text = str(r)
-    assert "30 units, 240 elements, 200 resamples, 95% intervals, seed 2" in text
+    assert "30 units, 240 elements, 200 resamples, 95% percentile intervals, seed 2" in text
     assert "A - B" in text and "BCubed" in text
     assert r.samples["A"].shape == (2, 200)
 
@@ -251,7 +251,8 @@ def test_streaming_replicas_equal_the_batch_poisson_resamples_bit_for_bit(elemen
     # and the batch API with resampling="poisson" reports the same intervals
     units = [u for u, _, _ in elements]
     r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
-                metrics=_suite(), n_resamples=6, seed=seed, resampling="poisson")
+                metrics=_suite(), n_resamples=6, seed=seed, resampling="poisson",
+                interval="percentile")
     got = bs.get()
     for name, iv in r.values["S"].items():
         np.testing.assert_array_equal(tuple(iv), got[name])  # NaN bounds agree too

@@ -26,14 +26,15 @@ import pytest
 from streameval.bootstrap import percentile_interval, poisson_multiplicities
 from streameval.comparison import (
     _metrics,
-    _p_two_sided,
     _randomized_deltas,
     _values,
     bootstrap_multiplicities,
     unit_stats,
 )
+from streameval.intervals import p_value as _p_two_sided
 
-pytestmark = pytest.mark.slow
+# calibration simulations (1,000 seeded repetitions each): minutes, in .ci/run's soak step
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
 

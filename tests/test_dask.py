@@ -283,6 +283,7 @@ def _table_bytes_per_cell(sample=20_000):
     return used / sample
 
 
+@pytest.mark.soak  # a table larger than a worker's memory limit: minutes (.ci/run's soak step)
 def test_worker_memory_limit_below_the_table(client):
     """The reference table held in one process would exceed a worker's limit; the engine, which
     never holds the table, still finishes."""

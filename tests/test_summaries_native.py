@@ -199,3 +199,51 @@ def test_every_view_reads_the_same_through_the_kernel(ops):
     for name, m in ref.metrics.items():
         if m.needs_points:
             assert rel_close(nat[name].final(), m.final(), 1e-9), name
+
+
+@pytest.mark.parametrize("space", ["euclidean", "cosine"])
+@pytest.mark.parametrize("native", [True, False])
+def test_update_many_equals_the_updates_one_by_one(space, native):
+    """Blocks of rows (new and known clusters, weights) against the same rows updated one by one
+    on reference summaries: the state compared as the single steps are (see the module)."""
+    rng = np.random.default_rng(3)
+    d = 6
+    p = Pair(space)
+    p.nat = se.ClusterSummaries(space=space, native=native)
+    for block in range(5):
+        m = int(rng.integers(1, 60))
+        X = rng.normal(size=(m, d)) * 2 + 1
+        y = rng.integers(0, 12, m) if block % 2 else rng.integers(0, 12, m).astype(str).astype(object)
+        w = rng.integers(1, 4, m)
+        p.nat.update_many(X, y, w)
+        for x, label, wi in zip(X, y.tolist(), w.tolist()):
+            before = p.ref.cluster(label)[2], p.ref.global_summary()[2]
+            p.ref.update(x, label, wi)
+            p.acc[label] = p.acc.get(label, 0.0) + abs(p.ref.cluster(label)[2] - before[0])
+            p.gacc += abs(p.ref.global_summary()[2] - before[1])
+        p.nat.version = p.ref.version  # update_many moves it by one per block
+        p.check()
+        # touched slots are marked changed: the cached views refresh them
+        assert set(p.nat.changed_since(p.nat.version - 1).tolist()) <= set(p.nat.slots(np.unique(y).tolist()).tolist())
+
+
+def test_update_many_checks_everything_first():
+    """A bad row, label or weight anywhere in the block: a clear error, the state as it was."""
+    for native in (True, False):
+        s = se.ClusterSummaries(space="cosine", native=native)
+        s.update_many(np.ones((3, 2)), [0, 1, 1])
+        before = s.to_dict()
+        X = np.ones((4, 2))
+        X[2] = 0.0
+        with pytest.raises(InvalidVectorError, match="vector 2 has norm 0"):
+            s.update_many(X, [0, 5, 6, 7])
+        X[2] = np.nan
+        with pytest.raises(InvalidVectorError, match="vector 2 has a non-finite value"):
+            s.update_many(X, [0, 5, 6, 7])
+        with pytest.raises(se.errors.MissingLabelError, match=r"y_pred\[1\]"):
+            s.update_many(np.ones((2, 2)), [0, None])
+        with pytest.raises(se.errors.InvalidWeightError):
+            s.update_many(np.ones((2, 2)), [0, 9], w=[1, 0])
+        with pytest.raises(InvalidVectorError, match="dimension 3"):
+            s.update_many(np.ones((2, 3)), [0, 9])
+        assert s.to_dict() == before

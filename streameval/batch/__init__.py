@@ -48,6 +48,7 @@ from .labels import (
     bcubed_score,
     completeness_score,
     contingency_cells,
+    contingency_matrix,
     elm_precision_recall_fscore,
     elm_score,
     fowlkes_mallows_score,
@@ -56,6 +57,7 @@ from .labels import (
     inverse_purity_score,
     mutual_info_score,
     normalized_mutual_info_score,
+    pair_confusion_matrix,
     pair_f1_score,
     pair_jaccard_score,
     pair_precision_score,
@@ -75,12 +77,15 @@ from .pss import (
     score_candidates,
     segment_entropy,
 )
-from .sample import estimate_from_sample, ratio_of_means
+from .sample import estimate_from_sample, ratio_of_means, sample_terms
 
 __all__ = [
     "estimate_from_sample",
     "ratio_of_means",
+    "sample_terms",
     "contingency_cells",
+    "contingency_matrix",
+    "pair_confusion_matrix",
     "elm_score",
     "elm_precision_recall_fscore",
     "bcubed_score",

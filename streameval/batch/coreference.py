@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..labels import factorize
+from .labels import cells
 
 __all__ = [
     "muc_score",
@@ -31,18 +31,10 @@ __all__ = [
 
 
 def _table(labels_true, labels_pred):
-    """``(rows, cols, counts, a, b)``: the non-zero cells (row/column codes and counts) and sizes."""
-    it, ip = factorize(labels_true, "labels_true")[0], factorize(labels_pred, "labels_pred")[0]
-    if len(it) != len(ip):
-        raise ValueError(
-            f"labels must be one-dimensional and of equal length, got lengths {len(it)}, {len(ip)}"
-        )
-    if len(it) == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z, z, z, z
-    kp = int(ip.max()) + 1
-    keys, counts = np.unique(it * kp + ip, return_counts=True)
-    return keys // kp, keys % kp, counts, np.bincount(it), np.bincount(ip)
+    """``(rows, cols, counts, a, b)``: the non-zero cells (row/column codes and counts) and sizes
+    (the label metrics' one counting pass, :func:`streameval.batch.labels.cells`)."""
+    counts, rows, cols, a, b = cells(labels_true, labels_pred)
+    return rows, cols, counts, a, b
 
 
 def _div(num, den) -> float:

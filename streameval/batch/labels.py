@@ -12,12 +12,40 @@ import math
 
 import numpy as np
 
+from ..errors import require
 from ..labels import factorize
 
 
 def _factorize(values, name: str) -> np.ndarray:
     """Cluster indices of ``values``, grouped by Python equality (:func:`streameval.labels.factorize`)."""
     return factorize(values, name)[0]
+
+
+def cells(labels_true, labels_pred):
+    """``(n, rows, cols, sizes_true, sizes_pred)``: the count, row and column of every non-zero
+    cell, and the cluster sizes of each side; each labelling factorised once. O(N log N).
+
+    >>> [x.tolist() for x in cells([0, 0, 1], ["x", "y", "y"])]
+    [[1, 1, 1], [0, 0, 1], [0, 1, 1], [2, 1], [1, 2]]
+    """
+    it = _factorize(labels_true, "labels_true")
+    ip = _factorize(labels_pred, "labels_pred")
+    if len(it) != len(ip):
+        raise ValueError(
+            f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
+        )
+    if len(it) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty, empty
+    kt, kp = int(it.max()) + 1, int(ip.max()) + 1
+    if kt * kp <= 4 * len(it):  # a small table: count every cell at once
+        counts = np.bincount(it * kp + ip, minlength=kt * kp)
+        cells = np.flatnonzero(counts)
+        n = counts[cells]
+    else:
+        cells, n = np.unique(it * kp + ip, return_counts=True)
+    return (n.astype(np.int64), cells // kp, cells % kp,
+            np.bincount(it, minlength=kt).astype(np.int64), np.bincount(ip, minlength=kp).astype(np.int64))
 
 
 def contingency_cells(labels_true, labels_pred):
@@ -30,26 +58,68 @@ def contingency_cells(labels_true, labels_pred):
     >>> n.tolist(), a.tolist(), b.tolist()
     ([1, 1, 1], [2, 2, 1], [1, 2, 2])
     """
-    it = _factorize(labels_true, "labels_true")
-    ip = _factorize(labels_pred, "labels_pred")
+    n, rows, cols, a, b = cells(labels_true, labels_pred)
+    return n, a[rows], b[cols]
+
+
+def _sorted_codes(values, name: str) -> tuple[np.ndarray, int]:
+    """Cluster indices numbered in the sorted order of the labels, as ``numpy.unique`` numbers
+    them (scikit-learn's rows and columns); first-seen order for labels that do not sort."""
+    codes, uniques = factorize(values, name)
+    try:
+        order = sorted(range(len(uniques)), key=uniques.__getitem__)
+    except TypeError:  # e.g. strings beside numbers: no order, keep first seen
+        return codes, len(uniques)
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[order] = np.arange(len(uniques))
+    return rank[codes], len(uniques)
+
+
+def contingency_matrix(labels_true, labels_pred, *, eps=None, sparse=False, dtype=np.int64):
+    """The contingency table as scikit-learn's ``sklearn.metrics.cluster.contingency_matrix``
+    returns it: ``C[i, j]`` counts the elements of true class ``i`` predicted in cluster ``j``,
+    rows and columns in the sorted order of the labels. ``sparse=True`` gives a SciPy CSR matrix
+    (``pip install "streameval[sklearn]"``); ``eps`` is added to every cell of the dense table
+    (refused with ``sparse=True``, as scikit-learn refuses it). Labels are grouped by Python
+    equality (:mod:`streameval.labels`). Cost O(N log N) plus the table's size:
+    ``k_true·k_pred`` dense, the non-zero cells sparse.
+
+    >>> contingency_matrix(["b", "a", "a", "b"], [1, 1, 2, 2])
+    array([[1, 1],
+           [1, 1]])
+    >>> contingency_matrix([0, 0, 1], [5, 5, 7], sparse=True).toarray()
+    array([[2, 0],
+           [0, 1]])
+    """
+    it, kt = _sorted_codes(labels_true, "labels_true")
+    ip, kp = _sorted_codes(labels_pred, "labels_pred")
     if len(it) != len(ip):
         raise ValueError(
             f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
         )
-    if len(it) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    kp = int(ip.max()) + 1
-    cells, n = np.unique(it * kp + ip, return_counts=True)
-    rows, cols = cells // kp, cells % kp
-    a = np.bincount(it)[rows]
-    b = np.bincount(ip)[cols]
-    return n.astype(np.int64), a.astype(np.int64), b.astype(np.int64)
+    if sparse:
+        if eps is not None:
+            raise ValueError("eps cannot be set when sparse=True: it would fill every cell")
+        sp = require("scipy.sparse", "contingency_matrix(sparse=True)", "sklearn")
+        table = sp.coo_matrix((np.ones(len(it), dtype=dtype), (it, ip)), shape=(kt, kp), dtype=dtype)
+        table = table.tocsr()
+        table.sum_duplicates()
+        return table
+    dense = np.bincount(it * kp + ip, minlength=kt * kp).reshape(kt, kp).astype(dtype)
+    return dense if eps is None else dense + eps
 
 
-def _clusters(labels) -> np.ndarray:
-    """Cluster sizes of one labelling."""
-    return np.bincount(_factorize(labels, "labels"))
+def pair_confusion_matrix(labels_true, labels_pred) -> np.ndarray:
+    """The 2×2 pair confusion matrix of scikit-learn: over *ordered* pairs of distinct elements,
+    ``[[TN, FP], [FN, TP]]`` (so each count is twice the pairs: ``C[1, 1] = 2·TP``), where TP are
+    the pairs together in both labellings, FP together only in ``labels_pred`` and FN only in
+    ``labels_true``. Exact integers; cost O(N log N).
+
+    >>> pair_confusion_matrix([0, 0, 1, 1], [0, 0, 1, 2]).tolist()
+    [[8, 0], [2, 2]]
+    """
+    tp, pp, tt, total = _pairs(labels_true, labels_pred)
+    return np.array([[2 * (total - pp - tt + tp), 2 * (pp - tp)], [2 * (tt - tp), 2 * tp]], dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- element-based
@@ -130,15 +200,19 @@ def bcubed_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_av
 
 # --------------------------------------------------------------------------- pair counting
 def _pairs(labels_true, labels_pred):
-    n, _, _ = contingency_cells(labels_true, labels_pred)
+    n, _, _, a, b = cells(labels_true, labels_pred)
     total_n = int(n.sum())
-    obj = n.astype(object)
-    tp = int((obj * (obj - 1) // 2).sum()) if len(n) else 0
-    a = _clusters(labels_true).astype(object)
-    b = _clusters(labels_pred).astype(object)
-    tt = int((a * (a - 1) // 2).sum()) if len(a) else 0
-    pp = int((b * (b - 1) // 2).sum()) if len(b) else 0
-    return tp, pp, tt, total_n * (total_n - 1) // 2
+    return _c2_sum(n), _c2_sum(b), _c2_sum(a), total_n * (total_n - 1) // 2
+
+
+def _c2_sum(sizes: np.ndarray) -> int:
+    """``Σ C(s, 2)`` exactly: int64 while it cannot overflow (``Σ s² ≤ (Σ s)² < 2⁶³``), Python
+    integers beyond."""
+    total = int(sizes.sum())
+    if total < 3_000_000_000:
+        return int((sizes * (sizes - 1) // 2).sum())
+    obj = sizes.astype(object)
+    return int((obj * (obj - 1) // 2).sum())
 
 
 def rand_score(labels_true, labels_pred) -> float:
@@ -226,35 +300,71 @@ def _entropy(sizes: np.ndarray) -> float:
 
 
 def _info(labels_true, labels_pred):
-    n, a, b = (x.astype(np.float64) for x in contingency_cells(labels_true, labels_pred))
-    ht = _entropy(_clusters(labels_true))
-    hp = _entropy(_clusters(labels_pred))
-    total = n.sum()
+    """``(H(T), H(P), MI, k_true, k_pred)`` in nats."""
+    n, rows, cols, sizes_t, sizes_p = cells(labels_true, labels_pred)
+    ht, hp = _entropy(sizes_t), _entropy(sizes_p)
+    total = float(n.sum())
     if total == 0 or ht == 0 or hp == 0:
-        return ht, hp, 0.0
+        return ht, hp, 0.0, len(sizes_t), len(sizes_p)
+    n, a, b = n.astype(np.float64), sizes_t[rows].astype(np.float64), sizes_p[cols].astype(np.float64)
     mi = float((n / total * np.log(n * total / (a * b))).sum())
-    return ht, hp, max(mi, 0.0)
+    return ht, hp, max(mi, 0.0), len(sizes_t), len(sizes_p)
 
 
-def mutual_info_score(labels_true, labels_pred) -> float:
+def _contingency_info(contingency) -> float:
+    """Mutual information of a given contingency table (dense array or SciPy sparse matrix of
+    non-negative counts, integer or float), the labels not needed: ``Σ (n/N) log(N n / (a b))``
+    over its non-zero cells, with ``a``/``b`` its row/column sums; 0.0 with a single row or column."""
+    if hasattr(contingency, "tocoo"):  # SciPy sparse
+        coo = contingency.tocoo()
+        shape = coo.shape
+        rows, cols, n = coo.row, coo.col, np.asarray(coo.data, dtype=np.float64)
+    else:
+        table = np.asarray(contingency)
+        if table.ndim != 2 or table.dtype.kind not in "iuf":
+            raise ValueError(f"contingency must be a two-dimensional array of counts, got {table.dtype} "
+                             f"of shape {table.shape}")
+        shape = table.shape
+        rows, cols = np.nonzero(table)
+        n = table[rows, cols].astype(np.float64)
+    if not np.all(np.isfinite(n)) or np.any(n < 0):
+        raise ValueError("contingency must hold finite, non-negative counts")
+    if shape[0] <= 1 or shape[1] <= 1 or n.sum() == 0:
+        return 0.0
+    a = np.bincount(rows, weights=n, minlength=shape[0])[rows]
+    b = np.bincount(cols, weights=n, minlength=shape[1])[cols]
+    keep = n > 0
+    n, a, b = n[keep], a[keep], b[keep]
+    total = n.sum()
+    return max(float((n / total * np.log(n * total / (a * b))).sum()), 0.0)
+
+
+def mutual_info_score(labels_true, labels_pred, *, contingency=None) -> float:
     """Mutual information ``Σ (n/N) log(N n / (a b))`` in nats; 0.0 if a side has one cluster.
+
+    ``contingency``: a table already counted (as :func:`contingency_matrix` or scikit-learn's
+    returns it, dense or sparse); the labels are then ignored (pass ``None``), as in
+    scikit-learn. Cost O(N log N) from labels, O(cells) from a sparse table.
 
     >>> round(mutual_info_score([0, 0, 1, 1], [0, 0, 1, 1]), 6)
     0.693147
+    >>> round(mutual_info_score(None, None, contingency=[[2, 0], [0, 2]]), 6)
+    0.693147
     """
+    if contingency is not None:
+        return _contingency_info(contingency)
     return _info(labels_true, labels_pred)[2]
 
 
-def normalized_mutual_info_score(labels_true, labels_pred, *, average_method="arithmetic"):
+def normalized_mutual_info_score(labels_true, labels_pred, *, average_method: str = "arithmetic") -> float:
     """``MI / mean(H(T), H(P))``; 1.0 if both sides have one cluster (or none), 0.0 if MI = 0.
 
     >>> normalized_mutual_info_score([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
-    kt, kp = len(_clusters(labels_true)), len(_clusters(labels_pred))
+    ht, hp, mi, kt, kp = _info(labels_true, labels_pred)
     if kt == kp and kt <= 1:
         return 1.0
-    ht, hp, mi = _info(labels_true, labels_pred)
     if mi == 0:
         return 0.0
     norm = {
@@ -268,17 +378,17 @@ def normalized_mutual_info_score(labels_true, labels_pred, *, average_method="ar
     return mi / norm[average_method]
 
 
-def homogeneity_completeness_v_measure(labels_true, labels_pred, *, beta=1.0):
+def homogeneity_completeness_v_measure(
+    labels_true, labels_pred, *, beta: float = 1.0
+) -> tuple[float, float, float]:
     """``(homogeneity, completeness, V-beta)``; scikit-learn's edge cases (empty input: all 1.0).
 
     >>> [round(x, 3) for x in homogeneity_completeness_v_measure([0, 0, 1, 1], [0, 0, 0, 0])]
     [0.0, 1.0, 0.0]
     """
-    if len(_factorize(labels_true, "labels_true")) == 0 and len(
-        _factorize(labels_pred, "labels_pred")
-    ) == 0:
+    ht, hp, mi, kt, kp = _info(labels_true, labels_pred)
+    if kt == 0 and kp == 0:  # empty input
         return 1.0, 1.0, 1.0
-    ht, hp, mi = _info(labels_true, labels_pred)
     h = mi / ht if ht else 1.0
     c = mi / hp if hp else 1.0
     v = 0.0 if h + c == 0 else (1 + beta) * h * c / (beta * h + c)
@@ -318,7 +428,7 @@ def variation_of_information(labels_true, labels_pred) -> float:
     >>> round(variation_of_information([0, 0, 1, 1], [0, 0, 0, 0]), 6)
     0.693147
     """
-    ht, hp, mi = _info(labels_true, labels_pred)
+    ht, hp, mi, _, _ = _info(labels_true, labels_pred)
     return max(0.0, ht + hp - 2 * mi)
 
 

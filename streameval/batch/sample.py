@@ -23,7 +23,7 @@ from ..errors import SampleDesignError
 from ..labels import factorize
 from ..sampling import Estimate, SampleDesign, normal_quantile
 
-__all__ = ["estimate_from_sample", "ratio_of_means"]
+__all__ = ["estimate_from_sample", "ratio_of_means", "sample_terms"]
 
 
 def ratio_of_means(N: np.ndarray, D: np.ndarray, *, confidence: float = 0.95) -> Estimate:
@@ -59,7 +59,8 @@ def ratio_of_means(N: np.ndarray, D: np.ndarray, *, confidence: float = 0.95) ->
 
 def estimate_from_sample(labels_true, labels_pred, *, design: Any = "uniform",
                          confidence: float = 0.95) -> dict[str, Estimate]:
-    """Every labelled-sample estimate, ``{name: Estimate}``, from the whole stream at once.
+    """Every labelled-sample estimate, ``{name: Estimate}``, from the whole stream at once: the
+    ratio of means (:func:`ratio_of_means`) of each pair of :func:`sample_terms`.
 
     ``labels_true[i]`` is the element's entity when it is in the sample and missing (``None``,
     NaN) otherwise; ``labels_pred`` gives every element's predicted cluster (none missing).
@@ -70,8 +71,21 @@ def estimate_from_sample(labels_true, labels_pred, *, design: Any = "uniform",
     >>> round(est["entity_bcubed_precision"].value, 4), est["cluster_recall"].value
     (0.9383, 0.8148148148148149)
     """
-    design = SampleDesign.of(design)
     normal_quantile(confidence)  # validates confidence before any work
+    return {name: ratio_of_means(N, D, confidence=confidence)
+            for name, (N, D) in sample_terms(labels_true, labels_pred, design=design).items()}
+
+
+def sample_terms(labels_true, labels_pred, *, design: Any = "uniform"
+                 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The weighted per-entity terms ``{name: (N, D)}`` (float64 arrays over the sampled entities,
+    in the order :func:`streameval.labels.factorize` gives the entities) of every estimate: what a published figure is computed from. O(N log N).
+
+    >>> N, D = sample_terms(["a", "a", None], [1, 1, 1])["pairwise_precision"]
+    >>> N.tolist(), D.tolist()   # TP = 1, FP = 2 (both members link to the unlabelled element)
+    ([1.0], [2.0])
+    """
+    design = SampleDesign.of(design)
     if len(labels_true) != len(labels_pred):
         raise ValueError(f"labels_true and labels_pred differ in length: {len(labels_true)} and "
                          f"{len(labels_pred)}")
@@ -130,5 +144,4 @@ def estimate_from_sample(labels_true, labels_pred, *, design: Any = "uniform",
         "cluster_f": (2 * n_total / k_pred * delta if k_pred else delta,
                       (n_total / k_pred if k_pred else 0.0) + c),
     }
-    return {name: ratio_of_means(N * w, D * w, confidence=confidence)
-            for name, (N, D) in terms.items()}
+    return {name: (N * w, D * w) for name, (N, D) in terms.items()}

@@ -4,8 +4,11 @@ tests (:mod:`streameval.comparison`).
 - ``streameval compare GOLD SYS_A [SYS_B ...] --unit COL``: each system's metrics with intervals and
   the pairwise differences with p-values. Every file holds one row per element, in the same order,
   with the unit column (``--unit``) and a label column (``--label``, default ``label``; the systems'
-  may be named apart with ``--pred-label``). The unit of every row must agree between the files:
-  that is how a misaligned file is caught.
+  may be named apart with ``--pred-label``, and one system's column given as ``FILE:COLUMN``, so
+  that two prediction columns of one file are two systems: ``day1.csv:cluster
+  day1.csv:cluster_v2``). The unit of every row must agree between the files: that is how a
+  misaligned file is caught. The report's warnings (few units, a dominant unit, widened units)
+  are printed with the table, and on standard error with ``--format json``.
 - ``streameval score FILE --true COL --pred COL --ci --unit COL``: the usual score, with intervals.
 - ``streameval pss --compare GOLD PRED [PRED ...] [--baselines]``: page streams, unit = stream
   (``--baselines`` adds the three baselines of the ELM paper computed from the gold streams).
@@ -16,8 +19,8 @@ Output: a plain table (default) or JSON (``--format json``). Errors are one line
 >>> p = argparse.ArgumentParser(prog="streameval")
 >>> add_parser(p.add_subparsers(dest="command"))
 >>> a = p.parse_args(["compare", "g.csv", "a.csv", "b.csv", "--unit", "doc", "--seed", "3"])
->>> a.gold, a.systems, a.unit, a.label, a.seed, a.method
-('g.csv', ['a.csv', 'b.csv'], 'doc', 'label', 3, 'paired_bootstrap')
+>>> a.gold, a.systems, a.unit, a.label, a.seed, a.method, a.interval
+('g.csv', ['a.csv', 'b.csv'], 'doc', 'label', 3, 'randomization', 'percentile')
 """
 
 from __future__ import annotations
@@ -49,10 +52,14 @@ def _probability(s: str) -> float:
 
 def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
     if tests:
-        p.add_argument("--method", choices=("paired_bootstrap", "randomization"),
-                       default="paired_bootstrap",
-                       help="the test behind the p-values (intervals are always the paired "
-                       "percentile bootstrap over units; default paired_bootstrap)")
+        p.add_argument("--method", choices=("randomization", "paired_bootstrap"),
+                       default="randomization",
+                       help="the test behind the p-values: approximate randomization (default: "
+                       "calibrated with few, heavy-tailed or widened units) or the centred paired "
+                       "bootstrap (intervals always come from the bootstrap over units)")
+    p.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                   help="bootstrap interval: percentile (default) or bias-corrected and "
+                   "accelerated (the acceleration from the jackknife over units)")
     p.add_argument("--n-resamples", type=positive, default=n_default, metavar="B",
                    help=f"bootstrap resamples (and randomization rounds; default {n_default})")
     p.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
@@ -69,7 +76,9 @@ def add_parser(sub) -> None:
         "randomization). Files: one row per element, in the same order, each with the unit column "
         "and a label column (CSV, TSV, JSON lines or Parquet).")
     p.add_argument("gold", help="gold file")
-    p.add_argument("systems", nargs="+", metavar="SYSTEM", help="one file per system")
+    p.add_argument("systems", nargs="+", metavar="SYSTEM",
+                   help="one file per system, or FILE:COLUMN for the label column COLUMN of FILE "
+                   "(two columns of one file are two systems)")
     p.add_argument("--unit", required=True, metavar="COL",
                    help="column of the resampling unit (a block holding whole clusters: a stream, "
                    "a document, a source batch)")
@@ -88,6 +97,10 @@ def add_parser(sub) -> None:
     p.add_argument("--labels", choices=("global", "per_unit"), default="global",
                    help="labels name the same cluster everywhere (default; a cluster spanning two "
                    "units is an error), or only within their unit")
+    p.add_argument("--cross-units", choices=("refuse", "widen"), default="refuse",
+                   help="a cluster crossing two units is an error (default), or the units are "
+                   "widened to the connected components of the units, the truth and every system "
+                   "(reported with the largest component's size)")
     p.add_argument("--input-format", choices=("csv", "tsv", "jsonl", "parquet"),
                    help="format of every file (default: from the extension)")
     p.add_argument("--no-header", action="store_true",
@@ -114,7 +127,26 @@ def _read_pairs(path, first, second, fmt, header):
 
 
 def _report(report, fmt: str) -> str:
-    return report.to_json(indent=2) if fmt == "json" else report.to_text()
+    if fmt == "json":
+        for w in report.warnings:
+            print(f"streameval: warning: {w}", file=sys.stderr)
+        return report.to_json(indent=2)
+    return report.to_text()
+
+
+def split_system(spec: str, default_column: str) -> tuple[str, str]:
+    """``(path, label column)`` of a system argument: ``FILE`` (the column ``default_column``) or
+    ``FILE:COLUMN``. A path that exists as given is a file, whatever colons it holds.
+
+    >>> split_system("day1.csv:cluster", "label"), split_system("day1.csv", "label")
+    (('day1.csv', 'cluster'), ('day1.csv', 'label'))
+    """
+    if os.path.exists(spec) or ":" not in spec:
+        return spec, default_column
+    path, _, column = spec.rpartition(":")
+    if not column:
+        raise CompareError(f"{spec!r}: no column after ':' (FILE:COLUMN)")
+    return path, column
 
 
 def cmd_compare(args) -> int:
@@ -132,8 +164,9 @@ def cmd_compare(args) -> int:
         raise CompareError(f"system names must differ, got {names} (use --names)")
     units = [u for u, _ in gold]
     systems = {}
-    for name, path in zip(names, args.systems):
-        rows = _read_pairs(path, args.unit, pred_label, args.input_format, not args.no_header)
+    for name, spec in zip(names, args.systems):
+        path, column = split_system(spec, pred_label)
+        rows = _read_pairs(path, args.unit, column, args.input_format, not args.no_header)
         if len(rows) != len(gold):
             raise CompareError(f"{path}: {len(rows)} rows, the gold file {args.gold} has {len(gold)}"
                                " (rows are matched by position)")
@@ -146,7 +179,8 @@ def cmd_compare(args) -> int:
         report = compare([t for _, t in gold], systems, units=units,
                          metrics=_metric_classes(args.metrics), method=args.method,
                          n_resamples=args.n_resamples, confidence=args.confidence, seed=args.seed,
-                         aggregate=args.aggregate, labels=args.labels)
+                         aggregate=args.aggregate, labels=args.labels, interval=args.interval,
+                         cross_units=args.cross_units)
     except (ValueError, TypeError) as e:
         raise CompareError(str(e)) from None
     print(_report(report, args.format))
@@ -159,7 +193,9 @@ def add_score_ci_options(p) -> None:
     ``score``."""
     g = p.add_argument_group("confidence intervals (--ci)")
     g.add_argument("--ci", action="store_true",
-                   help="also report percentile bootstrap intervals over the units of --unit")
+                   help="also report bootstrap intervals over the units of --unit")
+    g.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                   help="with --ci: percentile (default) or bias-corrected and accelerated")
     g.add_argument("--unit", metavar="COL", help="column of the resampling unit (needed by --ci)")
     g.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
                    help="bootstrap resamples for --ci (default 1000)")
@@ -206,7 +242,7 @@ def cmd_score_ci(args) -> int:
     The file is read twice (labels and weight; unit), the rows joined by their line number; with
     ``--on-error skip`` a row bad in either read is skipped (and reported once).
     """
-    from ..comparison import confidence_interval
+    from ..comparison import compare
     from ..io import RowSpec
 
     if not args.unit:
@@ -233,31 +269,39 @@ def cmd_score_ci(args) -> int:
         raise CompareError(f"{args.file} holds no rows to score")
     classes = [c for c in metric_classes(args.metrics) if not c.on_demand]
     try:
-        ci = confidence_interval(
-            [labels[k][0] for k in keys], [labels[k][1] for k in keys],
+        report = compare(
+            [labels[k][0] for k in keys], {"system": [labels[k][1] for k in keys]},
             units=[units[k][0] for k in keys], w=[labels[k][2] for k in keys],
             metrics=[c() for c in classes], n_resamples=args.n_resamples,
             confidence=args.confidence, seed=args.seed, labels=args.labels,
+            interval=args.interval,
         )
     except (ValueError, TypeError) as e:
         raise CompareError(str(e)) from None
+    ci = report.values["system"]
     n_units = len({units[k][0] for k in keys})
     if args.format == "json":
         print(json.dumps({
             "metrics": {k: iv.to_dict() for k, iv in ci.items()},
             "settings": {"rows": len(keys), "units": n_units, "n_resamples": args.n_resamples,
                          "confidence": args.confidence, "seed": args.seed, "labels": args.labels,
-                         "interval": "percentile bootstrap over units"},
+                         "interval": f"{args.interval} bootstrap over units",
+                         "warnings": report.warnings},
         }))
+        for w in report.warnings:
+            print(f"streameval: warning: {w}", file=sys.stderr)
     else:
         conf = f"{args.confidence * 100:g}%"
         print(f"{args.file}: {len(keys)} rows, {n_units} units, {args.n_resamples} resamples, "
-              f"{conf} percentile bootstrap intervals over units, seed {args.seed}")
+              f"{conf} {'BCa' if args.interval == 'bca' else 'percentile'} bootstrap intervals over "
+              f"units, seed {args.seed}")
         rows = [("metric", "value", "low", "high")]
         rows += [(k, *(f"{v:.6f}" for v in iv)) for k, iv in ci.items()]
         from ..comparison import align_columns
 
         print("\n".join(align_columns(rows)))
+        for w in report.warnings:
+            print(f"warning: {w}")
     if bad:
         shown = list(bad.values())[:10]
         more = f"\n  ... and {len(bad) - len(shown)} more" if len(bad) > len(shown) else ""
@@ -303,7 +347,7 @@ def cmd_pss_compare(argv) -> int:
     >>> _ = open(os.path.join(d, "g.json"), "w").write(js.dumps(gold))
     >>> cmd_pss_compare([os.path.join(d, "g.json"), "--baselines", "--metrics", "ELM",
     ...                  "--n-resamples", "100"])  # doctest: +ELLIPSIS
-    paired_bootstrap over 6 units, 48 elements, 100 resamples, 95% intervals, seed 0, aggregate mean
+    randomization over 6 units, 48 elements, 100 resamples, 95% percentile intervals, seed 0, aggregate mean
     system          metric  value   low     high
     all_singletons  ELM     0.0000  0.0000  0.0000
     ...
@@ -347,7 +391,7 @@ def cmd_pss_compare(argv) -> int:
     try:
         report = compare(y_true, preds, units=units, metrics=metrics, method=args.method,
                          n_resamples=args.n_resamples, confidence=args.confidence, seed=args.seed,
-                         aggregate=args.aggregate, labels="per_unit")
+                         aggregate=args.aggregate, labels="per_unit", interval=args.interval)
     except (ValueError, TypeError) as e:
         raise CompareError(str(e)) from None
     print(_report(report, args.format))

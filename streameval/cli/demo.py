@@ -15,7 +15,7 @@ import sys
 from .options import METRICS_HELP, fraction, metric_classes, positive
 from .render import EXTRA_HINT, print_values, progress, warn
 
-__all__ = ["make_demo_stream", "cmd_demo", "add_parser", "what_broke"]
+__all__ = ["make_demo_stream", "cmd_demo", "add_parser", "what_broke", "demo_trace", "demo_figure"]
 
 
 def make_demo_stream(seed: int = 0, pages: int = 20000, dim: int = 16, drop: float = 0.5):
@@ -83,9 +83,11 @@ def _demo_monitor(classes, window: int):
     return Monitor([c() for c in classes], window=window, watch=watch)
 
 
-def cmd_demo(args) -> int:
-    """``streameval demo``: stream :func:`make_demo_stream` through a :class:`Monitor` (all-time
-    and windowed metrics, drop detection); print the table and plot the story.
+def demo_trace(args):
+    """Stream :func:`make_demo_stream` through a :class:`Monitor`; return ``(xs, trace, wtrace,
+    mon, injected, broke)``: the pages at which the metrics were read, their all-time and windowed
+    values there, the Monitor, the page of the injected drop (``None`` without one), and what broke
+    over the window when the Monitor first flagged it (``(page, report)``, or ``None``).
 
     Cost: one Monitor update per page, and ``--points`` readings of every metric.
     """
@@ -113,6 +115,15 @@ def cmd_demo(args) -> int:
             for name, v in mon.window.get().items():
                 wtrace[name].append(v)
     bar.close()
+    return xs, trace, wtrace, mon, injected, broke
+
+
+def cmd_demo(args) -> int:
+    """``streameval demo``: stream :func:`make_demo_stream` through a :class:`Monitor` (all-time
+    and windowed metrics, drop detection, :func:`demo_trace`); print the table and plot the story.
+    """
+    xs, trace, wtrace, mon, injected, broke = demo_trace(args)
+    n = xs[-1]
     ev = mon.all_time
     table = ev.table
     print_values(ev, args.format, f"streameval demo: {n} pages (seed {args.seed}), "
@@ -135,6 +146,7 @@ def cmd_demo(args) -> int:
 
 
 PLOT_FIRST = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
+FLAG_COLOR = "#c51b7d"  # the Monitor's drop flags
 
 
 def what_broke(report: dict) -> str:
@@ -157,8 +169,19 @@ def what_broke(report: dict) -> str:
 
 
 def _plot(xs, trace, wtrace, mon, injected, args, broke=None) -> None:
-    """Up to four metrics, one panel each: all time against the window, the injected drop and the
-    points where the Monitor flagged drops of its watched metric."""
+    """Write :func:`demo_figure` to ``args.plot`` (PNG)."""
+    import matplotlib.pyplot as plt
+
+    fig = demo_figure(xs, trace, wtrace, mon, injected, window=args.window, seed=args.seed, broke=broke)
+    fig.savefig(args.plot, dpi=110)
+    plt.close(fig)
+
+
+def demo_figure(xs, trace, wtrace, mon, injected, *, window: int, seed: int, broke=None):
+    """Up to four metrics, one panel each: all time against the window, the degraded part of the
+    stream shaded from the injected drop on, and -- on the watched metric's panel only -- the
+    points where the Monitor flagged drops of that metric and what broke there. One legend for the
+    whole figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -173,24 +196,27 @@ def _plot(xs, trace, wtrace, mon, injected, args, broke=None) -> None:
     flagged = [d for d in mon.drops if injected is None or d > injected]
     for ax, name in zip(axes.flat, names):
         ax.plot(xs, wtrace[name], color="#e66101", linewidth=1.3,
-                label=f"last {args.window} pages (window)")
+                label=f"last {window} pages (window)")
         ax.plot(xs, trace[name], color="#1b4f9c", linewidth=2.4, label="all time")
         if injected is not None:
-            ax.axvspan(injected, xs[-1], color="0.5", alpha=0.08)
+            ax.axvspan(injected, xs[-1], color="0.5", alpha=0.08,
+                       label="degraded predictions (after the drop)")
             ax.axvline(injected, color="0.35", linestyle="--", linewidth=1.2,
                        label="quality drop injected")
-        for d in mon.drops:
-            first = bool(flagged) and d == flagged[0]
-            ax.axvline(d, color="#c51b7d", linewidth=2.0 if first else 0.8,
-                       alpha=1.0 if first else 0.5,
-                       label=f"Monitor flags a drop of {mon.watch} (page {d})" if first else None)
+        if name == mon.watch:  # the Monitor watches one metric: its flags belong on its panel
+            for d in mon.drops:
+                first = bool(flagged) and d == flagged[0]
+                ax.axvline(d, color=FLAG_COLOR, linewidth=2.0 if first else 0.8,
+                           alpha=1.0 if first else 0.5,
+                           label=f"Monitor flags a drop of {mon.watch} (page {d})" if first else None)
         if broke is not None and name == mon.watch:  # what broke, where the drop was flagged
             ax.annotate(f"what broke: {what_broke(broke[1])}".replace("; ", ";\n"),
                         xy=(broke[0], 0.05), xycoords=("data", "axes fraction"),
                         xytext=(-6, 0), textcoords="offset points", ha="right", fontsize=7.5,
-                        color="#c51b7d", bbox={"boxstyle": "round", "fc": "white", "ec": "#c51b7d",
+                        color=FLAG_COLOR, bbox={"boxstyle": "round", "fc": "white", "ec": FLAG_COLOR,
                                                "alpha": 0.9})
-        ax.set_title(name, fontsize=11)
+        ax.set_title(name + (" (watched)" if name == mon.watch else ""), fontsize=11)
+        ax.set_ylabel(f"{name} value")
         ax.grid(alpha=0.3)
         if mon.all_time.metrics[name].bounds[1] == 1.0:
             ax.set_ylim(min(0.0, min(wtrace[name] + trace[name])), 1.02)
@@ -198,16 +224,19 @@ def _plot(xs, trace, wtrace, mon, injected, args, broke=None) -> None:
         ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("pages seen")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    legend: dict = {}  # label -> handle, in drawing order, across the panels
+    for ax in axes.flat[:len(names)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=min(len(legend), 3),
+               fontsize=9, frameon=False)
     story = "no quality drop injected"
     if injected is not None:
         story = (f"a quality drop injected at page {injected}, "
                  + ("flagged by the Monitor" if flagged else "not flagged by the Monitor"))
-    fig.suptitle(f"streameval demo: {xs[-1]} pages (seed {args.seed}); {story}", fontsize=11)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(args.plot, dpi=110)
-    plt.close(fig)
+    fig.suptitle(f"streameval demo: {xs[-1]} pages (seed {seed}); {story}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.09 if len(legend) > 3 else 0.05, 1, 1))
+    return fig
 
 
 def add_parser(sub) -> None:

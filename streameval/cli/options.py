@@ -65,7 +65,8 @@ class ErrorPolicy:
 def row_spec(args) -> RowSpec:
     """The columns named by ``--true``, ``--pred``, ``--weight`` (``--vector``), ``--no-header``."""
     vector = tuple(getattr(args, "vector", None) or ())
-    return RowSpec(args.true, args.pred, args.weight, header=not args.no_header, vector=vector)
+    return RowSpec(args.true, args.pred, args.weight, header=not args.no_header, vector=vector,
+                   truth_optional=getattr(args, "sample", None) is not None)
 
 
 def format_or_usage(path, fmt):

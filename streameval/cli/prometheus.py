@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from ..errors import CLIError
 from .render import EXTRA_HINT, warn
 
@@ -29,28 +32,44 @@ class PrometheusExporter:
       ``streameval_split_entity_clusters{rank, entity}``,
       ``streameval_split_entity_entropy{rank, entity}``,
       ``streameval_merging_cluster_entities{rank, cluster}``,
-      ``streameval_merging_cluster_extra_per_record{rank, cluster}``.
+      ``streameval_merging_cluster_extra_per_record{rank, cluster}``;
+    - with ``--sample``: each estimate's value as ``streameval_metric{metric, scope="all"}``, its
+      ``streameval_estimate_stderr``, ``streameval_estimate_low`` and ``streameval_estimate_high``
+      (gauges, label ``metric``; the 95% interval's bounds) and ``streameval_labelled_share``.
 
     Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
     """
 
-    def __init__(self, host: str, port: int, labels: dict):
+    def __init__(self, host: str, port: int, labels: dict, timeout: float = 5.0):
         try:
-            from prometheus_client import CollectorRegistry, start_http_server
+            from prometheus_client import CollectorRegistry
             from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
         except ImportError:
             raise CLIError(f"--prometheus-port needs prometheus-client: {EXTRA_HINT}") from None
         self.gauge, self.counter = GaugeMetricFamily, CounterMetricFamily
         self.labels = labels
         self.snapshot: tuple[dict, float] | None = None
-        registry = CollectorRegistry()
-        registry.register(self)
+        self.registry = CollectorRegistry()
+        self.registry.register(self)
         try:
-            self.server, _ = start_http_server(port, addr=host, registry=registry)
+            self.server = ScrapeServer(host, port, self.exposition, timeout)
         except OSError as e:
             raise CLIError(f"cannot serve Prometheus metrics on {host}:{port}: {e.strerror}") from None
-        self.port = self.server.server_port
+        self.port = self.server.port
         warn(f"serving Prometheus metrics on http://{host}:{self.port}/metrics")
+
+    def exposition(self) -> bytes:
+        """The text exposition of the current snapshot, rendered once per snapshot (every
+        scrape between two publications gets the same bytes). O(series) once, then O(1)."""
+        from prometheus_client import generate_latest
+
+        snapshot = self.snapshot
+        cached = self._rendered
+        if cached is None or cached[0] is not snapshot:
+            cached = self._rendered = (snapshot, generate_latest(self.registry))
+        return cached[1]
+
+    _rendered: tuple | None = None
 
     def publish(self, values: dict, updated: float) -> None:
         self.snapshot = (values, updated)  # one assignment: a scrape sees all of it or none
@@ -82,6 +101,8 @@ class PrometheusExporter:
                        "Unix time at which the last row was taken", labels=keys)
         g.add_metric(vals, updated)
         yield g
+        if "estimates" in values:  # watch --sample
+            yield from self._estimates(values, keys, vals)
         if "drop" in values:
             g = self.gauge("streameval_drop", "1 when a drop of the watched metric was flagged "
                            "within the window, else 0", labels=keys)
@@ -133,6 +154,166 @@ class PrometheusExporter:
                     g.add_metric([str(rank), str(row[label]), *vals], row[field])
                 yield g
 
+    def _estimates(self, values: dict, keys: list, vals: list):
+        for field, text in (("stderr", "Standard error of an estimate from the labelled sample"),
+                            ("low", "Lower bound of the 95% interval of an estimate"),
+                            ("high", "Upper bound of the 95% interval of an estimate")):
+            g = self.gauge(f"streameval_estimate_{field}", text, labels=["metric", *keys])
+            for name, e in values["estimates"].items():
+                g.add_metric([name, *vals], e[field])
+            yield g
+        g = self.gauge("streameval_labelled_share", "Share of the elements that carry a true "
+                       "label (the labelled sample)", labels=keys)
+        g.add_metric(vals, values["labelled_share"])
+        yield g
+
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.close()
+
+
+class ScrapeServer:
+    """A small HTTP/1.1 server for scrapes: one thread, one asyncio event loop, every connection
+    a protocol object (no thread, no coroutine each), so thousands of concurrent scrapes cost
+    little.
+
+    - The listening socket has a backlog of 4096 (the kernel caps it at ``somaxconn``): a burst
+      of connections waits in the kernel's queue instead of being refused or retried (the
+      standard library's servers listen with a backlog of 5).
+    - Every ``GET`` (any path) is answered with ``body()``; ``HEAD`` with its headers. A request
+      with a body gets 405, a malformed one 400, a request head over 8 KiB 431.
+    - A client gets ``timeout`` seconds to send each request head, and to take the response
+      before the connection is dropped: a slow or silent client (slowloris) is disconnected,
+      holding only a small object meanwhile. Connections are kept alive between scrapes for at
+      most ``timeout`` idle seconds.
+    - At most :attr:`MAX_OPEN` connections are served at once; beyond, new ones are closed at
+      once (memory stays bounded under a flood).
+    """
+
+    MAX_OPEN = 10_000
+    BACKLOG = 4096
+    HEAD_LIMIT = 8192
+
+    def __init__(self, host: str, port: int, body, timeout: float = 5.0):
+        import socket
+        import threading
+
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.create_server((host, port), family=family, backlog=self.BACKLOG)
+        self.port = self.sock.getsockname()[1]
+        self.body, self.timeout, self.open = body, timeout, 0
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
+                                       name="streameval-prometheus")
+        self.thread.start()
+        ready.wait()
+
+    def _run(self, ready) -> None:
+        loop = self.loop
+        self.server = loop.run_until_complete(
+            loop.create_server(lambda: _Scrape(self), sock=self.sock, backlog=self.BACKLOG))
+        ready.set()
+        loop.run_forever()
+        loop.close()
+
+    def close(self) -> None:
+        """Stop serving: the listening socket closed, the thread ended."""
+        def stop():
+            self.server.close()
+            self.loop.stop()
+
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(stop)
+            self.thread.join(timeout=10)
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 405: "Method Not Allowed",
+            431: "Request Header Fields Too Large"}
+
+
+def _parse(head: bytes) -> tuple[str | None, bool]:
+    """``(method, keep the connection alive)`` of a request head; method ``None`` if malformed.
+
+    >>> _parse(b"GET /metrics HTTP/1.1\\r\\nHost: x")
+    ('GET', True)
+    >>> _parse(b"\\x16\\x03 junk")
+    (None, False)
+    """
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        return None, False
+    headers = {k.strip().lower(): v.strip().lower()
+               for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+    if "content-length" in headers or "transfer-encoding" in headers:
+        return "POST", False  # a request with a body: refused (scrapes have none)
+    keep = headers.get("connection", "") != "close" and parts[2] == "HTTP/1.1"
+    return parts[0], keep
+
+
+def _response(status: int, payload: bytes, close: bool, head_only: bool = False) -> bytes:
+    kind = "text/plain; version=0.0.4; charset=utf-8" if status == 200 else "text/plain; charset=utf-8"
+    return (f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {kind}\r\n"
+            f"Content-Length: {len(payload)}\r\nConnection: {'close' if close else 'keep-alive'}"
+            "\r\n\r\n").encode("latin-1") + (b"" if head_only else payload)
+
+
+class _Scrape(asyncio.Protocol):
+    """One connection of :class:`ScrapeServer` (an asyncio protocol): request heads in, the
+    exposition out, a deadline of ``timeout`` seconds on every wait for the client."""
+
+    def __init__(self, server: ScrapeServer):
+        self.server, self.buf = server, b""
+        self.transport: Any = None
+        self.deadline: Any = None
+        self.counted = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        if self.server.open >= ScrapeServer.MAX_OPEN:
+            transport.abort()
+            return
+        self.server.open += 1
+        self.counted = True
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+        self.deadline = self.server.loop.call_later(self.server.timeout, self.transport.abort)
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        while self.transport is not None and not self.transport.is_closing():
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0 and len(self.buf) <= ScrapeServer.HEAD_LIMIT:
+                return  # wait for the rest of the head
+            if end < 0 or end > ScrapeServer.HEAD_LIMIT:
+                self._reply(431, b"request head too large\n", close=True)
+                return
+            head, self.buf = self.buf[:end], self.buf[end + 4:]
+            method, keep = _parse(head)
+            if method in ("GET", "HEAD"):
+                self._reply(200, self.server.body(), close=not keep, head_only=method == "HEAD")
+            elif method is None:
+                self._reply(400, b"bad request\n", close=True)
+            else:
+                self._reply(405, b"GET only\n", close=True)
+
+    def _reply(self, status: int, payload: bytes, close: bool, head_only: bool = False) -> None:
+        transport = self.transport
+        transport.write(_response(status, payload, close, head_only))
+        self._arm()  # the response must be taken (and the next head sent) within the timeout
+        if close:
+            transport.close()  # after the response is flushed; the deadline aborts a stalled one
+
+    def eof_received(self):
+        return False  # close our side too
+
+    def connection_lost(self, exc) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+        if self.counted:
+            self.server.open -= 1
+            self.counted = False
+        self.transport = None

@@ -13,10 +13,12 @@ import json
 import math
 import sys
 
+from ..errors import install_hint
+
 __all__ = ["PROG", "EXTRA_HINT", "warn", "finite", "text_table", "print_values", "progress"]
 
 PROG = "streameval"
-EXTRA_HINT = "pip install 'streameval[cli]'"
+EXTRA_HINT = install_hint("cli")
 
 
 def warn(msg: str) -> None:

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from ..blocks import columnar
 from ..errors import CLIError, InputError
 from ..io import LineSource, RowSpec, fingerprint, iter_text_rows
 from .checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
@@ -42,6 +43,7 @@ from .options import (
 )
 from .prometheus import PrometheusExporter
 from .render import finite, text_table, warn
+from .sample import add_sample_option
 from .watch_state import WatchState
 
 __all__ = ["cmd_watch", "add_parser", "status_line", "json_line", "WatchRun"]
@@ -86,6 +88,10 @@ def json_line(values: dict, final=False) -> str:
     for scope in ("all", "window"):
         if scope in out:
             out[scope] = {k: finite(v) for k, v in out[scope].items()}
+    if "estimates" in out:  # watch --sample
+        out["estimates"] = {k: {f: finite(v) for f, v in e.items()}
+                            for k, e in out["estimates"].items()}
+        out["labelled_share"] = finite(out["labelled_share"])
     return json.dumps(out)
 
 
@@ -95,6 +101,23 @@ def input_desc(args, fmt: str, spec: RowSpec) -> dict:
         "format": fmt, "true": spec.true, "pred": spec.pred, "weight": spec.weight,
         "header": spec.header,
     }
+
+
+def keep_stdin_through_shutdown() -> None:
+    """Keep standard input's Python objects alive until the process ends.
+
+    The reader thread (a daemon) may still be blocked reading standard input when ``watch -``
+    ends early (its standard output closed, ``| head``; an error): it holds the lock of
+    ``sys.stdin.buffer``. At interpreter shutdown, freeing ``sys.stdin`` would close that buffer,
+    wait for the lock, and abort the process ("Fatal Python error: _enter_buffered_busy",
+    SIGABRT). One more reference to each object means they are never freed, so never closed:
+    the process then exits with its own status (the operating system closes the descriptor).
+    """
+    import ctypes
+
+    for obj in (sys.stdin, getattr(sys.stdin, "buffer", None)):
+        if obj is not None:
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
 
 
 def drops_for(args, classes):
@@ -119,21 +142,34 @@ def drops_for(args, classes):
         raise CLIError(f"--drop-detector {args.drop_detector}: {e}") from None
 
 
-def check_fingerprint(source: LineSource, state, path: str) -> None:
-    """Refuse to resume a file whose consumed bytes are not those the checkpoint saw."""
+def check_fingerprint(source: LineSource, state, path: str, follow: bool = False) -> bool:
+    """Whether the file holds the bytes the checkpoint consumed. If not: with ``follow`` (the file
+    was rotated or truncated since, maybe while ``watch`` lagged behind the rotation or was not
+    running), say so and return false (read the file from its start); else refuse."""
     fd = source.fileno()
     size = os.fstat(fd).st_size
-    if size < state.offset:
-        raise CLIError(f"checkpoint {path} refused: {source.name} has {size} bytes, fewer than "
-                       f"the {state.offset} already read: was it truncated or replaced?")
-    if fingerprint(fd, state.offset) != state.fingerprint:
-        raise CLIError(f"checkpoint {path} refused: the first {state.offset} bytes of "
-                       f"{source.name} are not those it consumed (replaced, rewritten, or "
-                       "rotated while watch was not running?)")
+    if state.fingerprint is None:
+        why = "it was written after the file was rotated or rewritten under watch"
+    elif size < state.offset:
+        why = (f"{source.name} has {size} bytes, fewer than the {state.offset} already read: was "
+               "it truncated or replaced?")
+    elif fingerprint(fd, state.offset) != state.fingerprint:
+        why = (f"the first {state.offset} bytes of {source.name} are not those it consumed "
+               "(replaced, rewritten, or rotated while watch was not running?)")
+    else:
+        return True
+    if not follow:
+        raise CLIError(f"checkpoint {path} refused: {why} (with --follow, a rotated file is read "
+                       "from its start)")
+    warn(f"{source.name}: rotated or truncated since checkpoint {path} was written ({why}): "
+         "reading it from its start; rows written to the old file after the checkpoint are not "
+         "counted")
+    return False
 
 
 class WatchRun:
     CHUNK = 512  # rows the reader hands over at once from a regular file
+    CHUNK_BLOCK = 16384  # ... from a whole file read a block at a time
 
     """One run of ``streameval watch``: the reader thread, the main loop, reports, checkpoints."""
 
@@ -141,6 +177,8 @@ class WatchRun:
         self.args, self.fmt, self.spec = args, fmt, spec
         self.input_desc = input_desc(args, fmt, spec)
         self.state = WatchState(classes, args.window, drops_for(args, classes), args.top)
+        if args.sample:
+            self.state.use_sample(args.sample)
         self.policy = ErrorPolicy(args.on_error)
         self.feed = Feed()
         self.stop = threading.Event()
@@ -177,8 +215,9 @@ class WatchRun:
         if fd is not None and stat.S_ISREG(os.fstat(fd).st_mode):
             self.chunk = self.CHUNK
         if args.file != "-" and fd is not None:
-            if state.line:
-                check_fingerprint(self.source, state, args.checkpoint)
+            if state.line and not check_fingerprint(self.source, state, args.checkpoint,
+                                                    args.follow):
+                state.line = state.offset = 0  # a rotated file: from its start
             self.fd = os.dup(fd)
         self.start = (state.offset, state.line) if args.file != "-" and state.line else None
         if args.prometheus_port is not None:
@@ -225,15 +264,18 @@ class WatchRun:
                 raise e
 
         try:
-            rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
-                                  total=self.state.elements)
-            for row in rows:
-                buf = self.buf
-                buf[0].append(row)
-                buf[1].append(source.lineno)
-                buf[2].append(source.offset)
-                if len(buf[0]) >= chunk:
-                    self._hand_over()
+            if self.fmt != "jsonl" and columnar(source):
+                self._read_blocks(on_error)
+            else:
+                rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
+                                      total=self.state.elements)
+                for row in rows:
+                    buf = self.buf
+                    buf[0].append(row)
+                    buf[1].append(source.lineno)
+                    buf[2].append(source.offset)
+                    if len(buf[0]) >= chunk:
+                        self._hand_over()
             self._hand_over()
         except InputError as e:
             self._hand_over()
@@ -243,6 +285,32 @@ class WatchRun:
             self._hand_over()
             feed.put((None, "fatal", e))
         feed.put((None, "end", None))
+
+    def _read_blocks(self, on_error) -> None:
+        """A whole CSV/TSV file (not followed) read a block at a time
+        (:func:`~streameval.blocks.iter_blocks`), its rows handed over in pieces of
+        :attr:`CHUNK_BLOCK` rows, each with its line and the offset after it."""
+        import numpy as np
+
+        from ..blocks import Codes, iter_blocks
+
+        codes = Codes(), Codes()
+        step, put = self.CHUNK_BLOCK, self.feed.put
+        labels = [np.empty(0, object), np.empty(0, object)]
+        for block in iter_blocks(self.source, self.fmt, self.spec, on_error, codes=codes,
+                                 start=self.start, total=self.state.elements, positions=True):
+            for k, c in enumerate(codes):  # the labels by code, as an array to gather from
+                if len(labels[k]) != len(c.labels):
+                    labels[k] = np.empty(len(c.labels), object)
+                    labels[k][:] = c.labels
+            ts = labels[0][block.true].tolist()
+            ps = labels[1][block.pred].tolist()
+            ws = [1] * block.rows if block.weight is None else block.weight.tolist()
+            rows = list(zip(ts, ps, ws))
+            assert block.lines is not None and block.offsets is not None  # positions=True
+            lines, offsets = block.lines.tolist(), block.offsets.tolist()
+            for k in range(0, len(rows), step):
+                put((rows[k:k + step], lines[k:k + step], offsets[k:k + step]), limit=2)
 
     # -- the main thread ----------------------------------------------------------------
     def emit(self, final=False) -> dict:
@@ -262,11 +330,28 @@ class WatchRun:
         return values
 
     def checkpoint(self) -> None:
+        """Save the state (if ``--checkpoint``). If the followed file was rotated or rewritten
+        after the rows counted were read (the reader may be ahead, on the new file), the position
+        is saved without a fingerprint: no file matches it, and a resume reads the file at the
+        path from its start (``--follow``) or refuses."""
         if self.args.checkpoint:
             state = self.state
             state.skipped = self.policy.count
             fp = fingerprint(self.fd, state.offset) if self.fd is not None else None
+            if fp is not None and self.source.follow and not self.holds_what_was_read():
+                fp = None
             save_checkpoint(self.args.checkpoint, state.to_body(self.input_desc, fp))
+
+    def holds_what_was_read(self) -> bool:
+        """The followed file still holds what the reader read (checked after a fingerprint is
+        taken, so the fingerprint is of what was read): the reader is on the file whose rows the
+        state counts, and its anchor (the last bytes read) is where it was. A file rotated or
+        rewritten under the reader fails it until the main thread has taken the notice."""
+        generation, pos, tail = self.source.anchor
+        if generation != getattr(self, "generation", 0):
+            return False
+        assert self.fd is not None  # a followed file
+        return os.pread(self.fd, len(tail), pos - len(tail)) == tail
 
     def special(self, kind: str, payload) -> bool:
         """Handle a non-row item; false when the run must end."""
@@ -318,6 +403,7 @@ class WatchRun:
             # rows are counted in a local until something reads the state (a report, a
             # checkpoint, an event, the end of the batch); ``due``: the next row count at which
             # a report or a checkpoint falls due
+            state.header = self.source.header  # read before any row is handed over
             n = state.rows
             due = rows_line + every if not ck_rows else min(rows_line + every, rows_ck + ck_rows)
             extend = state.pending.extend
@@ -386,6 +472,13 @@ class WatchRun:
             why = "end of input"
         print(f"streameval watch: final report, {why}: {values['rows']} rows, "
               f"{values['elements']} elements, {values['skipped']} skipped")
+        if "estimates" in values:  # watch --sample
+            est = values["estimates"]
+            print(f"labelled share {values['labelled_share']:.4f}")
+            print(text_table({k: [v, est[k]["stderr"], est[k]["low"], est[k]["high"]]
+                              for k, v in values["all"].items()},
+                             ("estimate", "value", "stderr", "low", "high")), flush=True)
+            return
         cols = {k: [v] for k, v in values["all"].items()}
         header: tuple[str, ...] = ("metric", "all time")
         if "window" in values:
@@ -409,6 +502,8 @@ class WatchRun:
         finally:
             gc.set_threshold(*thresholds)
             gc.unfreeze()
+            if self.args.file == "-":
+                keep_stdin_through_shutdown()
 
     def _run(self) -> int:
         # Ctrl-C and SIGTERM only raise a flag, checked between batches: a row is never half
@@ -459,6 +554,13 @@ def cmd_watch(args) -> int:
         raise CLIError("--follow applies to files; standard input is read until it closes")
     if args.resume and not args.checkpoint:
         raise CLIError("--resume needs --checkpoint PATH")
+    if args.format == "json":  # as the other subcommands spell it: JSON lines on standard output
+        if args.jsonl not in (None, "-"):
+            raise CLIError("--format json writes the JSON lines to standard output, --jsonl PATH "
+                           "to a file: give one of the two")
+        args.jsonl = "-"
+    if args.sample:  # estimates over the whole stream: no window, no drop detection
+        args.window = args.drop_block = 0
     return WatchRun(args, fmt, row_spec(args), metric_classes(args.metrics)).run()
 
 
@@ -480,6 +582,9 @@ def add_parser(sub) -> None:
     p.add_argument("--jsonl", metavar="PATH",
                    help="append each report as a JSON line to PATH ('-': standard output instead "
                    "of text lines)")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="standard output: text lines and the final table (default), or JSON "
+                   "lines, one per report, the last one final (the same as --jsonl -)")
     p.add_argument("--prometheus-port", type=port, metavar="PORT",
                    help="serve the current values on http://HOST:PORT/metrics (0: any free port)")
     p.add_argument("--label", type=prometheus_label, action="append", default=[], metavar="KEY=VALUE",
@@ -507,5 +612,6 @@ def add_parser(sub) -> None:
     p.add_argument("--resume", action="store_true",
                    help="start from the --checkpoint file when it exists (and continue in the file "
                    "where it stopped)")
+    add_sample_option(p)  # watch --sample DESIGN (all-time estimates; no window, no drops)
     p.add_argument("--poll", type=float, default=0.1, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_watch)

@@ -24,6 +24,7 @@ from operator import itemgetter
 from ..breakdown import ErrorAccount
 from ..detect import BlockDrops
 from ..errors import CLIError, StreamevalError
+from ..sample import SampleEstimator
 from .score import evaluator
 
 __all__ = ["WatchState", "count_cells", "add_cells", "add_rows"]
@@ -86,6 +87,14 @@ def add_rows(ev, rows) -> None:
                    None if (w == 1).all() else w)
 
 
+class _Held:
+    """What ``watch --sample`` holds, for :func:`inconsistency`: the estimator's elements (its
+    table stays empty: anything in it is skipped, i.e. inconsistent)."""
+
+    def __init__(self, n: int, in_table: int):
+        self.n, self.skipped = n, in_table
+
+
 def inconsistency(table, rows: int, items, weighted: bool) -> str | None:
     """What contradicts itself in a checkpoint's saved state, or ``None``. O(cells + window).
 
@@ -132,10 +141,17 @@ class WatchState:
         self.rows = self.skipped = self.offset = self.line = 0
         self.header = self.fingerprint = None
         self.updated = time.time()  # when the last row was taken
+        self.sample: SampleEstimator | None = None  # watch --sample: instead of the tables
+
+    def use_sample(self, design: str) -> None:
+        """Estimate from a labelled sample (``watch --sample``): rows go to a
+        :class:`~streameval.SampleEstimator`; the tables, window and drops stay off."""
+        self.sample = SampleEstimator(design=design)
 
     @property
     def elements(self) -> int:
-        return self.all.table.n + sum(row[2] for row in self.pending)
+        held = self.all.table.n if self.sample is None else self.sample.n
+        return held + sum(row[2] for row in self.pending)
 
     def flush(self) -> None:
         """Bring the tables up to date with the pending rows."""
@@ -143,6 +159,11 @@ class WatchState:
         if not rows:
             return
         self.pending = []
+        if self.sample is not None:
+            update = self.sample.update
+            for t, p, w in rows:
+                update(t, p, w)
+            return
         add_rows(self.all, rows)
         if self.items is not None:
             self._flush_window(rows)
@@ -173,6 +194,11 @@ class WatchState:
 
     def values(self) -> dict:
         self.flush()
+        if self.sample is not None:
+            from .sample import sample_values
+
+            return {"rows": self.rows, "elements": self.sample.n, "skipped": self.skipped,
+                    **sample_values(self.sample)}
         out = {"rows": self.rows, "elements": self.all.table.n, "skipped": self.skipped,
                "all": self.all.get()}
         if self.win is not None:
@@ -202,6 +228,8 @@ class WatchState:
             "table": self.all.table.to_dict(),
             "window": None,
         }
+        if self.sample is not None:
+            body["sample"] = self.sample.to_dict()
         if self.items is not None:  # the window's rows, saved as a CountWindow saves itself
             from ..window import CountWindow
 
@@ -232,6 +260,14 @@ class WatchState:
             ):
                 refuse("bad header")
             table = Contingency.from_dict(body["table"])
+            if (self.sample is None) != (body.get("sample") is None):
+                refuse("it was written with" + ("out" if self.sample is not None else "")
+                       + " --sample")
+            if self.sample is not None:
+                sample = SampleEstimator.from_dict(body["sample"])
+                if sample.design != self.sample.design:
+                    refuse(f"its design is {sample.design!r}, not {self.sample.design!r}")
+                self.sample = sample
             self.all = evaluator(self.classes, table=table)
             win = body["window"]
             if (win is None) != (self.items is None) or (
@@ -245,7 +281,8 @@ class WatchState:
                 assert self.items is not None and self.win is not None  # sizes agree above
                 self.items.extend(CountWindow.from_dict(win))
                 add_cells(self.win, count_cells(self.items))
-            why = inconsistency(table, rows, self.items, input_desc.get("weight") is not None)
+            held = table if self.sample is None else _Held(self.sample.n, table.n)
+            why = inconsistency(held, rows, self.items, input_desc.get("weight") is not None)
             if why:
                 refuse(f"inconsistent state: {why}")
             self.account = ErrorAccount((self.win or self.all).table)

@@ -1,0 +1,344 @@
+"""Columnar reading of a whole text file of rows: blocks of label codes and weights.
+
+:func:`iter_blocks` yields the same rows as :func:`streameval.io.iter_text_rows`, validated the
+same way (the same errors, on the same lines), a block at a time: the labels as dense ``int64``
+codes (equal labels share a code, across blocks; :class:`Codes` maps them back) and the weights as
+an ``int64`` array. A CSV/TSV file is read 4 MiB at a time; a block whose bytes hold nothing the
+row-by-row reader treats specially (no quote, NUL or lone carriage return; no line over the field
+size limit or ``max_line``; ASCII or valid UTF-8) is parsed in C by pyarrow and validated in whole
+columns (labels not empty, weights positive integers in range, the total under the bound). Any
+other block goes through the row-by-row reader, which reports its bad rows with their line
+numbers: a block with a bad row on its own (its lines are its rows), the rest of the file once a
+quote appears (a quoted field may span lines). JSON lines, standard input and files read without
+pyarrow go row by row, gathered into blocks.
+
+>>> import tempfile, os
+>>> from streameval.io import LineSource, RowSpec
+>>> path = os.path.join(tempfile.mkdtemp(), "rows.csv")
+>>> with open(path, "w") as f:
+...     _ = f.write("truth,guess\\na,x\\nb,x\\na,y\\n")
+>>> codes = Codes(), Codes()
+>>> with LineSource.open(path) as source:
+...     [(b.true.tolist(), b.pred.tolist(), b.rows) for b in
+...      iter_blocks(source, "csv", RowSpec("truth", "guess"), codes=codes)]
+[([0, 1, 0], [0, 0, 1], 3)]
+>>> codes[0].labels, codes[1].labels
+(['a', 'b'], ['x', 'y'])
+
+Cost: O(1) per row, in C for the blocks pyarrow parses (a dictionary lookup per distinct label
+per block in Python).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import os
+import stat
+from dataclasses import dataclass
+
+import numpy as np
+
+from .io import (
+    MAX_TOTAL,
+    CsvLayout,
+    LineSource,
+    RowSpec,
+    csv_layout,
+    csv_rows,
+    iter_text_rows,
+    raise_error,
+)
+
+__all__ = ["Block", "Codes", "iter_blocks", "columnar", "lines_in", "BLOCK_BYTES"]
+
+BLOCK_BYTES = 1 << 22
+"""Bytes of a CSV/TSV file parsed at once."""
+
+_ROWS = 1 << 16  # rows gathered into a block on the row-by-row path
+
+
+class Codes:
+    """Labels to dense codes ``0, 1, 2, ...`` in order of first appearance (Python equality, as a
+    dict groups them); ``labels[code]`` is the label. O(1) per label looked up.
+
+    >>> c = Codes()
+    >>> c.of(["b", "a", "b"]).tolist(), c.labels
+    ([0, 1, 0], ['b', 'a'])
+    """
+
+    def __init__(self):
+        self.index: dict = {}
+        self.labels: list = []
+
+    def code(self, label) -> int:
+        index = self.index
+        k = index.get(label)
+        if k is None:
+            k = index[label] = len(self.labels)
+            self.labels.append(label)
+        return k
+
+    def of(self, labels) -> np.ndarray:
+        """The codes of ``labels`` (an iterable), as ``int64``."""
+        code = self.code
+        return np.fromiter((code(x) for x in labels), np.int64)
+
+    def lut(self, encoded) -> np.ndarray:
+        """The codes of a pyarrow dictionary-encoded array: its dictionary looked up once per
+        entry, then gathered in C."""
+        table = self.of(encoded.dictionary.to_pylist())
+        return table[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+@dataclass
+class Block:
+    """Consecutive valid rows: ``true`` and ``pred`` codes (:class:`Codes`), ``weight`` (``None``:
+    every weight is 1), and ``rows``, their number. ``line`` and ``offset``: the position just
+    after the block's last line."""
+
+    true: np.ndarray
+    pred: np.ndarray
+    weight: np.ndarray | None
+    rows: int
+    line: int
+    offset: int
+    lines: np.ndarray | None = None  # with ``positions``: each row's line, and the offset after it
+    offsets: np.ndarray | None = None
+
+
+def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_error, codes=None,
+                block_bytes: int = BLOCK_BYTES, start=None, total: int = 0,
+                positions: bool = False):
+    """Yield :class:`Block` s of the valid rows of a CSV, TSV or JSON-lines :class:`LineSource`
+    (read to its end: not followed), bad rows going to ``on_error`` as in
+    :func:`~streameval.io.iter_text_rows` (``start`` and ``total`` as there; while ``on_error``
+    runs, ``source.lineno`` and ``source.offset`` are the bad row's). ``codes``: the two
+    :class:`Codes` of the true and the predicted labels (shared across calls to code several
+    files alike). ``positions``: each block also gives each row's line and the offset after it."""
+    codes = codes or (Codes(), Codes())
+    if spec.vector:
+        raise ValueError("iter_blocks reads labels and weights; vectors go row by row")
+    if fmt != "jsonl" and columnar(source):
+        yield from _csv_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
+                               positions)
+        return
+    def rows_of(source, layout, spec, on_error, total):
+        return iter_text_rows(source, fmt, spec, on_error, start=start, total=total)
+
+    yield from _rows_in_order(source, rows_of, None, spec, on_error, total, codes, positions)
+
+
+def columnar(source: LineSource) -> bool:
+    """Whether :func:`iter_blocks` parses ``source`` a block at a time: a regular file, not
+    followed, and pyarrow to parse it."""
+    fd = source.fileno()
+    if fd is None or source.follow or not stat.S_ISREG(os.fstat(fd).st_mode):
+        return False
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _block(rows: list, ct: Codes, cp: Codes, source: LineSource, lines, offsets) -> Block:
+    w = np.fromiter((r[2] for r in rows), np.int64, len(rows))
+    block = Block(ct.of(r[0] for r in rows), cp.of(r[1] for r in rows),
+                  None if (w == 1).all() else w, len(rows), source.lineno, source.offset)
+    if lines is not None:
+        block.lines, block.offsets = np.array(lines, np.int64), np.array(offsets, np.int64)
+    return block
+
+
+def _row_positions(chunk: bytes, line: int, offset: int):
+    """Each row's line number and the offset after it, for a block of whole lines starting after
+    ``line`` at ``offset`` (the rows are its lines that are not blank)."""
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
+    if not chunk.endswith(b"\n"):
+        ends = np.append(ends, len(chunk))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    size = ends - starts
+    first = np.frombuffer(chunk + b"\n", np.uint8)[starts]
+    kept = np.flatnonzero((size > 1) | ((size == 1) & (first != 13)))
+    return line + 1 + kept, offset + np.minimum(ends[kept] + 1, len(chunk))
+
+
+def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
+                start, total: int, positions: bool):
+    layout = csv_layout(source, fmt, spec)
+    if start:
+        source.seek(*start)
+    parse = _Parser(layout, spec, source.max_line)
+    stream = source.stream
+    offset, line = source.offset, source.lineno
+    stream.seek(offset)
+    carry = b""
+    while True:
+        data = stream.read(block_bytes)
+        buf = carry + data if carry else data
+        if not buf:
+            return
+        cut = buf.rfind(b"\n") + 1 if data else len(buf)
+        if not cut:  # no newline in a whole block: a long line, read row by row
+            chunk, carry = b"", buf
+        else:
+            chunk, carry = buf[:cut], buf[cut:]
+        parsed = (parse(chunk, total, offset == 0) if chunk and b'"' not in chunk else None)
+        if parsed is not None:
+            t, p, w, n, total = parsed
+            line += lines_in(chunk)
+            offset += len(chunk)
+            source.lineno, source.offset = line, offset
+            if n:
+                block = Block(codes[0].lut(t), codes[1].lut(p), w, n, line, offset)
+                if positions:
+                    block.lines, block.offsets = _row_positions(chunk, line - lines_in(chunk),
+                                                                offset - len(chunk))
+                yield block
+            continue
+        if b'"' in buf:  # a quoted field may span lines: the rest of the file row by row
+            source.seek(offset, line)
+            yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total, codes,
+                                      positions)
+            return
+        # this block alone, row by row (its lines are its rows), the source reading it meanwhile
+        with source.reading(io.BytesIO(chunk)):
+            total = yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total,
+                                              codes, positions)
+        line, offset = source.lineno, source.offset
+
+
+def _rows_in_order(source: LineSource, rows_of, layout, spec, on_error, total, codes, positions):
+    """The rows of ``source`` (``rows_of(source, layout, spec, on_error, total)``) as blocks, each
+    bad row handed to ``on_error`` after the block of the rows before it, with the source at the
+    bad row's position while ``on_error`` runs; returns the total weight reached."""
+    errors: list = []
+
+    def defer(error):
+        errors.append((error, source.lineno, source.offset))
+
+    rows = rows_of(source, layout, spec, defer, total)
+    batch: list = []
+    lines: list | None = [] if positions else None
+    offsets: list = []
+
+    def flush():
+        nonlocal batch, lines, offsets
+        if batch:
+            yield _block(batch, codes[0], codes[1], source, lines, offsets)
+        batch, lines, offsets = [], [] if positions else None, []
+
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration as end:
+            total = end.value
+            row = None
+        if errors:
+            yield from flush()
+            here = source.lineno, source.offset
+            for error, source.lineno, source.offset in errors:
+                on_error(error)
+            errors.clear()
+            source.lineno, source.offset = here
+        if row is None:
+            yield from flush()
+            return total
+        batch.append(row)
+        if lines is not None:
+            lines.append(source.lineno)
+            offsets.append(source.offset)
+        if len(batch) >= _ROWS:
+            yield from flush()
+
+
+def lines_in(chunk: bytes) -> int:
+    """The lines of a block of whole lines (an unterminated last one included)."""
+    return chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+
+
+class _Parser:
+    """Parse one block of whole lines with pyarrow, or say it needs the row-by-row reader."""
+
+    def __init__(self, layout: CsvLayout, spec: RowSpec, max_line: int):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+
+        self.pa, self.pc, self.pcsv = pa, pc, pcsv
+        self.layout, self.spec = layout, spec
+        # no line may reach a limit of the row-by-row reader: its field size limit, max_line
+        self.longest = min(csv.field_size_limit(), max_line - 1)
+        self.names = [f"c{k}" for k in range(layout.ncols or 0)]
+        cols = [layout.true, layout.pred] + ([layout.weight] if layout.weight is not None else [])
+        self.cols = cols
+        self.parse_options = pcsv.ParseOptions(delimiter=layout.delimiter, quote_char=False,
+                                               double_quote=False, escape_char=False,
+                                               newlines_in_values=False, ignore_empty_lines=True)
+
+    def __call__(self, chunk: bytes, total: int, at_start: bool):
+        """``(true, pred, weight, rows, total)`` of a block of whole lines (``at_start``: the
+        file's first bytes), or ``None``."""
+        pa, pc, pcsv = self.pa, self.pc, self.pcsv
+        if b"\0" in chunk or chunk.count(b"\r") != chunk.count(b"\r\n"):
+            return None
+        if at_start and chunk.startswith(codecs.BOM_UTF8):
+            return None
+        if not chunk.isascii():
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
+        last = len(chunk) - 1 - (ends[-1] if len(ends) else -1)  # an unterminated last line
+        if last >= self.longest or len(ends) and (
+                ends[0] >= self.longest or len(ends) > 1 and np.diff(ends).max() > self.longest):
+            return None
+        names = self.names
+        if not names:  # no header: the first line's fields name the columns
+            first = chunk[:ends[0] if len(ends) else len(chunk)].rstrip(b"\r")
+            names = [f"c{k}" for k in range(first.count(self.layout.delimiter.encode()) + 1)]
+            if len(names) < self.layout.need:
+                return None
+        wanted = [names[k] for k in self.cols]
+        try:
+            table = pcsv.read_csv(
+                io.BytesIO(chunk),
+                read_options=pcsv.ReadOptions(column_names=names, use_threads=False,
+                                              block_size=len(chunk) + 1),
+                parse_options=self.parse_options,
+                convert_options=pcsv.ConvertOptions(
+                    column_types=dict.fromkeys(wanted, pa.string()), include_columns=wanted,
+                    null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False),
+            )
+        except (pa.ArrowInvalid, ValueError):
+            return None
+        n = table.num_rows
+        if not n:
+            return None, None, None, 0, total
+        t, p = (table.column(names[k]).combine_chunks() for k in self.cols[:2])
+        if pc.min(pc.binary_length(t)).as_py() == 0 or pc.min(pc.binary_length(p)).as_py() == 0:
+            return None  # a missing label: reported row by row
+        w = None
+        if len(self.cols) == 3:
+            raw = table.column(wanted[2]).combine_chunks()
+            if not pc.all(pc.ascii_is_decimal(raw)).as_py():
+                return None
+            try:
+                w = pc.cast(raw, pa.int64()).to_numpy()
+            except pa.ArrowInvalid:  # over 18 digits
+                return None
+            if w.min() < 1 or w.max() > MAX_TOTAL:
+                return None
+            # the total stays exact in int64: each weight is under 2**57 and a block has under
+            # 2**22 rows; a block that would take it over the bound is read row by row
+            if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
+                return None
+            total += int(w.sum())
+            if (w == 1).all():
+                w = None
+        else:
+            total += n
+        return t.dictionary_encode(), p.dictionary_encode(), w, n, total

@@ -1,0 +1,600 @@
+"""Per-unit sufficient statistics, their exact weighted sums, and the units themselves.
+
+A resampling *unit* is a block of elements that holds whole true and predicted clusters. The table
+of a resample that draws unit ``u`` ``m_u`` times (as disjoint copies) has the statistics
+``Σ_u m_u · S_u`` (:class:`~streameval.stats.ContingencyStats` fields are sums over cells, rows and
+columns). This module computes every unit's ``S_u`` for all units at once with numpy
+(:func:`unit_stats_from_codes`: no Python object per unit or per element; the fixed-point terms are
+computed once per *distinct* count pattern with the reference functions of :mod:`streameval.stats`,
+so they are bit for bit the table's), and combines them for many resamples with one exact
+floating-point matrix product (:class:`UnitStats`).
+
+It also holds what is known about the units before any resampling: :func:`crossing_label` (a
+cluster that crosses two units), :func:`widen_units` (the connected components of the units and
+every labelling: the smallest units that hold whole clusters), and :func:`unit_diagnostics` (how
+many units, and how much of the pairs the largest one holds).
+
+>>> import numpy as np
+>>> us = unit_stats_from_codes(np.array([0, 0, 1, 1]), np.array([0, 0, 1, 1]),
+...                            np.array([0, 1, 2, 2]), None, 2, [("elm", 1.0)])
+>>> s = us.stats(us.combine(np.array([[2, 1]]))[0])
+>>> s.n, s.cells, s.k_true, s.k_pred, s.sum_cell_sq
+(6, 5, 3, 5, 8)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .stats import (
+    STAT_NAMES,
+    ContingencyStats,
+    bcubed_term,
+    beta_ratio,
+    elm_term,
+    f_term,
+    xlogx,
+)
+
+__all__ = [
+    "UnitStats",
+    "unit_stats_from_codes",
+    "crossing_label",
+    "widen_units",
+    "unit_diagnostics",
+]
+
+_NSTAT = len(STAT_NAMES)
+_EXACT = 52  # a float64 holds every integer below 2**53; keep one bit of slack
+_SMALL_N = 1 << 31  # below this many elements every square and every sum of squares fits int64
+
+
+def _bits(x: int) -> int:
+    return max(1, int(x).bit_length())
+
+
+class UnitStats:
+    """The per-unit sufficient statistics of one labelling, and their exact weighted sums.
+
+    Each unit's value of each field (the ``STAT_NAMES``, then the tracked F sums: :attr:`fields`)
+    is held as ``W``-bit limbs in an int64 matrix ``(U, columns)``. :meth:`combine` returns
+    ``Σ_u M[b, u] · S_u`` for every row ``b`` of a multiplicity matrix, exactly: the limbs are below
+    ``2**W`` and every row of ``M`` sums to at most ``bound`` with ``bound · 2**W ≤ 2**52``, so the
+    float64 matrix product has only integer partial sums below ``2**53`` (exact whatever the
+    summation order or SIMD width), and the limbs are joined as Python ints. A row summing beyond
+    ``bound`` is combined through a narrower copy of the limbs (still exact; up to ``2**32``).
+
+    Cost: :meth:`combine` is one ``(B, U) × (U, columns)`` BLAS product plus ``O(B · columns)``
+    Python int operations; :meth:`stats` is O(fields) per resample. Build with
+    :func:`unit_stats_from_codes` (vectorised) or from a list of stats (``UnitStats(stats,
+    f_keys)``, O(U · fields) Python operations).
+
+    >>> u = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
+    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
+    >>> s = u.stats(u.combine(np.array([[2, 0], [1, 1]]))[1])
+    >>> s.n, s.cells, s.k_true, s.sum_cell_sq
+    (4, 3, 3, 6)
+    """
+
+    f_keys: list
+    fields: list
+    n_units: int
+    width: int
+    bound: int
+    _x: np.ndarray
+    _layout: list  # (first column, limbs) per field
+
+    def __init__(self, stats: list, f_keys, bound: int | None = None):
+        f_keys = [tuple(k) for k in f_keys]
+        rows = []
+        for s in stats:
+            row = [getattr(s, name) for name in STAT_NAMES] + [s.f_sums[k] for k in f_keys]
+            if any(v < 0 for v in row):  # pragma: no cover - counts and sums of >= 0 terms
+                raise ValueError("negative unit statistic")
+            rows.append(row)
+        self._from_rows(rows, f_keys, bound)
+
+    # ----------------------------------------------------------------- construction
+    def _from_rows(self, rows: list, f_keys: list, bound: int | None) -> None:
+        width = _NSTAT + len(f_keys)
+        maxima = [max((r[f] for r in rows), default=0) for f in range(width)]
+        self._setup(f_keys, len(rows), bound, maxima)
+        x = np.zeros((len(rows), self._x_cols()), dtype=np.int64)
+        mask = (1 << self.width) - 1
+        for f, (c, n) in enumerate(self._layout):
+            for k in range(n):
+                x[:, c + k] = [(r[f] >> (self.width * k)) & mask for r in rows]
+        self._x = x
+
+    def _setup(self, f_keys: list, n_units: int, bound: int | None, maxima: list) -> None:
+        self.f_keys = f_keys
+        self.fields = list(STAT_NAMES) + [("f", k) for k in f_keys]
+        self.n_units = n_units
+        self.bound = int(bound) if bound is not None else 2 * n_units + 64
+        self.width = _EXACT - _bits(self.bound)
+        if self.width < 8:
+            raise ValueError(f"bound {self.bound} leaves fewer than 8 bits per limb")
+        layout, c = [], 0
+        for mx in maxima:
+            n = max(1, -(-_bits(mx) // self.width))
+            layout.append((c, n))
+            c += n
+        self._layout = layout
+
+    def _x_cols(self) -> int:
+        c, n = self._layout[-1]
+        return c + n
+
+    def _empty_like(self, n_units: int) -> UnitStats:
+        new = object.__new__(UnitStats)
+        new.f_keys, new.fields, new.width, new.bound = self.f_keys, self.fields, self.width, self.bound
+        new._layout = self._layout
+        new.n_units = n_units
+        return new
+
+    # ----------------------------------------------------------------- reading
+    @property
+    def rows(self) -> list:
+        """Every unit's fields as Python ints (O(U · fields) Python operations: for small U)."""
+        return [self._join(self._x[u:u + 1])[0] for u in range(self.n_units)]
+
+    def _join(self, prod: np.ndarray) -> list:
+        """Rows of exact Python ints from rows of limb sums (int64 or exact float64)."""
+        prod = np.asarray(prod)
+        if prod.dtype != np.int64:
+            prod = prod.astype(np.int64)
+        cols = []
+        for c, n in self._layout:
+            col = prod[:, c].tolist()
+            for k in range(1, n):
+                hi = prod[:, c + k].tolist()
+                sh = self.width * k
+                col = [a + (b << sh) for a, b in zip(col, hi)]
+            cols.append(col)
+        return [list(r) for r in zip(*cols)] if len(prod) else []
+
+    @property
+    def totals(self) -> list:
+        """Every field summed over the units (each once): exact Python ints. O(U · columns)."""
+        return self._join(self._x.sum(axis=0, keepdims=True))[0]
+
+    def limbs(self) -> np.ndarray:
+        """The ``(U, columns)`` int64 limb matrix (read-only view)."""
+        v = self._x.view()
+        v.flags.writeable = False
+        return v
+
+    def combine(self, m: np.ndarray) -> list:
+        """``[[Σ_u m[b, u] · S_u[f] for f in fields] for b]``: exact Python ints. See the class."""
+        m = np.asarray(m, dtype=np.int64)
+        if m.ndim != 2 or m.shape[1] != self.n_units:
+            raise ValueError(f"multiplicities must have shape (resamples, {self.n_units}), got {m.shape}")
+        if not m.size:
+            return [[0] * len(self.fields) for _ in range(len(m))]
+        top = int(m.sum(axis=1).max())
+        if m.min() < 0 or top >= 1 << 32:
+            raise ValueError("multiplicities must be >= 0 and sum to less than 2**32 per resample")
+        if top > self.bound:
+            return self._narrow(top).combine(m)
+        return self._join(m.astype(np.float64) @ self.float_limbs())
+
+    def float_limbs(self) -> np.ndarray:
+        """The limb matrix as float64 (exact: every limb is below ``2**W``), cached."""
+        xf = self.__dict__.get("_xf")
+        if xf is None:
+            xf = self.__dict__["_xf"] = self._x.astype(np.float64)
+        return xf
+
+    def combine_ints(self, m: np.ndarray) -> np.ndarray:
+        """The limb sums of :meth:`combine` as an int64 ``(B, columns)`` matrix (not joined)."""
+        m = np.asarray(m, dtype=np.int64)
+        if m.size and int(m.sum(axis=1).max()) > self.bound:
+            raise ValueError(f"multiplicities sum beyond the bound {self.bound}")
+        return (m.astype(np.float64) @ self.float_limbs()).astype(np.int64)
+
+    @staticmethod
+    def combine_all(stats: list, m: np.ndarray) -> list:
+        """:meth:`combine` of several unit statistics over the same units with the same
+        multiplicities, as one BLAS product (their limb columns side by side): a list of row
+        lists, one per element of ``stats``."""
+        m = np.asarray(m)
+        if (len(stats) < 2 or not m.size or len({(s.n_units, s.bound) for s in stats}) != 1
+                or int(m.sum(axis=1).max()) > stats[0].bound or m.min() < 0):
+            return [s.combine(m) for s in stats]
+        x = np.hstack([s.float_limbs() for s in stats])
+        prod = m.astype(np.float64, copy=False) @ x
+        out, c = [], 0
+        for s in stats:
+            w = s._x.shape[1]
+            out.append(s._join(prod[:, c:c + w]))
+            c += w
+        return out
+
+    def swapped(self, other: UnitStats, swaps: np.ndarray) -> tuple[list, list]:
+        """The combined rows of ``self`` and ``other`` after exchanging their units where
+        ``swaps[r, u] = 1``: ``(Σ_u [s ? other : self]_u, Σ_u [s ? self : other]_u)`` for every
+        round ``r``. One product of the 0/1 swaps with the limb differences ``other − self``
+        (signed limbs, ``|Σ| < U · 2**W``: exact), added to and taken from the two totals.
+        O(R · U · columns) BLAS plus O(R · fields) Python."""
+        if (other.n_units, other.f_keys) != (self.n_units, self.f_keys):
+            raise ValueError("swapped needs the statistics of the same units and fields")
+        swaps = np.asarray(swaps)
+        if self.n_units > self.bound or self.width != other.width:
+            both = self.stack(other)
+            keep = 1 - swaps
+            rows = both.combine(np.vstack([np.hstack([keep, swaps]), np.hstack([swaps, keep])]))
+            return rows[:len(swaps)], rows[len(swaps):]
+        cache: dict = self.__dict__.setdefault("_swaps", {})
+        cached = cache.get(id(other))
+        if cached is None or cached[0] is not other:
+            cached = cache[id(other)] = (other, *self._difference(other))
+        _, common, diff = cached
+        prod = swaps.astype(np.float64, copy=False) @ diff
+        moved = common._join(prod)
+        ta, tb = self.totals, other.totals
+        rows_a = [[x + d for x, d in zip(ta, row)] for row in moved]
+        rows_b = [[x - d for x, d in zip(tb, row)] for row in moved]
+        return rows_a, rows_b
+
+    def _difference(self, other: UnitStats) -> tuple[UnitStats, np.ndarray]:
+        """``other − self`` limb by limb in a layout holding both (float64, signed), and a
+        statistics object of that layout to join the products with."""
+        layout, c = [], 0
+        for (_, n1), (_, n2) in zip(self._layout, other._layout):
+            layout.append((c, max(n1, n2)))
+            c += max(n1, n2)
+        diff = np.zeros((self.n_units, c), dtype=np.float64)
+        for us, sign in ((other, 1.0), (self, -1.0)):
+            for (c0, n), (d0, _) in zip(us._layout, layout):
+                diff[:, d0:d0 + n] += sign * us._x[:, c0:c0 + n]
+        common = self._empty_like(self.n_units)
+        common._layout = layout
+        return common, diff
+
+    def _narrow(self, bound: int) -> UnitStats:
+        new = object.__new__(UnitStats)
+        new._from_rows(self.rows, self.f_keys, bound)
+        return new
+
+    def stack(self, other: UnitStats) -> UnitStats:
+        """The units of ``self`` followed by those of ``other`` (same fields). O(U · columns)."""
+        if other.f_keys != self.f_keys:
+            raise ValueError("cannot stack unit statistics of different F sums")
+        if (other.width, other._layout) != (self.width, self._layout):
+            return UnitStats.from_rows(self.rows + other.rows, self.f_keys,
+                                       max(self.bound, other.bound))
+        new = self._empty_like(self.n_units + other.n_units)
+        new._x = np.vstack([self._x, other._x])
+        return new
+
+    @classmethod
+    def from_rows(cls, rows, f_keys, bound: int | None = None) -> UnitStats:
+        """From every unit's fields as Python ints (:attr:`fields` order; ``bound``: the largest
+        row sum of the multiplicities :meth:`combine` will be given cheaply). O(U · fields)."""
+        new = object.__new__(cls)
+        new._from_rows(rows, list(f_keys), bound)
+        return new
+
+    def subset(self, index) -> UnitStats:
+        """The statistics of the units ``index`` (in that order, repeats allowed). O(len · columns)."""
+        index = np.asarray(index, dtype=np.int64)
+        new = self._empty_like(len(index))
+        new._x = self._x[index]
+        return new
+
+    def stats(self, row) -> ContingencyStats:
+        """A :class:`ContingencyStats` from one combined row. O(fields)."""
+        s = object.__new__(ContingencyStats)  # skips the dataclass __init__: a hot path
+        d = s.__dict__
+        d.update(zip(STAT_NAMES, row))
+        d["f_sums"] = dict(zip(self.f_keys, row[_NSTAT:]))
+        return s
+
+    def unit(self, u: int) -> ContingencyStats:
+        """Unit ``u``'s own stats. O(fields)."""
+        return self.stats(self._join(self._x[u:u + 1])[0])
+
+    def total(self) -> ContingencyStats:
+        """The stats of all units together (each once): the observed table's. O(U · columns)."""
+        return self.stats(self.totals)
+
+    def leave_out(self, groups: np.ndarray, n_groups: int) -> list:
+        """The stats of all units but those of group ``g``, for every ``g < n_groups`` (the
+        jackknife's leave-one-group-out tables). ``groups[u]`` is unit ``u``'s group.
+        O(U · columns) numpy plus O(n_groups · fields) Python."""
+        sums = np.zeros((n_groups, self._x.shape[1]), dtype=np.int64)
+        np.add.at(sums, np.asarray(groups, dtype=np.int64), self._x)
+        rest = self._x.sum(axis=0, keepdims=True) - sums  # >= 0 limb by limb
+        return [self.stats(r) for r in self._join(rest)]
+
+
+# --------------------------------------------------------------------------- vectorised build
+def _groups(keys: np.ndarray):
+    """``(order, starts)``: a stable sort of ``keys`` and where each run of equal keys starts."""
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) if len(ks) else np.zeros(0, np.int64)
+    return order, starts
+
+
+def _terms(fn, *cols: np.ndarray) -> tuple[list, np.ndarray]:
+    """``fn`` of every row of ``cols`` computed once per distinct row: ``(values, inverse)``."""
+    n = len(cols[0])
+    if not n:
+        return [], np.zeros(0, dtype=np.int64)
+    order = np.lexsort(cols[::-1])
+    srt = [c[order] for c in cols]
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for c in srt:
+        new[1:] |= c[1:] != c[:-1]
+    firsts = np.flatnonzero(new)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    rows = zip(*(c[firsts].tolist() for c in srt))
+    return [fn(*row) for row in rows], inverse
+
+
+class _Builder:
+    """Per-unit sums of many fields into ``W``-bit limbs."""
+
+    def __init__(self, n_units: int, bound: int):
+        self.n_units = n_units
+        self.width = _EXACT - _bits(bound)
+        self.sums: list = []  # per field: (U, limbs) int64, not yet normalised
+
+    def add_ints(self, units: np.ndarray, values: np.ndarray) -> None:
+        """A field whose items are int64 values whose per-unit sums fit int64."""
+        s = np.zeros(self.n_units, dtype=np.int64)
+        np.add.at(s, units, values.astype(np.int64, copy=False))
+        self.sums.append(s[:, None])
+
+    def add_terms(self, units: np.ndarray, values: list, inverse: np.ndarray) -> None:
+        """A field whose items are Python ints ``values[inverse[i]]`` (any size, >= 0)."""
+        top = max(values, default=0)
+        # limbs of every per-unit sum: the items' limbs are summed limb by limb (each < 2**W, so a
+        # sum of fewer than 2**(62-W) items stays in int64) and normalised afterwards
+        n = max(1, -(-(_bits(top) + _bits(len(inverse))) // self.width))
+        mask = (1 << self.width) - 1
+        table = np.array([[(v >> (self.width * k)) & mask for k in range(n)] for v in values],
+                         dtype=np.int64).reshape(len(values), n)
+        s = np.zeros((self.n_units, n), dtype=np.int64)
+        if len(inverse):
+            np.add.at(s, units, table[inverse])
+        self.sums.append(s)
+
+    def build(self, f_keys: list, bound: int) -> UnitStats:
+        w = self.width
+        mask = (1 << w) - 1
+        cols = []
+        layout = []
+        c = 0
+        for s in self.sums:
+            s = s.copy()
+            # carry until every limb is below 2**W (values stay exact: Σ s[:, k] 2**(Wk))
+            parts = []
+            carry = np.zeros(self.n_units, dtype=np.int64)
+            k = 0
+            while k < s.shape[1] or carry.any():
+                cur = (s[:, k] if k < s.shape[1] else 0) + carry
+                parts.append(cur & mask)
+                carry = cur >> w
+                k += 1
+            # drop limbs that are 0 for every unit at the top (keep one)
+            while len(parts) > 1 and not parts[-1].any():
+                parts.pop()
+            layout.append((c, len(parts)))
+            c += len(parts)
+            cols += parts
+        us = object.__new__(UnitStats)
+        us.f_keys = f_keys
+        us.fields = list(STAT_NAMES) + [("f", k) for k in f_keys]
+        us.n_units = self.n_units
+        us.bound = bound
+        us.width = w
+        us._layout = layout
+        us._x = np.ascontiguousarray(np.stack(cols, axis=1)) if cols else np.zeros((self.n_units, 0), np.int64)
+        return us
+
+
+def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound: int | None = None
+                          ) -> UnitStats:
+    """:class:`UnitStats` of every unit from integer codes, vectorised.
+
+    ``units[i]`` (in ``0 .. n_units-1``), ``y_true[i]``, ``y_pred[i]`` are int codes of element
+    ``i`` (a true or predicted code must occur in one unit only: :func:`crossing_label` checks it),
+    ``w`` its integer multiplicity (``None``: 1 each). Cells, rows and columns are grouped by
+    sorting; the fixed-point terms (:func:`~streameval.stats.xlogx`, ``bcubed_term``,
+    ``elm_term``, ``f_term``) are computed once per distinct argument tuple with the reference
+    functions, so every sum equals, bit for bit, :meth:`ContingencyStats.from_cells` of the unit.
+    Cost O(N log N) numpy plus O(distinct count patterns) Python calls.
+    """
+    units = np.asarray(units, dtype=np.int64)
+    t = np.asarray(y_true, dtype=np.int64)
+    p = np.asarray(y_pred, dtype=np.int64)
+    f_keys = [(str(k), float(b)) for k, b in f_keys]
+    bound = int(bound) if bound is not None else 2 * n_units + 64
+    weights = np.ones(len(t), dtype=np.int64) if w is None else np.asarray(w, dtype=np.int64)
+    total = int(weights.sum()) if len(weights) else 0
+    width = _EXACT - _bits(bound)
+    per_unit = np.bincount(units, minlength=n_units).max() if len(units) else 0
+    if total >= _SMALL_N or per_unit >= 1 << (62 - width):
+        # squares beyond int64, or a unit's limb sums beyond int64: the per-unit reference path
+        return _by_reference(units, t, p, weights, n_units, f_keys, bound)
+    kp = int(p.max()) + 1 if len(p) else 1
+    order, starts = _groups(t * kp + p)
+    cnt = np.add.reduceat(weights[order], starts) if len(starts) else np.zeros(0, np.int64)
+    first = order[starts]
+    ct, cp, cu = t[first], p[first], units[first]
+    # rows: the cells are sorted by (true, pred), so a row's cells are consecutive
+    rstart = np.flatnonzero(np.concatenate(([True], ct[1:] != ct[:-1]))) if len(ct) else starts[:0]
+    a = np.add.reduceat(cnt, rstart) if len(cnt) else cnt
+    a_sq = np.add.reduceat(cnt * cnt, rstart) if len(cnt) else cnt
+    a_mx = np.maximum.reduceat(cnt, rstart) if len(cnt) else cnt
+    ru = cu[rstart]
+    row_of_cell = np.repeat(np.arange(len(rstart)), np.diff(np.append(rstart, len(ct))))
+    # columns
+    corder, cstart = _groups(cp)
+    ccnt = cnt[corder]
+    b = np.add.reduceat(ccnt, cstart) if len(ccnt) else ccnt
+    b_sq = np.add.reduceat(ccnt * ccnt, cstart) if len(ccnt) else ccnt
+    b_mx = np.maximum.reduceat(ccnt, cstart) if len(ccnt) else ccnt
+    cu_col = cu[corder][cstart]
+    col_of_cell = np.empty(len(ct), dtype=np.int64)
+    col_of_cell[corder] = np.repeat(np.arange(len(cstart)), np.diff(np.append(cstart, len(ct))))
+    a_cell, b_cell = a[row_of_cell], b[col_of_cell]
+
+    bld = _Builder(n_units, bound)
+    ones_cells = np.ones(len(cnt), dtype=np.int64)
+    for name in STAT_NAMES:
+        if name == "n":
+            bld.add_ints(cu, cnt)
+        elif name == "cells":
+            bld.add_ints(cu, ones_cells)
+        elif name == "k_true":
+            bld.add_ints(ru, np.ones(len(a), np.int64))
+        elif name == "k_pred":
+            bld.add_ints(cu_col, np.ones(len(b), np.int64))
+        elif name == "sum_cell_sq":
+            bld.add_ints(cu, cnt * cnt)
+        elif name == "sum_row_sq":
+            bld.add_ints(ru, a * a)
+        elif name == "sum_col_sq":
+            bld.add_ints(cu_col, b * b)
+        elif name == "sum_cell_xlogx":
+            bld.add_terms(cu, *_terms(xlogx, cnt))
+        elif name == "sum_row_xlogx":
+            bld.add_terms(ru, *_terms(xlogx, a))
+        elif name == "sum_col_xlogx":
+            bld.add_terms(cu_col, *_terms(xlogx, b))
+        elif name == "bcubed_p_sum":
+            bld.add_terms(cu_col, *_terms(bcubed_term, b_sq, b))
+        elif name == "bcubed_r_sum":
+            bld.add_terms(ru, *_terms(bcubed_term, a_sq, a))
+        elif name == "elm_p_sum":
+            bld.add_terms(cu_col, *_terms(elm_term, b_sq, b))
+        elif name == "elm_r_sum":
+            bld.add_terms(ru, *_terms(elm_term, a_sq, a))
+        elif name == "sum_col_max":
+            bld.add_ints(cu_col, b_mx)
+        elif name == "sum_row_max":
+            bld.add_ints(ru, a_mx)
+        elif name == "true_singletons":
+            bld.add_ints(ru, (a == 1).astype(np.int64))
+        elif name == "pred_singletons":
+            bld.add_ints(cu_col, (b == 1).astype(np.int64))
+        elif name == "both_singletons":
+            bld.add_ints(cu, ((a_cell == 1) & (b_cell == 1)).astype(np.int64))
+        else:  # pragma: no cover - a new statistic must be added here
+            raise AssertionError(f"no vectorised sum for {name}")
+    for kind, beta in f_keys:
+        num, den = beta_ratio(beta)
+        bld.add_terms(cu, *_terms(lambda n, x, y, kind=kind, num=num, den=den:
+                                  f_term(kind, num, den, n, x, y), cnt, a_cell, b_cell))
+    return bld.build(f_keys, bound)
+
+
+def _by_reference(units, t, p, weights, n_units, f_keys, bound) -> UnitStats:
+    cells: list = [{} for _ in range(n_units)]
+    for u, a, b, c in zip(units.tolist(), t.tolist(), p.tolist(), weights.tolist()):
+        d = cells[u]
+        d[a, b] = d.get((a, b), 0) + c
+    stats = [ContingencyStats.from_cells(((a, b, c) for (a, b), c in d.items()), f_keys) for d in cells]
+    return UnitStats(stats, f_keys, bound)
+
+
+# --------------------------------------------------------------------------- the units
+def crossing_label(units: np.ndarray, labels: np.ndarray):
+    """The first element whose label also occurs in another unit, as ``(element, first element of
+    that label)``, or ``None`` when every label lies in one unit. O(N log N).
+
+    >>> crossing_label(np.array([0, 0, 1, 1]), np.array([5, 5, 6, 5]))
+    (3, 0)
+    >>> crossing_label(np.array([0, 0, 1]), np.array([5, 5, 6])) is None
+    True
+    """
+    units = np.asarray(units, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if not len(labels):
+        return None
+    first = np.full(int(labels.max()) + 1, -1, dtype=np.int64)
+    idx = np.arange(len(labels))
+    first[labels[::-1]] = idx[::-1]  # the first element of each label (last write wins)
+    bad = np.flatnonzero(units != units[first[labels]])
+    if not len(bad):
+        return None
+    i = int(bad[0])
+    return i, int(first[labels[i]])
+
+
+def widen_units(units: np.ndarray, labellings: list) -> np.ndarray:
+    """The connected components of the declared units and every labelling, as unit codes.
+
+    Two elements are in one component when they share a declared unit or a cluster of any
+    labelling (truth or a system), directly or through a chain. The components are the smallest
+    units holding whole clusters of every labelling. Codes are numbered by first appearance.
+    O(N log N) numpy plus a union-find over the distinct (unit, label) pairs.
+
+    >>> widen_units(np.array([0, 0, 1, 1, 2]), [np.array([0, 0, 1, 1, 2]),
+    ...                                         np.array([7, 7, 7, 7, 8])]).tolist()
+    [0, 0, 0, 0, 1]
+    """
+    units = np.asarray(units, dtype=np.int64)
+    n_units = int(units.max()) + 1 if len(units) else 0
+    parent = list(range(n_units))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for lab in labellings:
+        lab = np.asarray(lab, dtype=np.int64)
+        if not len(lab):
+            continue
+        pairs = np.unique(np.stack([lab, units], axis=1), axis=0)
+        # consecutive pairs of one label link their units
+        same = np.flatnonzero(pairs[1:, 0] == pairs[:-1, 0])
+        for a, b in zip(pairs[same, 1].tolist(), pairs[same + 1, 1].tolist()):
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    roots = np.array([find(u) for u in range(n_units)], dtype=np.int64)
+    comp = roots[units]
+    _, first = np.unique(comp, return_index=True)
+    rank = np.empty(n_units, dtype=np.int64)
+    rank[comp[np.sort(first)]] = np.arange(len(first))
+    return rank[comp]
+
+
+def unit_diagnostics(ustats: list) -> dict:
+    """How many units, and how dominant the largest is, over several labellings' unit statistics.
+
+    ``pairs_share``: the largest share of one labelling's within-cluster pairs (true or predicted,
+    ``Σ size² − N`` halved) that a single unit holds, over the labellings given;
+    ``elements_share``: the largest unit's share of the elements. O(U · columns).
+    """
+    out = {"units": 0, "largest_unit_elements": 0, "elements_share": 0.0, "pairs_share": 0.0}
+    for us in ustats:
+        x = us.limbs()
+        vals = {}
+        for name in ("n", "sum_row_sq", "sum_col_sq"):
+            c, n = us._layout[STAT_NAMES.index(name)]
+            v = np.zeros(us.n_units, dtype=np.float64)
+            for k in range(n):
+                v += x[:, c + k].astype(np.float64) * float(2 ** (us.width * k))
+            vals[name] = v
+        n_el = vals["n"]
+        out["units"] = us.n_units
+        tot = float(n_el.sum())
+        if tot:
+            big = int(np.argmax(n_el))
+            out["largest_unit_elements"] = max(out["largest_unit_elements"], int(n_el[big]))
+            out["elements_share"] = max(out["elements_share"], float(n_el[big]) / tot)
+        for side in ("sum_row_sq", "sum_col_sq"):
+            pairs = (vals[side] - n_el) / 2
+            pt = float(pairs.sum())
+            if pt > 0:
+                out["pairs_share"] = max(out["pairs_share"], float(pairs.max()) / pt)
+    return out
