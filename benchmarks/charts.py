@@ -345,9 +345,36 @@ def batch(text: str):
     return fig
 
 
+def prometheus(text: str):
+    """The Prometheus endpoint under bursts: the share of scrapes answered within 30 s per load,
+    one bar per server (the peak thread count in each label)."""
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["server", "load"])
+    peak = head.index("peak threads")
+    fig, ax = _axes("scrapes answered within 30 s (share), by load; peak threads in the label")
+    loads = list(dict.fromkeys(r[1] for r in rows))
+    servers = list(dict.fromkeys(r[0] for r in rows))
+    width = 0.8 / len(servers)
+    for k, (server, colour) in enumerate(zip(servers, COLOURS)):
+        share = []
+        for load in loads:
+            r = next(r for r in rows if r[0] == server and r[1] == load)
+            ok, n = (float(x) for x in r[2].split("/"))
+            share.append(ok / n)
+            threads = r[peak]
+            ax.text(loads.index(load) + (k - (len(servers) - 1) / 2) * width, ok / n + 0.01,
+                    f"{threads} thr.", ha="center", fontsize=7)
+        ax.bar([i + (k - (len(servers) - 1) / 2) * width for i in range(len(loads))], share,
+               width, label=server, color=colour)
+    ax.set_xticks(range(len(loads)), loads, fontsize=8)
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("answered within 30 s")
+    ax.legend(fontsize=8)
+    return fig
+
+
 CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
           "compare-calibration": compare_calibration, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
-          "distributed": distributed, "cli": cli, "pss": pss, "batch": batch}
+          "distributed": distributed, "cli": cli, "pss": pss, "batch": batch, "prometheus": prometheus}
 
 
 def main(names: list[str]) -> int:
