@@ -131,14 +131,17 @@ def window(text: str):
 
 
 def intrinsic(text: str):
-    head, rows = next(t for t in tables(text) if t[0][:3] == ["d", "k", "N"])
+    head, rows = next(t for t in tables(text) if t[0][:3] == ["d", "k", "numpy Welford loop"])
     labels = [f"d={r[0]}\nk={r[1]}" for r in rows]
-    stream = [number(r[4]) for r in rows]
-    peer = [number(r[5]) * 1000 for r in rows]  # ms -> µs
-    fig, ax = _axes("one point: streaming update + get vs scikit-learn recompute (lower is better)")
+    loop = [number(r[2]) for r in rows]
+    summaries = [number(r[3]) for r in rows]
+    report = [number(r[5]) for r in rows]
+    fig, ax = _axes("one point, µs: summaries and the 7-metric report against a numpy Welford loop "
+                    "(lower is better)")
     x = range(len(rows))
-    ax.bar([i - 0.2 for i in x], stream, 0.4, label="streameval ClusterReport update + get", color=COLOURS[0])
-    ax.bar([i + 0.2 for i in x], peer, 0.4, label="scikit-learn recompute (CH + DB + silhouette)", color=COLOURS[1])
+    ax.bar([i - 0.27 for i in x], loop, 0.27, label="numpy Welford loop", color=COLOURS[1])
+    ax.bar(list(x), summaries, 0.27, label="ClusterSummaries.update", color=COLOURS[0])
+    ax.bar([i + 0.27 for i in x], report, 0.27, label="ClusterReport update + get", color=COLOURS[2])
     ax.set_xticks(list(x), labels, fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("µs per point (log)")
@@ -167,22 +170,10 @@ def distributed(text: str):
 
 
 def cli(text: str):
-    head, rows = tables(text)[0]
-    if "CPU time" not in " ".join(head):
-        raise ValueError(f"unexpected table {head}")
-    names = ["streameval score" if "streameval" in r[0] else "pandas read_csv + scikit-learn" for r in rows]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.0), dpi=110)
-    fig.suptitle("10 million CSV rows, from a fresh process (lower is better)", fontsize=11)
-    colours = COLOURS[: len(rows)]
-    a.barh(names, [number(r[1]) for r in rows], color=colours)
-    a.set_xlabel("CPU time (s)")
-    b.barh(names, [number(r[3]) for r in rows], color=colours)
-    b.set_xlabel("wall time (s)")
-    b.set_yticklabels([])
-    for ax in (a, b):
-        ax.invert_yaxis()
-        ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
+    fig, ax = _axes("CPU µs per row: score against reading the file columnar (lower is better)",
+                    figsize=(9, 3.2))
+    _bars(ax, rows, lambda n: "floor" not in n, "CPU µs per row")
     return fig
 
 
