@@ -29,6 +29,14 @@ with a chart next to it (``img/<page name>.png``):
 5. **Bulk**: ``update_many`` against numpy's own unique-counting of the same integer arrays (one
    ``np.unique(..., return_counts=True)`` over the combined pair codes), 10⁷ elements in 10⁶ true
    clusters, each the best of two in one fresh subprocess (``--only-bulk`` runs just this).
+6. **Density sweep of the element-averaged F**: tables of K true clusters with exactly c cells per
+   row (c = 1, 5, 25, 60, 200; K = 10³ and 10⁵; the columns then hold about c cells each), then a
+   stream staying on those cells (``density_state``). Per element: ``ELM()`` and ``Evaluator()``
+   update, the same followed by one reading at the end of the timed run (the F sums are settled
+   lazily: the reading pays for every cluster the updates touched), and ``Evaluator()`` update +
+   ``get()`` after every element; CPU µs as ratios to bare dict counting on a dict holding the same
+   cells, and callgrind instructions per element, both from one fresh subprocess per (K, c)
+   (``--only-density`` runs just this).
 
 The targets in the tables are those of the native core's issue; the ratios are to bare dict
 counting at the same K.
@@ -38,6 +46,7 @@ Run::
     python benchmarks/bench_core.py                          # full run, writes docs/benchmarks/core.md
     python benchmarks/bench_core.py --out docs/benchmarks/core-python.md
     python benchmarks/bench_core.py --quick --out /tmp/core.md   # smoke run, small sizes (~1 min)
+    python benchmarks/bench_core.py --only-density --out /tmp/density.md   # the density sweep only
 """
 
 from __future__ import annotations
@@ -328,6 +337,191 @@ def bench_degenerate(sizes, budget: float) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------------------- density
+DENSITY_CS = [1, 5, 25, 60, 200]
+DENSITY_KS = [1000, 100_000]
+DENSITY_CASES = {
+    "dict": "bare dict counting",
+    "elm": "`ELM()` update",
+    "elm+read": "`ELM()` update, one reading at the end",
+    "suite": "`Evaluator()` update",
+    "suite+read": "`Evaluator()` update, one reading at the end",
+    "suite+get": "`Evaluator()` update + `get()`",
+}
+DENSITY_TARGETS = {"elm": 4, "suite": 4, "suite+get": 10}
+
+
+def density_state(k: int, c: int, m: int, seed: int = 0):
+    """(warm true labels, warm pred labels, warm counts, timed items) of density ``c``.
+
+    Row t holds exactly ``c`` cells: its diagonal column ``t`` with count 4c and ``c - 1`` other
+    columns spread over the K_pred = max(K, c) predicted labels (distinct: random gaps of a
+    cumulative sum), each with count 1 or 2; a column then holds about ``c`` cells. The timed
+    elements pick a uniform row and its diagonal (75%) or one of its other cells: the table keeps
+    its density. Every cell is put in by one weighted element.
+    """
+    rng = np.random.default_rng(seed + 1000 * c + k)
+    kp = max(k, c)
+    rows = np.arange(k, dtype=np.int64)
+    if c > 1:
+        gap = max(1, (kp - 1) // (c - 1))
+        offsets = np.cumsum(rng.integers(1, gap + 1, (k, c - 1)), axis=1)
+        others = (rows[:, None] + offsets) % kp
+    else:
+        others = np.zeros((k, 0), dtype=np.int64)
+    wt = np.concatenate([rows, np.repeat(rows, c - 1)])
+    wp = np.concatenate([rows % kp, others.ravel()])
+    ww = np.concatenate([np.full(k, 4 * c), rng.integers(1, 3, k * (c - 1))])
+    ts = rng.integers(0, k, m)
+    pick = rng.integers(0, max(c - 1, 1), m)
+    diag = (rng.random(m) < 0.75) | (c == 1)
+    ps = np.where(diag, ts % kp, others[ts, pick] if c > 1 else 0)
+    return wt, wp, ww, list(zip(ts.tolist(), ps.tolist()))
+
+
+def child_density(k: int, c: int, m: int, mode: str) -> dict:
+    """One (K, c) density case: ``mode`` "cpu" times every case (CPU µs per element, best of
+    two); "callgrind" runs each case's loop once in ``functools.reduce`` (the only collected
+    function; one dump per case, in the order of ``DENSITY_CASES``, then an empty loop)."""
+    import functools
+
+    wt, wp, ww, items = density_state(k, c, m)
+    out: dict = {"k": k, "c": c, "m": m, "cells": int(len(wt))}
+    last = items[-1]
+
+    reps = 2 if mode == "cpu" else 1
+
+    def timed(step):
+        gc.collect()
+        t0 = time.process_time()
+        functools.reduce(step, items, None)
+        return (time.process_time() - t0) / m * 1e6
+
+    # bare dict counting, on a dict holding the same cells
+    counts: dict = {}
+    for t, p, w in zip(wt.tolist(), wp.tolist(), ww.tolist()):
+        counts[t, p] = w
+    get = counts.get
+
+    def dict_step(acc, tp):
+        t, p = tp
+        counts[t, p] = get((t, p), 0) + 1
+
+    out["dict"] = min(timed(dict_step) for _ in range(reps))
+    counts.clear()  # its memory back before the tables are built
+
+    # one table per metric object; each run starts settled (a reading outside the timed loop)
+    for name, make in (("elm", se.ELM), ("suite", se.Evaluator)):
+        obj = make()
+        obj.table.update_many(wt, wp, ww)
+        upd, read = obj.update, obj.get
+        read()
+
+        def plain(acc, tp, upd=upd):
+            t, p = tp
+            upd(t, p)
+
+        def then_read(acc, tp, upd=upd, read=read):
+            t, p = tp
+            upd(t, p)
+            if tp is last:
+                read()
+
+        def with_get(acc, tp, upd=upd, read=read):
+            t, p = tp
+            upd(t, p)
+            read()
+
+        runs = [(name, plain), (name + "+read", then_read)]
+        if name == "suite":
+            runs.append(("suite+get", with_get))
+        for case, step in runs:
+            best = float("inf")
+            for _ in range(reps):
+                best = min(best, timed(step))
+                read()
+            out[case] = best
+        del obj, upd, read
+        gc.collect()
+
+    def empty(acc, tp):
+        pass
+
+    if mode == "callgrind":
+        functools.reduce(empty, items, None)
+    return out
+
+
+# Above this many cells a density case is not run under callgrind: filling the table and the dict
+# under valgrind's emulation (~50× slower) would take most of an hour on a shared machine.
+DENSITY_CG_MAX_CELLS = 2_000_000
+
+
+def bench_density(ks, cs, m: int, cg_m: int, callgrind: bool) -> dict:
+    """``{(k, c): {"cpu": {case: µs}, "cg": {case: instructions per element}, "cells": n}}``."""
+    out: dict = {}
+    use_cg = callgrind and shutil.which("valgrind") is not None
+    for k in ks:
+        for c in cs:
+            r = run_child(["density", str(k), str(c), str(m), "cpu"])
+            row = {"cells": r["cells"], "cpu": {case: r[case] for case in DENSITY_CASES}}
+            if use_cg and k * c <= DENSITY_CG_MAX_CELLS:
+                with tempfile.TemporaryDirectory() as tmp:
+                    f = Path(tmp) / "cg.out"
+                    run_child(["density", str(k), str(c), str(cg_m), "callgrind"], prefix=[
+                        "valgrind", "--tool=callgrind", "--collect-atstart=no",
+                        "--toggle-collect=functools_reduce", "--dump-after=functools_reduce",
+                        f"--callgrind-out-file={f}"])
+                    dumps = sorted(Path(tmp).glob("cg.out.*"), key=lambda q: int(q.name.split(".")[-1]))
+                    totals = [callgrind_total(d) for d in dumps if callgrind_total(d) > 0]
+                    names = list(DENSITY_CASES) + ["empty"]
+                    if len(totals) == len(names):
+                        empty = totals[-1]
+                        row["cg"] = {case: (tot - empty) / cg_m for case, tot in zip(names, totals)}
+                        row["cg_m"] = cg_m
+            out[k, c] = row
+            print(f"  density K={k:,} c={c}: " + ", ".join(
+                f"{case} {v:.2f} µs" for case, v in row["cpu"].items())
+                + ("; " + ", ".join(f"{case} {v:,.0f}" for case, v in row.get("cg", {}).items())
+                   if "cg" in row else ""), file=sys.stderr)
+    return out
+
+
+def render_density(dens: dict, m: int) -> list:
+    """The density section of the page."""
+    if not dens:
+        return []
+    lines = [
+        "",
+        "## Density sweep: the element-averaged F at any number of cells per row",
+        "",
+        f"Tables of K true clusters with exactly c cells per row (about c per column), then {m:,} "
+        "timed elements staying on those cells (`density_state`: a row's diagonal 75% of the "
+        "time). Each (K, c) in one fresh subprocess; CPU µs per element (best of two) with the "
+        "ratio to bare dict counting on a dict holding the same cells, and callgrind instructions "
+        "per element with the same ratio (only the measured loop collected, an empty loop "
+        "subtracted). The F sums are settled lazily: \"update, one reading at the end\" charges "
+        "that reading (which settles every cluster the run touched) to the run's elements.",
+        "",
+        "| K | cells per row | cells | case | CPU µs (× dict) | instructions (× dict) | target |",
+        "|---:|---:|---:|---|---:|---:|---|",
+    ]
+    for (k, c), row in dens.items():
+        cpu, cg = row["cpu"], row.get("cg")
+        for case, label in DENSITY_CASES.items():
+            v = cpu[case]
+            cell_cpu = fmt_us(v) + ("" if case == "dict" else f" ({v / cpu['dict']:,.1f}×)")
+            if cg:
+                g = cg[case]
+                cell_cg = f"{g:,.0f}" + ("" if case == "dict" else f" ({g / cg['dict']:,.1f}×)")
+            else:
+                cell_cg = "not run (fill under valgrind too slow)" if k * c > DENSITY_CG_MAX_CELLS else "—"
+            target = DENSITY_TARGETS.get(case)
+            lines.append(f"| {k:,} | {c} | {row['cells']:,} | {label} | {cell_cpu} | {cell_cg} | "
+                         + (f"≤ {target}×" if target else "") + " |")
+    return lines
+
+
 # ---------------------------------------------------------------------------------- subprocesses
 def child_env() -> dict:
     env = dict(os.environ, PYTHONHASHSEED="0")
@@ -535,6 +729,8 @@ def render(res: dict, command: str, chart: str | None) -> str:
         "|---|" + "---:|" * len(ks) + "---|",
         "| non-zero cells in the table | " + " | ".join(f"{per_k[k]['cells']:,}" for k in ks)
         + " | |",
+        "| cells per row (cells / K) | " + " | ".join(f"{per_k[k]['cells'] / k:,.1f}" for k in ks)
+        + " | |",
         "| bare dict counting (µs) | " + " | ".join(fmt_us(per_k[k]["dict"]) for k in ks) + " | |",
     ]
     for key, label, _, target in HEADLINE:
@@ -644,6 +840,7 @@ def render(res: dict, command: str, chart: str | None) -> str:
             f"| {bulk['numpy_s']:.3f} | {bulk['update_many_s']:.3f} | "
             f"{bulk['update_many_s'] / bulk['numpy_s']:.1f}× | ≤ 2× |",
         ]
+    lines += render_density(res.get("density") or {}, res.get("density_m", 0))
     # the chart (img/<page>.png) is shown by the docs build above the page's first section
     detail = [key for key in per_k[ks[0]] if key.startswith("update+get:")
               and key not in ("update+get:one", "update+get:suite")]
@@ -725,10 +922,14 @@ def main(argv=None) -> None:
                     help="the Markdown page to write (the chart goes to img/<name>.png beside it)")
     ap.add_argument("--budget", type=float, help="seconds per time-boxed measurement")
     ap.add_argument("--skip", nargs="*", default=[],
-                    choices=["detail", "degenerate", "callgrind", "memory", "bulk"],
+                    choices=["detail", "degenerate", "callgrind", "memory", "bulk", "density"],
                     help="sections to leave out")
     ap.add_argument("--only-bulk", action="store_true",
                     help="run only the bulk section and print it (no page written)")
+    ap.add_argument("--only-density", action="store_true",
+                    help="run only the density sweep; write it to --out")
+    ap.add_argument("--density-ks", type=int, nargs="+", help="K values of the density sweep")
+    ap.add_argument("--density-cs", type=int, nargs="+", help="cells per row of the density sweep")
     ap.add_argument("--callgrind-ks", type=int, nargs="+",
                     help="the K values of the callgrind section (default: those of the run)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -741,6 +942,8 @@ def main(argv=None) -> None:
             r = child_memory(rest[0], int(rest[1]))
         elif kind == "bulk":
             r = child_bulk(int(rest[0]), int(rest[1]))
+        elif kind == "density":
+            r = child_density(int(rest[0]), int(rest[1]), int(rest[2]), rest[3])
         else:  # pragma: no cover
             raise SystemExit(f"unknown child {kind}")
         print(json.dumps(r))
@@ -753,6 +956,21 @@ def main(argv=None) -> None:
               f"({b['cells']:,} cells), best of two, CPU seconds: numpy unique-counting "
               f"{b['numpy_s']:.3f}, update_many {b['update_many_s']:.3f} "
               f"({b['update_many_s'] / b['numpy_s']:.1f}x; target <= 2x)")
+        return
+    dks = args.density_ks or ([100] if quick else DENSITY_KS)
+    dcs = args.density_cs or ([1, 40] if quick else DENSITY_CS)
+    dm, dcg_m = (200, 100) if quick else (20_000, 2000)
+    if args.only_density:
+        dens = bench_density(dks, dcs, dm, dcg_m, callgrind="callgrind" not in args.skip)
+        command = "python benchmarks/bench_core.py --only-density" + (" --quick" if quick else "")
+        if args.density_ks:
+            command += " --density-ks " + " ".join(map(str, args.density_ks))
+        if args.density_cs:
+            command += " --density-cs " + " ".join(map(str, args.density_cs))
+        text = "\n".join(["# Benchmarks: density sweep", "", f"Command: `{command}`  "]
+                         + render_density(dens, dm)) + "\n"
+        Path(args.out).write_text(text)
+        print(text)
         return
     ks = [10, 100] if quick else [10, 1000, 100_000]
     m = 1000 if quick else 20_000
@@ -780,6 +998,10 @@ def main(argv=None) -> None:
         n, k = (100_000, 10_000) if quick else (10_000_000, 1_000_000)
         res["bulk"] = run_child(["bulk", str(n), str(k)])
         print("bulk: done", file=sys.stderr)
+    if "density" not in args.skip:
+        res["density"] = bench_density(dks, dcs, dm, dcg_m,
+                                       callgrind="callgrind" not in args.skip and not quick)
+        res["density_m"] = dm
     out = Path(args.out)
     chart = out.parent / "img" / f"{out.stem}.png"
     has_chart = plot(res, chart)

@@ -15,10 +15,13 @@
 //! One predicted cluster holding every document (the degenerate baselines) then costs
 //! O(distinct (document length, count) pairs) per element, flat in the stream's length.
 //!
-//! Between two readings the F sums of small clusters are settled lazily ([`Unsettled`]): an
-//! update between two small clusters takes their cells' terms out of the sums once, and a reading
-//! puts the terms of every such cell back, at its values then. A stream updated often and read
-//! rarely pays for each cluster once per reading rather than each row and column per element.
+//! The F sums are settled lazily ([`Unsettled`]): they hold every cell's terms at the table as it
+//! was at the last reading ("settled"). An update only notes its row and column (with their
+//! settled sizes) and its cell (with its settled count), O(1) whatever the clusters' sizes; a
+//! reading then moves each noted cluster's cells from their settled terms to their current ones,
+//! cluster by cluster: O(cells) of a noted small cluster (at most [`BIG_AT`]) and O(groups) of a
+//! noted big one, whose groups stay keyed by settled values. A stream read after every element
+//! pays for its row and column once; a stream read rarely pays for each cluster once per reading.
 
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
@@ -131,15 +134,20 @@ pub struct Sums {
     pub side: [[i128; N_SIDE_TERMS]; 2],
 }
 
-/// The clusters whose cells' F terms are out of the tracked F sums until the next
-/// [`Core::settle`]: the sums hold the terms of exactly the cells whose row and column are both
-/// settled, and settling adds the terms of the others at their current values.
+/// What changed since the F sums were last settled ([`Core::settle`]): the sums hold the terms of
+/// every cell at its settled count and its clusters' settled sizes. Listed: the clusters whose
+/// size changed (with their settled sizes) and the cells whose count changed (with their settled
+/// counts); every changed cell's row and column are listed. O(1) to note a change.
 #[derive(Clone, Default, Debug)]
 pub struct Unsettled {
     /// per side, the unsettled clusters, each once
     list: [Vec<u32>; 2],
     /// per side, one bit per cluster: unsettled or not
     bits: [Vec<u64>; 2],
+    /// per side, by cluster, the settled size (read only while the cluster is listed)
+    old: [Vec<u64>; 2],
+    /// the changed cells' keys and their settled counts (0 for a cell new since)
+    cells: HashMap<u64, u64>,
 }
 
 impl Unsettled {
@@ -148,15 +156,35 @@ impl Unsettled {
         self.bits[side].get((x >> 6) as usize).is_some_and(|w| w >> (x & 63) & 1 == 1)
     }
 
+    /// List cluster `x` of `side`, whose settled size is `size`, unless it is listed already.
     #[inline]
-    fn add(&mut self, side: usize, x: u32) {
-        let bits = &mut self.bits[side];
+    fn add(&mut self, side: usize, x: u32, size: u64) {
         let i = (x >> 6) as usize;
+        let bits = &mut self.bits[side];
         if bits.len() <= i {
             bits.resize(i + 1, 0);
         }
+        if bits[i] >> (x & 63) & 1 == 1 {
+            return;
+        }
         bits[i] |= 1 << (x & 63);
         self.list[side].push(x);
+        let old = &mut self.old[side];
+        if old.len() <= x as usize {
+            old.resize(x as usize + 1, 0);
+        }
+        old[x as usize] = size;
+    }
+
+    /// The settled count of cell `k`, whose count is now `now`, between cluster `z` of `side`
+    /// and a listed cluster: only a cell whose both ends are listed may have changed.
+    #[inline]
+    fn count(&self, side: usize, z: u32, k: u64, now: u64) -> u64 {
+        if self.has(side, z) {
+            self.cells.get(&k).copied().unwrap_or(now)
+        } else {
+            now
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -169,6 +197,11 @@ impl Unsettled {
                 self.bits[side][(x >> 6) as usize] = 0;
             }
             self.list[side].clear();
+        }
+        if self.cells.capacity() > 1024 {
+            self.cells = HashMap::new(); // iterated at each settling: keep it small
+        } else {
+            self.cells.clear();
         }
     }
 }
@@ -237,6 +270,17 @@ fn skey(side: usize, x: u32, y: u32) -> u64 {
     }
 }
 
+/// This side's clusters and the other side's, both mutable.
+#[inline]
+fn own_other(sides: &mut [Vec<Cluster>; 2], side: usize) -> (&mut Vec<Cluster>, &mut Vec<Cluster>) {
+    let [rows, cols] = sides;
+    if side == 0 {
+        (rows, cols)
+    } else {
+        (cols, rows)
+    }
+}
+
 #[inline]
 fn dec<K: std::hash::Hash + Eq>(m: &mut HashMap<K, u64>, k: K, by: u64) {
     let v = m.get_mut(&k).expect("group present");
@@ -287,9 +331,8 @@ impl Core {
     }
 
     /// Add `d` (negative on revert; the caller checked that the cell stays >= 0 and the total
-    /// below the bound) to cell `(t, p)`. O(1); with tracked F-scores, between two small clusters
-    /// the first change of each since the last [`Core::settle`] costs O(its cells) once; next to
-    /// a big cluster, the settling and then O(groups) of the big one and O(cells) of the other.
+    /// below the bound) to cell `(t, p)`. O(1), with tracked F-scores too (the F sums are
+    /// settled at the next reading); a cluster crossing the big/small threshold settles first.
     pub fn change(&mut self, t: u32, p: u32, d: i64) {
         self.ensure(0, t);
         self.ensure(1, p);
@@ -302,17 +345,14 @@ impl Core {
         let b1 = (b0 as i64 + d) as u64;
         let track = self.tracking();
         if track {
-            if self.is_big(0, t) || self.is_big(1, p) {
-                self.settle();
-                self.f_delta(t, p, n0, n1, [a0, b0], [a1, b1]);
-            } else {
-                self.unsettle(0, t);
-                self.unsettle(1, p);
-            }
+            let un = &mut self.unsettled;
+            un.add(0, t, a0);
+            un.add(1, p, b0);
+            un.cells.entry(k).or_insert(n0);
         }
         let both_before = self.both_near(t, p);
-        if track {
-            self.regroup(t, p, n0, n1, [a0, b0], [a1, b1]);
+        if track && (n0 == 0 || n1 == 0) && self.is_big(0, t) && self.is_big(1, p) {
+            self.bigbig_cell(t, p, n1 > 0);
         }
         if n1 == 0 {
             self.cells.remove(&k);
@@ -331,6 +371,9 @@ impl Core {
         self.sums.both_singletons += self.both_near(t, p) - both_before;
         self.reclass(0, t);
         self.reclass(1, p);
+        if track && self.unsettled.cells.len() > 4096 + 2 * self.cells.len() {
+            self.settle(); // cells come and go unread (a window): keep the notes bounded
+        }
     }
 
     /// Change cell (x, y) of cluster `x` on `side` from `n0` to `n1`: its list, size, squares,
@@ -401,8 +444,7 @@ impl Core {
         cl.size = s1;
         cl.sq = q1;
         cl.max = m1;
-        if s1 == 0 {
-            cl.big = None;
+        if s1 == 0 && cl.big.is_none() {
             cl.cells = SmallVec::new();
         }
         let after = side_terms(s1, q1, m1);
@@ -430,71 +472,128 @@ impl Core {
         found
     }
 
-    /// Take the terms of the cells of cluster `x` of `side` whose other end is settled out of the
-    /// F sums, and mark `x` unsettled; nothing if it is already. O(cells of `x`) · specs.
-    fn unsettle(&mut self, side: usize, x: u32) {
-        if self.unsettled.has(side, x) {
-            return;
-        }
-        let mut sums = std::mem::take(&mut self.fsums);
-        self.cluster_terms(side, x, true, false, &mut sums);
-        self.fsums = sums;
-        self.unsettled.add(side, x);
-    }
-
-    /// Add (`add`) or take out the F terms of the cells of cluster `x` of `side` to `sums`,
-    /// leaving out, when `skip`, the cells whose other end is unsettled. O(cells of `x`) · specs.
-    #[inline]
-    fn cluster_terms(&self, side: usize, x: u32, skip: bool, add: bool, sums: &mut [i128]) {
-        let (un, other) = (&self.unsettled, &self.sides[1 - side]);
-        let cl = &self.sides[side][x as usize];
-        let size = cl.size;
-        let mut visit = |z: u32| {
-            if skip && un.has(1 - side, z) {
-                return;
-            }
-            let c = self.cells[&skey(side, x, z)];
-            let sz = other[z as usize].size;
-            for (f, spec) in sums.iter_mut().zip(self.fspecs.iter()) {
-                let t = Self::oriented(spec, side, c, size, sz);
-                if add {
-                    *f += t;
-                } else {
-                    *f -= t;
-                }
-            }
-        };
-        match &cl.big {
-            None => cl.cells.iter().for_each(|&z| visit(z)),
-            Some(b) => b.set.iter().for_each(|&z| visit(z)),
-        }
-    }
-
-    /// Each tracked F-score's sum of terms over the cells of the unsettled clusters, at their
-    /// current values (a cell of an unsettled row and an unsettled column once, from its row).
-    /// O(those cells) · specs.
-    fn unsettled_terms(&self) -> Vec<i128> {
-        let mut out = vec![0i128; self.fspecs.len()];
-        for side in 0..2 {
-            for &x in &self.unsettled.list[side] {
-                self.cluster_terms(side, x, side == 1, true, &mut out);
-            }
-        }
-        out
-    }
-
-    /// Put the terms of every cell of an unsettled cluster back into the F sums, at their
-    /// current values: then each sum is the sum of its terms over every cell. O(cells of the
-    /// unsettled clusters) · specs; O(1) when all are settled.
+    /// Move the F sums from every cell's settled terms to its current ones: O(cells of the
+    /// unsettled small clusters + groups and big-big cells of the unsettled big ones + changed
+    /// cells) · specs, and O(1) when nothing changed. Each present cell with an unsettled end
+    /// is visited once: from a small end (from the row when both are small), else from the row.
+    /// The cells of unsettled small clusters leave their big partners' groups (keyed by settled
+    /// count and size) first, so the big clusters' groups then hold settled partners only.
     pub fn settle(&mut self) {
         if self.unsettled.is_empty() {
             return;
         }
-        let terms = self.unsettled_terms();
-        for (f, u) in self.fsums.iter_mut().zip(terms) {
-            *f += u;
+        let un = std::mem::take(&mut self.unsettled);
+        let mut f = std::mem::take(&mut self.fsums);
+        // the cells of unsettled small clusters leave their big partners' groups
+        for side in 0..2 {
+            for &x in &un.list[side] {
+                let (own, other) = own_other(&mut self.sides, side);
+                let cl = &own[x as usize];
+                if cl.big.is_some() {
+                    continue;
+                }
+                let (cells, sx0) = (&self.cells, un.old[side][x as usize]);
+                for &z in cl.cells.iter() {
+                    if let Some(ob) = other[z as usize].big.as_deref_mut() {
+                        let k = skey(side, x, z);
+                        let n0 = un.count(1 - side, z, k, cells[&k]);
+                        if n0 > 0 {
+                            dec(&mut ob.groups, (n0, sx0), 1);
+                        }
+                    }
+                }
+            }
         }
+        // cells gone since: their settled terms leave the sums, and a big end's groups
+        for (&k, &n0) in un.cells.iter() {
+            if n0 == 0 || self.cells.contains_key(&k) {
+                continue;
+            }
+            let ends = [(k >> 32) as u32, k as u32];
+            let s0 = [un.old[0][ends[0] as usize], un.old[1][ends[1] as usize]];
+            for (fi, spec) in f.iter_mut().zip(self.fspecs.iter()) {
+                *fi -= spec.term(n0, s0[0], s0[1]);
+            }
+            for side in 0..2 {
+                let (x, z) = (ends[side], ends[1 - side]);
+                if !self.is_big(side, x) {
+                    if let Some(ob) = self.sides[1 - side][z as usize].big.as_deref_mut() {
+                        dec(&mut ob.groups, (n0, s0[side]), 1);
+                    }
+                }
+            }
+        }
+        // unsettled big clusters: their groups (settled partners only now) and big-big cells
+        for side in 0..2 {
+            for &x in &un.list[side] {
+                let cl = &self.sides[side][x as usize];
+                let Some(b) = cl.big.as_deref() else { continue };
+                let (sx0, sx1) = (un.old[side][x as usize], cl.size);
+                if sx0 != sx1 {
+                    for (&(c, sz), &m) in b.groups.iter() {
+                        for (fi, spec) in f.iter_mut().zip(self.fspecs.iter()) {
+                            let diff = spec.delta(side, c, sx0, sx1, sz);
+                            *fi += if m == 1 { diff } else { diff * m as i128 };
+                        }
+                    }
+                }
+                for &z in b.bigbig.iter() {
+                    if side == 1 && un.has(0, z) {
+                        continue; // from its (big, unsettled) row
+                    }
+                    self.cell_settle(&un, &mut f, side, x, z, sx0, sx1);
+                }
+            }
+        }
+        // unsettled small clusters: each cell, and back into big partners' groups
+        for side in 0..2 {
+            for &x in &un.list[side] {
+                if self.sides[side][x as usize].big.is_some() {
+                    continue;
+                }
+                let (sx0, sx1) = (un.old[side][x as usize], self.sides[side][x as usize].size);
+                for i in 0..self.sides[side][x as usize].cells.len() {
+                    let z = self.sides[side][x as usize].cells[i];
+                    let zbig = self.sides[1 - side][z as usize].big.is_some();
+                    if side == 1 && !zbig && un.has(0, z) {
+                        continue; // from its (small, unsettled) row
+                    }
+                    let n = self.cell_settle(&un, &mut f, side, x, z, sx0, sx1);
+                    if let Some(ob) = self.sides[1 - side][z as usize].big.as_deref_mut() {
+                        inc(&mut ob.groups, (n, sx1), 1);
+                    }
+                }
+            }
+        }
+        self.fsums = f;
+        self.unsettled = un;
         self.unsettled.clear();
+    }
+
+    /// Move the F sums `f` from the settled terms of the present cell between cluster `x` of
+    /// `side` (settled size `sx0`, now `sx1`) and `z` of the other side to its current ones; its
+    /// count. O(specs).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)] // 1 to 3 specs
+    fn cell_settle(&self, un: &Unsettled, f: &mut [i128], side: usize, x: u32, z: u32, sx0: u64, sx1: u64) -> u64 {
+        let k = skey(side, x, z);
+        let n = self.cells[&k];
+        let sz1 = self.sides[1 - side][z as usize].size;
+        if !un.has(1 - side, z) {
+            // the other end settled: the cell's count too; only this end's size moved
+            if sx0 != sx1 {
+                for i in 0..f.len() {
+                    f[i] += self.fspecs[i].delta(side, n, sx0, sx1, sz1);
+                }
+            }
+            return n;
+        }
+        let (n0, sz0) = (un.count(1 - side, z, k, n), un.old[1 - side][z as usize]);
+        for i in 0..f.len() {
+            let spec = &self.fspecs[i];
+            f[i] += Self::oriented(spec, side, n, sx1, sz1) - Self::oriented(spec, side, n0, sx0, sz0);
+        }
+        n
     }
 
     /// The tracked F sums, after a [`Core::settle`] (asserted: unsettled sums are not the
@@ -505,122 +604,43 @@ impl Core {
     }
 
     /// The tracked F sums as [`Core::settle`] would leave them, without settling: for readers
-    /// that may not change the state. O(1) when settled.
+    /// that may not change the state (checks, tests). O(1) when settled, else O(state): a copy
+    /// is settled.
     pub fn f_sums_now(&self) -> Vec<i128> {
         if self.unsettled.is_empty() {
             return self.fsums.clone();
         }
-        self.fsums.iter().zip(self.unsettled_terms()).map(|(f, u)| f + u).collect()
-    }
-
-    /// Apply to each tracked F sum the change of adding `n1 - n0` to cell (t, p), whose row and
-    /// column sizes go from `s0` to `s1`. Called before anything changes, with every cluster
-    /// settled.
-    fn f_delta(&mut self, t: u32, p: u32, n0: u64, n1: u64, s0: [u64; 2], s1: [u64; 2]) {
-        let mut parts: [SmallVec<[(u64, u64, u64); 32]>; 2] = [SmallVec::new(), SmallVec::new()];
-        let ends = [(t, p), (p, t)];
-        for side in 0..2 {
-            let (x, y) = ends[side];
-            let cl = &self.sides[side][x as usize];
-            let other = &self.sides[1 - side];
-            let out = &mut parts[side];
-            match &cl.big {
-                None => {
-                    for &z in cl.cells.iter() {
-                        if z != y {
-                            let c = self.cells[&skey(side, x, z)];
-                            out.push((c, other[z as usize].size, 1));
-                        }
-                    }
-                }
-                Some(b) => {
-                    for (&(c, sz), &m) in b.groups.iter() {
-                        out.push((c, sz, m));
-                    }
-                    for &z in b.bigbig.iter() {
-                        if z != y {
-                            let c = self.cells[&skey(side, x, z)];
-                            out.push((c, other[z as usize].size, 1));
-                        }
-                    }
-                }
-            }
-        }
-        // the cell (t, p) itself sits in a big endpoint's groups when its other end is small
-        let in_groups = [
-            n0 > 0 && self.sides[0][t as usize].big.is_some() && !self.is_big(1, p),
-            n0 > 0 && self.sides[1][p as usize].big.is_some() && !self.is_big(0, t),
-        ];
-        for (i, spec) in self.fspecs.iter().enumerate() {
-            let mut delta = spec.term(n1, s1[0], s1[1]) - spec.term(n0, s0[0], s0[1]);
-            for side in 0..2 {
-                let (x0, x1) = (s0[side], s1[side]);
-                for &(c, sz, m) in parts[side].iter() {
-                    let diff = spec.delta(side, c, x0, x1, sz);
-                    delta += if m == 1 { diff } else { diff * m as i128 };
-                }
-                if in_groups[side] {
-                    let y0 = s0[1 - side];
-                    delta -= Self::oriented(spec, side, n0, x1, y0) - Self::oriented(spec, side, n0, x0, y0);
-                }
-            }
-            self.fsums[i] += delta;
-        }
+        let mut c = self.clone();
+        c.settle();
+        c.fsums
     }
 
     fn is_big(&self, side: usize, x: u32) -> bool {
         self.sides[side].get(x as usize).is_some_and(|c| c.big.is_some())
     }
 
-    /// Keep the groups of big clusters in step with a change of cell (t, p) and of the sizes of
-    /// row t and column p. Called before the cell and the clusters change.
-    fn regroup(&mut self, t: u32, p: u32, n0: u64, n1: u64, s0: [u64; 2], s1: [u64; 2]) {
-        let big = [self.is_big(0, t), self.is_big(1, p)];
-        let ends = [(t, p), (p, t)];
-        for side in 0..2 {
-            let (x, y) = ends[side];
-            let cells = &self.cells;
-            let [rows, cols] = &mut self.sides;
-            let (own, other) = if side == 0 { (rows, cols) } else { (cols, rows) };
-            if let Some(b) = own[x as usize].big.as_deref_mut() {
-                // the cell itself, in the big endpoint's groups or big-big list
-                if big[1 - side] {
-                    if n0 == 0 {
-                        b.bigbig.insert(y);
-                    } else if n1 == 0 {
-                        b.bigbig.remove(&y);
-                    }
-                } else {
-                    if n0 > 0 {
-                        dec(&mut b.groups, (n0, s0[1 - side]), 1);
-                    }
-                    if n1 > 0 {
-                        inc(&mut b.groups, (n1, s1[1 - side]), 1);
-                    }
-                }
-            } else if s0[side] != s1[side] {
-                // a small endpoint changed size: its cells in big partners' groups move
-                for &z in own[x as usize].cells.iter() {
-                    if z == y {
-                        continue;
-                    }
-                    if let Some(ob) = other[z as usize].big.as_deref_mut() {
-                        let c = cells[&skey(side, x, z)];
-                        dec(&mut ob.groups, (c, s0[side]), 1);
-                        inc(&mut ob.groups, (c, s1[side]), 1);
-                    }
-                }
+    /// Cell (t, p) between two big clusters appears (`present`) or goes: their big-big lists.
+    fn bigbig_cell(&mut self, t: u32, p: u32, present: bool) {
+        for (side, x, y) in [(0, t, p), (1, p, t)] {
+            let b = self.sides[side][x as usize].big.as_deref_mut().expect("big");
+            if present {
+                b.bigbig.insert(y);
+            } else {
+                b.bigbig.remove(&y);
             }
         }
     }
 
     /// Make cluster `x` of `side` big or small when its number of cells crossed a threshold.
+    /// With tracked F-scores the F sums are settled first: the groups are kept in settled terms.
     fn reclass(&mut self, side: usize, x: u32) {
         let cl = &self.sides[side][x as usize];
         let nc = cl.ncells();
         if cl.big.is_none() && nc > BIG_AT {
+            self.settle();
             self.promote(side, x);
         } else if cl.big.is_some() && nc < SMALL_AT {
+            self.settle();
             self.demote(side, x);
         }
     }
@@ -1297,6 +1317,11 @@ impl Core {
 
     /// Assert every invariant of the state; the first violation as an error message. O(cells).
     pub fn check(&self) -> Result<(), String> {
+        if !self.unsettled.is_empty() {
+            let mut c = self.clone();
+            c.settle(); // the groups are kept in settled terms
+            return c.check();
+        }
         for side in 0..2 {
             for (x, cl) in self.sides[side].iter().enumerate() {
                 let x = x as u32;
@@ -1855,6 +1880,95 @@ mod tests {
             }
         }
         assert!(c.is_big(1, 0));
+        c.check().unwrap();
+    }
+
+    /// A dense stream: rows of `per_row` cells around a diagonal, updated and reverted.
+    fn dense_step(rng: &mut Rng, c: &mut Core, k: u64, per_row: u64, live: &mut Vec<(u32, u32, i64)>) {
+        if live.is_empty() || rng.below(10) < 7 {
+            let t = rng.below(k);
+            let p = if rng.below(5) < 3 { t } else { (t * 7 + rng.below(per_row) * 13) % (k * 2) };
+            let w = 1 + rng.below(2) as i64;
+            c.change(t as u32, p as u32, w);
+            live.push((t as u32, p as u32, w));
+        } else {
+            let i = rng.below(live.len() as u64) as usize;
+            let (t, p, w) = live.swap_remove(i);
+            c.change(t, p, -w);
+        }
+    }
+
+    #[test]
+    fn settled_f_sums_equal_the_recomputed_ones_at_any_density_and_order() {
+        // dense rows (big, > BIG_AT cells) beside sparse ones, updates alternating between big
+        // and small clusters, reads after every element, every few, or rarely; clusters turn
+        // big, small and empty; the settled sums equal a recomputation from the cells
+        for (seed, k, per_row, read_every) in [(1u64, 6u64, 60u64, 1u64), (2, 40, 45, 3), (3, 200, 8, 1),
+                                               (4, 12, 200, 50), (5, 30, 40, 400)] {
+            let mut rng = Rng(seed * 0x9E37_79B9);
+            let mut c = tracked();
+            let mut live = Vec::new();
+            for step in 0..5000u64 {
+                if step % 2 == 0 {
+                    dense_step(&mut rng, &mut c, k, per_row, &mut live);
+                } else {
+                    // a small cluster far from the dense ones
+                    let (t, p) = (1000 + rng.below(50) as u32, 1000 + rng.below(50) as u32);
+                    let d = if c.cell(t, p) > 0 && rng.below(3) == 0 { -1 } else { 1 };
+                    c.change(t, p, d);
+                }
+                if rng.below(read_every) == 0 {
+                    let want = c.compute_sums().1;
+                    assert_eq!(c.f_sums_now(), want, "seed {seed} step {step}");
+                    c.settle();
+                    assert_eq!(c.f_sums(), &want[..], "seed {seed} step {step}");
+                }
+                if step % 499 == 0 {
+                    c.check().unwrap();
+                }
+            }
+            assert!((0..2).any(|side| (0..c.sides[side].len() as u32).any(|x| c.is_big(side, x))));
+            for (t, p, w) in live.drain(..) {
+                c.change(t, p, -w);
+            }
+            for t in 1000..1050u32 {
+                for p in 1000..1050u32 {
+                    let n = c.cell(t, p);
+                    if n > 0 {
+                        c.change(t, p, -(n as i64));
+                    }
+                }
+            }
+            c.settle();
+            assert!(c.f_sums().iter().all(|&f| f == 0), "seed {seed}: an empty table's F sums");
+            c.check().unwrap();
+        }
+    }
+
+    #[test]
+    fn an_update_does_no_f_work_until_the_reading() {
+        // between two readings an update only notes its row, column and cell, whether its
+        // clusters hold 1 cell or 200: the F sums are untouched until settled
+        let mut rng = Rng(11);
+        let mut c = tracked();
+        let mut live = Vec::new();
+        for _ in 0..20_000 {
+            dense_step(&mut rng, &mut c, 20, 200, &mut live);
+        }
+        c.settle();
+        assert!(c.is_big(0, 3));
+        let before = c.fsums.clone();
+        for i in 0..200u32 {
+            // a big row, then a small cluster, then a new cell of a big row
+            c.change(3, 3, 1);
+            c.change(5000 + i % 7, 5000, 1);
+            c.change(4, 39, 1);
+            assert_eq!(c.fsums, before);
+            assert!(c.unsettled.cells.len() <= 3 + 7);
+        }
+        let want = c.compute_sums().1;
+        c.settle();
+        assert_eq!(c.f_sums(), &want[..]);
         c.check().unwrap();
     }
 

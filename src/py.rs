@@ -803,6 +803,10 @@ impl Table {
                 }
             }
         }
+        if failed.is_none() {
+            // a Ctrl-C since the last check, before the caller adds anything
+            failed = py.check_signals().err();
+        }
         match failed {
             None => Ok(ids),
             Some(e) => {
@@ -1322,12 +1326,23 @@ impl Table {
             Some(c) => c,
             None => return Ok(false),
         };
-        // no Python code has run since the arrays were read: from here on only `counted`
+        // no Python code has run since the arrays were read: from here on only `counted`.
+        // A Ctrl-C during the count (the long part) is seen here, before anything changed.
+        py.check_signals()?;
         let tvals = true_labels(&counted);
         let (pvals, pindex) = pred_labels(&counted);
         let (tids, t_new) = this.names[0].intern_ints(py, &tvals)?;
-        let pids = match this.names[1].intern_ints(py, &pvals) {
-            Ok((ids, _)) => ids,
+        let pids = match this.names[1].intern_ints(py, &pvals).and_then(|(ids, p_new)| {
+            // ... and one during the interning, before the cells are added (labels forgotten)
+            match py.check_signals() {
+                Ok(()) => Ok(ids),
+                Err(e) => {
+                    this.names[1].forget(py, &p_new);
+                    Err(e)
+                }
+            }
+        }) {
+            Ok(ids) => ids,
             Err(e) => {
                 this.names[0].forget(py, &t_new);
                 return Err(e);

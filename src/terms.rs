@@ -128,6 +128,9 @@ impl FSpec {
                 Kind::Bcubed => (2 * n * n, a + b),
             };
             if d != 0 {
+                if top == 0 {
+                    return 0; // ELM, a cell of one element: no neighbours, no division
+                }
                 let (q, r) = (top / d, top % d);
                 return (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128;
             }
@@ -187,6 +190,8 @@ impl FSpec {
                 let d = x.wrapping_add(y).wrapping_sub(off);
                 if d == 0 {
                     (n as i128) << FRAC_BITS
+                } else if top == 0 {
+                    0 // ELM, a cell of one element
                 } else {
                     // shift_div's 64-bit case: top and d are below 2**64
                     let (q, r) = (top / d, top % d);

@@ -69,6 +69,42 @@ def outcome(fn):
     return None
 
 
+def dense_alternating(native, ref, shape, n, seed, read_every, kind, beta) -> list:
+    """Fill a dense block into both tables — "rows": 1 to 3 rows of 34 to 60 cells (big rows,
+    small columns); "block": 34 × 34 cells (big rows and big columns) — then ``n`` updates and
+    reverts alternating between the block's clusters and sparse ones far from it, comparing the
+    F sums every ``read_every`` elements; the ``(t, p, w)`` left in the tables."""
+    assert native.track_f(kind, beta) == ref.track_f(kind, beta)
+    rng = np.random.default_rng(seed)
+    nr, nc = (int(rng.integers(1, 4)), int(rng.integers(34, 61))) if shape == "rows" else (34, 34)
+    ts = [f"r{i}" for i in range(nr) for _ in range(nc)]
+    ps = [f"c{j}" for _ in range(nr) for j in range(nc)]
+    ws = rng.integers(1, 4, len(ts)).tolist()
+    native.update_many(ts, ps, ws)
+    for t, p, w in zip(ts, ps, ws):
+        ref.update(t, p, w)
+    live = list(zip(ts, ps, ws))
+    done: list = []
+    for i in range(n):
+        if i % 2 == 0:  # dense: a cell of the block, or a new column of a dense row
+            t = f"r{rng.integers(nr)}"
+            p = f"c{rng.integers(nc + 3)}"
+        else:  # sparse: small clusters far from the block
+            t, p = f"s{rng.integers(8)}", f"q{rng.integers(8)}"
+        if done and rng.random() < 0.3:
+            t, p, w = done.pop(int(rng.integers(len(done))))
+            native.revert(t, p, w)
+            ref.revert(t, p, w)
+        else:
+            w = int(rng.integers(1, 3))
+            native.update(t, p, w)
+            ref.update(t, p, w)
+            done.append((t, p, w))
+        if i % read_every == 0:
+            assert native.f_sums == ref.f_sums
+    return live + done
+
+
 class Hashed:
     """A label equal to ``v`` whose ``__hash__`` first lets a waiting thread run (see
     :func:`read_from_a_thread_during`)."""
@@ -276,6 +312,17 @@ class NativeAgainstReference(RuleBasedStateMachine):
                 self.ref.revert(t, p, w)
             del self.live[len(self.live) - len(done):]  # by position: labels may not compare
 
+    @precondition(lambda self: len(self.live) < 200)
+    @rule(n=st.integers(20, 80), seed=st.integers(0, 999), read_every=st.sampled_from([1, 3, 1000]),
+          kind=st.sampled_from(["elm", "bcubed"]), beta=st.sampled_from(BETAS))
+    def dense_then_alternating_big_and_small(self, n, seed, read_every, kind, beta):
+        """Dense rows (1 to 3 rows of 34 to 60 cells: big) filled in bulk, then updates and
+        reverts alternating between them and sparse clusters, read after every element, every
+        few, or not at all (the native F sums are settled lazily, cluster by cluster). Both
+        sides big: :func:`test_dense_streams_alternating_big_and_small_equal_the_reference`."""
+        self.live.extend(dense_alternating(self.native, self.ref, "rows", n, seed, read_every,
+                                           kind, beta))
+
     @rule(batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=12))
     def merge(self, batch):
         other_n, other_r = se.Contingency(), ReferenceContingency()
@@ -397,6 +444,27 @@ test_native_against_reference = needs_native(NativeAgainstReference.TestCase)
 # the longest in-process run of the quick loop: the full run has it (a unittest class: marked here)
 test_native_against_reference.pytestmark = [*getattr(test_native_against_reference, "pytestmark", []),
                                             pytest.mark.slow]
+
+
+@needs_native
+@settings(max_examples=12, deadline=None)
+@given(shape=st.sampled_from(["rows", "block"]), n=st.integers(40, 200), seed=st.integers(0, 999),
+       read_every=st.sampled_from([1, 2, 5, 1000]), kind=st.sampled_from(["elm", "bcubed"]),
+       beta=st.sampled_from(BETAS))
+def test_dense_streams_alternating_big_and_small_equal_the_reference(shape, n, seed, read_every,
+                                                                     kind, beta):
+    """Dense streams, both sides big or the rows only, updates alternating between big and small
+    clusters with reverts, read at any rhythm: the whole state equals the reference's, and
+    reverting everything gives the empty table's sums bit for bit."""
+    native, ref = se.Contingency(), ReferenceContingency()
+    live = dense_alternating(native, ref, shape, n, seed, read_every, kind, beta)
+    assert state(native) == state(ref)
+    native._check()
+    for t, p, w in reversed(live):
+        native.revert(t, p, w)
+        ref.revert(t, p, w)
+    assert state(native) == state(ref)
+    assert all(v == 0 for v in native.f_sums.values())
 
 
 def test_native_core_is_in_use():
