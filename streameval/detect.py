@@ -381,9 +381,14 @@ class BlockDrops:
         self._len = 0
 
     def _end_block(self) -> bool:
-        value = self._table.get()["m"]
+        ev = self._table
+        value = ev.get()["m"]
         self.values.append(value)
-        self._new_block()
+        # empty the block's table by reverting its cells (an exact state: update then revert
+        # restores it bit for bit), cheaper than building a new evaluator: O(cells of the block)
+        for t, p, c in ev.table.items():
+            ev.revert(t, p, c)
+        self._len = 0
         if self.detector.update(value) and (self.gate is None or self.gate()):
             self.drops.append(self.n)
             self.last_drop_time = time.time()
