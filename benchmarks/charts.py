@@ -131,14 +131,17 @@ def window(text: str):
 
 
 def intrinsic(text: str):
-    head, rows = next(t for t in tables(text) if t[0][:3] == ["d", "k", "N"])
+    head, rows = next(t for t in tables(text) if t[0][:3] == ["d", "k", "numpy Welford loop"])
     labels = [f"d={r[0]}\nk={r[1]}" for r in rows]
-    stream = [number(r[4]) for r in rows]
-    peer = [number(r[5]) * 1000 for r in rows]  # ms -> µs
-    fig, ax = _axes("one point: streaming update + get vs scikit-learn recompute (lower is better)")
+    loop = [number(r[2]) for r in rows]
+    summaries = [number(r[3]) for r in rows]
+    report = [number(r[5]) for r in rows]
+    fig, ax = _axes("one point, µs: summaries and the 7-metric report against a numpy Welford loop "
+                    "(lower is better)")
     x = range(len(rows))
-    ax.bar([i - 0.2 for i in x], stream, 0.4, label="streameval ClusterReport update + get", color=COLOURS[0])
-    ax.bar([i + 0.2 for i in x], peer, 0.4, label="scikit-learn recompute (CH + DB + silhouette)", color=COLOURS[1])
+    ax.bar([i - 0.27 for i in x], loop, 0.27, label="numpy Welford loop", color=COLOURS[1])
+    ax.bar(list(x), summaries, 0.27, label="ClusterSummaries.update", color=COLOURS[0])
+    ax.bar([i + 0.27 for i in x], report, 0.27, label="ClusterReport update + get", color=COLOURS[2])
     ax.set_xticks(list(x), labels, fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("µs per point (log)")
@@ -167,22 +170,10 @@ def distributed(text: str):
 
 
 def cli(text: str):
-    head, rows = tables(text)[0]
-    if "CPU time" not in " ".join(head):
-        raise ValueError(f"unexpected table {head}")
-    names = ["streameval score" if "streameval" in r[0] else "pandas read_csv + scikit-learn" for r in rows]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.0), dpi=110)
-    fig.suptitle("10 million CSV rows, from a fresh process (lower is better)", fontsize=11)
-    colours = COLOURS[: len(rows)]
-    a.barh(names, [number(r[1]) for r in rows], color=colours)
-    a.set_xlabel("CPU time (s)")
-    b.barh(names, [number(r[3]) for r in rows], color=colours)
-    b.set_xlabel("wall time (s)")
-    b.set_yticklabels([])
-    for ax in (a, b):
-        ax.invert_yaxis()
-        ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
+    fig, ax = _axes("CPU µs per row: score against reading the file columnar (lower is better)",
+                    figsize=(9, 3.2))
+    _bars(ax, rows, lambda n: "floor" not in n, "CPU µs per row")
     return fig
 
 
@@ -345,9 +336,36 @@ def batch(text: str):
     return fig
 
 
+def prometheus(text: str):
+    """The Prometheus endpoint under bursts: the share of scrapes answered within 30 s per load,
+    one bar per server (the peak thread count in each label)."""
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["server", "load"])
+    peak = head.index("peak threads")
+    fig, ax = _axes("scrapes answered within 30 s (share), by load; peak threads in the label")
+    loads = list(dict.fromkeys(r[1] for r in rows))
+    servers = list(dict.fromkeys(r[0] for r in rows))
+    width = 0.8 / len(servers)
+    for k, (server, colour) in enumerate(zip(servers, COLOURS)):
+        share = []
+        for load in loads:
+            r = next(r for r in rows if r[0] == server and r[1] == load)
+            ok, n = (float(x) for x in r[2].split("/"))
+            share.append(ok / n)
+            threads = r[peak]
+            ax.text(loads.index(load) + (k - (len(servers) - 1) / 2) * width, ok / n + 0.01,
+                    f"{threads} thr.", ha="center", fontsize=7)
+        ax.bar([i + (k - (len(servers) - 1) / 2) * width for i in range(len(loads))], share,
+               width, label=server, color=colour)
+    ax.set_xticks(range(len(loads)), loads, fontsize=8)
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("answered within 30 s")
+    ax.legend(fontsize=8)
+    return fig
+
+
 CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
           "compare-calibration": compare_calibration, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
-          "distributed": distributed, "cli": cli, "pss": pss, "batch": batch}
+          "distributed": distributed, "cli": cli, "pss": pss, "batch": batch, "prometheus": prometheus}
 
 
 def main(names: list[str]) -> int:

@@ -315,6 +315,30 @@ def test_a_truncated_or_changed_input_is_refused_on_resume(tmp_path):
     assert_clean_failure(run(*args, "--resume"), "are not those it consumed")
 
 
+def test_watch_json_lines_say_what_broke_and_when_the_drop_was_flagged(tmp_path):
+    """JSON lines carry the window's error account (splits, merges, the top lists; as the
+    library's ErrorAccount computes it) and the time of the last drop."""
+    from streameval import Contingency, ErrorAccount
+
+    steady = [(f"e{i % 3}", f"c{i % 3}", 1) for i in range(600)]
+    broken = [("e0", f"s{i % 4}", 1) if i % 2 else ("e1", "m", 1) for i in range(40)]
+    broken += [("e2", "m", 1)] * 10
+    path = tmp_path / "rows.csv"
+    path.write_text("truth,guess,mult\n" + rows_text(steady + broken))
+    r = run("watch", path, *WATCH, "--window", 50, "--drop-block", 10, "--top", 2,
+            "--jsonl", "-")
+    assert r.returncode == 0, r.stderr
+    final = json.loads(r.stdout.splitlines()[-1])
+    table = Contingency()
+    for t, p, w in broken:
+        table.update(t, p, w)
+    assert final["broke"] == ErrorAccount(table).report(2)
+    assert final["broke"]["split_entities"][0]["entity"] == "e0"  # across s0..s3
+    assert final["broke"]["merging_clusters"][0]["cluster"] == "m"  # e1 and e2
+    assert final["drops"] >= 1 and 0 < time.time() - final["last_drop"] < 600
+    assert final["drop_interval"] is not None and final["drop_reference"] is not None
+
+
 def test_watch_format_json_is_accepted_like_the_other_subcommands(tmp_path):
     """``watch --format json`` (as ``score``/``compare`` spell it) writes the
     JSON lines to standard output, exactly as ``--jsonl -``; with ``--jsonl PATH`` it is refused."""
