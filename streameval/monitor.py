@@ -4,13 +4,17 @@ A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keep
 
 - an all-time :class:`~streameval.Evaluator` and a window (:class:`~streameval.CountWindow`, or an
   :class:`~streameval.EventTimeWindow` fed with event times) over the same metrics;
-- a *drop detector*: the watched metric is computed over consecutive, non-overlapping blocks of
-  ``block`` elements, and each block's value goes to a River drift detector (``drift.ADWIN`` by
-  default). Blocks make the detector's samples independent, as ADWIN's test assumes (the value of
-  a sliding window after every element is a moving average, strongly autocorrelated, and would
-  raise false alarms on a stationary stream). A detected change is a *drop* when the detector's
-  recent estimate is worse than before (lower, or higher for a metric where smaller is better);
+- a *drop detector* (:class:`~streameval.detect.BlockDrops`): the watched metric is computed over
+  consecutive, non-overlapping blocks of ``block`` elements, and each block's value goes to a
+  sequential detector — by default a one-sided CUSUM (:class:`~streameval.detect.Cusum`) whose
+  threshold is calibrated on a reference period to a stated expected run length between false
+  alarms; River's ADWIN or Page-Hinkley by name (``detector="adwin"``). Blocks make the detector's
+  samples independent (the value of a sliding window after every element is a moving average,
+  strongly autocorrelated, and would raise false alarms on a stationary stream). A detected change
+  is a *drop* when the metric got worse (lower, or higher for a metric where smaller is better);
   rises are ignored;
+- what broke (:class:`~streameval.breakdown.ErrorAccount`): splits, merges and the live top-k
+  entities split most and predicted clusters merging most, over the window;
 - a live ranking of the predicted clusters that cost the most (see :class:`ClusterCostRanking`),
   over the window's table (over the all-time table without a window);
 - optionally (``interval=``), an online Poisson bootstrap of the window

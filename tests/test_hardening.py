@@ -512,7 +512,7 @@ def test_13_12_river_metric_plus_streameval_metric_in_both_orders():
     [
         ("sortedcontainers", "streameval.EventTimeWindow(5)", "window"),
         ("sortedcontainers", "streameval.Monitor(detector=False)", "window"),
-        ("river", "streameval.Monitor()", "river"),
+        ("river", "streameval.Monitor(detector='adwin')", "river"),
         ("river", "streameval.ELM() + streameval.Purity()", "river"),
         ("scipy", "streameval.batch.ceaf_score([0, 1], [1, 0])", "sklearn"),
         ("scipy", "streameval.batch.adjusted_mutual_info_score([0, 1], [1, 0])", "sklearn"),
