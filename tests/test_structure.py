@@ -26,8 +26,10 @@ from streameval.distributed import plan_metrics
 from streameval.metrics import REGISTRY, Metric, resolve
 from streameval.stats import ContingencyStats
 
-PACKAGE = Path(se.__file__).resolve().parent
-ROOT = PACKAGE.parent
+# the source tree's package (the checkout's, or an unpacked sdist's when the tests run against the
+# installed package: the same files), and the repository root beside it
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "streameval"
 
 # Offenders that other work in progress removes: {path prefix (relative to the repository): names}.
 
