@@ -103,12 +103,15 @@ def block_values(t, p) -> list:
 
 def interval_flags(t, p, k: int) -> list:
     """The element counts at which the interval rule flags a drop: a Monitor with a windowed
-    bootstrap over the segments, fed element by element."""
+    bootstrap over the segments, fed element by element. A bootstrap unit must hold whole clusters,
+    and a collapse merges clusters across segments: each segment's labels are therefore its own
+    (tagged with the segment), so the rule watches the metric within segments."""
     mon = se.Monitor([se.ELM()], window=WINDOW, watch="ELM", block=BLOCK, detector="interval",
                      interval=REPLICAS)
     length = seg_len(k)
     for i, (a, b) in enumerate(zip(t.tolist(), p.tolist())):
-        mon.update(a, b, unit=i // length)
+        u = i // length
+        mon.update((u, a), (u, b), unit=u)
     return list(mon.drops)
 
 

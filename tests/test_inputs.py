@@ -113,16 +113,29 @@ GOOD = se.Contingency()
 GOOD.update("a", "x", 2)
 
 
+def _version_1(d: dict) -> dict:
+    """The same state in the version-1 layout (each label written in its cells), which still loads."""
+    labels = d.pop("labels")
+    d.update(version=1, cells=[[labels["true"][i], labels["pred"][j], c] for i, j, c in d["cells"]])
+    return d
+
+
 @pytest.mark.parametrize("mutate,match", [
     (lambda d: d.update(format="other"), "not a streameval Contingency state"),
     (lambda d: d.update(version=99), "unsupported Contingency state version 99"),
     (lambda d: d.pop("cells"), "lacks the key 'cells'"),
     (lambda d: d.update(cells="nope"), "'cells' must be a list"),
-    (lambda d: d.update(cells=[["a", "x"]]), r"cells\[0\] must be \[true, pred, count\]"),
-    (lambda d: d.update(cells=[["a", "x", 0]]), r"cells\[0\]: count must be an int >= 1"),
-    (lambda d: d.update(cells=[["a", "x", 1.5]]), r"cells\[0\]: count must be an int >= 1"),
-    (lambda d: d.update(cells=[[None, "x", 2]]), r"cells\[0\]: true is missing"),
-    (lambda d: d.update(cells=[["a", "x", 1], ["a", "x", 1]]), r"cells\[1\]: cell \('a', 'x'\) appears twice"),
+    (lambda d: _version_1(d).update(cells=[["a", "x"]]), r"cells\[0\] must be \[true, pred, count\]"),
+    (lambda d: _version_1(d).update(cells=[["a", "x", 0]]), r"cells\[0\]: count must be an int >= 1"),
+    (lambda d: _version_1(d).update(cells=[["a", "x", 1.5]]), r"cells\[0\]: count must be an int >= 1"),
+    (lambda d: _version_1(d).update(cells=[[None, "x", 2]]), r"cells\[0\]: true is missing"),
+    (lambda d: _version_1(d).update(cells=[["a", "x", 1], ["a", "x", 1]]),
+     r"cells\[1\]: cell \('a', 'x'\) appears twice"),
+    (lambda d: d.update(cells=[[0, 0]]), r"cells\[0\] must be \[true position, pred position, count\]"),
+    (lambda d: d.update(cells=[[0, 1, 2]]), r"cells\[0\] must be \[true position, pred position, count\]"),
+    (lambda d: d.update(cells=[[0, 0, 0]]), r"cells\[0\]: count must be an int >= 1"),
+    (lambda d: d.update(cells=[[0, 0, 1], [0, 0, 1]]), r"cells\[1\]: cell \(0, 0\) appears twice"),
+    (lambda d: d.update(labels={"true": [None], "pred": ["x"]}), r"labels.true\[0\]"),
     (lambda d: d.update(n=3), "'n' is 3 but the cells sum to 2"),
     (lambda d: d.update(skipped=-1), "'skipped' must be an int >= 0"),
     (lambda d: d.update(missing="maybe"), "invalid 'missing' policy"),
@@ -134,6 +147,10 @@ def test_from_dict_rejects_malformed_or_inconsistent_states(mutate, match):
     mutate(d)
     with pytest.raises(InvalidStateError, match=match):
         se.Contingency.from_dict(d)
+
+
+def test_a_version_1_state_still_loads():
+    assert se.Contingency.from_dict(_version_1(GOOD.to_dict())).to_dict() == GOOD.to_dict()
 
 
 def test_from_dict_rejects_non_dicts_and_to_dict_rejects_unserialisable_labels():
