@@ -279,15 +279,8 @@ class ClusterSummaries(Guarded):
         ...
         streameval.errors.InvalidVectorError: vector 0 has a non-finite value: [1.0, nan]
         """
-        try:
-            arr = np.ascontiguousarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise InvalidVectorError(f"vector values must be numbers: {e}") from None
-        if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] == 0):
-            raise InvalidVectorError(f"vectors must be a 2-D array with one row per vector, got shape {arr.shape}")
+        arr = _vector_block(X, self.dim, copy=False)
         m = arr.shape[0]
-        if self.dim is not None and m and arr.shape[1] != self.dim:
-            raise InvalidVectorError(f"vectors have dimension {arr.shape[1]}, expected {self.dim}")
         if self.features is not None:
             raise InvalidVectorError("this stream's vectors are dicts of named features: update them one by one")
         codes, uniques = _group(y_pred, m)
@@ -661,14 +654,7 @@ class ClusterSummaries(Guarded):
         ...
         streameval.errors.InvalidVectorError: 1 vector value(s) are NaN or infinite
         """
-        try:
-            arr = np.array(X, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise InvalidVectorError(f"vector values must be numbers: {e}") from None
-        if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] == 0):
-            raise InvalidVectorError(f"vectors must be a 2-D array with one row per vector, got shape {arr.shape}")
-        if self.dim is not None and arr.shape[0] and arr.shape[1] != self.dim:
-            raise InvalidVectorError(f"vectors have dimension {arr.shape[1]}, expected {self.dim}")
+        arr = _vector_block(X, self.dim, copy=True)
         bad = int((~np.isfinite(arr)).sum())
         if bad:
             raise InvalidVectorError(f"{bad} vector value(s) are NaN or infinite")
@@ -979,3 +965,17 @@ def _state_scatter(v, what):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
         raise InvalidStateError(f"{what} must be a finite number >= 0, got {v!r}")
     return float(v)
+
+
+def _vector_block(X, dim: int | None, *, copy: bool) -> np.ndarray:
+    """``X`` as a C-contiguous 2-D float64 array, one row per vector, of dimension ``dim`` when it is
+    known (a copy when ``copy``); :class:`InvalidVectorError` names what is wrong. O(m·d)."""
+    try:
+        arr = np.array(X, dtype=np.float64) if copy else np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+    if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] == 0):
+        raise InvalidVectorError(f"vectors must be a 2-D array with one row per vector, got shape {arr.shape}")
+    if dim is not None and arr.shape[0] and arr.shape[1] != dim:
+        raise InvalidVectorError(f"vectors have dimension {arr.shape[1]}, expected {dim}")
+    return arr
