@@ -3,14 +3,15 @@
 :func:`iter_blocks` yields the same rows as :func:`streameval.io.iter_text_rows`, validated the
 same way (the same errors, on the same lines), a block at a time: the labels as dense ``int64``
 codes (equal labels share a code, across blocks; :class:`Codes` maps them back) and the weights as
-an ``int64`` array. A CSV/TSV file is read 4 MiB at a time; a block whose bytes hold nothing the
-row-by-row reader treats specially (no quote, NUL or lone carriage return; no line over the field
-size limit or ``max_line``; ASCII or valid UTF-8) is parsed in C by pyarrow and validated in whole
-columns (labels not empty, weights positive integers in range, the total under the bound). Any
-other block goes through the row-by-row reader, which reports its bad rows with their line
-numbers: a block with a bad row on its own (its lines are its rows), the rest of the file once a
-quote appears (a quoted field may span lines). JSON lines, standard input and files read without
-pyarrow go row by row, gathered into blocks.
+an ``int64`` array. A CSV/TSV or JSON-lines file is read 4 MiB at a time; a block whose bytes
+hold nothing the row-by-row reader treats specially (no NUL or lone carriage return; no line over
+the field size limit or ``max_line``; ASCII or valid UTF-8; for CSV no quote, for JSON lines one
+object per line and no ``\\u`` escape) is parsed in C by pyarrow and validated in whole columns
+(labels not empty, not null, of one scalar type; weights positive integers in range, the total
+under the bound). Any other block goes through the row-by-row reader, which reports its bad rows
+with their line numbers: a block with a bad row on its own (its lines are its rows), the rest of
+the file once a CSV quote appears (a quoted field may span lines). Standard input, followed files
+and files read without pyarrow go row by row, gathered into blocks.
 
 >>> import tempfile, os
 >>> from streameval.io import LineSource, RowSpec
@@ -120,9 +121,9 @@ def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_erro
     codes = codes or (Codes(), Codes())
     if spec.vector:
         raise ValueError("iter_blocks reads labels and weights; vectors go row by row")
-    if fmt != "jsonl" and columnar(source):
-        yield from _csv_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
-                               positions)
+    if columnar(source):
+        yield from _text_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
+                                positions)
         return
     def rows_of(source, layout, spec, on_error, total):
         return iter_text_rows(source, fmt, spec, on_error, start=start, total=total)
@@ -138,6 +139,7 @@ def columnar(source: LineSource) -> bool:
         return False
     try:
         import pyarrow.csv  # noqa: F401
+        import pyarrow.json  # noqa: F401
     except ImportError:
         return False
     return True
@@ -165,12 +167,16 @@ def _row_positions(chunk: bytes, line: int, offset: int):
     return line + 1 + kept, offset + np.minimum(ends[kept] + 1, len(chunk))
 
 
-def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
-                start, total: int, positions: bool):
-    layout = csv_layout(source, fmt, spec)
+def _text_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
+                 start, total: int, positions: bool):
+    if fmt == "jsonl":
+        layout = None
+        parse: _Parser | _JsonParser = _JsonParser(spec, source.max_line)
+    else:
+        layout = csv_layout(source, fmt, spec)
+        parse = _Parser(layout, spec, source.max_line)
     if start:
         source.seek(*start)
-    parse = _Parser(layout, spec, source.max_line)
     stream = source.stream
     offset, line = source.offset, source.lineno
     stream.seek(offset)
@@ -185,7 +191,7 @@ def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, bl
             chunk, carry = b"", buf
         else:
             chunk, carry = buf[:cut], buf[cut:]
-        parsed = (parse(chunk, total, offset == 0) if chunk and b'"' not in chunk else None)
+        parsed = parse(chunk, total, offset == 0) if chunk and parse.may_parse(chunk) else None
         if parsed is not None:
             t, p, w, n, total = parsed
             line += lines_in(chunk)
@@ -198,16 +204,23 @@ def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, bl
                                                                 offset - len(chunk))
                 yield block
             continue
-        if b'"' in buf:  # a quoted field may span lines: the rest of the file row by row
+        if layout is not None and b'"' in buf:
+            # a quoted CSV field may span lines: the rest of the file row by row
             source.seek(offset, line)
             yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total, codes,
                                       positions)
             return
         # this block alone, row by row (its lines are its rows), the source reading it meanwhile
+        rows_of = csv_rows if layout is not None else _json_rows
         with source.reading(io.BytesIO(chunk)):
-            total = yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total,
+            total = yield from _rows_in_order(source, rows_of, layout, spec, on_error, total,
                                               codes, positions)
         line, offset = source.lineno, source.offset
+
+
+def _json_rows(source: LineSource, layout, spec: RowSpec, on_error, total: int):
+    """The JSON-lines rows of ``source`` (as :func:`~streameval.io.iter_text_rows` reads them)."""
+    return (yield from iter_text_rows(source, "jsonl", spec, on_error, total=total))
 
 
 def _rows_in_order(source: LineSource, rows_of, layout, spec, on_error, total, codes, positions):
@@ -259,6 +272,33 @@ def lines_in(chunk: bytes) -> int:
     return chunk.count(b"\n") + (not chunk.endswith(b"\n"))
 
 
+def _plain(chunk: bytes, at_start: bool, longest: int):
+    """The offsets of the newlines of a block of whole lines, if its bytes hold nothing the
+    row-by-row reader treats specially: no NUL or lone carriage return, no byte-order mark at the
+    file's start, valid UTF-8, no line of ``longest`` bytes or more; else ``None``."""
+    if b"\0" in chunk or chunk.count(b"\r") != chunk.count(b"\r\n"):
+        return None
+    if at_start and chunk.startswith(codecs.BOM_UTF8):
+        return None
+    if not chunk.isascii():
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
+    last = len(chunk) - 1 - (ends[-1] if len(ends) else -1)  # an unterminated last line
+    if last >= longest or len(ends) and (
+            ends[0] >= longest or len(ends) > 1 and np.diff(ends).max() > longest):
+        return None
+    return ends
+
+
+def _longest(max_line: int) -> int:
+    """Lines of this many bytes or more go to the row-by-row reader: no line may reach one of
+    its limits (the csv module's field size limit, ``max_line``)."""
+    return min(csv.field_size_limit(), max_line - 1)
+
+
 class _Parser:
     """Parse one block of whole lines with pyarrow, or say it needs the row-by-row reader."""
 
@@ -269,8 +309,7 @@ class _Parser:
 
         self.pa, self.pc, self.pcsv = pa, pc, pcsv
         self.layout, self.spec = layout, spec
-        # no line may reach a limit of the row-by-row reader: its field size limit, max_line
-        self.longest = min(csv.field_size_limit(), max_line - 1)
+        self.longest = _longest(max_line)
         self.names = [f"c{k}" for k in range(layout.ncols or 0)]
         cols = [layout.true, layout.pred] + ([layout.weight] if layout.weight is not None else [])
         self.cols = cols
@@ -278,23 +317,17 @@ class _Parser:
                                                double_quote=False, escape_char=False,
                                                newlines_in_values=False, ignore_empty_lines=True)
 
+    @staticmethod
+    def may_parse(chunk: bytes) -> bool:
+        """A quote goes to the row-by-row reader (a quoted field may span lines)."""
+        return b'"' not in chunk
+
     def __call__(self, chunk: bytes, total: int, at_start: bool):
         """``(true, pred, weight, rows, total)`` of a block of whole lines (``at_start``: the
         file's first bytes), or ``None``."""
         pa, pc, pcsv = self.pa, self.pc, self.pcsv
-        if b"\0" in chunk or chunk.count(b"\r") != chunk.count(b"\r\n"):
-            return None
-        if at_start and chunk.startswith(codecs.BOM_UTF8):
-            return None
-        if not chunk.isascii():
-            try:
-                chunk.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
-        last = len(chunk) - 1 - (ends[-1] if len(ends) else -1)  # an unterminated last line
-        if last >= self.longest or len(ends) and (
-                ends[0] >= self.longest or len(ends) > 1 and np.diff(ends).max() > self.longest):
+        ends = _plain(chunk, at_start, self.longest)
+        if ends is None:
             return None
         names = self.names
         if not names:  # no header: the first line's fields name the columns
@@ -319,26 +352,93 @@ class _Parser:
         if not n:
             return None, None, None, 0, total
         t, p = (table.column(names[k]).combine_chunks() for k in self.cols[:2])
-        if pc.min(pc.binary_length(t)).as_py() == 0 or pc.min(pc.binary_length(p)).as_py() == 0:
+        w = table.column(wanted[2]).combine_chunks() if len(self.cols) == 3 else None
+        return _checked(pa, pc, t, p, w, n, total, text_weights=True)
+
+
+def _checked(pa, pc, t, p, raw, n: int, total: int, text_weights: bool):
+    """``(true, pred, weight, rows, total)`` of parsed columns whose values are all valid (no
+    empty label; weights positive integers under the bound, the total staying under it), the
+    labels dictionary-encoded, ``weight`` ``None`` when every weight is 1; else ``None``."""
+    for labels in (t, p):
+        if labels.null_count or pa.types.is_string(labels.type) and (
+                pc.min(pc.binary_length(labels)).as_py() == 0):
             return None  # a missing label: reported row by row
-        w = None
-        if len(self.cols) == 3:
-            raw = table.column(wanted[2]).combine_chunks()
+    w = None
+    if raw is not None:
+        if raw.null_count:
+            return None
+        if text_weights:
             if not pc.all(pc.ascii_is_decimal(raw)).as_py():
                 return None
             try:
-                w = pc.cast(raw, pa.int64()).to_numpy()
+                raw = pc.cast(raw, pa.int64())
             except pa.ArrowInvalid:  # over 18 digits
                 return None
-            if w.min() < 1 or w.max() > MAX_TOTAL:
+        elif not pa.types.is_int64(raw.type):  # 2.0, true, "2": the row-by-row reader decides
+            return None
+        w = raw.to_numpy()
+        if w.min() < 1 or w.max() > MAX_TOTAL:
+            return None
+        # the total stays exact in int64: each weight is under 2**57 and a block has under
+        # 2**22 rows; a block that would take it over the bound is read row by row
+        if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
+            return None
+        total += int(w.sum())
+        if (w == 1).all():
+            w = None
+    else:
+        total += n
+    return t.dictionary_encode(), p.dictionary_encode(), w, n, total
+
+
+class _JsonParser:
+    """Parse one block of whole JSON lines with pyarrow, or say it needs the row-by-row reader.
+
+    pyarrow's JSON reader and Python's ``json.loads`` agree on the blocks it takes: every line an
+    object on its own (it starts with ``{`` and ends with ``}``, and pyarrow finds as many rows as
+    lines: two objects on a line, which Python refuses, go row by row), no ``\\u`` escape (lone
+    surrogates), no key twice (pyarrow refuses it), labels all strings, all integers in int64 or
+    all booleans in each column (a float, a null, a nested value, a number too big for int64 or a
+    column changing type go row by row, as do weights that are not all int64).
+    """
+
+    def __init__(self, spec: RowSpec, max_line: int):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.json as pjson
+
+        self.pa, self.pc, self.pjson = pa, pc, pjson
+        self.spec = spec
+        self.longest = _longest(max_line)
+        self.cols = [spec.true, spec.pred] + ([spec.weight] if spec.weight else [])
+
+    @staticmethod
+    def may_parse(chunk: bytes) -> bool:
+        return b"\\u" not in chunk
+
+    def __call__(self, chunk: bytes, total: int, at_start: bool):
+        """``(true, pred, weight, rows, total)`` of a block of whole lines, or ``None``."""
+        pa, pc, pjson = self.pa, self.pc, self.pjson
+        ends = _plain(chunk, at_start, self.longest)
+        if ends is None or not len(ends) or ends[-1] != len(chunk) - 1:
+            return None  # (an unterminated last line: the row-by-row reader)
+        u8 = np.frombuffer(chunk, np.uint8)
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        if (u8[starts] != 123).any() or (u8[ends - 1] != 125).any():  # "{" ... "}"
+            return None
+        try:
+            table = pjson.read_json(io.BytesIO(chunk), read_options=pjson.ReadOptions(
+                use_threads=False, block_size=len(chunk) + 1))
+        except (pa.ArrowInvalid, ValueError):
+            return None
+        n = table.num_rows
+        if n != len(ends) or not all(c in table.column_names for c in self.cols):
+            return None
+        t, p = (table.column(c).combine_chunks() for c in self.cols[:2])
+        for labels in (t, p):
+            if not (pa.types.is_string(labels.type) or pa.types.is_int64(labels.type)
+                    or pa.types.is_boolean(labels.type)):
                 return None
-            # the total stays exact in int64: each weight is under 2**57 and a block has under
-            # 2**22 rows; a block that would take it over the bound is read row by row
-            if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
-                return None
-            total += int(w.sum())
-            if (w == 1).all():
-                w = None
-        else:
-            total += n
-        return t.dictionary_encode(), p.dictionary_encode(), w, n, total
+        w = table.column(self.cols[2]).combine_chunks() if len(self.cols) == 3 else None
+        return _checked(pa, pc, t, p, w, n, total, text_weights=False)

@@ -126,3 +126,65 @@ def test_json_lines_go_row_by_row_into_blocks(tmp_path):
     assert got == by_rows(path, "jsonl", RowSpec("t", "p"))
     assert rows[:2] == [(1, "x", 1), (1, "x", 1)] and len(rows) == 70002
     assert [e[0] for e in errors] == [f"{path}, line 3: missing predicted label (column 'p' is empty)"]
+
+
+JSON_VALUES = ['"a"', '"b"', '"é"', '""', '"\\u00e9"', '"\\ud800"', "1", "2", "-0", "1.0", "2.5",
+               "true", "false", "null", "[1]", '{"x": 1}', "NaN", "9223372036854775807",
+               "9223372036854775808", "1e2", "0"]
+
+
+def _obj(v) -> str:
+    return '{"t": ' + v[0] + ', "p": ' + v[1] + ', "w": ' + v[2] + "}"
+
+
+json_clean = st.tuples(st.sampled_from(['"a"', '"b"', '"é"']), st.sampled_from(['"x"', '"y"']),
+                       st.sampled_from(["1", "2", "3"])).map(_obj)
+json_int = st.tuples(st.sampled_from(["1", "2", "0"]), st.sampled_from(["true", "false"])).map(
+    lambda v: '{"p": ' + v[1] + ', "t": ' + v[0] + "}")
+json_odd = st.one_of(
+    st.tuples(st.sampled_from(JSON_VALUES), st.sampled_from(JSON_VALUES),
+              st.sampled_from(JSON_VALUES)).map(_obj),
+    st.sampled_from(['{"t": "a", "p": "x", "t": "b"}', '{"t": "a", "p": "x"}{"t": "a", "p": "x"}',
+                     '[1, 2]', "", "  ", '{"t": "a"}', ' {"t": "a", "p": "x"}', "{", "x",
+                     '{"t": "a", "p": "x", "w": 2.0}', '{"t": "a", "p": "x", "w": "2"}',
+                     '{"t": "a", "p": "x", "w": 72057594037927935}']))
+json_line = st.one_of(json_clean, json_clean, json_int, json_odd)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(json_line, ending), max_size=25),
+       weighted=st.booleans(), block_bytes=st.sampled_from([8, 64, 200, 1 << 22]))
+def test_json_blocks_equal_rows_on_any_lines(tmp_path, lines, weighted, block_bytes):
+    """pyarrow's JSON reader takes only the blocks on which it agrees with ``json.loads``: the
+    same rows (labels of the same values and types), errors and positions as row by row."""
+    path = tmp_path / "x.jsonl"
+    text = "".join(a + (e or "\n") for a, e in lines[:-1])
+    if lines:
+        text += lines[-1][0] + lines[-1][1]
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    spec = RowSpec("t", "p", "w" if weighted else None)
+    want = by_rows(path, "jsonl", spec)
+    got = by_blocks(path, "jsonl", spec, block_bytes)
+    assert got == want
+    # and of the same types: each label as the first equal one read (a dict groups 1 and True)
+    codes = Codes(), Codes()
+    first = [(codes[0].labels[codes[0].code(t)], codes[1].labels[codes[1].code(p)], w)
+             for t, p, w in want[0]]
+    assert [tuple(map(type, r)) for r in got[0]] == [tuple(map(type, r)) for r in first]
+
+
+def test_json_lines_are_parsed_a_block_at_a_time(tmp_path, monkeypatch):
+    """A plain JSON-lines file goes through pyarrow, not through ``json.loads``."""
+    import json
+
+    path = tmp_path / "x.jsonl"
+    path.write_text("".join(f'{{"t": {k % 7}, "p": "c{k % 5}", "w": {1 + k % 2}}}\n'
+                            for k in range(5000)))
+    want = by_rows(path, "jsonl", RowSpec("t", "p", "w"))
+
+    def refused(*a, **k):
+        raise AssertionError("json.loads called")
+
+    monkeypatch.setattr(json, "loads", refused)
+    got = by_blocks(path, "jsonl", RowSpec("t", "p", "w"), 1 << 14)
+    assert got == want and len(got[0]) == 5000
