@@ -87,8 +87,12 @@ class Codes:
         return np.fromiter((code(x) for x in labels), np.int64)
 
     def lut(self, encoded) -> np.ndarray:
-        """The codes of a pyarrow dictionary-encoded array: its dictionary looked up once per
-        entry, then gathered in C."""
+        """The codes of a pyarrow dictionary-encoded array, or of ``(labels, indices)`` (distinct
+        labels and each row's index among them): each distinct label looked up once, then
+        gathered in C."""
+        if isinstance(encoded, tuple):
+            labels, indices = encoded
+            return self.of(labels)[indices]
         table = self.of(encoded.dictionary.to_pylist())
         return table[encoded.indices.to_numpy(zero_copy_only=False)]
 
@@ -121,7 +125,7 @@ def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_erro
     codes = codes or (Codes(), Codes())
     if spec.vector:
         raise ValueError("iter_blocks reads labels and weights; vectors go row by row")
-    if columnar(source):
+    if columnar(source, fmt):
         yield from _text_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
                                 positions)
         return
@@ -131,15 +135,19 @@ def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_erro
     yield from _rows_in_order(source, rows_of, None, spec, on_error, total, codes, positions)
 
 
-def columnar(source: LineSource) -> bool:
+def columnar(source: LineSource, fmt: str = "csv") -> bool:
     """Whether :func:`iter_blocks` parses ``source`` a block at a time: a regular file, not
-    followed, and pyarrow to parse it."""
+    followed; JSON lines need pyarrow to parse them (CSV and TSV without it: numpy)."""
     fd = source.fileno()
     if fd is None or source.follow or not stat.S_ISREG(os.fstat(fd).st_mode):
         return False
+    return fmt != "jsonl" or _has_pyarrow("json")
+
+
+def _has_pyarrow(part: str) -> bool:
+    """Whether ``pyarrow.csv`` or ``pyarrow.json`` can be imported."""
     try:
-        import pyarrow.csv  # noqa: F401
-        import pyarrow.json  # noqa: F401
+        __import__(f"pyarrow.{part}")
     except ImportError:
         return False
     return True
@@ -169,12 +177,14 @@ def _row_positions(chunk: bytes, line: int, offset: int):
 
 def _text_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
                  start, total: int, positions: bool):
+    parse: _Parser | _JsonParser | _NumpyParser
     if fmt == "jsonl":
         layout = None
-        parse: _Parser | _JsonParser = _JsonParser(spec, source.max_line)
+        parse = _JsonParser(spec, source.max_line)
     else:
         layout = csv_layout(source, fmt, spec)
-        parse = _Parser(layout, spec, source.max_line)
+        parse = (_Parser(layout, spec, source.max_line) if _has_pyarrow("csv")
+                 else _NumpyParser(layout, spec, source.max_line))
     if start:
         source.seek(*start)
     stream = source.stream
@@ -354,6 +364,107 @@ class _Parser:
         t, p = (table.column(names[k]).combine_chunks() for k in self.cols[:2])
         w = table.column(wanted[2]).combine_chunks() if len(self.cols) == 3 else None
         return _checked(pa, pc, t, p, w, n, total, text_weights=True)
+
+
+class _NumpyParser:
+    """Parse one block of whole CSV/TSV lines with numpy (without pyarrow), or say it needs the
+    row-by-row reader: the delimiters found in one pass, every line holding the same number of
+    fields (the header's, or at least the columns needed), the label fields gathered into
+    fixed-width byte strings and grouped by ``numpy.unique`` (decoded once per distinct label),
+    the weights read as decimal digits. What it refuses (an empty label, a weight that is not
+    1 to 18 plain digits, lines of different lengths in fields, labels longer than 256 bytes)
+    goes row by row. O(bytes) in numpy, plus a sort of the labels."""
+
+    WIDEST = 256
+
+    def __init__(self, layout: CsvLayout, spec: RowSpec, max_line: int):
+        self.layout, self.spec = layout, spec
+        self.longest = _longest(max_line)
+        self.delimiter = ord(layout.delimiter)
+
+    may_parse = staticmethod(_Parser.may_parse)
+
+    def __call__(self, chunk: bytes, total: int, at_start: bool):
+        ends = _plain(chunk, at_start, self.longest)
+        if ends is None:
+            return None
+        u8 = np.frombuffer(chunk, np.uint8)
+        if not len(ends) or ends[-1] != len(chunk) - 1:
+            ends = np.append(ends, len(chunk))  # an unterminated last line
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        stops = ends - ((ends > starts) & (u8[np.maximum(ends - 1, 0)] == 13))  # "\r\n"
+        kept = stops > starts  # blank lines are no rows
+        starts, stops = starts[kept], stops[kept]
+        n = len(starts)
+        if not n:
+            return (([], np.zeros(0, np.int64)), ([], np.zeros(0, np.int64)), None, 0, total)
+        delims = np.flatnonzero(u8 == self.delimiter)
+        first = np.searchsorted(delims, starts)
+        fields = np.searchsorted(delims, stops) - first + 1
+        layout = self.layout
+        width = layout.ncols if layout.ncols is not None else int(fields[0])
+        if (fields != width).any() or width < layout.need:
+            return None
+
+        def column(k):  # each row's field k: its first byte and the byte after it
+            lo = starts if k == 0 else delims[first + k - 1] + 1
+            hi = stops if k == width - 1 else delims[first + k]
+            return lo, hi
+
+        out = []
+        for k in (layout.true, layout.pred):
+            labels = self._labels(u8, *column(k))
+            if labels is None:
+                return None
+            out.append(labels)
+        w = None
+        if layout.weight is not None:
+            w = self._weights(u8, *column(layout.weight))
+            if w is None or w.min() < 1 or w.max() > MAX_TOTAL:
+                return None
+            if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
+                return None  # (as _checked: the total stays exact in int64)
+            total += int(w.sum())
+            if (w == 1).all():
+                w = None
+        else:
+            total += n
+        return out[0], out[1], w, n, total
+
+    def _matrix(self, u8, lo, hi):
+        """The fields ``u8[lo:hi]`` as rows of a byte matrix padded with NULs (``None`` if one is
+        empty or wider than :attr:`WIDEST`)."""
+        size = hi - lo
+        if not len(size) or size.min() < 1 or size.max() > self.WIDEST:
+            return None, size
+        cols = np.arange(int(size.max()))
+        idx = lo[:, None] + cols
+        inside = cols < size[:, None]
+        return np.where(inside, u8[np.minimum(idx, len(u8) - 1)], 0).astype(np.uint8), size
+
+    def _labels(self, u8, lo, hi):
+        """``(distinct labels, each row's index among them)`` of a text column."""
+        m, _ = self._matrix(u8, lo, hi)
+        if m is None:
+            return None
+        fixed = np.ascontiguousarray(m).view(f"S{m.shape[1]}").ravel()
+        distinct, index = np.unique(fixed, return_inverse=True)
+        return [b.decode("utf-8") for b in distinct.tolist()], index.astype(np.int64)
+
+    def _weights(self, u8, lo, hi):
+        """The integers of a column of 1 to 18 decimal digits; ``None`` if one is not."""
+        m, size = self._matrix(u8, lo, hi)
+        if m is None or size.max() > 18:
+            return None
+        digits = m.astype(np.int64) - 48
+        inside = np.arange(m.shape[1]) < size[:, None]
+        if ((digits < 0) | (digits > 9))[inside].any():
+            return None
+        value = np.zeros(len(size), np.int64)
+        for j in range(m.shape[1]):
+            step = inside[:, j]
+            value = np.where(step, value * 10 + digits[:, j], value)
+        return value
 
 
 def _checked(pa, pc, t, p, raw, n: int, total: int, text_weights: bool):

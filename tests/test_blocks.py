@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streameval import blocks
 from streameval.blocks import Codes, iter_blocks
 from streameval.errors import InputError
 from streameval.io import LineSource, RowSpec, iter_text_rows, raise_error
@@ -67,11 +68,16 @@ line = st.one_of(clean, clean, clean, odd)  # mostly blocks that pyarrow parses
 ending = st.sampled_from(["\n", "\n", "\n", "\r\n", ""])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("parser", ["pyarrow", "numpy"])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.tuples(line, ending), max_size=25),
        header=st.sampled_from(["t,p,w\n", "\ufefft,p,w\n", "t,p\n", ""]),
        block_bytes=st.sampled_from([8, 32, 100, 1 << 22]))
-def test_blocks_equal_rows_on_any_bytes(tmp_path, lines, header, block_bytes):
+def test_blocks_equal_rows_on_any_bytes(tmp_path, monkeypatch, parser, lines, header,
+                                        block_bytes):
+    """pyarrow's CSV reader, or numpy's without it, against the csv module row by row."""
+    if parser == "numpy":
+        monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
     path = tmp_path / "x.csv"
     text = header + "".join(a + (e or "\n") for a, e in lines[:-1])
     if lines:
@@ -93,7 +99,10 @@ def test_blocks_equal_rows_on_any_bytes(tmp_path, lines, header, block_bytes):
     assert by_blocks(path, "csv", spec, block_bytes) == want
 
 
-def test_bad_rows_stop_at_their_line_in_a_large_file(tmp_path):
+@pytest.mark.parametrize("parser", ["pyarrow", "numpy"])
+def test_bad_rows_stop_at_their_line_in_a_large_file(tmp_path, monkeypatch, parser):
+    if parser == "numpy":
+        monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
     path = tmp_path / "big.tsv"
     good = "".join(f"t{k % 7}\tp{k % 5}\t{1 + k % 3}\n" for k in range(50000))
     path.write_text("t\tp\tw\n" + good + "t1\t\t2\n" + good)
@@ -188,3 +197,18 @@ def test_json_lines_are_parsed_a_block_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(json, "loads", refused)
     got = by_blocks(path, "jsonl", RowSpec("t", "p", "w"), 1 << 14)
     assert got == want and len(got[0]) == 5000
+
+
+def test_without_pyarrow_csv_blocks_are_parsed_by_numpy(tmp_path, monkeypatch):
+    """No pyarrow: a plain CSV still goes a block at a time (numpy), not through the csv module."""
+    import csv
+
+    monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
+    path = tmp_path / "x.csv"
+    path.write_text("t,p,w\n" + "".join(f"e{k % 7},c{k % 5},{1 + k % 2}\n" for k in range(5000)))
+    want = by_rows(path, "csv", RowSpec("t", "p", "w"))
+    calls = []
+    real = csv.reader
+    monkeypatch.setattr(csv, "reader", lambda *a, **k: calls.append(1) or real(*a, **k))
+    got = by_blocks(path, "csv", RowSpec("t", "p", "w"), 1 << 14)
+    assert got == want and len(got[0]) == 5000 and len(calls) == 1  # the header only

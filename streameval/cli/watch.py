@@ -3,9 +3,10 @@ all-time and windowed metrics, a line every N rows or T seconds, JSON lines, a P
 (:mod:`.prometheus`), and a JSON checkpoint (:mod:`.checkpoint`, saved atomically on a schedule
 and on exit) to resume from.
 
-A reader thread parses rows into a :class:`~streameval.cli.feed.Feed`; the main thread takes them
-(O(1) per row) and reports, publishes and checkpoints; the tables
-(:class:`~streameval.cli.watch_state.WatchState`) catch up then.
+A reader thread parses rows into a :class:`~streameval.cli.feed.Feed` as blocks of label codes
+(a whole file a block at a time, :mod:`streameval.blocks`; a followed file or a pipe as rows
+arrive); the main thread takes them (O(1) per block) and reports, publishes and checkpoints; the
+tables (:class:`~streameval.cli.watch_state.WatchState`) catch up then, in bulk.
 
 >>> status_line({"rows": 12, "skipped": 0, "all": {"AdjustedRand": 0.5}}, 0, width=80)
 'rows 12 | skipped 0 | all: ARI 0.5000'
@@ -176,7 +177,10 @@ class WatchRun:
     def __init__(self, args, fmt, spec, classes):
         self.args, self.fmt, self.spec = args, fmt, spec
         self.input_desc = input_desc(args, fmt, spec)
-        self.state = WatchState(classes, args.window, drops_for(args, classes), args.top)
+        # what broke is kept only when something reads it: JSON lines, the Prometheus endpoint
+        breakdown = bool(args.jsonl) or args.prometheus_port is not None
+        self.state = WatchState(classes, args.window, drops_for(args, classes), args.top,
+                                breakdown=breakdown)
         if args.sample:
             self.state.use_sample(args.sample)
         self.policy = ErrorPolicy(args.on_error)
@@ -231,14 +235,21 @@ class WatchRun:
                                f"({e.strerror or e})") from None
 
     # -- the reader thread --------------------------------------------------------------
-    # Items in the feed: ``(rows, lines, offsets)`` (rows and the position after each), or
-    # ``(None, kind, payload)`` for an event, in order with the rows.
+    # Items in the feed: ``(true codes, pred codes, weights or None, lines, offsets)`` (int64
+    # arrays of the state's codes, and the position after each row), or ``(None, kind,
+    # payload)`` for an event, in order with the rows.
     def _hand_over(self) -> None:
-        """Put the rows read so far into the feed (from the reader thread)."""
-        buf = self.buf
-        if buf[0]:
+        """Put the rows read so far into the feed, coded (from the reader thread)."""
+        import numpy as np
+
+        from .watch_state import coded
+
+        rows, lines, offsets = self.buf
+        if rows:
             self.buf = ([], [], [])
-            self.feed.put(buf, limit=max(1, Feed.LIMIT // self.chunk))
+            item = (*coded(self.state.codes, rows), np.array(lines, np.int64),
+                    np.array(offsets, np.int64))
+            self.feed.put(item, limit=max(1, Feed.LIMIT // self.chunk))
 
     def _stopping(self) -> bool:
         """Called by a followed source at the end of the file, before it waits: hand over."""
@@ -264,7 +275,7 @@ class WatchRun:
                 raise e
 
         try:
-            if self.fmt != "jsonl" and columnar(source):
+            if columnar(source, self.fmt):
                 self._read_blocks(on_error)
             else:
                 rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
@@ -287,30 +298,21 @@ class WatchRun:
         feed.put((None, "end", None))
 
     def _read_blocks(self, on_error) -> None:
-        """A whole CSV/TSV file (not followed) read a block at a time
-        (:func:`~streameval.blocks.iter_blocks`), its rows handed over in pieces of
-        :attr:`CHUNK_BLOCK` rows, each with its line and the offset after it."""
-        import numpy as np
+        """A whole file (not followed) read a block at a time
+        (:func:`~streameval.blocks.iter_blocks`), its blocks of codes handed over in pieces of
+        :attr:`CHUNK_BLOCK` rows, each row with its line and the offset after it."""
+        from ..blocks import iter_blocks
 
-        from ..blocks import Codes, iter_blocks
-
-        codes = Codes(), Codes()
         step, put = self.CHUNK_BLOCK, self.feed.put
-        labels = [np.empty(0, object), np.empty(0, object)]
-        for block in iter_blocks(self.source, self.fmt, self.spec, on_error, codes=codes,
-                                 start=self.start, total=self.state.elements, positions=True):
-            for k, c in enumerate(codes):  # the labels by code, as an array to gather from
-                if len(labels[k]) != len(c.labels):
-                    labels[k] = np.empty(len(c.labels), object)
-                    labels[k][:] = c.labels
-            ts = labels[0][block.true].tolist()
-            ps = labels[1][block.pred].tolist()
-            ws = [1] * block.rows if block.weight is None else block.weight.tolist()
-            rows = list(zip(ts, ps, ws))
-            assert block.lines is not None and block.offsets is not None  # positions=True
-            lines, offsets = block.lines.tolist(), block.offsets.tolist()
-            for k in range(0, len(rows), step):
-                put((rows[k:k + step], lines[k:k + step], offsets[k:k + step]), limit=2)
+        for block in iter_blocks(self.source, self.fmt, self.spec, on_error,
+                                 codes=self.state.codes, start=self.start,
+                                 total=self.state.elements, positions=True):
+            t, p, w, lines, offsets = (block.true, block.pred, block.weight, block.lines,
+                                       block.offsets)
+            for k in range(0, block.rows, step):
+                cut = slice(k, k + step)
+                put((t[cut], p[cut], None if w is None else w[cut], lines[cut], offsets[cut]),
+                    limit=2)
 
     # -- the main thread ----------------------------------------------------------------
     def emit(self, final=False) -> dict:
@@ -406,27 +408,25 @@ class WatchRun:
             state.header = self.source.header  # read before any row is handed over
             n = state.rows
             due = rows_line + every if not ck_rows else min(rows_line + every, rows_ck + ck_rows)
-            extend = state.pending.extend
+            keep = state.take
             last = None  # the position after the last row taken, which the state must record
             for item in batch:
-                rows = item[0]
-                if rows is None:
+                if item[0] is None:
                     state.rows = n
                     if last is not None:
                         state.line, state.offset, last = last[0], last[1], None
                     running = self.special(item[1], item[2])
-                    extend = state.pending.extend
                     if not running:
                         break
                     continue
-                _, lines, offsets = item
-                k, m = 0, len(rows)
+                t, p, w, lines, offsets = item
+                k, m = 0, len(t)
                 while n + m - k >= due:  # the row that completes the due count is in here
                     j = k + due - n
-                    extend(rows[k:j])
+                    keep(t[k:j], p[k:j], None if w is None else w[k:j])
                     n, k = due, j
                     state.rows = n
-                    state.line, state.offset = lines[j - 1], offsets[j - 1]
+                    state.line, state.offset = int(lines[j - 1]), int(offsets[j - 1])
                     if n - rows_line >= every:
                         self.emit()
                         rows_line, last_line = n, time.monotonic()
@@ -436,11 +436,13 @@ class WatchRun:
                         rows_ck, last_ck = n, time.monotonic()
                     due = rows_line + every if not ck_rows else min(rows_line + every,
                                                                     rows_ck + ck_rows)
-                    extend = state.pending.extend
                 if k < m:
-                    extend(rows[k:] if k else rows)
+                    if k:
+                        keep(t[k:], p[k:], None if w is None else w[k:])
+                    else:
+                        keep(t, p, w)
                     n += m - k
-                last = (lines[-1], offsets[-1])
+                last = (int(lines[-1]), int(offsets[-1]))
             state.rows = n
             if last is not None:
                 state.line, state.offset = last
