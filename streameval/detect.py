@@ -46,7 +46,7 @@ from collections import deque
 from typing import Any, Protocol
 
 __all__ = ["Detector", "Cusum", "RiverRule", "IntervalRule", "BlockDrops", "is_drop",
-           "cusum_run_length", "cusum_threshold", "make_detector", "DETECTORS"]
+           "cusum_run_length", "cusum_threshold", "make_detector", "DETECTORS", "block_stats"]
 
 DETECTORS = ("cusum", "adwin", "page-hinkley", "interval")
 
@@ -613,7 +613,10 @@ class BlockDrops:
             return None
         if (len(t) and int(min(t.min(), p.min())) < 0):
             return None
-        value, specs = self.metric.value, getattr(self.metric, "f_specs", ())
+        if self.metric.on_demand:  # reads the table itself
+            self._fast = False
+            return None
+        value, specs = self.metric.value, self.metric.f_specs
         while True:  # the sums the metric reads: found on its first blocks, then only those
             stats = block_stats(t, p, w, self.block, specs, self._names)
             if stats is None:

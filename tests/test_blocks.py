@@ -212,3 +212,41 @@ def test_without_pyarrow_csv_blocks_are_parsed_by_numpy(tmp_path, monkeypatch):
     monkeypatch.setattr(csv, "reader", lambda *a, **k: calls.append(1) or real(*a, **k))
     got = by_blocks(path, "csv", RowSpec("t", "p", "w"), 1 << 14)
     assert got == want and len(got[0]) == 5000 and len(calls) == 1  # the header only
+
+
+@settings(max_examples=60, deadline=None)
+@given(labels=st.lists(st.sampled_from([0, 1, 2, "a", "b", True, 1.0, 2.5]), min_size=1,
+                       max_size=6),
+       rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(1, 3)),
+                     max_size=30))
+def test_update_coded_is_update_many_of_the_labels(labels, rows):
+    """Codes into label lists (repeated, equal or mixed labels included) give the state of
+    update_many of the labels themselves."""
+    import numpy as np
+
+    from streameval import Contingency
+
+    rows = [(t % len(labels), p % len(labels), w) for t, p, w in rows]
+    t, p, w = (np.array([r[k] for r in rows], np.int64) for k in range(3))
+    coded, plain = Contingency(), Contingency()
+    coded.update_coded(labels, labels[::-1], t, p, w)
+    plain.update_many([labels[k] for k in t.tolist()], [labels[::-1][k] for k in p.tolist()], w)
+    assert coded == plain
+
+
+def test_update_coded_refuses_bad_input_and_changes_nothing():
+    import numpy as np
+
+    from streameval import Contingency
+    from streameval.errors import MissingLabelError
+
+    table = Contingency()
+    table.update("a", "x")
+    before = table.to_dict()
+    for labels, codes, error in [(["a", None], [1], MissingLabelError),
+                                 (["a"], [1], ValueError), (["a"], [-1], ValueError)]:
+        with pytest.raises(error):
+            table.update_coded(labels, ["x", "y"], np.array(codes), np.array([0]))
+    with pytest.raises(ValueError, match="weight"):
+        table.update_coded(["a"], ["x"], np.array([0]), np.array([0]), np.array([0]))
+    assert table.to_dict() == before

@@ -121,6 +121,16 @@ def keep_stdin_through_shutdown() -> None:
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
 
 
+def _waiting(fd: int) -> bool:
+    """Whether more input is waiting in descriptor ``fd`` (a pipe): it can be read at once."""
+    import select
+
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def drops_for(args, classes):
     """The drop detection of ``watch``: the library's :class:`~streameval.detect.BlockDrops`
     (``None`` with ``--drop-block 0``)."""
@@ -191,7 +201,8 @@ class WatchRun:
         self.interrupted: list = []
         self.error = None
         self.file_error = False
-        self.chunk = 1  # rows per hand-over (CHUNK for a regular file, see open)
+        self.chunk = 1  # rows per hand-over (CHUNK with a descriptor, see open)
+        self.pipe: int | None = None  # the descriptor of a pipe (or terminal) being read
         self.buf: tuple = ([], [], [])  # the reader's rows not yet handed over, their positions
 
     # -- set-up -------------------------------------------------------------------------
@@ -215,9 +226,12 @@ class WatchRun:
                                       on_notice=self._notice)
         fd = self.source.fileno()
         # a regular file is read without waiting (a followed one waits at its end, where the
-        # source calls _stopping): its rows go over in chunks; a pipe's, one by one, as they come
-        if fd is not None and stat.S_ISREG(os.fstat(fd).st_mode):
+        # source calls _stopping): its rows go over in chunks; a pipe's in chunks while more
+        # input is waiting in it, and as they come when none is (a slow stream is never held)
+        if fd is not None:
             self.chunk = self.CHUNK
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self.pipe = fd
         if args.file != "-" and fd is not None:
             if state.line and not check_fingerprint(self.source, state, args.checkpoint,
                                                     args.follow):
@@ -265,7 +279,7 @@ class WatchRun:
                                         os.dup(fd) if fd is not None else None)))
 
     def reader(self) -> None:
-        feed, source, raised, chunk = self.feed, self.source, [], self.chunk
+        feed, source, raised, chunk, pipe = self.feed, self.source, [], self.chunk, self.pipe
 
         def on_error(e):
             self._hand_over()
@@ -285,7 +299,7 @@ class WatchRun:
                     buf[0].append(row)
                     buf[1].append(source.lineno)
                     buf[2].append(source.offset)
-                    if len(buf[0]) >= chunk:
+                    if len(buf[0]) >= chunk or pipe is not None and not _waiting(pipe):
                         self._hand_over()
             self._hand_over()
         except InputError as e:

@@ -85,29 +85,41 @@ def add_codes(ev, codes, t, p, w=None) -> None:
     """
     if not len(t):
         return
-    add = getattr(ev.table, "_add_counted", None)  # the native table: its coded cells added
-    if add is None:
-        (tl, it), (pl, ip) = _labels(codes[0], t), _labels(codes[1], p)
-        ts, ps = np.empty(len(tl), object), np.empty(len(pl), object)
-        ts[:], ps[:] = tl, pl
-        ev.update_many(ts[it], ps[ip], w)
+    # the cells counted over the codes; each distinct label of them looked up once
+    ct, cp, counts = _cells(t, p, w)
+    (tl, it), (pl, ip) = _labels(codes[0], ct), _labels(codes[1], cp)
+    update = getattr(ev.table, "update_coded", None)  # the native table
+    if update is not None:
+        update(tl, pl, it, ip, None if w is None and len(counts) == len(t) else counts)
         return
-    from ..contingency import _count
-
-    # the cells counted over one key (one sort of the rows); each distinct label looked up once
-    kp = int(p.max()) + 1
-    cells, counts = _count(t * kp + p, w)
-    (tl, it), (pl, ip) = _labels(codes[0], cells // kp), _labels(codes[1], cells % kp)
-    add(tl, pl, it, ip, np.asarray(counts, np.int64) if isinstance(counts, list) else counts)
+    ts, ps = np.empty(len(tl), object), np.empty(len(pl), object)
+    ts[:], ps[:] = tl, pl
+    ev.update_many(ts[it], ps[ip], counts)
 
 
 def _cells(t, p, w) -> tuple:
-    """``(true codes, pred codes, summed signed weights)`` of the distinct cells of coded rows,
-    in exact int64 arithmetic; cells summing to 0 left out."""
-    order = np.lexsort((p, t))
-    t, p, w = t[order], p[order], w[order]
+    """``(true codes, pred codes, summed signed weights)`` of the distinct cells of coded rows
+    (``w`` ``None``: each 1), in exact int64 arithmetic (a table's total stays under 2**57);
+    cells summing to 0 left out. One sort of a combined key (two when the codes are too many for
+    one int64)."""
+    if not len(t):
+        return t, p, np.zeros(0, np.int64)
+    kp = int(p.max()) + 1
+    if (int(t.max()) + 1) * kp >= 1 << 62:  # no room for one key: sort by both
+        order = np.lexsort((p, t))
+        key = None
+    else:
+        key = t * kp + p
+        if w is None:
+            key = np.sort(key)
+            first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+            c = np.diff(np.append(first, len(key)))
+            return key[first] // kp, key[first] % kp, c
+        order = np.argsort(key, kind="stable")
+    t, p = t[order], p[order]
+    w = np.ones(len(t), np.int64) if w is None else w[order]
     new = np.flatnonzero(np.concatenate(([True], (t[1:] != t[:-1]) | (p[1:] != p[:-1]))))
-    c = np.add.reduceat(w, new) if len(w) else w
+    c = np.add.reduceat(w, new)
     keep = c != 0
     return t[new][keep], p[new][keep], c[keep]
 
@@ -227,7 +239,7 @@ class WatchState:
         if self.win is not None:
             self._flush_window(t, p, w)
         elif self.account is not None:
-            self._refresh(t, p, _ones(t, w))
+            self._refresh(t, p, w)
         if self.drops is not None:
             self.drops.update_many(t, p, w)
 
