@@ -12,29 +12,38 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from functools import partial
 
-from .contingency import Contingency
+from .contingency import NATIVE, Contingency, ValuePlan
 from .metrics.base import Metric
-from .metrics.quantities import NativeValue, Quantities
-
-try:
-    from ._native import Table as _NativeTable
-    from ._native import ValuePlan as _ValuePlan
-except ImportError:  # pragma: no cover - the extension is built by pip install
-    _ValuePlan = _NativeTable = None  # type: ignore[assignment, misc]
+from .metrics.quantities import Quantities
 
 __all__ = ["Evaluator"]
 
 
-def _python_read(ref: weakref.ref, table) -> dict:
-    """A native plan's fallback: the evaluator ``ref`` names reads ``table`` through Python."""
-    evaluator = ref()
-    if evaluator is None:  # pragma: no cover - a plan outliving its evaluator
-        raise ReferenceError("the evaluator of this reading plan is gone")
-    return evaluator._read(table)
+def _complete(metrics: dict, table, values: dict) -> dict:
+    """A native reading's ``values`` completed in Python: each ``None`` (a metric without a
+    native formula, or a formula the native one left to Python) becomes the metric's
+    :meth:`~streameval.metrics.base.Metric.shared_value` over one shared
+    :class:`~streameval.metrics.quantities.Quantities` of ``table`` (``metrics``: ``{name:
+    metric}``). Runs after the native call has returned, never from native code."""
+    q = Quantities(table)
+    for name, v in values.items():
+        if v is None:
+            values[name] = metrics[name].shared_value(q)
+    return values
+
+
+def _native_get(read, table, complete):
+    """An evaluator's ``get`` over a native table: one native call (``read``, the plan's, over
+    ``table``) and, only when a value is missing, ``complete`` in Python."""
+
+    def get() -> dict[str, float]:
+        values, missing = read(table)
+        return complete(table, values) if missing else values
+
+    return get
 
 
 class Evaluator:
@@ -60,10 +69,7 @@ class Evaluator:
     and ``value(stats)``. The reading is kept until the table's ``version`` changes.
     """
 
-    _quantities: Quantities | None = None  # the shared reading of the table's last-read version
-    _reading: tuple | None = None  # (table, version, {name: value}) of the last reading
-    _plan = None  # the native reading's plan (names, formula codes), built on first read
-    _all_native = False  # whether every metric of the plan has a native formula
+    _plan = None  # the native reading's plan (a ValuePlan), None when the table is not native
     _building = False  # while __init__ adds the metrics (the reading is bound once, after)
 
     def __init__(
@@ -98,7 +104,6 @@ class Evaluator:
     @table.setter
     def table(self, table: Contingency) -> None:
         self._table = table
-        self._reading = None
         if "metrics" in self.__dict__:
             self._bind_get()
         # update and revert are the table's own (one call less per element), unless overridden
@@ -115,8 +120,6 @@ class Evaluator:
             raise ValueError(f"a metric named {name!r} is already in the evaluator")
         metric.bind(self.table)
         self.metrics[name] = metric
-        self._quantities = None  # binding may start new running sums (track_f) at the same version
-        self._reading = None
         if not self._building:
             self._bind_get()
 
@@ -155,15 +158,19 @@ class Evaluator:
     def get(self) -> dict[str, float]:
         """``{name: value}`` for every metric (a new dict), in one pass over shared quantities.
 
-        The native table computes every metric that has a native formula in one call
+        One read path with one fallback. Every metric with a native formula
         (:class:`~streameval.metrics.quantities.NativeValue`: the formula of
-        :meth:`~streameval.metrics.base.Metric.value`, bit for bit); every other metric's
-        ``value`` reads one :class:`~streameval.metrics.quantities.Quantities` of the table. The
-        reading is kept while the table's ``version`` is unchanged. Cost: O(1) per O(1) metric,
-        the shared quantities (pair counts, entropies) computed at most once; on-demand metrics
-        add their own (cached) cost; a repeated reading of an unchanged table builds the dict
-        again from the kept values. On the native table, with every metric native, an instance's
-        ``get`` is one native call (the plan's ``read`` of the table).
+        :meth:`~streameval.metrics.base.Metric.value`, bit for bit) is computed by the native
+        table in one call (a :class:`~streameval.contingency.ValuePlan` built once, looked up
+        by the formulas' names), which returns and never calls back; then, only if some value is
+        missing, Python completes it: each remaining metric's
+        :meth:`~streameval.metrics.base.Metric.shared_value` over one
+        :class:`~streameval.metrics.quantities.Quantities` of the table (O(1) metrics read the
+        shared quantities, on-demand ones the table, cached per version). Without a native table
+        (the reference) every metric is read that second way. Cost: O(1) per O(1) metric, the
+        shared quantities (pair counts, entropies) computed at most once per table state; the
+        native values are kept while the table's ``version`` is unchanged; on-demand metrics add
+        their own (cached) cost.
 
         >>> ev = Evaluator(["ARI", "NMI"])
         >>> ev.update_many([0, 0, 1, 1], [0, 0, 1, 0])
@@ -173,76 +180,34 @@ class Evaluator:
         table = self._table
         plan = self._plan
         if plan is None:
-            plan = self._plan = self._make_plan()
-        if plan is not False and self._all_native and isinstance(table, _NativeTable):
-            return plan.read(table)  # read natively, kept by version
-        version = table.version
-        reading = self._reading
-        if reading is not None and reading[0] is table and reading[1] == version:
-            return reading[2].copy()
-        out = self._read(table)
-        self._reading = (table, version, out)
-        return out.copy()
-
-    def _read(self, table) -> dict[str, float]:
-        """Every metric's value over ``table`` as it is now, in a new dict."""
-        plan = self._plan
-        if plan is None:
-            plan = self._plan = self._make_plan()
-        if plan is not False:
-            try:
-                out, missing = table._read(plan)
-            except AttributeError:  # a table without the native reading (the reference)
-                plan = False
-        if plan is False:
-            return {name: m.value(self._shared(table)) for name, m in self.metrics.items()}
-        if missing:  # the metrics left to their Python formula
-            q = self._shared(table)
-            metrics = self.metrics
-            for name, v in out.items():
-                if v is None:
-                    out[name] = metrics[name].value(q)
-        return out
+            q = Quantities(table)
+            return {name: m.shared_value(q) for name, m in self.metrics.items()}
+        values, missing = plan.read(table)
+        return _complete(self.metrics, table, values) if missing else values
 
     def _bind_get(self) -> None:
-        """A new reading plan for the current table and metrics; when every metric has a native
-        formula on a native table (and no subclass overrides ``get``), this instance's ``get``
-        becomes one native call (the plan's ``read`` of the table)."""
-        self._plan = None
+        """A new reading plan for the current table and metrics; on a native table (and when no
+        subclass overrides ``get``) this instance's ``get`` becomes the plan's one native call
+        (:func:`_native_get`)."""
         self.__dict__.pop("get", None)
         table = self._table
-        if type(self).get is Evaluator.get and _NativeTable is not None and isinstance(table, _NativeTable):
-            plan = self._plan = self._make_plan()
-            if self._all_native:
-                self.__dict__["get"] = partial(plan.read, table)
+        plan = self._plan = self._make_plan(table)
+        if plan is not None and type(self).get is Evaluator.get:
+            # it holds the metrics, not the evaluator: no cycle keeps a dropped table alive
+            self.__dict__["get"] = _native_get(plan.read, table, partial(_complete, self.metrics))
 
-    def _shared(self, table) -> Quantities:
-        """The :class:`Quantities` of ``table``'s current version (kept while it is unchanged)."""
-        q = self._quantities
-        if q is None or q.source is not table or q.version != table.version:
-            q = self._quantities = Quantities(table)
-        return q
-
-    def _make_plan(self):
-        """The native reading's plan: each metric's native formula ``(code, param)``, or a code
-        no formula has (its Python formula runs); ``False`` without the extension."""
-        if _ValuePlan is None:
-            return False
-        names, codes, params = [], [], []
-        for name, m in self.metrics.items():
-            spec = m.native_spec if isinstance(m, NativeValue) else None
-            code, param = spec if spec is not None else (255, 0.0)
-            names.append(name)
-            codes.append(code)
-            params.append(param)
-        self._all_native = 255 not in codes
-        # the fallback holds the evaluator weakly: no cycle keeps a dropped table alive
-        return _ValuePlan(names, codes, params, partial(_python_read, weakref.ref(self)))
+    def _make_plan(self, table):
+        """The native reading's plan over ``table``: each metric's name and its native formula
+        (``None`` for a metric Python reads); ``None`` when ``table`` is not native."""
+        if not (NATIVE and isinstance(table, Contingency)):
+            return None
+        metrics = self.metrics
+        return ValuePlan(list(metrics), [m.native_formula for m in metrics.values()])
 
     def __getstate__(self) -> dict:
         """The state to pickle, without the native reading (made anew when unpickled)."""
         state = self.__dict__.copy()
-        for name in ("get", "_plan", "_reading", "_quantities"):
+        for name in ("get", "_plan"):
             state.pop(name, None)
         return state
 

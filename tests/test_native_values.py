@@ -1,8 +1,8 @@
 """The native reading (src/values.rs) against the Python formulas, bit for bit.
 
 Every registered O(1) metric has its formula twice: ``Metric.value(stats)`` in Python (the
-definition, shared with the engines) and the native table's ``_value(code, param)``, which ``get()``
-and ``Evaluator.get()`` use. These tests drive random tables, from the empty one to totals at the
+definition, shared with the engines) and the native formula's ``read(table)`` (the formula looked
+up by the name the metric declares), which ``get()`` and ``Evaluator.get()`` use. These tests drive random tables, from the empty one to totals at the
 table's bound (weights far beyond ``2**53``), through every formula with default and other
 parameters, and compare the floats' bits (so ``0.0`` against ``-0.0``, or two NaNs, would be told
 apart); a Python formula that raises must leave the native one silent (``None``), so the Python
@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streameval as se
-from streameval.contingency import NATIVE
+from streameval.contingency import NATIVE, NATIVE_FORMULAS, Formula
 from streameval.metrics import REGISTRY
-from streameval.metrics.quantities import FORMULA_CODES, NativeValue
+from streameval.metrics.quantities import NativeValue
 from streameval.reference import ReferenceContingency
 from streameval.stats import MAX_TOTAL
 
@@ -57,8 +57,25 @@ def test_every_registered_o1_metric_has_a_native_formula():
     o1 = {name for name, cls in REGISTRY.items() if not getattr(cls, "on_demand", False)}
     assert native == o1
     for m in variants():
-        assert m.native_spec is not None, m.name
-    assert len(set(FORMULA_CODES)) == len(FORMULA_CODES) == 25
+        assert m.native_formula is not None, m.name
+
+
+def test_python_and_rust_name_the_same_formulas():
+    """The registry is keyed by name: every formula a Python metric names (over its parameters)
+    is in the native table, and every native formula is named by a Python metric."""
+    named = {m.native_formula.name for m in variants()}
+    assert named == NATIVE_FORMULAS, (named ^ NATIVE_FORMULAS)
+    assert all(Formula(name).name == name for name in NATIVE_FORMULAS)
+
+
+def test_a_formula_the_registry_lacks_is_an_error():
+    class _Renamed(se.Rand):  # (a leading underscore: not registered)
+        _formula = "NoSuchFormula"
+
+    with pytest.raises(KeyError, match="no native formula named .NoSuchFormula."):
+        Formula("NoSuchFormula")
+    with pytest.raises(KeyError, match="NoSuchFormula"):
+        _ = _Renamed().native_formula
 
 
 def python_value(m, table):
@@ -76,7 +93,7 @@ def check_table(table) -> None:
     want = {}
     for name, m in ev.metrics.items():
         ref = python_value(m, table)
-        got = table._value(*m.native_spec)
+        got = m.native_formula.read(table)
         if isinstance(ref, type):
             assert got is None, (name, ref)
             continue
@@ -214,7 +231,7 @@ def test_subclasses_and_on_demand_metrics_keep_the_python_path():
     ev = se.Evaluator({"doubled": m, "plain": plain, "ami": se.AdjustedMutualInfo()})
     for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (2, 1), (2, 2)]:
         ev.update(t, p)
-    assert m.native_spec is None and ev["ami"].native_spec is None
+    assert m.native_formula is None and ev["ami"].native_formula is None
     got = ev.get()
     assert got["doubled"] == m.get() == 2 * plain.get() == 2 * got["plain"]
     assert got["ami"] == se.AdjustedMutualInfo().value(ev.table)
@@ -225,7 +242,7 @@ def test_a_python_error_stays_the_same_error():
     t = se.Contingency()
     t.update(0, 0)
     elm = se.ELM(beta=2.0)  # its F sum is tracked by its own table, not by ``t``
-    assert t._value(FORMULA_CODES["ELM:element_averaged"], 2.0) is None
+    assert Formula("ELM:element_averaged", 2.0).read(t) is None
     with pytest.raises(KeyError):
         elm.value(t)
 
