@@ -1413,6 +1413,14 @@ impl Formula {
     }
 }
 
+pyo3::create_exception!(
+    _native,
+    FormulaDeclined,
+    pyo3::exceptions::PyException,
+    "A native formula of a ValuePlan left its value to Python (its Python twin would raise, or \
+     the sums exceed the native widths): read the metrics through their Python formulas."
+);
+
 /// What an Evaluator reads natively: its metrics' names, each with its native formula or
 /// ``None`` (a metric read by Python), fixed once, and the values of its last reading.
 #[pyclass(frozen, module = "streameval._native")]
@@ -1420,9 +1428,9 @@ pub struct ValuePlan {
     names: Vec<Py<PyAny>>,
     formulas: Vec<Option<(crate::values::Formula, f64)>>,
     template: Py<PyDict>,
-    /// the values of the last reading (``None`` where Python reads), of which table (its
+    /// the values of the last complete reading (NaN where Python reads), of which table (its
     /// address) and version
-    last: Mutex<(Option<(usize, u64)>, Vec<Option<f64>>, usize)>,
+    last: Mutex<(Option<(usize, u64)>, Vec<f64>)>,
 }
 
 #[pymethods]
@@ -1443,40 +1451,46 @@ impl ValuePlan {
             names: names.into_iter().map(|n| n.unbind()).collect(),
             formulas: formulas.iter().map(|f| f.as_ref().map(|f| (f.formula, f.param))).collect(),
             template: template.unbind(),
-            last: Mutex::new((None, Vec::new(), 0)),
+            last: Mutex::new((None, Vec::new())),
         })
     }
 
-    /// ``({name: value}, missing)`` over ``table`` now (a new dict each call): every native
-    /// formula's value, ``None`` for the metrics Python reads (no formula here, or a formula
-    /// left to Python), ``missing`` of them. The values are kept while the table's ``version``
+    /// ``{name: value}`` over ``table`` now (a new dict each call): every native formula's
+    /// value, ``None`` for the metrics without one (Python reads them). ``FormulaDeclined`` when
+    /// a formula leaves its value to Python. The values are kept while the table's ``version``
     /// is unchanged. Nothing here calls back into Python. O(len).
-    fn read<'py>(slf: &Bound<'py, Self>, table: &Bound<'py, Table>) -> PyResult<(Bound<'py, PyDict>, usize)> {
+    fn read<'py>(slf: &Bound<'py, Self>, table: &Bound<'py, Table>) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
         let p = slf.get();
         let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
-        let (key, values, missing) = &mut *last;
+        let (key, values) = &mut *last;
         {
             let mut guard = borrow_mut(table, "get")?;
             let now = Some((table.as_ptr() as usize, guard.version));
             if *key != now {
-                *key = None;
+                *key = None; // nothing kept until the values are complete
                 values.clear();
-                let mut none = 0;
-                guard.read(|r| {
+                let complete = guard.read(|r| {
                     for f in p.formulas.iter() {
-                        let v = f.and_then(|(f, param)| f(r, param));
-                        none += v.is_none() as usize;
-                        values.push(v);
+                        match f {
+                            Some((f, param)) => match f(r, *param) {
+                                Some(v) => values.push(v),
+                                None => return false,
+                            },
+                            None => values.push(f64::NAN), // read by Python: left None
+                        }
                     }
+                    true
                 });
-                *missing = none;
+                if !complete {
+                    return Err(FormulaDeclined::new_err("a native formula left its value to Python"));
+                }
                 *key = now;
             }
         }
         let d = p.template.bind(py).copy()?;
-        for (name, v) in p.names.iter().zip(values.iter()) {
-            if let Some(v) = *v {
+        for ((name, &v), f) in p.names.iter().zip(values.iter()).zip(p.formulas.iter()) {
+            if f.is_some() {
                 // SAFETY: `d` is a dict we own, `name` a live object; the new float's reference
                 // is released after the dict has taken its own (PyDict_SetItem does not steal)
                 unsafe {
@@ -1492,7 +1506,7 @@ impl ValuePlan {
                 }
             }
         }
-        Ok((d, *missing))
+        Ok(d)
     }
 
     fn __len__(&self) -> usize {
@@ -1515,6 +1529,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::summaries_py::register(m)?;
     m.add_function(wrap_pyfunction!(_true_divide, m)?)?;
     m.add_class::<Formula>()?;
+    m.add("FormulaDeclined", m.py().get_type::<FormulaDeclined>())?;
     m.add("FORMULAS", crate::values::FORMULAS.iter().map(|&(name, _)| name).collect::<Vec<_>>())?;
     m.add("STAT_NAMES", STATS.iter().map(|&(name, _)| name).collect::<Vec<_>>())?;
     let table = m.getattr("Table")?;

@@ -37,15 +37,19 @@ class Formula:
     def param(self) -> float: ...
     def __reduce__(self) -> tuple[Any, tuple[str, float]]: ...
 
+class FormulaDeclined(Exception):
+    """A native formula of a :class:`ValuePlan` left its value to Python (its Python twin would
+    raise, or the sums exceed the native widths): read the metrics through their Python formulas."""
+
 class ValuePlan:
     """What an Evaluator reads natively: its metrics' names, each with its :class:`Formula` or
     ``None`` (a metric read by Python)."""
 
     def __init__(self, names: list[Any], formulas: list[Formula | None]) -> None: ...
-    def read(self, table: Table) -> tuple[dict[Any, float | None], int]:
-        """``({name: value}, missing)``: every native formula's value over ``table``, ``None``
-        for the metrics Python reads (``missing`` of them); kept while the table's version is
-        unchanged. Never calls back into Python. O(len)."""
+    def read(self, table: Table) -> dict[Any, float | None]:
+        """``{name: value}``: every native formula's value over ``table``, ``None`` for the
+        metrics without one; :class:`FormulaDeclined` when a formula leaves its value to Python.
+        Kept while the table's version is unchanged. Never calls back into Python. O(len)."""
     def __len__(self) -> int: ...
 
 class Table:

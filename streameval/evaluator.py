@@ -12,38 +12,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 
-from .contingency import NATIVE, Contingency, ValuePlan
+from .contingency import NATIVE, Contingency, FormulaDeclined, ValuePlan
 from .metrics.base import Metric
 from .metrics.quantities import Quantities
 
 __all__ = ["Evaluator"]
 
 
-def _complete(metrics: dict, table, values: dict) -> dict:
-    """A native reading's ``values`` completed in Python: each ``None`` (a metric without a
-    native formula, or a formula the native one left to Python) becomes the metric's
+def _python_values(metrics: dict, table) -> dict:
+    """Every metric's value over ``table`` in Python: its
     :meth:`~streameval.metrics.base.Metric.shared_value` over one shared
-    :class:`~streameval.metrics.quantities.Quantities` of ``table`` (``metrics``: ``{name:
-    metric}``). Runs after the native call has returned, never from native code."""
+    :class:`~streameval.metrics.quantities.Quantities` of the table (``metrics``: ``{name:
+    metric}``). The one fallback: a table without the native reading, or a native formula that
+    left its value to Python (its Python formula then gives the same value, or raises)."""
     q = Quantities(table)
-    for name, v in values.items():
-        if v is None:
+    return {name: m.shared_value(q) for name, m in metrics.items()}
+
+
+def _native_get(read, table, metrics: dict, python: list):
+    """An evaluator's ``get`` over a native table: one native call (``read``, its plan's, over
+    ``table``), never calling back; then the metrics named in ``python`` (no native formula)
+    read in Python over the table's shared quantities. When a native formula leaves its value
+    to Python (``FormulaDeclined``), every metric is read in Python instead."""
+    if not python:
+
+        def get() -> dict[str, float]:
+            try:
+                return read(table)
+            except FormulaDeclined:
+                return _python_values(metrics, table)
+
+        return get
+
+    def get_and_complete() -> dict[str, float]:
+        try:
+            values = read(table)
+        except FormulaDeclined:
+            return _python_values(metrics, table)
+        q = Quantities(table)
+        for name in python:
             values[name] = metrics[name].shared_value(q)
-    return values
+        return values
 
-
-def _native_get(read, table, complete):
-    """An evaluator's ``get`` over a native table: one native call (``read``, the plan's, over
-    ``table``) and, only when a value is missing, ``complete`` in Python."""
-
-    def get() -> dict[str, float]:
-        values, missing = read(table)
-        return complete(table, values) if missing else values
-
-    return get
+    return get_and_complete
 
 
 class Evaluator:
@@ -63,13 +77,13 @@ class Evaluator:
     per reading, or O(groups) next to a large cluster: :meth:`Contingency.track_f`).
     :meth:`get` reads every metric with a native formula in one call to the native table
     (:class:`~streameval.metrics.quantities.NativeValue`), and the others in one pass over one
-    :class:`~streameval.metrics.quantities.Quantities` of the table's current version, so the
-    quantities several metrics share (pair counts, entropies) are computed once per table state
-    rather than once per metric; the values are bit-identical to each metric's own ``get()``
-    and ``value(stats)``. The reading is kept until the table's ``version`` changes.
+    :class:`~streameval.metrics.quantities.Quantities` of the table, so the quantities several
+    metrics share (pair counts, entropies) are computed once per reading rather than once per
+    metric; the values are bit-identical to each metric's own ``get()`` and ``value(stats)``.
+    The native values are kept until the table's ``version`` changes.
     """
 
-    _plan = None  # the native reading's plan (a ValuePlan), None when the table is not native
+    _get: Callable[[], dict[str, float]]  # the reading bound by _bind_get: the native plan's, or Python's
     _building = False  # while __init__ adds the metrics (the reading is bound once, after)
 
     def __init__(
@@ -158,43 +172,44 @@ class Evaluator:
     def get(self) -> dict[str, float]:
         """``{name: value}`` for every metric (a new dict), in one pass over shared quantities.
 
-        One read path with one fallback. Every metric with a native formula
+        One read path with one fallback. On a native table, every metric with a native formula
         (:class:`~streameval.metrics.quantities.NativeValue`: the formula of
-        :meth:`~streameval.metrics.base.Metric.value`, bit for bit) is computed by the native
-        table in one call (a :class:`~streameval.contingency.ValuePlan` built once, looked up
-        by the formulas' names), which returns and never calls back; then, only if some value is
-        missing, Python completes it: each remaining metric's
+        :meth:`~streameval.metrics.base.Metric.value`, bit for bit) is computed in one native
+        call (a :class:`~streameval.contingency.ValuePlan` of the formulas, looked up by the
+        names the metrics declare) that returns and never calls back into Python; the metrics
+        of the other kinds are then read in Python: their
         :meth:`~streameval.metrics.base.Metric.shared_value` over one
-        :class:`~streameval.metrics.quantities.Quantities` of the table (O(1) metrics read the
-        shared quantities, on-demand ones the table, cached per version). Without a native table
-        (the reference) every metric is read that second way. Cost: O(1) per O(1) metric, the
-        shared quantities (pair counts, entropies) computed at most once per table state; the
-        native values are kept while the table's ``version`` is unchanged; on-demand metrics add
-        their own (cached) cost.
+        :class:`~streameval.metrics.quantities.Quantities` of the table (an O(1) metric without
+        a native formula reads the shared quantities, an on-demand metric the table's cells,
+        cached per version). The one fallback: every metric read that second way, on a table
+        without the native reading (the reference), or when a native formula leaves its value
+        to Python (its Python formula then gives the same value or raises the same error).
+        Cost: O(1) per O(1) metric, the shared quantities (pair counts, entropies) computed at
+        most once per reading; the native values are kept while the table's ``version`` is
+        unchanged; on-demand metrics add their own (cached) cost. An instance's ``get`` is its
+        bound reading (one native call when every metric has a native formula).
 
         >>> ev = Evaluator(["ARI", "NMI"])
         >>> ev.update_many([0, 0, 1, 1], [0, 0, 1, 0])
         >>> ev.get() == {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
         True
         """
-        table = self._table
-        plan = self._plan
-        if plan is None:
-            q = Quantities(table)
-            return {name: m.shared_value(q) for name, m in self.metrics.items()}
-        values, missing = plan.read(table)
-        return _complete(self.metrics, table, values) if missing else values
+        return self._get()
 
     def _bind_get(self) -> None:
-        """A new reading plan for the current table and metrics; on a native table (and when no
-        subclass overrides ``get``) this instance's ``get`` becomes the plan's one native call
-        (:func:`_native_get`)."""
+        """A new reading plan for the current table and metrics (:func:`_native_get` over a
+        native table, :func:`_python_values` otherwise), bound as this instance's ``get`` unless
+        a subclass overrides it."""
         self.__dict__.pop("get", None)
-        table = self._table
-        plan = self._plan = self._make_plan(table)
-        if plan is not None and type(self).get is Evaluator.get:
-            # it holds the metrics, not the evaluator: no cycle keeps a dropped table alive
-            self.__dict__["get"] = _native_get(plan.read, table, partial(_complete, self.metrics))
+        table, metrics = self._table, self.metrics
+        plan = self._make_plan(table)
+        if plan is None:
+            self._get = partial(_python_values, metrics, table)
+        else:
+            python = [name for name, m in metrics.items() if m.native_formula is None]
+            self._get = _native_get(plan.read, table, metrics, python)
+        if type(self).get is Evaluator.get:
+            self.__dict__["get"] = self._get
 
     def _make_plan(self, table):
         """The native reading's plan over ``table``: each metric's name and its native formula
@@ -207,7 +222,7 @@ class Evaluator:
     def __getstate__(self) -> dict:
         """The state to pickle, without the native reading (made anew when unpickled)."""
         state = self.__dict__.copy()
-        for name in ("get", "_plan"):
+        for name in ("get", "_get"):
             state.pop(name, None)
         return state
 

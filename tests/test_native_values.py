@@ -269,3 +269,58 @@ def test_integer_division_rounds_ties_to_even():
     for a, b in cases:
         assert bits(_true_divide(a, b)) == bits(a / b), (a, b)
     assert math.copysign(1.0, _true_divide(0, -7)) == -1.0
+
+
+def crossings(read) -> list:
+    """The calls made while ``read()`` runs: ``(event, name)`` for every Python function entered
+    and every built-in (native) function called, from ``sys.setprofile``."""
+    import sys
+
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.append(("python", frame.f_code.co_name))
+        elif event == "c_call":
+            seen.append(("native", getattr(arg, "__qualname__", repr(arg))))
+
+    sys.setprofile(profile)
+    try:
+        read()
+    finally:
+        sys.setprofile(None)
+    return seen[:-1]  # (the last: setprofile itself)
+
+
+def test_an_evaluator_reading_crosses_into_rust_once_and_never_back():
+    ev = se.Evaluator()  # every O(1) metric: each has a native formula
+    ev.update_many([0, 0, 1, 1, 2], [0, 1, 1, 1, 2])
+    ev.update(3, 3)  # a new version: the reading is computed, not the kept one
+    seen = crossings(ev.get)
+    assert seen == [("python", "get"), ("native", "ValuePlan.read")], seen
+    # with an on-demand metric: the same one native call, then Python reads that metric alone
+    mixed = se.Evaluator([se.AdjustedRand(), se.AdjustedMutualInfo()])
+    mixed.update_many([0, 0, 1, 1, 2], [0, 1, 1, 1, 2])
+    seen = crossings(mixed.get)
+    assert [c for c in seen if c[0] == "native"][0] == ("native", "ValuePlan.read")
+    assert sum(c == ("native", "ValuePlan.read") for c in seen) == 1
+    assert mixed.get()["AdjustedMutualInfo"] == se.AdjustedMutualInfo().value(mixed.table)
+
+
+def test_a_declined_formula_falls_back_to_every_python_formula():
+    """A plan whose formula leaves its value to Python raises ``FormulaDeclined`` (nothing is
+    called back); the evaluator's reading then runs the Python formulas, which give Python's
+    own value or error."""
+    from streameval.contingency import FormulaDeclined, ValuePlan
+    from streameval.evaluator import _native_get
+
+    t = se.Contingency()
+    t.update(0, 0)
+    plan = ValuePlan(["elm", "ari"], [Formula("ELM:element_averaged", 2.0), Formula("AdjustedRand")])
+    with pytest.raises(FormulaDeclined):
+        plan.read(t)  # the table does not track ELM's F sum at beta 2
+    metrics = {"elm": se.ELM(beta=2.0), "ari": se.AdjustedRand()}
+    with pytest.raises(KeyError):  # Python's error, as elm.value(t) gives it
+        _native_get(plan.read, t, metrics, [])()
+    t.track_f("elm", 2.0)
+    assert _native_get(plan.read, t, metrics, [])() == {"elm": 1.0, "ari": 1.0}
