@@ -113,7 +113,7 @@ def resolve(spec=None, on_demand: bool = False) -> list:
                 raise UnknownMetricError(
                     f"unknown metric {name!r}; choose from {', '.join(labels)}, their "
                     "scikit-learn function names (adjusted_rand_score, ...), the short forms "
-                    "ARI, NMI, AMI, MI, VI, RI, FMI, B3, or 'all'"
+                    f"{', '.join(a.upper() for a in ALIASES if len(a) <= 3)}, or 'all'"
                 )
             found = [cls]
         out.extend(c for c in found if c not in out)
