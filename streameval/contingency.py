@@ -56,17 +56,20 @@ from .reference import ReferenceContingency
 from .stats import beta_ratio
 
 try:
-    from ._native import FORMULAS as _FORMULAS
-    from ._native import Formula, FormulaDeclined, ValuePlan
     from ._native import Table as _NativeTable
 except ImportError:  # pragma: no cover - the extension is built by pip install
     NATIVE = False
-    Formula = ValuePlan = None  # type: ignore[assignment, misc]
-    FormulaDeclined = ArithmeticError  # type: ignore[assignment, misc]  # (never raised then)
-    _FORMULAS = []
 else:
     NATIVE = True
 """``True`` when :class:`Contingency` is the native (Rust) table, ``False`` for the fallback."""
+
+try:  # the native reading (an extension built from older sources lacks it: Python reads then)
+    from ._native import FORMULAS as _FORMULAS
+    from ._native import Formula, FormulaDeclined, ValuePlan
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    Formula = ValuePlan = None  # type: ignore[assignment, misc]
+    FormulaDeclined = ArithmeticError  # type: ignore[assignment, misc]  # (never raised then)
+    _FORMULAS = []
 
 NATIVE_FORMULAS: frozenset = frozenset(_FORMULAS)
 """The names of the metric formulas the native table computes itself (``src/values.rs``, its

@@ -214,7 +214,7 @@ class Evaluator:
     def _make_plan(self, table):
         """The native reading's plan over ``table``: each metric's name and its native formula
         (``None`` for a metric Python reads); ``None`` when ``table`` is not native."""
-        if not (NATIVE and isinstance(table, Contingency)):
+        if ValuePlan is None or not (NATIVE and isinstance(table, Contingency)):
             return None
         metrics = self.metrics
         return ValuePlan(list(metrics), [m.native_formula for m in metrics.values()])
