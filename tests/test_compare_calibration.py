@@ -30,7 +30,7 @@ def test_calibration_script_quick_run_prints_every_setting_and_method(capsys):
     assert mod.main(["--quick"]) == 0
     rows = _tables(capsys.readouterr().out)
     for kind, docs in mod.SETTINGS:
-        for method in ("percentile", "BCa", "paired bootstrap", "randomization"):
+        for method in ("percentile", "BCa", "studentized", "paired bootstrap", "randomization"):
             assert any(r.startswith(f"| {kind} | {docs} |") and f"| {method} |" in r for r in rows)
 
 
@@ -43,7 +43,9 @@ def test_calibration_tables_reproduce_and_the_default_test_holds_its_level(tmp_p
     reps = int(re.search(r"--reps (\d+)", published).group(1))
     resamples = int(re.search(r"--resamples (\d+)", published).group(1))
     out = tmp_path / "calibration.md"
-    assert mod.main(["--reps", str(reps), "--resamples", str(resamples), "--out", str(out)]) == 0
+    large = ["--large"] if re.search(r"--resamples \d+ --large`", published) else []
+    assert mod.main(["--reps", str(reps), "--resamples", str(resamples), "--out", str(out)]
+                    + large) == 0
     got = out.read_text()
     assert _tables(got) == _tables(published)  # bit-exact sums, seeded draws: the same shares
     # the claim of docs/compare.md: the default test (randomization) rejects a true null in 3-7%
