@@ -46,7 +46,8 @@ The methods:
   smaller-is-better metric) ``(1 + #{d ≥ δ_obs}) / (1 + #valid draws)`` with the same denominator.
 
 Warnings (``report.warnings``, printed with the table): fewer than 30 units; one unit holding more
-than 10% of a labelling's within-cluster pairs; widened units. ``docs/compare.md`` gives the
+than 15% of a labelling's within-cluster pairs (heavy-tailed cluster sizes); widened units.
+``docs/compare.md`` gives the
 measured coverage and calibration of each method in each setting.
 
 Aggregates: ``"pooled"`` (default) scores one table over all units (labels kept apart per unit);
@@ -609,9 +610,11 @@ def _warnings(g: _Grouped, diag: dict) -> list:
     if diag["pairs_share"] > DOMINANT_SHARE:
         out.append(
             f"one unit holds {diag['pairs_share']:.0%} of a labelling's within-cluster pairs (more "
-            f"than {DOMINANT_SHARE:.0%}): the values are dominated by a few units, so the intervals "
-            "can be too narrow (especially for the pair-counting metrics) and their misses "
-            "one-sided; the randomization test stays valid"
+            f"than {DOMINANT_SHARE:.0%}): the cluster sizes look heavy-tailed, and the population "
+            "value is then carried by clusters rarer than any in this sample. On simulated data "
+            "of that kind (docs/compare.md) 95% studentized intervals covered 87-95% for ELM and "
+            "BCubed, 80-87% for NMI and only 61-77% for ARI, missing mostly on one side; read "
+            "them as lower bounds on the uncertainty. The randomization test stays valid"
         )
     return out
 
