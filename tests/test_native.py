@@ -84,13 +84,34 @@ def dense_alternating(native, ref, shape, n, seed, read_every, kind, beta) -> li
     for t, p, w in zip(ts, ps, ws):
         ref.update(t, p, w)
     live = list(zip(ts, ps, ws))
+
+    def pick(i):
+        if i % 2 == 0:  # dense: a cell of the block, or a new column of a dense row
+            return f"r{rng.integers(nr)}", f"c{rng.integers(nc + 3)}"
+        return f"s{rng.integers(8)}", f"q{rng.integers(8)}"  # sparse: far from the block
+
+    return live + alternate(native, ref, rng, n, read_every, pick)
+
+
+def equal_then_empty(native, ref, live) -> None:
+    """Both tables in the same state; reverting ``live`` (``(t, p, w)``) in reverse leaves them
+    equal again, with F sums of zero bit for bit."""
+    assert state(native) == state(ref)
+    native._check()
+    for t, p, w in reversed(live):
+        native.revert(t, p, w)
+        ref.revert(t, p, w)
+    assert state(native) == state(ref)
+    assert all(v == 0 for v in native.f_sums.values())
+
+
+def alternate(native, ref, rng, n, read_every, pick) -> list:
+    """``n`` elements ``pick(i)`` into both tables, each updated (weight 1 or 2) or, 30% of the
+    time, an earlier one reverted instead; the F sums compared every ``read_every`` elements.
+    The ``(t, p, w)`` still in the tables."""
     done: list = []
     for i in range(n):
-        if i % 2 == 0:  # dense: a cell of the block, or a new column of a dense row
-            t = f"r{rng.integers(nr)}"
-            p = f"c{rng.integers(nc + 3)}"
-        else:  # sparse: small clusters far from the block
-            t, p = f"s{rng.integers(8)}", f"q{rng.integers(8)}"
+        t, p = pick(i)
         if done and rng.random() < 0.3:
             t, p, w = done.pop(int(rng.integers(len(done))))
             native.revert(t, p, w)
@@ -102,7 +123,7 @@ def dense_alternating(native, ref, shape, n, seed, read_every, kind, beta) -> li
             done.append((t, p, w))
         if i % read_every == 0:
             assert native.f_sums == ref.f_sums
-    return live + done
+    return done
 
 
 class Hashed:
@@ -458,13 +479,7 @@ def test_dense_streams_alternating_big_and_small_equal_the_reference(shape, n, s
     reverting everything gives the empty table's sums bit for bit."""
     native, ref = se.Contingency(), ReferenceContingency()
     live = dense_alternating(native, ref, shape, n, seed, read_every, kind, beta)
-    assert state(native) == state(ref)
-    native._check()
-    for t, p, w in reversed(live):
-        native.revert(t, p, w)
-        ref.revert(t, p, w)
-    assert state(native) == state(ref)
-    assert all(v == 0 for v in native.f_sums.values())
+    equal_then_empty(native, ref, live)
 
 
 def test_native_core_is_in_use():
@@ -610,14 +625,20 @@ def test_update_then_revert_restores_the_native_state_bit_for_bit(stream):
     t._check()
 
 
-@pytest.mark.parametrize("shape", ["one_predicted_cluster", "giant_true_cluster", "page_streams"])
-def test_degenerate_baselines_stay_exact_through_grouped_terms(shape):
-    """The grouped F terms of large clusters give the reference's sums on the three baselines."""
-    rng = np.random.default_rng(0)
+def elm_bcubed_pair():
+    """A native table and the reference, both tracking the Evaluator's F-scores (beta 1)."""
     native, ref = se.Contingency(), ReferenceContingency()
     for t in (native, ref):
         t.track_f("elm")
         t.track_f("bcubed")
+    return native, ref
+
+
+@pytest.mark.parametrize("shape", ["one_predicted_cluster", "giant_true_cluster", "page_streams"])
+def test_degenerate_baselines_stay_exact_through_grouped_terms(shape):
+    """The grouped F terms of large clusters give the reference's sums on the three baselines."""
+    rng = np.random.default_rng(0)
+    native, ref = elm_bcubed_pair()
     elements = []
     if shape == "one_predicted_cluster":
         elements = [(int(d), 0) for d in rng.integers(0, 300, 2000)]
@@ -658,25 +679,14 @@ def dense_rows(native, ref, c, rows, n, seed, read_every) -> list:
     for t, p, w in cells:
         ref.update(t, p, w)
     assert native.f_sums == ref.f_sums
-    done: list = []
-    for i in range(n):
+
+    def pick(i):
         if i % 2 == 0:  # a cell of the block (its diagonal or another), or a new one
             r = int(rng.integers(rows))
-            t, p = r, (r % kp if rng.random() < 0.5 else int(rng.integers(kp + 2)))
-        else:  # small clusters far from the block
-            t, p = int(rng.integers(10**6, 10**6 + 6)), int(rng.integers(10**6, 10**6 + 6))
-        if done and rng.random() < 0.3:
-            t, p, w = done.pop(int(rng.integers(len(done))))
-            native.revert(t, p, w)
-            ref.revert(t, p, w)
-        else:
-            w = int(rng.integers(1, 3))
-            native.update(t, p, w)
-            ref.update(t, p, w)
-            done.append((t, p, w))
-        if i % read_every == 0:
-            assert native.f_sums == ref.f_sums
-    return cells + done
+            return r, (r % kp if rng.random() < 0.5 else int(rng.integers(kp + 2)))
+        return int(rng.integers(10**6, 10**6 + 6)), int(rng.integers(10**6, 10**6 + 6))
+
+    return cells + alternate(native, ref, rng, n, read_every, pick)
 
 
 # every beta-1 spec of the Evaluator (settled by kind in registers), one of them with a
@@ -699,13 +709,7 @@ def test_dense_rows_of_25_to_200_cells_equal_the_reference(c, rows, n, seed, rea
     for kind, beta in specs:
         assert native.track_f(kind, beta) == ref.track_f(kind, beta)
     live = dense_rows(native, ref, c, rows, n, seed, read_every)
-    assert state(native) == state(ref)
-    native._check()
-    for t, p, w in reversed(live):
-        native.revert(t, p, w)
-        ref.revert(t, p, w)
-    assert state(native) == state(ref)
-    assert all(v == 0 for v in native.f_sums.values())
+    equal_then_empty(native, ref, live)
 
 
 @needs_native
@@ -715,10 +719,7 @@ def test_a_cluster_grouping_and_listing_its_cells_again_equals_the_reference():
     alternating with a dense row beside it and read every few elements, then reverted back down
     below the listing threshold (256): the F sums equal the reference's all the way."""
     rng = np.random.default_rng(5)
-    native, ref = se.Contingency(), ReferenceContingency()
-    for t in (native, ref):
-        t.track_f("elm")
-        t.track_f("bcubed")
+    native, ref = elm_bcubed_pair()
     ops = []
     for i in range(1300):
         ops.append((int(rng.integers(0, 1100)), "big"))  # grows the column's cells
