@@ -58,11 +58,14 @@ def _api(root: Path) -> dict:
     """``{src_uri: markdown}`` for the API reference of ``streameval.__all__``."""
     pkg = griffe.load(PACKAGE, search_paths=[str(root)], resolve_aliases=True)
     by_module: dict = {}  # module path -> [(public name, object)]
+    packages = {PACKAGE}  # modules that are a package's __init__
     for name in pkg.exports or ():
         obj = pkg[name]
         target = obj.final_target if obj.is_alias else obj
         module = target if target.is_module else target.module
         by_module.setdefault(module.path, []).append((name, target))
+        if module.is_init_module:
+            packages.add(module.path)
         _canonical[f"{PACKAGE}.{name}"] = target.path
     # Modules that hold classes and functions first (in __all__ order), exported namespaces last.
     order = sorted(by_module, key=lambda m: any(t.path == m for _, t in by_module[m]))
@@ -71,7 +74,8 @@ def _api(root: Path) -> dict:
         short = mod.removeprefix(PACKAGE + ".") if mod != PACKAGE else PACKAGE
         uri = f"api/{short}.md"
         options = ""
-        if mod == PACKAGE:  # defined in __init__ itself: show only those, not the re-exports
+        if mod in packages and not any(t.path == mod for _, t in by_module[mod]):
+            # names defined in a package's __init__ itself: show only those, not its re-exports
             names = ", ".join(n for n, _ in by_module[mod])
             options = f"\n      members: [{names}]"
         pages[uri] = (

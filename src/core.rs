@@ -44,9 +44,71 @@ const FILL_RANGE_BITS: u32 = 8;
 const BUCKET_DIGIT: u32 = 11;
 /// The digit, in bits, of the buckets [`count_buckets`] scatters the keys into from memory.
 const SCATTER_DIGIT: u32 = 10;
-/// The per-side terms, in this order: size², x·log x of the size, BCubed term, ELM term,
-/// largest cell, is-singleton.
-pub const N_SIDE_TERMS: usize = 6;
+/// The side of the true clusters (rows) in the per-side arrays (`Sums::side`, `Core::sides`).
+pub const TRUE: usize = 0;
+/// The side of the predicted clusters (columns) in the per-side arrays.
+pub const PRED: usize = 1;
+
+/// One cluster's terms of its side's sums, or those sums over a side's clusters (see
+/// `streameval.stats.side_terms`, the Python twin, and `SIDE_STATS`, which names each field's sum
+/// on either side).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct SideSums {
+    /// size² (`sum_row_sq`, `sum_col_sq`)
+    pub sq: i128,
+    /// `xlogx(size)` (`sum_row_xlogx`, `sum_col_xlogx`)
+    pub xlogx: i128,
+    /// `bcubed_term(squares, size)` (`bcubed_r_sum`, `bcubed_p_sum`)
+    pub bcubed: i128,
+    /// `elm_term(squares, size)` (`elm_r_sum`, `elm_p_sum`)
+    pub elm: i128,
+    /// the largest cell (`sum_row_max`, `sum_col_max`)
+    pub max: i128,
+    /// 1 for a singleton cluster (`true_singletons`, `pred_singletons`)
+    pub singletons: i128,
+}
+
+impl std::ops::AddAssign for SideSums {
+    #[inline]
+    fn add_assign(&mut self, o: SideSums) {
+        self.sq += o.sq;
+        self.xlogx += o.xlogx;
+        self.bcubed += o.bcubed;
+        self.elm += o.elm;
+        self.max += o.max;
+        self.singletons += o.singletons;
+    }
+}
+
+impl std::ops::Sub for SideSums {
+    type Output = SideSums;
+
+    /// The change of each sum from `o` to `self` (subtracted first: a sum near the widths'
+    /// bound plus a cluster's new terms could overflow before its old ones are taken out).
+    #[inline]
+    fn sub(self, o: SideSums) -> SideSums {
+        SideSums {
+            sq: self.sq - o.sq,
+            xlogx: self.xlogx - o.xlogx,
+            bcubed: self.bcubed - o.bcubed,
+            elm: self.elm - o.elm,
+            max: self.max - o.max,
+            singletons: self.singletons - o.singletons,
+        }
+    }
+}
+
+impl std::ops::SubAssign for SideSums {
+    #[inline]
+    fn sub_assign(&mut self, o: SideSums) {
+        self.sq -= o.sq;
+        self.xlogx -= o.xlogx;
+        self.bcubed -= o.bcubed;
+        self.elm -= o.elm;
+        self.max -= o.max;
+        self.singletons -= o.singletons;
+    }
+}
 
 /// [`xlogx`], read from a table for small counts (the same values: the table holds them).
 #[inline]
@@ -61,14 +123,21 @@ pub fn xlogx_c(x: u64) -> i128 {
 
 /// The per-side terms of one cluster (see `streameval.stats.side_terms`, their Python twin).
 #[inline]
-pub fn side_terms(size: u64, sq: u128, max: u64) -> [i128; N_SIDE_TERMS] {
+pub fn side_terms(size: u64, sq: u128, max: u64) -> SideSums {
     side_terms_from(size, max, bcubed_term(sq, size), elm_term(sq, size))
 }
 
 /// [`side_terms`] given its two quotients, `bcubed_term(sq, size)` and `elm_term(sq, size)`.
 #[inline]
-fn side_terms_from(size: u64, max: u64, bcubed: i128, elm: i128) -> [i128; N_SIDE_TERMS] {
-    [(size as i128) * (size as i128), xlogx_c(size), bcubed, elm, max as i128, (size == 1) as i128]
+fn side_terms_from(size: u64, max: u64, bcubed: i128, elm: i128) -> SideSums {
+    SideSums {
+        sq: (size as i128) * (size as i128),
+        xlogx: xlogx_c(size),
+        bcubed,
+        elm,
+        max: max as i128,
+        singletons: (size == 1) as i128,
+    }
 }
 
 #[derive(Clone, Default, Debug)]
@@ -130,9 +199,33 @@ pub struct Sums {
     pub both_singletons: i128,
     /// non-empty clusters per side
     pub k: [i128; 2],
-    /// per side, the sums of [`side_terms`]
-    pub side: [[i128; N_SIDE_TERMS]; 2],
+    /// per side ([`TRUE`], [`PRED`]), the sums of [`side_terms`]
+    pub side: [SideSums; 2],
 }
+
+/// The running sums by name, in the order of `streameval.stats.STAT_NAMES` (a test holds the
+/// two equal): the one list the binding's read-only attributes and `stat_values` are made from.
+pub const STATS: &[(&str, fn(&Sums) -> i128)] = &[
+    ("n", |s| s.n),
+    ("cells", |s| s.cells),
+    ("k_true", |s| s.k[TRUE]),
+    ("k_pred", |s| s.k[PRED]),
+    ("sum_cell_sq", |s| s.cell_sq),
+    ("sum_row_sq", |s| s.side[TRUE].sq),
+    ("sum_col_sq", |s| s.side[PRED].sq),
+    ("sum_cell_xlogx", |s| s.cell_xlogx),
+    ("sum_row_xlogx", |s| s.side[TRUE].xlogx),
+    ("sum_col_xlogx", |s| s.side[PRED].xlogx),
+    ("bcubed_p_sum", |s| s.side[PRED].bcubed),
+    ("bcubed_r_sum", |s| s.side[TRUE].bcubed),
+    ("elm_p_sum", |s| s.side[PRED].elm),
+    ("elm_r_sum", |s| s.side[TRUE].elm),
+    ("sum_col_max", |s| s.side[PRED].max),
+    ("sum_row_max", |s| s.side[TRUE].max),
+    ("true_singletons", |s| s.side[TRUE].singletons),
+    ("pred_singletons", |s| s.side[PRED].singletons),
+    ("both_singletons", |s| s.both_singletons),
+];
 
 /// What changed since the F sums were last settled ([`Core::settle`]): the sums hold the terms of
 /// every cell at its settled count and its clusters' settled sizes. Listed: the clusters whose
@@ -209,10 +302,8 @@ impl Unsettled {
 impl Sums {
     /// Add one cluster's [`side_terms`] to the sums of `side`.
     #[inline]
-    fn add_side(&mut self, side: usize, terms: [i128; N_SIDE_TERMS]) {
-        for (s, t) in self.side[side].iter_mut().zip(terms) {
-            *s += t;
-        }
+    fn add_side(&mut self, side: usize, terms: SideSums) {
+        self.side[side] += terms;
     }
 }
 
@@ -233,7 +324,7 @@ impl TermsMemo {
 
     /// Exactly `side_terms(size, sq, max)`.
     #[inline]
-    fn terms(&mut self, size: u64, sq: u128, max: u64) -> [i128; N_SIDE_TERMS] {
+    fn terms(&mut self, size: u64, sq: u128, max: u64) -> SideSums {
         let mix = size ^ (sq as u64).rotate_left(29) ^ ((sq >> 64) as u64);
         let slot = (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - Self::BITS)) as usize;
         let e = &mut self.slots[slot];
@@ -449,9 +540,7 @@ impl Core {
         }
         let after = side_terms(s1, q1, m1);
         let sums = &mut self.sums.side[side];
-        for i in 0..N_SIDE_TERMS {
-            sums[i] += after[i] - before[i];
-        }
+        *sums += after - before;
     }
 
     /// Elements alone in both their clusters, among the cells of row `t` and column `p`.
@@ -940,10 +1029,7 @@ impl Core {
                 let cl = &self.sides[side][x as usize];
                 if cl.size > 0 {
                     let terms = side_terms(cl.size, cl.sq, cl.max);
-                    let sums = &mut self.sums.side[side];
-                    for i in 0..N_SIDE_TERMS {
-                        sums[i] -= terms[i];
-                    }
+                    self.sums.side[side] -= terms;
                     self.sums.k[side] -= 1;
                 }
             }
@@ -1009,10 +1095,7 @@ impl Core {
             for &x in &touched[side] {
                 let cl = &self.sides[side][x as usize];
                 let terms = side_terms(cl.size, cl.sq, cl.max);
-                let sums = &mut self.sums.side[side];
-                for i in 0..N_SIDE_TERMS {
-                    sums[i] += terms[i];
-                }
+                self.sums.side[side] += terms;
                 self.sums.k[side] += 1;
             }
         }

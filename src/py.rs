@@ -13,7 +13,7 @@ use pyo3::exceptions::{PyAssertionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::core::{Core, Counted};
+use crate::core::{Core, Counted, STATS};
 use crate::terms::{FSpec, Kind, MAX_TOTAL};
 
 /// A label as stored: a machine integer, or the first Python object seen for it with the low
@@ -874,177 +874,8 @@ impl Table {
         })
     }
 
-    // the running sums, read-only (see streameval.stats.ContingencyStats)
-    #[getter]
-    fn n(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "n")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.n)
-    }
-
-    #[getter]
-    fn cells(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "cells")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.cells)
-    }
-
-    #[getter]
-    fn k_true(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "k_true")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.k[0])
-    }
-
-    #[getter]
-    fn k_pred(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "k_pred")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.k[1])
-    }
-
-    #[getter]
-    fn sum_cell_sq(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_cell_sq")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.cell_sq)
-    }
-
-    #[getter]
-    fn sum_row_sq(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_row_sq")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[0][0])
-    }
-
-    #[getter]
-    fn sum_col_sq(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_col_sq")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[1][0])
-    }
-
-    #[getter]
-    fn sum_cell_xlogx(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_cell_xlogx")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.cell_xlogx)
-    }
-
-    #[getter]
-    fn sum_row_xlogx(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_row_xlogx")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[0][1])
-    }
-
-    #[getter]
-    fn sum_col_xlogx(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_col_xlogx")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[1][1])
-    }
-
-    #[getter]
-    fn bcubed_p_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "bcubed_p_sum")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[1][2])
-    }
-
-    #[getter]
-    fn bcubed_r_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "bcubed_r_sum")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[0][2])
-    }
-
-    #[getter]
-    fn elm_p_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "elm_p_sum")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[1][3])
-    }
-
-    #[getter]
-    fn elm_r_sum(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "elm_r_sum")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[0][3])
-    }
-
-    #[getter]
-    fn sum_col_max(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_col_max")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[1][4])
-    }
-
-    #[getter]
-    fn sum_row_max(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "sum_row_max")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[0][4])
-    }
-
-    #[getter]
-    fn true_singletons(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "true_singletons")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[0][5])
-    }
-
-    #[getter]
-    fn pred_singletons(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "pred_singletons")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.side[1][5])
-    }
-
-    #[getter]
-    fn both_singletons(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let py = slf.py();
-        let guard = borrow(slf, "both_singletons")?;
-        let this = &*guard;
-        let s = &this.core.sums;
-        int(py, s.both_singletons)
-    }
+    // the running sums (``n``, ``sum_row_sq``, ...) are read-only attributes made from the one
+    // list crate::core::STATS (see `Stat`, installed on the class by the module)
 
     /// ``"raise"`` or ``"skip"``: what a missing label does.
     #[getter]
@@ -1233,12 +1064,7 @@ impl Table {
     /// Every running sum, in the order of ``streameval.stats.STAT_NAMES``. O(1).
     fn stat_values(slf: &Bound<'_, Self>) -> PyResult<Vec<i128>> {
         let guard = borrow(slf, "stats")?;
-        let s = &guard.core.sums;
-        Ok(vec![
-            s.n, s.cells, s.k[0], s.k[1], s.cell_sq, s.side[0][0], s.side[1][0], s.cell_xlogx,
-            s.side[0][1], s.side[1][1], s.side[1][2], s.side[0][2], s.side[1][3], s.side[0][3],
-            s.side[1][4], s.side[0][4], s.side[0][5], s.side[1][5], s.both_singletons,
-        ])
+        Ok(STATS.iter().map(|(_, get)| get(&guard.core.sums)).collect())
     }
 
     /// ``[((kind, beta), Σ n·F_e)]`` for the tracked element-averaged F-scores. O(tracked).
@@ -1377,21 +1203,6 @@ impl Table {
         Ok(true)
     }
 
-    /// Add cells given as native-endian int64 buffers of true labels, predicted labels, counts.
-    fn _add_int_cells(slf: &Bound<'_, Self>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>) -> PyResult<()> {
-        let py = slf.py();
-        let mut guard = borrow_mut(slf, "update_many")?;
-        let this = &mut *guard;
-        let (t, p, c) = (bytes_i64(t), bytes_i64(p), bytes_i64(c));
-        let keys = t
-            .iter()
-            .zip(p.iter())
-            .zip(c.iter())
-            .map(|((&t, &p), &c)| ((Key::Int(t), int_hash(t) as u32), (Key::Int(p), int_hash(p) as u32), c as u64))
-            .collect();
-        this.add_keys(py, keys, 0)
-    }
-
     /// Add cells given by codes into lists of distinct labels (int64 buffers of codes, counts).
     #[pyo3(signature = (tu, pu, t, p, c, skipped = 0))]
     fn _add_coded_cells(slf: &Bound<'_, Self>, tu: &Bound<'_, PyList>, pu: &Bound<'_, PyList>, t: &Bound<'_, PyBytes>, p: &Bound<'_, PyBytes>, c: &Bound<'_, PyBytes>, skipped: u128) -> PyResult<()> {
@@ -1496,102 +1307,138 @@ impl Table {
         let _ = PyString::new(py, "");
         Ok(())
     }
-
-    // -- reading: the metrics' values from the running sums (src/values.rs) -----------------
-
-    /// The value of the registered formula ``code`` (``FORMULAS[name]``) with parameter
-    /// ``param`` (``beta``, or unused), computed natively with the Python formula's exact
-    /// operations; ``None`` when it is left to the Python formula. O(1).
-    fn _value(slf: &Bound<'_, Self>, code: u8, param: f64) -> PyResult<Option<f64>> {
-        let mut guard = borrow_mut(slf, "get")?;
-        let value = guard.reader().value(code, param);
-        Ok(value)
-    }
-
-    /// ``({name: value}, number of None)`` for every formula of ``plan``, in one pass over the
-    /// sums (shared quantities computed once); ``None`` where the Python formula must run. O(len).
-    fn _read<'py>(slf: &Bound<'py, Self>, plan: PyRef<'py, ValuePlan>) -> PyResult<(Bound<'py, PyDict>, usize)> {
-        let py = slf.py();
-        let mut guard = borrow_mut(slf, "get")?;
-        let this = &mut *guard;
-        // a copy of the plan's {name: None}: the keys in place, no resizing
-        let d = plan.template.bind(py).copy()?;
-        let mut reader = this.reader();
-        let mut missing = 0;
-        for (name, &(code, param)) in plan.names.iter().zip(plan.specs.iter()) {
-            match reader.value(code, param) {
-                Some(v) => d.set_item(name.bind(py), PyFloat::new(py, v))?,
-                None => missing += 1,
-            }
-        }
-        Ok((d, missing))
-    }
 }
 
+// -- reading: the metrics' values from the running sums (src/values.rs) ------------------------
+
 impl Table {
-    /// A reader of the sums, the F sums settled first.
-    fn reader(&mut self) -> crate::values::Reader<'_, impl Fn(Kind, f64) -> Option<i128> + '_> {
+    /// `f` over a reading of the sums, the F sums settled first.
+    fn read<R>(&mut self, f: impl FnOnce(&mut crate::values::Reader<'_>) -> R) -> R {
         self.core.settle();
         let core = &self.core;
         let fkeys = &self.fkeys;
-        crate::values::Reader::new(&core.sums, move |kind, beta| {
+        let fsum = move |kind: Kind, beta: f64| {
             (0..fkeys.len()).find(|&i| fkeys[i].1 == beta && core.fspecs[i].kind == kind).map(|i| core.f_sums()[i])
-        })
+        };
+        f(&mut crate::values::Reader::new(&core.sums, &fsum))
     }
 }
 
-/// What an Evaluator reads: its metrics' names and their formulas' ``(code, param)``, fixed once
-/// (``code`` outside ``FORMULAS`` for a metric whose Python formula runs instead), the values of
-/// its last complete reading, and what reads a table when a formula is left to Python.
+/// One running sum of the table as a read-only attribute (``Table.n``, ``Table.sum_row_sq``,
+/// ...): the module installs one per entry of ``crate::core::STATS``, the one list of the sums.
+#[pyclass(frozen, module = "streameval._native")]
+struct Stat {
+    name: &'static str,
+    get: fn(&crate::core::Sums) -> i128,
+}
+
+#[pymethods]
+impl Stat {
+    fn __get__(slf: &Bound<'_, Self>, obj: Option<&Bound<'_, PyAny>>, _owner: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let this = slf.get();
+        match obj {
+            None => Ok(slf.clone().into_any().unbind()),
+            Some(obj) => {
+                let table = obj.downcast::<Table>()?;
+                let guard = borrow(table, this.name)?;
+                int(py, (this.get)(&guard.core.sums))
+            }
+        }
+    }
+
+    fn __set__(&self, _obj: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!("{}: a running sum is read-only", self.name)))
+    }
+
+    fn __delete__(&self, _obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!("{}: a running sum is read-only", self.name)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<running sum {}>", self.name)
+    }
+}
+
+/// A native formula of ``src/values.rs``, looked up by the name its Python metric declares, with
+/// its float parameter (``beta``, or unused). ``KeyError`` for a name no native formula has.
+#[pyclass(frozen, module = "streameval._native")]
+pub struct Formula {
+    name: &'static str,
+    formula: crate::values::Formula,
+    param: f64,
+}
+
+#[pymethods]
+impl Formula {
+    #[new]
+    #[pyo3(signature = (name, param = 0.0))]
+    fn new(name: &str, param: f64) -> PyResult<Self> {
+        match crate::values::FORMULAS.iter().find(|(n, _)| *n == name) {
+            Some(&(name, formula)) => Ok(Formula { name, formula, param }),
+            None => Err(pyo3::exceptions::PyKeyError::new_err(format!("no native formula named {name:?}"))),
+        }
+    }
+
+    /// The value of this formula over ``table`` now, computed with the Python formula's exact
+    /// operations; ``None`` when it is left to the Python formula (which then gives the same
+    /// value or raises), or when ``table`` is not a native table. O(1).
+    fn read(slf: &Bound<'_, Self>, table: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+        let f = slf.get();
+        let Ok(table) = table.downcast::<Table>() else {
+            return Ok(None);
+        };
+        let mut guard = borrow_mut(table, "get")?;
+        Ok(guard.read(|r| (f.formula)(r, f.param)))
+    }
+
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    #[getter]
+    fn param(&self) -> f64 {
+        self.param
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Formula({:?}, {:?})", self.name, self.param)
+    }
+
+    /// Pickled by name: looked up again when unpickled.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (&'static str, f64))> {
+        let f = slf.get();
+        Ok((slf.get_type().into_any(), (f.name, f.param)))
+    }
+}
+
+pyo3::create_exception!(
+    _native,
+    FormulaDeclined,
+    pyo3::exceptions::PyException,
+    "A native formula of a ValuePlan left its value to Python (its Python twin would raise, or \
+     the sums exceed the native widths): read the metrics through their Python formulas."
+);
+
+/// What an Evaluator reads natively: its metrics' names, each with its native formula or
+/// ``None`` (a metric read by Python), fixed once, and the values of its last reading.
 #[pyclass(frozen, module = "streameval._native")]
 pub struct ValuePlan {
     names: Vec<Py<PyAny>>,
-    specs: Vec<(u8, f64)>,
+    formulas: Vec<Option<(crate::values::Formula, f64)>>,
     template: Py<PyDict>,
-    /// ``fallback(table) -> {name: value}``, called when a formula is left to Python
-    fallback: Option<Py<PyAny>>,
-    /// the values of the last complete reading, and of which table (its address) and version
+    /// the values of the last complete reading (NaN where Python reads), of which table (its
+    /// address) and version
     last: Mutex<(Option<(usize, u64)>, Vec<f64>)>,
-}
-
-impl ValuePlan {
-    /// Every formula's value over `table` now into `out` (cleared first); `false` as soon as
-    /// one is left to Python.
-    fn values(&self, table: &mut Table, out: &mut Vec<f64>) -> bool {
-        out.clear();
-        let mut reader = table.reader();
-        for &(code, param) in self.specs.iter() {
-            match reader.value(code, param) {
-                Some(v) => out.push(v),
-                None => return false,
-            }
-        }
-        true
-    }
-
-    /// A new ``{name: value}`` dict (the template's keys, in place).
-    fn dict<'py>(&self, py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyDict>> {
-        let d = self.template.bind(py).copy()?;
-        for (name, &v) in self.names.iter().zip(values.iter()) {
-            d.set_item(name.bind(py), PyFloat::new(py, v))?;
-        }
-        Ok(d)
-    }
 }
 
 #[pymethods]
 impl ValuePlan {
     #[new]
-    #[pyo3(signature = (names, codes, params, fallback = None))]
-    fn new(
-        py: Python<'_>,
-        names: Vec<Bound<'_, PyAny>>,
-        codes: Vec<i64>,
-        params: Vec<f64>,
-        fallback: Option<Py<PyAny>>,
-    ) -> PyResult<Self> {
-        if names.len() != codes.len() || codes.len() != params.len() {
-            return Err(PyValueError::new_err("names, codes and params must have the same length"));
+    fn new(py: Python<'_>, names: Vec<Bound<'_, PyAny>>, formulas: Vec<Option<PyRef<'_, Formula>>>) -> PyResult<Self> {
+        if names.len() != formulas.len() {
+            return Err(PyValueError::new_err("names and formulas must have the same length"));
         }
         let template = PyDict::new(py);
         for name in names.iter() {
@@ -1600,47 +1447,70 @@ impl ValuePlan {
         if template.len() != names.len() {
             return Err(PyValueError::new_err("the names must be distinct"));
         }
-        let specs = codes
-            .iter()
-            .zip(params.iter())
-            .map(|(&c, &p)| (u8::try_from(c).unwrap_or(u8::MAX), p))
-            .collect();
         Ok(ValuePlan {
             names: names.into_iter().map(|n| n.unbind()).collect(),
-            specs,
+            formulas: formulas.iter().map(|f| f.as_ref().map(|f| (f.formula, f.param))).collect(),
             template: template.unbind(),
-            fallback,
             last: Mutex::new((None, Vec::new())),
         })
     }
 
-    /// ``{name: value}`` for every formula over ``table`` (a new dict each call): the values are
-    /// kept while the table's ``version`` is unchanged. When a formula is left to Python, the
-    /// fallback reads the table instead (and nothing is kept). O(len).
-    fn read<'py>(slf: &Bound<'py, Self>, table: &Bound<'py, Table>) -> PyResult<Bound<'py, PyAny>> {
+    /// ``{name: value}`` over ``table`` now (a new dict each call): every native formula's
+    /// value, ``None`` for the metrics without one (Python reads them). ``FormulaDeclined`` when
+    /// a formula leaves its value to Python. The values are kept while the table's ``version``
+    /// is unchanged. Nothing here calls back into Python. O(len).
+    fn read<'py>(slf: &Bound<'py, Self>, table: &Bound<'py, Table>) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
         let p = slf.get();
-        let id = table.as_ptr() as usize;
-        let version = borrow(table, "get")?.version;
         let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
         let (key, values) = &mut *last;
-        if *key != Some((id, version)) {
-            *key = None; // nothing kept until the values are complete
-            let complete = p.values(&mut *borrow_mut(table, "get")?, values); // the borrow ends here
-            if !complete {
-                drop(last);
-                return match &p.fallback {
-                    Some(f) => f.bind(py).call1((table,)),
-                    None => Err(PyValueError::new_err("a formula is left to Python and the plan has no fallback")),
-                };
+        {
+            let mut guard = borrow_mut(table, "get")?;
+            let now = Some((table.as_ptr() as usize, guard.version));
+            if *key != now {
+                *key = None; // nothing kept until the values are complete
+                values.clear();
+                let complete = guard.read(|r| {
+                    for f in p.formulas.iter() {
+                        match f {
+                            Some((f, param)) => match f(r, *param) {
+                                Some(v) => values.push(v),
+                                None => return false,
+                            },
+                            None => values.push(f64::NAN), // read by Python: left None
+                        }
+                    }
+                    true
+                });
+                if !complete {
+                    return Err(FormulaDeclined::new_err("a native formula left its value to Python"));
+                }
+                *key = now;
             }
-            *key = Some((id, version));
         }
-        Ok(p.dict(py, values)?.into_any())
+        let d = p.template.bind(py).copy()?;
+        for ((name, &v), f) in p.names.iter().zip(values.iter()).zip(p.formulas.iter()) {
+            if f.is_some() {
+                // SAFETY: `d` is a dict we own, `name` a live object; the new float's reference
+                // is released after the dict has taken its own (PyDict_SetItem does not steal)
+                unsafe {
+                    let f = pyo3::ffi::PyFloat_FromDouble(v);
+                    if f.is_null() {
+                        return Err(PyErr::fetch(py));
+                    }
+                    let r = pyo3::ffi::PyDict_SetItem(d.as_ptr(), name.as_ptr(), f);
+                    pyo3::ffi::Py_DECREF(f);
+                    if r < 0 {
+                        return Err(PyErr::fetch(py));
+                    }
+                }
+            }
+        }
+        Ok(d)
     }
 
     fn __len__(&self) -> usize {
-        self.specs.len()
+        self.formulas.len()
     }
 }
 
@@ -1658,6 +1528,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ValuePlan>()?;
     crate::summaries_py::register(m)?;
     m.add_function(wrap_pyfunction!(_true_divide, m)?)?;
-    m.add("FORMULAS", crate::values::FORMULAS.to_vec())?;
+    m.add_class::<Formula>()?;
+    m.add("FormulaDeclined", m.py().get_type::<FormulaDeclined>())?;
+    m.add("FORMULAS", crate::values::FORMULAS.iter().map(|&(name, _)| name).collect::<Vec<_>>())?;
+    m.add("STAT_NAMES", STATS.iter().map(|&(name, _)| name).collect::<Vec<_>>())?;
+    let table = m.getattr("Table")?;
+    for &(name, get) in STATS {
+        table.setattr(name, Bound::new(m.py(), Stat { name, get })?)?;
+    }
     Ok(())
 }

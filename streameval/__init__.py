@@ -9,6 +9,8 @@
 """
 
 # ruff: noqa: I001  (the imports are grouped by family, in the order of the documentation)
+from typing import TYPE_CHECKING
+
 from . import batch
 from .contingency import Contingency
 from .errors import (
@@ -22,35 +24,9 @@ from .errors import (
     UnknownElementError,
 )
 from .evaluator import Evaluator
-from .metrics import (
-    ELM,
-    REGISTRY,
-    AdjustedRand,
-    BCubed,
-    Completeness,
-    FowlkesMallows,
-    Homogeneity,
-    InversePurity,
-    Metric,
-    MutualInfo,
-    NormalizedMutualInfo,
-    PairF1,
-    PairJaccard,
-    PairPrecision,
-    PairRecall,
-    Purity,
-    Rand,
-    VariationOfInformation,
-    VBeta,
-)
-from .metrics import (  # coreference and on-demand matching metrics
-    BLANC,
-    CEAF,
-    LEA,
-    MUC,
-    AdjustedMutualInfo,
-    ClusterAccuracy,
-)
+# the label metrics: every family module's __all__, as streameval.metrics gathers them
+from .metrics import *  # noqa: F403
+from . import metrics
 from .stats import ContingencyStats
 from .window import CountWindow, EventTimeWindow  # windows, live monitoring
 from .monitor import ClusterCostRanking, Monitor
@@ -102,6 +78,9 @@ from .sample import Estimate, SampleDesign, SampleEstimator
 
 from ._version import __version__ as __version__  # pyproject.toml's version, via the metadata
 
+if TYPE_CHECKING:  # type checkers: every name of streameval.metrics is exported here too (mypy
+    # reads no __all__ built from other lists, so streameval.metrics builds its own out of sight)
+    from .metrics import __all__ as __all__  # type: ignore[attr-defined]
 __all__ = [
     "batch",
     "labels",
@@ -117,31 +96,6 @@ __all__ = [
     "RiverRule",
     "IntervalRule",
     "ErrorAccount",
-    "Metric",
-    "REGISTRY",
-    "ELM",
-    "BCubed",
-    "Rand",
-    "AdjustedRand",
-    "PairPrecision",
-    "PairRecall",
-    "PairF1",
-    "PairJaccard",
-    "FowlkesMallows",
-    "MutualInfo",
-    "NormalizedMutualInfo",
-    "Homogeneity",
-    "Completeness",
-    "VBeta",
-    "VariationOfInformation",
-    "Purity",
-    "InversePurity",
-    "MUC",
-    "BLANC",
-    "LEA",
-    "CEAF",
-    "ClusterAccuracy",
-    "AdjustedMutualInfo",
     "StreamevalError",
     "MissingLabelError",
     "InvalidLabelError",
@@ -189,3 +143,5 @@ __all__ = [
     "Estimate",
     "SampleDesignError",
 ]
+if not TYPE_CHECKING:  # the label metrics, their helpers, their resolver (see below)
+    __all__ += metrics.__all__

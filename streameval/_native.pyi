@@ -12,16 +12,44 @@ MAX_TOTAL: int
 """A table holds fewer than ``2**57`` elements."""
 
 FORMULAS: list[str]
-"""The metric formulas the table computes natively (src/values.rs); a formula's code is its index."""
+"""The names of the metric formulas the table computes natively: the one table ``FORMULAS`` of
+src/values.rs, looked up by name (:class:`Formula`), never by position."""
+
+STAT_NAMES: list[str]
+"""The running sums' names, from the one list ``STATS`` of src/core.rs (each a read-only attribute
+of :class:`Table`; ``streameval.stats.STAT_NAMES`` is the same list, a test holds them equal)."""
 
 def _true_divide(a: int, b: int) -> float | None:
     """Python's ``a / b`` for ints below ``2**127`` in magnitude, as the native formulas compute
     it (correctly rounded); ``None`` when ``b == 0``."""
 
-class ValuePlan:
-    """What an Evaluator reads: its metrics' names and their formulas' ``(code, param)``."""
+class Formula:
+    """A native formula looked up by the name its Python metric declares, with its float parameter
+    (``beta``, or unused); ``KeyError`` for a name :data:`FORMULAS` lacks. Pickled by name."""
 
-    def __init__(self, names: list[Any], codes: list[int], params: list[float]) -> None: ...
+    def __init__(self, name: str, param: float = 0.0) -> None: ...
+    def read(self, table: Any) -> float | None:
+        """The value over ``table`` now, with the Python formula's exact operations; ``None`` to
+        leave it to the Python formula (or for a table that is not native). O(1)."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def param(self) -> float: ...
+    def __reduce__(self) -> tuple[Any, tuple[str, float]]: ...
+
+class FormulaDeclined(Exception):
+    """A native formula of a :class:`ValuePlan` left its value to Python (its Python twin would
+    raise, or the sums exceed the native widths): read the metrics through their Python formulas."""
+
+class ValuePlan:
+    """What an Evaluator reads natively: its metrics' names, each with its :class:`Formula` or
+    ``None`` (a metric read by Python)."""
+
+    def __init__(self, names: list[Any], formulas: list[Formula | None]) -> None: ...
+    def read(self, table: Table) -> dict[Any, float | None]:
+        """``{name: value}``: every native formula's value over ``table``, ``None`` for the
+        metrics without one; :class:`FormulaDeclined` when a formula leaves its value to Python.
+        Kept while the table's version is unchanged. Never calls back into Python. O(len)."""
     def __len__(self) -> int: ...
 
 class Table:
@@ -34,7 +62,8 @@ class Table:
 
     def __new__(cls, missing: str | None = None, *args: Any, **kwargs: Any) -> Self: ...
 
-    # the running sums, read-only (see streameval.stats.ContingencyStats)
+    # the running sums, read-only attributes made from src/core.rs STATS (see
+    # streameval.stats.ContingencyStats)
     @property
     def n(self) -> int: ...
     @property
@@ -108,8 +137,6 @@ class Table:
     def _add_int_arrays(self, t: Any, p: Any, w: Any = None) -> bool:
         """Add elements given as native-endian int64 buffers; ``False`` (nothing changed) when
         the labels' ranges are too wide for one 64-bit key."""
-    def _add_int_cells(self, t: bytes, p: bytes, c: bytes) -> None:
-        """Add cells given as native-endian int64 buffers of true labels, predicted labels, counts."""
     def _add_coded_cells(self, tu: list[Any], pu: list[Any], t: bytes, p: bytes, c: bytes,
                          skipped: int = 0) -> None:
         """Add cells given by codes into lists of distinct labels (int64 buffers of codes, counts)."""
@@ -117,11 +144,6 @@ class Table:
         """Add the cells of ``other`` (a different table) in bulk. O(cells of both)."""
     def _copy_from(self, other: Table) -> None:
         """Make this (empty) table a copy of ``other``. O(cells)."""
-    def _value(self, code: int, param: float) -> float | None:
-        """The value of formula ``FORMULAS[code]`` with parameter ``param`` (``beta``, or unused),
-        with the Python formula's exact operations; ``None`` to leave it to the Python formula."""
-    def _read(self, plan: ValuePlan) -> tuple[dict[Any, float | None], int]:
-        """``({name: value}, number of None)`` for every formula of ``plan``, in one pass."""
     def _check_native(self) -> None:
         """Assert the native invariants (cells mirrored, records, classes, groups, sums). O(cells)."""
 

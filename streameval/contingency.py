@@ -63,6 +63,22 @@ else:
     NATIVE = True
 """``True`` when :class:`Contingency` is the native (Rust) table, ``False`` for the fallback."""
 
+try:  # the native reading (an extension built from older sources lacks it: Python reads then)
+    from ._native import FORMULAS as _FORMULAS
+    from ._native import Formula, FormulaDeclined, ValuePlan
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    Formula = ValuePlan = None  # type: ignore[assignment, misc]
+    FormulaDeclined = ArithmeticError  # type: ignore[assignment, misc]  # (never raised then)
+    _FORMULAS = []
+
+NATIVE_FORMULAS: frozenset = frozenset(_FORMULAS)
+"""The names of the metric formulas the native table computes itself (``src/values.rs``, its
+one table ``FORMULAS``); empty without the extension. A metric names its formula once
+(:class:`~streameval.metrics.quantities.NativeValue`); ``Formula(name, param)`` looks it up by
+that name (``KeyError`` for a name the table lacks) and ``ValuePlan`` reads many at once
+(``FormulaDeclined`` when a formula leaves its value to Python): the native core's reading,
+re-exported here, its Python face (``None`` without the extension)."""
+
 __all__ = ["Contingency", "NATIVE"]
 
 

@@ -80,7 +80,8 @@ def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))
         for (size, sq), (count, max_sum) in hist.items():
             # the largest cells enter as their sum over the clusters of this (size, sq)
             add_side_terms(s, side, size, sq, 0, count)
-            setattr(s, SIDE_STATS[side][4], getattr(s, SIDE_STATS[side][4]) + max_sum)
+            largest = SIDE_STATS[side].max
+            setattr(s, largest, getattr(s, largest) + max_sum)
         setattr(s, "k_true" if side == "row" else "k_pred", sum(c for c, _ in hist.values()))
     s.both_singletons = h.fab.get((1, 1, 1), 0)
     for kind, beta in f_specs:

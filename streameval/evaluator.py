@@ -12,29 +12,52 @@
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 
-from .contingency import Contingency
+from .contingency import NATIVE, Contingency, FormulaDeclined, ValuePlan
 from .metrics.base import Metric
-from .metrics.quantities import NativeValue, Quantities
-
-try:
-    from ._native import Table as _NativeTable
-    from ._native import ValuePlan as _ValuePlan
-except ImportError:  # pragma: no cover - the extension is built by pip install
-    _ValuePlan = _NativeTable = None  # type: ignore[assignment, misc]
+from .metrics.quantities import Quantities
 
 __all__ = ["Evaluator"]
 
 
-def _python_read(ref: weakref.ref, table) -> dict:
-    """A native plan's fallback: the evaluator ``ref`` names reads ``table`` through Python."""
-    evaluator = ref()
-    if evaluator is None:  # pragma: no cover - a plan outliving its evaluator
-        raise ReferenceError("the evaluator of this reading plan is gone")
-    return evaluator._read(table)
+def _python_values(metrics: dict, table) -> dict:
+    """Every metric's value over ``table`` in Python: its
+    :meth:`~streameval.metrics.base.Metric.shared_value` over one shared
+    :class:`~streameval.metrics.quantities.Quantities` of the table (``metrics``: ``{name:
+    metric}``). The one fallback: a table without the native reading, or a native formula that
+    left its value to Python (its Python formula then gives the same value, or raises)."""
+    q = Quantities(table)
+    return {name: m.shared_value(q) for name, m in metrics.items()}
+
+
+def _native_get(read, table, metrics: dict, python: list):
+    """An evaluator's ``get`` over a native table: one native call (``read``, its plan's, over
+    ``table``), never calling back; then the metrics named in ``python`` (no native formula)
+    read in Python over the table's shared quantities. When a native formula leaves its value
+    to Python (``FormulaDeclined``), every metric is read in Python instead."""
+    if not python:
+
+        def get() -> dict[str, float]:
+            try:
+                return read(table)
+            except FormulaDeclined:
+                return _python_values(metrics, table)
+
+        return get
+
+    def get_and_complete() -> dict[str, float]:
+        try:
+            values = read(table)
+        except FormulaDeclined:
+            return _python_values(metrics, table)
+        q = Quantities(table)
+        for name in python:
+            values[name] = metrics[name].shared_value(q)
+        return values
+
+    return get_and_complete
 
 
 class Evaluator:
@@ -54,16 +77,13 @@ class Evaluator:
     per reading, or O(groups) next to a large cluster: :meth:`Contingency.track_f`).
     :meth:`get` reads every metric with a native formula in one call to the native table
     (:class:`~streameval.metrics.quantities.NativeValue`), and the others in one pass over one
-    :class:`~streameval.metrics.quantities.Quantities` of the table's current version, so the
-    quantities several metrics share (pair counts, entropies) are computed once per table state
-    rather than once per metric; the values are bit-identical to each metric's own ``get()``
-    and ``value(stats)``. The reading is kept until the table's ``version`` changes.
+    :class:`~streameval.metrics.quantities.Quantities` of the table, so the quantities several
+    metrics share (pair counts, entropies) are computed once per reading rather than once per
+    metric; the values are bit-identical to each metric's own ``get()`` and ``value(stats)``.
+    The native values are kept until the table's ``version`` changes.
     """
 
-    _quantities: Quantities | None = None  # the shared reading of the table's last-read version
-    _reading: tuple | None = None  # (table, version, {name: value}) of the last reading
-    _plan = None  # the native reading's plan (names, formula codes), built on first read
-    _all_native = False  # whether every metric of the plan has a native formula
+    _get: Callable[[], dict[str, float]]  # the reading bound by _bind_get: the native plan's, or Python's
     _building = False  # while __init__ adds the metrics (the reading is bound once, after)
 
     def __init__(
@@ -98,7 +118,6 @@ class Evaluator:
     @table.setter
     def table(self, table: Contingency) -> None:
         self._table = table
-        self._reading = None
         if "metrics" in self.__dict__:
             self._bind_get()
         # update and revert are the table's own (one call less per element), unless overridden
@@ -115,8 +134,6 @@ class Evaluator:
             raise ValueError(f"a metric named {name!r} is already in the evaluator")
         metric.bind(self.table)
         self.metrics[name] = metric
-        self._quantities = None  # binding may start new running sums (track_f) at the same version
-        self._reading = None
         if not self._building:
             self._bind_get()
 
@@ -155,94 +172,57 @@ class Evaluator:
     def get(self) -> dict[str, float]:
         """``{name: value}`` for every metric (a new dict), in one pass over shared quantities.
 
-        The native table computes every metric that has a native formula in one call
+        One read path with one fallback. On a native table, every metric with a native formula
         (:class:`~streameval.metrics.quantities.NativeValue`: the formula of
-        :meth:`~streameval.metrics.base.Metric.value`, bit for bit); every other metric's
-        ``value`` reads one :class:`~streameval.metrics.quantities.Quantities` of the table. The
-        reading is kept while the table's ``version`` is unchanged. Cost: O(1) per O(1) metric,
-        the shared quantities (pair counts, entropies) computed at most once; on-demand metrics
-        add their own (cached) cost; a repeated reading of an unchanged table builds the dict
-        again from the kept values. On the native table, with every metric native, an instance's
-        ``get`` is one native call (the plan's ``read`` of the table).
+        :meth:`~streameval.metrics.base.Metric.value`, bit for bit) is computed in one native
+        call (a :class:`~streameval.contingency.ValuePlan` of the formulas, looked up by the
+        names the metrics declare) that returns and never calls back into Python; the metrics
+        of the other kinds are then read in Python: their
+        :meth:`~streameval.metrics.base.Metric.shared_value` over one
+        :class:`~streameval.metrics.quantities.Quantities` of the table (an O(1) metric without
+        a native formula reads the shared quantities, an on-demand metric the table's cells,
+        cached per version). The one fallback: every metric read that second way, on a table
+        without the native reading (the reference), or when a native formula leaves its value
+        to Python (its Python formula then gives the same value or raises the same error).
+        Cost: O(1) per O(1) metric, the shared quantities (pair counts, entropies) computed at
+        most once per reading; the native values are kept while the table's ``version`` is
+        unchanged; on-demand metrics add their own (cached) cost. An instance's ``get`` is its
+        bound reading (one native call when every metric has a native formula).
 
         >>> ev = Evaluator(["ARI", "NMI"])
         >>> ev.update_many([0, 0, 1, 1], [0, 0, 1, 0])
         >>> ev.get() == {name: m.value(ev.table.stats()) for name, m in ev.metrics.items()}
         True
         """
-        table = self._table
-        plan = self._plan
-        if plan is None:
-            plan = self._plan = self._make_plan()
-        if plan is not False and self._all_native and isinstance(table, _NativeTable):
-            return plan.read(table)  # read natively, kept by version
-        version = table.version
-        reading = self._reading
-        if reading is not None and reading[0] is table and reading[1] == version:
-            return reading[2].copy()
-        out = self._read(table)
-        self._reading = (table, version, out)
-        return out.copy()
-
-    def _read(self, table) -> dict[str, float]:
-        """Every metric's value over ``table`` as it is now, in a new dict."""
-        plan = self._plan
-        if plan is None:
-            plan = self._plan = self._make_plan()
-        if plan is not False:
-            try:
-                out, missing = table._read(plan)
-            except AttributeError:  # a table without the native reading (the reference)
-                plan = False
-        if plan is False:
-            return {name: m.value(self._shared(table)) for name, m in self.metrics.items()}
-        if missing:  # the metrics left to their Python formula
-            q = self._shared(table)
-            metrics = self.metrics
-            for name, v in out.items():
-                if v is None:
-                    out[name] = metrics[name].value(q)
-        return out
+        return self._get()
 
     def _bind_get(self) -> None:
-        """A new reading plan for the current table and metrics; when every metric has a native
-        formula on a native table (and no subclass overrides ``get``), this instance's ``get``
-        becomes one native call (the plan's ``read`` of the table)."""
-        self._plan = None
+        """A new reading plan for the current table and metrics (:func:`_native_get` over a
+        native table, :func:`_python_values` otherwise), bound as this instance's ``get`` unless
+        a subclass overrides it."""
         self.__dict__.pop("get", None)
-        table = self._table
-        if type(self).get is Evaluator.get and _NativeTable is not None and isinstance(table, _NativeTable):
-            plan = self._plan = self._make_plan()
-            if self._all_native:
-                self.__dict__["get"] = partial(plan.read, table)
+        table, metrics = self._table, self.metrics
+        plan = self._make_plan(table)
+        if plan is None:
+            self._get = partial(_python_values, metrics, table)
+        else:
+            python = [name for name, m in metrics.items() if m.native_formula is None]
+            self._get = _native_get(plan.read, table, metrics, python)
+        if type(self).get is Evaluator.get:
+            self.__dict__["get"] = self._get
 
-    def _shared(self, table) -> Quantities:
-        """The :class:`Quantities` of ``table``'s current version (kept while it is unchanged)."""
-        q = self._quantities
-        if q is None or q.source is not table or q.version != table.version:
-            q = self._quantities = Quantities(table)
-        return q
-
-    def _make_plan(self):
-        """The native reading's plan: each metric's native formula ``(code, param)``, or a code
-        no formula has (its Python formula runs); ``False`` without the extension."""
-        if _ValuePlan is None:
-            return False
-        names, codes, params = [], [], []
-        for name, m in self.metrics.items():
-            spec = m.native_spec if isinstance(m, NativeValue) else None
-            code, param = spec if spec is not None else (255, 0.0)
-            names.append(name)
-            codes.append(code)
-            params.append(param)
-        self._all_native = 255 not in codes
-        # the fallback holds the evaluator weakly: no cycle keeps a dropped table alive
-        return _ValuePlan(names, codes, params, partial(_python_read, weakref.ref(self)))
+    def _make_plan(self, table):
+        """The native reading's plan over ``table``: each metric's name and its native formula
+        (``None`` for a metric Python reads); ``None`` when ``table`` is not native."""
+        if ValuePlan is None or not (NATIVE and isinstance(table, Contingency)):
+            return None
+        metrics = self.metrics
+        return ValuePlan(list(metrics), [m.native_formula for m in metrics.values()])
 
     def __getstate__(self) -> dict:
         """The state to pickle, without the native reading (made anew when unpickled)."""
         state = self.__dict__.copy()
-        for name in ("get", "_plan", "_reading", "_quantities"):
+        for name in ("get", "_get"):
             state.pop(name, None)
         return state
 

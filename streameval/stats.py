@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
+from typing import NamedTuple
 
 FRAC_BITS = 64
 ONE = 1 << FRAC_BITS
@@ -107,14 +108,26 @@ def f_term(kind: str, num: int, den: int, n: int, a: int, b: int) -> int:
     return ((num + den) * n * n << FRAC_BITS) // (num * a + den * b)
 
 
+class SideStats(NamedTuple):
+    """The names of one side's sums of :func:`side_terms`, one field a term (in the order of the
+    terms; the native core's ``SideSums`` has the same fields)."""
+
+    sq: str
+    xlogx: str
+    bcubed: str
+    elm: str
+    max: str
+    singletons: str
+
+
 SIDE_STATS = {
-    "row": ("sum_row_sq", "sum_row_xlogx", "bcubed_r_sum", "elm_r_sum", "sum_row_max",
-            "true_singletons"),
-    "col": ("sum_col_sq", "sum_col_xlogx", "bcubed_p_sum", "elm_p_sum", "sum_col_max",
-            "pred_singletons"),
+    "row": SideStats("sum_row_sq", "sum_row_xlogx", "bcubed_r_sum", "elm_r_sum", "sum_row_max",
+                     "true_singletons"),
+    "col": SideStats("sum_col_sq", "sum_col_xlogx", "bcubed_p_sum", "elm_p_sum", "sum_col_max",
+                     "pred_singletons"),
 }
 """The sums of :func:`side_terms` over the true clusters (rows) and the predicted clusters
-(columns), in the order of the terms: the one place that names them."""
+(columns), by term (``SIDE_STATS["col"].max == "sum_col_max"``): the one place that names them."""
 
 
 def side_terms(size: int, sq: int, mx: int) -> tuple:

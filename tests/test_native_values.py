@@ -1,8 +1,8 @@
 """The native reading (src/values.rs) against the Python formulas, bit for bit.
 
 Every registered O(1) metric has its formula twice: ``Metric.value(stats)`` in Python (the
-definition, shared with the engines) and the native table's ``_value(code, param)``, which ``get()``
-and ``Evaluator.get()`` use. These tests drive random tables, from the empty one to totals at the
+definition, shared with the engines) and the native formula's ``read(table)`` (the formula looked
+up by the name the metric declares), which ``get()`` and ``Evaluator.get()`` use. These tests drive random tables, from the empty one to totals at the
 table's bound (weights far beyond ``2**53``), through every formula with default and other
 parameters, and compare the floats' bits (so ``0.0`` against ``-0.0``, or two NaNs, would be told
 apart); a Python formula that raises must leave the native one silent (``None``), so the Python
@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streameval as se
-from streameval.contingency import NATIVE
+from streameval.contingency import NATIVE, NATIVE_FORMULAS, Formula
 from streameval.metrics import REGISTRY
-from streameval.metrics.quantities import FORMULA_CODES, NativeValue
+from streameval.metrics.quantities import NativeValue
 from streameval.reference import ReferenceContingency
 from streameval.stats import MAX_TOTAL
 
@@ -57,8 +57,25 @@ def test_every_registered_o1_metric_has_a_native_formula():
     o1 = {name for name, cls in REGISTRY.items() if not getattr(cls, "on_demand", False)}
     assert native == o1
     for m in variants():
-        assert m.native_spec is not None, m.name
-    assert len(set(FORMULA_CODES)) == len(FORMULA_CODES) == 25
+        assert m.native_formula is not None, m.name
+
+
+def test_python_and_rust_name_the_same_formulas():
+    """The registry is keyed by name: every formula a Python metric names (over its parameters)
+    is in the native table, and every native formula is named by a Python metric."""
+    named = {m.native_formula.name for m in variants()}
+    assert named == NATIVE_FORMULAS, (named ^ NATIVE_FORMULAS)
+    assert all(Formula(name).name == name for name in NATIVE_FORMULAS)
+
+
+def test_a_formula_the_registry_lacks_is_an_error():
+    class _Renamed(se.Rand):  # (a leading underscore: not registered)
+        _formula = "NoSuchFormula"
+
+    with pytest.raises(KeyError, match="no native formula named .NoSuchFormula."):
+        Formula("NoSuchFormula")
+    with pytest.raises(KeyError, match="NoSuchFormula"):
+        _ = _Renamed().native_formula
 
 
 def python_value(m, table):
@@ -76,7 +93,7 @@ def check_table(table) -> None:
     want = {}
     for name, m in ev.metrics.items():
         ref = python_value(m, table)
-        got = table._value(*m.native_spec)
+        got = m.native_formula.read(table)
         if isinstance(ref, type):
             assert got is None, (name, ref)
             continue
@@ -214,7 +231,7 @@ def test_subclasses_and_on_demand_metrics_keep_the_python_path():
     ev = se.Evaluator({"doubled": m, "plain": plain, "ami": se.AdjustedMutualInfo()})
     for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (2, 1), (2, 2)]:
         ev.update(t, p)
-    assert m.native_spec is None and ev["ami"].native_spec is None
+    assert m.native_formula is None and ev["ami"].native_formula is None
     got = ev.get()
     assert got["doubled"] == m.get() == 2 * plain.get() == 2 * got["plain"]
     assert got["ami"] == se.AdjustedMutualInfo().value(ev.table)
@@ -225,7 +242,7 @@ def test_a_python_error_stays_the_same_error():
     t = se.Contingency()
     t.update(0, 0)
     elm = se.ELM(beta=2.0)  # its F sum is tracked by its own table, not by ``t``
-    assert t._value(FORMULA_CODES["ELM:element_averaged"], 2.0) is None
+    assert Formula("ELM:element_averaged", 2.0).read(t) is None
     with pytest.raises(KeyError):
         elm.value(t)
 
@@ -252,3 +269,58 @@ def test_integer_division_rounds_ties_to_even():
     for a, b in cases:
         assert bits(_true_divide(a, b)) == bits(a / b), (a, b)
     assert math.copysign(1.0, _true_divide(0, -7)) == -1.0
+
+
+def crossings(read) -> list:
+    """The calls made while ``read()`` runs: ``(event, name)`` for every Python function entered
+    and every built-in (native) function called, from ``sys.setprofile``."""
+    import sys
+
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.append(("python", frame.f_code.co_name))
+        elif event == "c_call":
+            seen.append(("native", getattr(arg, "__qualname__", repr(arg))))
+
+    sys.setprofile(profile)
+    try:
+        read()
+    finally:
+        sys.setprofile(None)
+    return seen[:-1]  # (the last: setprofile itself)
+
+
+def test_an_evaluator_reading_crosses_into_rust_once_and_never_back():
+    ev = se.Evaluator(variants())  # every native formula (subclasses other tests define are left out)
+    ev.update_many([0, 0, 1, 1, 2], [0, 1, 1, 1, 2])
+    ev.update(3, 3)  # a new version: the reading is computed, not the kept one
+    seen = crossings(ev.get)
+    assert seen == [("python", "get"), ("native", "ValuePlan.read")], seen
+    # with an on-demand metric: the same one native call, then Python reads that metric alone
+    mixed = se.Evaluator([se.AdjustedRand(), se.AdjustedMutualInfo()])
+    mixed.update_many([0, 0, 1, 1, 2], [0, 1, 1, 1, 2])
+    seen = crossings(mixed.get)
+    assert [c for c in seen if c[0] == "native"][0] == ("native", "ValuePlan.read")
+    assert sum(c == ("native", "ValuePlan.read") for c in seen) == 1
+    assert mixed.get()["AdjustedMutualInfo"] == se.AdjustedMutualInfo().value(mixed.table)
+
+
+def test_a_declined_formula_falls_back_to_every_python_formula():
+    """A plan whose formula leaves its value to Python raises ``FormulaDeclined`` (nothing is
+    called back); the evaluator's reading then runs the Python formulas, which give Python's
+    own value or error."""
+    from streameval.contingency import FormulaDeclined, ValuePlan
+    from streameval.evaluator import _native_get
+
+    t = se.Contingency()
+    t.update(0, 0)
+    plan = ValuePlan(["elm", "ari"], [Formula("ELM:element_averaged", 2.0), Formula("AdjustedRand")])
+    with pytest.raises(FormulaDeclined):
+        plan.read(t)  # the table does not track ELM's F sum at beta 2
+    metrics = {"elm": se.ELM(beta=2.0), "ari": se.AdjustedRand()}
+    with pytest.raises(KeyError):  # Python's error, as elm.value(t) gives it
+        _native_get(plan.read, t, metrics, [])()
+    t.track_f("elm", 2.0)
+    assert _native_get(plan.read, t, metrics, [])() == {"elm": 1.0, "ari": 1.0}

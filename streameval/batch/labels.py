@@ -35,6 +35,32 @@ from ..metrics import element, information, matching, pairs
 from . import reference as twin
 from .reference import contingency_cells  # noqa: F401  (re-exported: the cells as numpy arrays)
 
+__all__ = [
+    "contingency_cells",
+    "contingency_matrix",
+    "pair_confusion_matrix",
+    "elm_score",
+    "elm_precision_recall_fscore",
+    "bcubed_score",
+    "bcubed_precision_recall_fscore",
+    "rand_score",
+    "adjusted_rand_score",
+    "pair_precision_score",
+    "pair_recall_score",
+    "pair_f1_score",
+    "pair_jaccard_score",
+    "fowlkes_mallows_score",
+    "mutual_info_score",
+    "normalized_mutual_info_score",
+    "homogeneity_score",
+    "completeness_score",
+    "v_measure_score",
+    "homogeneity_completeness_v_measure",
+    "variation_of_information",
+    "purity_score",
+    "inverse_purity_score",
+]
+
 
 def _int_labels(values) -> np.ndarray | None:
     """``values`` as a one-dimensional int64-representable integer array, or ``None``."""

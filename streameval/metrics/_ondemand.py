@@ -4,13 +4,14 @@ A metric whose value is not a function of the O(1) running sums (an optimal matc
 mutual information) derives from :class:`OnDemand`, which sets :attr:`Metric.on_demand`, and implements
 :meth:`OnDemand._compute` from the table's cells or margins. :meth:`OnDemand._result` caches the result with the table's
 ``version``, which every mutation bumps, so repeated reads of an unchanged table cost O(1) and any
-update, revert or merge invalidates the cache.
+update, revert or merge invalidates the cache. It is a declared kind of metric, not a special case
+of the readers: it has no native formula, and its :meth:`OnDemand.shared_value` (what an
+:class:`~streameval.Evaluator` reads) takes the table rather than the shared quantities.
 """
 
 from __future__ import annotations
 
 from .base import Metric
-from .quantities import Quantities
 
 
 class OnDemand(Metric, register=False):
@@ -23,9 +24,13 @@ class OnDemand(Metric, register=False):
         """The result from a :class:`~streameval.Contingency` (not O(1))."""
         raise NotImplementedError
 
+    def shared_value(self, q) -> float:
+        """In an :class:`~streameval.Evaluator`'s reading: the value from the table that the
+        shared quantities ``q`` wrap (an on-demand metric reads the cells, not the sums), cached
+        per table version."""
+        return self.value(q.source)
+
     def _result(self, s):
-        if s.__class__ is Quantities:  # an Evaluator's shared reading: the table it wraps
-            s = s.source
         if not (hasattr(s, "items") and hasattr(s, "version")):
             raise TypeError(
                 f"{type(self).__name__} is computed from the table's cells, not from summary "

@@ -109,6 +109,11 @@ class Metric(Described):
     ``{size: clusters}`` determine (:meth:`value_from_sizes`): the distributed engines, which
     return exactly these, report it. ``False`` for the metrics that need the cells themselves."""
 
+    native_formula: Any = None
+    """The native formula the table computes this metric's value with (declared by name:
+    :class:`~streameval.metrics.quantities.NativeValue`), or ``None``: Python reads the metric
+    (:meth:`shared_value`)."""
+
     def __init_subclass__(cls, register=True, **kw):
         super().__init_subclass__(**kw)
         if register and not cls.__name__.startswith("_"):
@@ -189,6 +194,21 @@ class Metric(Described):
         quantities several metrics need once); the three give bit-identical values.
         """
         raise NotImplementedError
+
+    def shared_value(self, q) -> float:
+        """The value in an :class:`~streameval.Evaluator`'s Python reading, given the shared
+        :class:`~streameval.metrics.quantities.Quantities` ``q`` of the table: :meth:`value`
+        over ``q`` (each intermediate quantity computed once per table state, whichever metric
+        asks first). A kind of metric that reads something else says so by overriding it: the
+        on-demand metrics read the table ``q`` wraps (its cells, cached per version). O(1) here.
+
+        >>> from streameval import Contingency, Rand
+        >>> from streameval.metrics.quantities import Quantities
+        >>> t = Contingency(); t.update_many([0, 0, 1], [0, 1, 1])
+        >>> Rand().shared_value(Quantities(t)) == Rand().value(t)
+        True
+        """
+        return self.value(q)
 
     def value_from_sizes(self, s, sizes_true: dict, sizes_pred: dict) -> float:
         """The value from the sums ``s`` and the cluster-size histograms ``{size: clusters}``.

@@ -72,7 +72,7 @@ def entropies(s) -> tuple[float, float, float]:
     return ht, hp, max(mi, 0.0)
 
 
-def generalized_average(u: float, v: float, method: str) -> float:
+def _generalized_average(u: float, v: float, method: str) -> float:
     """The mean of two entropies used to normalise MI (scikit-learn's ``average_method``)."""
     if method == "min":
         return min(u, v)
@@ -137,7 +137,7 @@ class NormalizedMutualInfo(_Normalised):
         ht, hp, mi = entropies(s)
         if mi == 0:
             return 0.0
-        return mi / generalized_average(ht, hp, self.average_method)
+        return mi / _generalized_average(ht, hp, self.average_method)
 
 
 class Homogeneity(NativeValue, Metric):
@@ -408,7 +408,7 @@ def adjusted_mutual_info(s, sizes_true: dict, sizes_pred: dict, average_method="
         return 0.0
     ht, hp, mi = entropies(s)
     emi = expected_mutual_info(sizes_true, sizes_pred, s.n)
-    den = generalized_average(ht, hp, average_method) - emi
+    den = _generalized_average(ht, hp, average_method) - emi
     den = min(den, -_EPS) if den < 0 else max(den, _EPS)
     num = mi - emi
     num = min(num, -_EPS) if num < 0 else max(num, _EPS)

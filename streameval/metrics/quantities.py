@@ -20,7 +20,7 @@ from ``ContingencyStats`` (the tests check it over the registry).
 The native table also computes each O(1) metric's formula itself (:class:`NativeValue`, with the
 same floating-point operations on the same integers, so the same bits): a metric's ``get()`` and an
 ``Evaluator``'s reading of all its metrics are then one native call each, and a :class:`Quantities`
-serves the metrics left to their Python formula (on-demand ones, subclasses, the reference table).
+serves the metrics read by their Python formula (subclasses, the reference table).
 
 Every other attribute (``n``, ``sum_col_max``, ``items``, ...) is read from the wrapped stats on
 first use and kept, so a metric written against the stats reads a :class:`Quantities` unchanged.
@@ -43,14 +43,9 @@ from __future__ import annotations
 
 from functools import cached_property
 
-__all__ = ["Quantities", "quantities", "shared", "NativeValue", "FORMULA_CODES"]
+from ..contingency import Formula
 
-try:  # the native formulas (src/values.rs), by name; none without the built extension
-    from .._native import FORMULAS as _FORMULAS
-except ImportError:  # pragma: no cover - the extension is built by pip install
-    _FORMULAS = []
-FORMULA_CODES: dict = {name: code for code, name in enumerate(_FORMULAS)}
-"""``{formula name: code}`` of the metric formulas the native table computes itself."""
+__all__ = ["Quantities", "quantities", "shared", "NativeValue"]
 
 _SHARED: dict = {}  # quantity name -> function computing it from the stats (never a Quantities)
 
@@ -160,15 +155,19 @@ def quantities(s) -> Quantities:
 class NativeValue:
     """Mixin of the metrics whose formula the native table also computes (``src/values.rs``).
 
-    A class declares ``_formula``, the name of its formula in :data:`FORMULA_CODES` (refined by
-    :meth:`_formula_key` for parameters that pick another formula) and :meth:`_formula_param`
-    (``beta``, when it has one). ``get()`` then asks the table for the value directly, in one native
-    call with the same floating-point operations as :meth:`~streameval.metrics.base.Metric.value`
-    (bit-identical; the tests compare the bits); an :class:`~streameval.Evaluator` reads all such
-    metrics in one call. The Python formula stays the definition and runs whenever the native one
-    does not apply: a subclass that does not declare ``_formula`` itself, a table without the
-    native reading (:class:`~streameval.reference.ReferenceContingency`), a formula not registered,
-    or sums beyond the native widths (the native call then answers ``None``).
+    A class declares ``_formula``, the name of its formula in the native registry (the one table
+    ``FORMULAS`` of ``src/values.rs``; refined by :meth:`_formula_key` for parameters that pick
+    another formula) and :meth:`_formula_param` (``beta``, when it has one): the name is the whole
+    contract between the two languages (``tests/test_native_values.py`` fails when a metric names
+    a formula the registry lacks, or the reverse). ``get()`` then asks the table for the value
+    directly, in one native call with the same floating-point operations as
+    :meth:`~streameval.metrics.base.Metric.value` (bit-identical; the tests compare the bits); an
+    :class:`~streameval.Evaluator` reads all such metrics in one call. The Python formula stays
+    the definition and runs whenever the native one does not apply: a subclass that does not
+    declare ``_formula`` itself, a table without the native reading
+    (:class:`~streameval.reference.ReferenceContingency`), no extension built, or a formula the
+    native one leaves to Python (sums beyond the native widths, or a Python error: the native
+    call then answers ``None`` and the Python formula gives the same value or the same error).
 
     Cost of ``get()``: O(1), one native call.
 
@@ -176,14 +175,14 @@ class NativeValue:
     >>> m = AdjustedRand()
     >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1)]:
     ...     m.update(t, p)
-    >>> m.get() == m.value(m.table)
-    True
+    >>> m.get() == m.value(m.table), m.native_formula.name
+    (True, 'AdjustedRand')
     """
 
     _formula = ""
 
     def _formula_key(self) -> str:
-        """The formula's name in :data:`FORMULA_CODES` for this instance's parameters."""
+        """The formula's name in the native registry for this instance's parameters."""
         return self._formula
 
     def _formula_param(self) -> float:
@@ -191,24 +190,22 @@ class NativeValue:
         return 0.0
 
     @cached_property
-    def native_spec(self):
-        """``(code, param)`` of the native formula, or ``None`` (then the Python formula runs):
-        what :meth:`get` and an :class:`~streameval.Evaluator`'s one native reading pass to the
-        table. Computed once per metric (its parameters are fixed at construction). O(1)."""
-        if "_formula" not in type(self).__dict__:  # a subclass may redefine the value
+    def native_formula(self):
+        """The native :class:`~streameval.contingency.Formula` of this metric (looked up by
+        name, with its parameter), or ``None`` (then the Python formula runs): what :meth:`get`
+        and an :class:`~streameval.Evaluator`'s one native reading pass to the table.
+        ``KeyError`` when the registry has no formula of that name. Computed once per metric
+        (its parameters are fixed at construction). O(1)."""
+        if Formula is None or "_formula" not in type(self).__dict__:  # a subclass may redefine the value
             return None
-        code = FORMULA_CODES.get(self._formula_key())
-        return None if code is None else (code, float(self._formula_param()))
+        return Formula(self._formula_key(), float(self._formula_param()))
 
     def get(self) -> float:
         """The metric's current value, from the table's running sums. O(1)."""
-        spec = self.native_spec
+        formula = self.native_formula
         table = self._table  # type: ignore[attr-defined]
-        if spec is not None:
-            try:
-                v = table._value(*spec)
-            except AttributeError:  # a table without native formulas
-                v = None
+        if formula is not None:
+            v = formula.read(table)  # None for a table without native formulas
             if v is not None:
                 return v
         return self.value(table)  # type: ignore[attr-defined]
