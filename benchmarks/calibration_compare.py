@@ -3,21 +3,30 @@ method, on simulated data from known processes (light-tailed, heavy-tailed, cros
 
 Each repetition draws a fresh dataset of ``n`` documents (units) from a process, runs the library's
 own resampling (the same code :func:`streameval.compare` runs: unit statistics, one exact product per
-block of resamples, the metric reads), and records
+block of resamples, the metric reads, the linearization standard errors), and records
 
-- whether the 95% percentile and BCa intervals of system A cover the *population value* (the metric
-  at the expected statistics of an ``n``-document dataset, estimated from one dataset of
-  ``--population`` documents: for ELM and BCubed, ratios of sums, this is the value on a very large
-  dataset; ARI and NMI depend on how many documents are pooled, so their target is taken at the
-  sample's scale, as in ``tests/test_compare_coverage.py``);
+- whether the 95% percentile, BCa and studentized (bootstrap-t) intervals of system A cover each of
+  two targets:
+
+  - the *population value*, what ``compare``'s intervals are for: the metric at the expected
+    statistics of an ``n``-document dataset, estimated from one dataset of ``--population``
+    documents with its sums scaled down to ``n`` documents. For ELM and BCubed (ratios of sums)
+    this is the value on a very large dataset; ARI (through ``C2(N)``) and NMI (through ``log N``)
+    depend on how many documents are pooled, so their target is taken at the sample's scale (NMI's
+    value on 100,000 documents is far above any 100-document dataset's, whatever the tails);
+  - the *expected value*: the metric's mean over ``--datasets`` fresh ``n``-document datasets.
+
+  and whether the interval lies below or above the target when it misses;
+- whether ``compare``'s warnings fire (fewer than 30 units, or one unit holding more than 10% of a
+  labelling's within-cluster pairs), and the coverage with and without them;
 - whether the paired bootstrap and the approximate randomization test reject (p < 0.05) the true
   null "A and B are equally good" (B is drawn from the same process as A, independently).
 
 Processes (documents of one dataset are independent):
 
 - ``light``: a document has ``4 + Poisson(4)`` elements in ``1 .. size/2 + 1`` true entities;
-- ``heavy``: a document holds Zipf(2.5)-many entities, each of Zipf(2.5) size (capped at 10,000):
-  most documents are tiny, a few hold giant clusters;
+- ``heavy``: a document holds Zipf(2.5)-many entities (capped at 1,000), each of Zipf(2.5) size
+  (capped at 10,000): most documents are tiny, a few hold giant clusters;
 - ``cross``: heavy documents, and a system merges, with probability 0.3 at each document boundary,
   an entity of the next document into one of this document's (clusters cross the declared units);
   the units are the connected components of the documents, the truth and both systems
@@ -28,12 +37,16 @@ A system keeps an element's entity with probability 0.8 and otherwise gives it t
 random element of its document (so it both merges and splits).
 
 Monte-Carlo error: a share ``p`` over ``R`` repetitions has standard error ``sqrt(p(1-p)/R)``
-(about 1.3 points for ``p = 0.95`` or ``0.05`` at ``R = 300``); the tables print it.
+(about 1.3 points for ``p = 0.95`` or ``0.05`` at ``R = 300``); the tables print it. The targets
+have their own, smaller errors: the expected value's is the metric's spread over
+``sqrt(--datasets)``; the population value of a heavy-tailed process moves with the few giant
+clusters of its one large dataset.
 
-    PYTHONPATH=. python benchmarks/calibration_compare.py [--reps 300] [--resamples 500]
+    PYTHONPATH=. python benchmarks/calibration_compare.py [--reps 300] [--resamples 500] [--large]
+        [--jobs 2]
 
-writes ``docs/benchmarks/compare-calibration.md``. ``--quick`` runs a handful of repetitions (the
-default test suite's smoke run).
+writes ``docs/benchmarks/compare-calibration.md`` (``--large`` adds the heavy and cross settings
+at 1,000 documents). ``--quick`` runs a handful of repetitions (the default test suite's smoke run).
 """
 
 from __future__ import annotations
@@ -48,6 +61,8 @@ from pathlib import Path
 import numpy as np
 
 from streameval.comparison import (
+    DOMINANT_SHARE,
+    FEW_UNITS,
     _group,
     _jackknife,
     _metrics,
@@ -55,13 +70,15 @@ from streameval.comparison import (
     _read,
     bootstrap_multiplicities,
 )
-from streameval.intervals import bca_interval, p_value, percentile_interval
-from streameval.units import UnitStats, unit_stats_from_codes
+from streameval.intervals import bca_interval, p_value, percentile_interval, studentized_interval
+from streameval.linearization import standard_errors
+from streameval.units import UnitStats, unit_diagnostics, unit_stats_from_codes
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
 SETTINGS = [("light", 100), ("light", 300), ("heavy", 100), ("heavy", 300), ("cross-light", 100),
             ("cross-light", 300), ("cross", 100), ("cross", 300)]
+LARGE = [("heavy", 1000), ("cross", 1000)]
 
 
 # --------------------------------------------------------------------------- the processes
@@ -115,7 +132,13 @@ def unit_stats_of(doc, t, a, b, metrics, widen: bool):
 
 
 # --------------------------------------------------------------------------- one repetition
-def trial(rng, kind, n_docs, metrics, theta, B, conf=0.95):
+INTERVALS = ("percentile", "BCa", "studentized")
+TRUTHS = ("population value", "expected value")
+
+
+def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95):
+    """One dataset: ``cover[truth, interval, metric]``, ``below[...]`` (the interval lies below the
+    truth), ``reject[test, metric]``, the number of units and whether a warning fires."""
     doc, t, a, b = dataset(rng, kind, n_docs)
     sa, sb = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
     u = sa.n_units
@@ -124,23 +147,33 @@ def trial(rng, kind, n_docs, metrics, theta, B, conf=0.95):
     va, vb = _read(sa, metrics, ra), _read(sb, metrics, rb)
     oa, ob = _read(sa, metrics, [sa.total()])[:, 0], _read(sb, metrics, [sb.total()])[:, 0]
     ja = _jackknife(sa, metrics, "pooled")
+    (se,), _ = standard_errors([sa], metrics, m, [ra])
+    (se0,), _ = standard_errors([sa], metrics, np.ones((1, u)), [[sa.totals]])
     swaps = (rng.random((B, u)) < 0.5).astype(np.int64)
     rand = _randomized_deltas(sa, sb, metrics, swaps, "pooled")
-    cover = np.zeros((2, len(metrics)), dtype=bool)
+    cover = np.zeros((len(truths), len(INTERVALS), len(metrics)), dtype=bool)
+    below = np.zeros_like(cover)
     reject = np.zeros((2, len(metrics)), dtype=bool)
-    for k in range(len(metrics)):
-        lo, hi = percentile_interval(va[k], conf)
-        cover[0, k] = lo <= theta[k] <= hi
-        lo, hi = bca_interval(va[k], oa[k], ja[k], conf)
-        cover[1, k] = lo <= theta[k] <= hi
+    for k, metric in enumerate(metrics):
+        lo_b, hi_b = metric.bounds
+        ivs = [percentile_interval(va[k], conf), bca_interval(va[k], oa[k], ja[k], conf),
+               studentized_interval(va[k], oa[k], se[k], se0[k, 0], conf)]
+        ivs[2] = (max(ivs[2][0], lo_b), min(ivs[2][1], hi_b))  # as compare clips it
+        for j, (lo, hi) in enumerate(ivs):
+            for i, theta in enumerate(truths):
+                cover[i, j, k] = lo <= theta[k] <= hi
+                below[i, j, k] = hi < theta[k]
         d = oa[k] - ob[k]
         reject[0, k] = p_value(va[k] - vb[k] - d, d) < 0.05
         reject[1, k] = p_value(rand[k], d) < 0.05
-    return cover, reject, u
+    diag = unit_diagnostics([sa, sb])
+    warned = u < FEW_UNITS or diag["pairs_share"] > DOMINANT_SHARE
+    return cover, below, reject, u, warned
 
 
 def population_value(rng, kind, n_docs, metrics, population):
-    """The metric at the expected statistics of an ``n_docs``-document dataset."""
+    """The metric at the expected statistics of an ``n_docs``-document dataset (estimated from one
+    dataset of ``population`` documents, its sums scaled down to ``n_docs`` documents)."""
     doc, t, a, b = dataset(rng, kind, population)
     sa, _ = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
     scale = n_docs / population
@@ -148,26 +181,64 @@ def population_value(rng, kind, n_docs, metrics, population):
     return np.array([m.value(s) for m in metrics])
 
 
-def run(reps: int, B: int, population: int, settings, seed: int = 2026):
+def expected_value(rng, kind, n_docs, metrics, datasets):
+    """The metric's mean over ``datasets`` fresh ``n_docs``-document datasets (Monte-Carlo error
+    ``sd / sqrt(datasets)``, small beside the metric's own spread)."""
+    vals = []
+    for _ in range(datasets):
+        doc, t, a, b = dataset(rng, kind, n_docs)
+        sa, _ = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
+        vals.append(_read(sa, metrics, [sa.total()])[:, 0])
+    return np.mean(vals, axis=0)
+
+
+def run_setting(task) -> dict:
+    """One setting's repetitions (its own seeded generator: the same numbers in any process)."""
+    (kind, n_docs), reps, B, population, seed, datasets = task
     metrics = _metrics(METRICS)
-    out = []
-    for kind, n_docs in settings:
-        rng = np.random.default_rng([seed, n_docs, len(kind)])
-        theta = population_value(rng, kind, n_docs, metrics, population)
-        cover = np.zeros((2, len(metrics)))
-        reject = np.zeros((2, len(metrics)))
-        units = []
-        t0 = time.process_time()
-        for _ in range(reps):
-            c, r, u = trial(rng, kind, n_docs, metrics, theta, B)
-            cover += c
-            reject += r
-            units.append(u)
-        out.append({"setting": kind, "docs": n_docs, "units": float(np.mean(units)),
-                     "cover": cover / reps, "reject": reject / reps, "reps": reps,
-                     "cpu": time.process_time() - t0})
-        print(kind, n_docs, "units", float(np.mean(units)), "cover", (cover / reps).round(3).tolist(), "reject",
-              (reject / reps).round(3).tolist(), flush=True)
+    rng = np.random.default_rng([seed, n_docs, len(kind)])
+    t0 = time.process_time()
+    truths = (population_value(rng, kind, n_docs, metrics, population),
+              expected_value(rng, kind, n_docs, metrics, datasets))
+    cover = np.zeros((len(truths), len(INTERVALS), len(metrics)))
+    below = np.zeros_like(cover)
+    reject = np.zeros((2, len(metrics)))
+    warned_cover = np.zeros_like(cover)
+    units, warned = [], 0
+    for _ in range(reps):
+        c, bl, r, u, w = trial(rng, kind, n_docs, metrics, truths, B)
+        cover += c
+        below += bl
+        reject += r
+        units.append(u)
+        if w:
+            warned += 1
+            warned_cover += c
+    out = {"setting": kind, "docs": n_docs, "units": float(np.mean(units)), "truths": truths,
+           "cover": cover / reps, "below": below / reps, "reject": reject / reps, "reps": reps,
+           "warned": warned, "warned_cover": warned_cover / max(warned, 1),
+           "unwarned_cover": (cover - warned_cover) / max(reps - warned, 1),
+           "cpu": time.process_time() - t0}
+    print(kind, n_docs, "units", out["units"], "warned", warned, "cover",
+          out["cover"].round(3).tolist(), "reject", out["reject"].round(3).tolist(), flush=True)
+    return out
+
+
+def run(reps: int, B: int, population: int, settings, seed: int = 2026, datasets: int = 1000,
+        jobs: int = 1) -> list:
+    """Every setting, in ``jobs`` processes (each setting seeds its own generator, so the results
+    do not depend on ``jobs``)."""
+    tasks = [(s, reps, B, population, seed, datasets) for s in settings]
+    if jobs <= 1:
+        return [run_setting(t) for t in tasks]
+    import multiprocessing
+
+    order = sorted(range(len(tasks)), key=lambda i: -tasks[i][0][1])  # the longest first
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        done = pool.map(run_setting, [tasks[i] for i in order], chunksize=1)
+    out = [None] * len(tasks)
+    for i, r in zip(order, done):
+        out[i] = r
     return out
 
 
@@ -176,34 +247,111 @@ def _cell(p: float, reps: int) -> str:
     return f"{100 * p:.1f} ± {100 * se:.1f}"
 
 
-def _table(results, key: str, what: str, names) -> list:
-    lines = ["| setting | documents | units (mean) | " + what + " | " + " | ".join(METRICS) + " |",
-             "|---|---:|---:|---|" + "---:|" * len(METRICS)]
+def _head(what: str) -> list:
+    return ["| setting | documents | units (mean) | " + what + " | " + " | ".join(METRICS) + " |",
+            "|---|---:|---:|---|" + "---:|" * len(METRICS)]
+
+
+def _row(r, name: str, cells) -> str:
+    return f"| {r['setting']} | {r['docs']} | {r['units']:.0f} | {name} | " + " | ".join(cells) + " |"
+
+
+def _coverage(results, truth: int) -> list:
+    lines = _head("interval")
     for r in results:
-        for j, name in enumerate(names):
-            lines.append(f"| {r['setting']} | {r['docs']} | {r['units']:.0f} | {name} | "
-                         + " | ".join(_cell(p, r["reps"]) for p in r[key][j]) + " |")
+        for j, name in enumerate(INTERVALS):
+            lines.append(_row(r, name, [_cell(p, r["reps"]) for p in r["cover"][truth, j]]))
+    return lines
+
+
+def _below(results, truth: int) -> list:
+    lines = _head("interval")
+    for r in results:
+        for j, name in enumerate(INTERVALS):
+            below = r["below"][truth, j]
+            above = 1 - r["cover"][truth, j] - below
+            lines.append(_row(r, name, [f"{100 * b:.1f} / {100 * a:.1f}" for b, a in zip(below, above)]))
+    return lines
+
+
+def _truths(results) -> list:
+    lines = _head("target")
+    for r in results:
+        for i, name in enumerate(TRUTHS):
+            lines.append(_row(r, name, [f"{v:.4f}" for v in r["truths"][i]]))
+    return lines
+
+
+def _warned(results, truth: int, j: int) -> list:
+    lines = ["| setting | documents | datasets warned | coverage when warned | coverage otherwise |",
+             "|---|---:|---:|---|---|"]
+    for r in results:
+        w, n = r["warned"], r["reps"]
+        on = ", ".join(f"{100 * p:.0f}" for p in r["warned_cover"][truth, j]) if w else "–"
+        off = ", ".join(f"{100 * p:.0f}" for p in r["unwarned_cover"][truth, j]) if w < n else "–"
+        lines.append(f"| {r['setting']} | {r['docs']} | {w} of {n} | {on} | {off} |")
+    return lines
+
+
+def _rejections(results) -> list:
+    lines = _head("test")
+    for r in results:
+        for j, name in enumerate(("paired bootstrap", "randomization")):
+            lines.append(_row(r, name, [_cell(p, r["reps"]) for p in r["reject"][j]]))
     return lines
 
 
 def render(results, args) -> str:
+    reps = results[0]["reps"]
     lines = [
         "# Coverage and calibration of compare, method by method",
         "",
         f"Command: `python benchmarks/calibration_compare.py --reps {args.reps} --resamples "
-        f"{args.resamples}` (population {args.population:,} documents; "
-        f"{platform.processor() or platform.machine()}, numpy {np.__version__}). "
-        "Processes: see the script's docstring. Shares in percent ± one Monte-Carlo standard "
-        "error. The goal: 95% intervals cover 92–97%, and a test at 5% rejects a true null in "
-        "3–7% of datasets.",
+        f"{args.resamples}{' --large' if args.large else ''}` (seed {args.seed}; population "
+        f"{args.population:,} documents; expected values over {args.datasets:,} datasets; "
+        f"{platform.processor() or platform.machine()}, numpy {np.__version__}). Processes and "
+        "targets: see the script's docstring. Shares in percent ± one Monte-Carlo standard error "
+        f"(`sqrt(p(1-p)/{reps})`: about {100 * (0.95 * 0.05 / reps) ** 0.5:.1f} points at 95%). "
+        "The goal: 95% intervals cover 92–97%, and a test at 5% rejects a true null in 3–7% of "
+        "datasets.",
         "",
-        "## Coverage of 95% intervals (system A)",
+        "## The targets",
         "",
-        *_table(results, "cover", "interval", ("percentile", "BCa")),
+        "*Population value*: the metric at the expected statistics of a dataset of this many "
+        "documents (what `compare` reports an interval for; for ELM and BCubed, ratios of sums, "
+        "the population's value whatever the size). *Expected value*: the metric's mean over "
+        "datasets of this many documents. They differ where a few rare, giant clusters carry much "
+        "of the expected sums (heavy tails): most datasets hold none of them, so the population "
+        "value of ARI lies above most datasets' values (giant clusters are easy to keep whole), "
+        "and that of ELM, BCubed and NMI somewhat below.",
+        "",
+        *_truths(results),
+        "",
+        "## Coverage of 95% intervals of the population value (system A)",
+        "",
+        *_coverage(results, 0),
+        "",
+        "Misses, below / above: the share of datasets whose interval lies entirely below the "
+        "population value / entirely above it.",
+        "",
+        *_below(results, 0),
+        "",
+        "## Coverage of 95% intervals of the expected value (system A)",
+        "",
+        *_coverage(results, 1),
+        "",
+        "## Where the warnings fire (studentized intervals, population value)",
+        "",
+        f"A dataset is *warned* when it has fewer than {FEW_UNITS} units or one unit holds more "
+        f"than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs (`compare`'s warnings). "
+        "Coverage in percent, "
+        "metric by metric (" + ", ".join(METRICS) + ").",
+        "",
+        *_warned(results, 0, INTERVALS.index("studentized")),
         "",
         "## Rejections of a true null at p < 0.05 (A and B from the same process)",
         "",
-        *_table(results, "reject", "test", ("paired bootstrap", "randomization")),
+        *_rejections(results),
     ]
     lines += ["", f"CPU time: {sum(r['cpu'] for r in results):.0f} s in all.", ""]
     return "\n".join(lines)
@@ -214,13 +362,23 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--resamples", type=int, default=500)
     ap.add_argument("--population", type=int, default=100000)
+    ap.add_argument("--datasets", type=int, default=1000, help="datasets behind each expected value")
+    ap.add_argument("--jobs", type=int, default=1, help="settings run in this many processes "
+                    "(the same results: each setting has its own seeded generator)")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--large", action="store_true", help="also the heavy settings at 1,000 documents")
+    ap.add_argument("--only", default="", help="comma-separated settings to run (e.g. heavy,cross)")
     ap.add_argument("--quick", action="store_true", help="a few repetitions, nothing written")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks" / "compare-calibration.md")
     args = ap.parse_args(argv)
     if args.quick:
-        args.reps, args.resamples, args.population = 3, 50, 400
+        args.reps, args.resamples, args.population, args.datasets = 3, 50, 400, 5
+    settings = SETTINGS + (LARGE if args.large else [])
+    if args.only:
+        settings = [s for s in settings if s[0] in args.only.split(",")]
     load = os.getloadavg()[0]
-    results = run(args.reps, args.resamples, args.population, SETTINGS)
+    results = run(args.reps, args.resamples, args.population, settings, args.seed, args.datasets,
+                  args.jobs)
     text = render(results, args) + f"Load average at the start: {load:.1f}.\n"
     if not args.quick:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -455,10 +455,10 @@ impl Core {
         s.cell_sq += (n1 as i128) * (n1 as i128) - (n0 as i128) * (n0 as i128);
         s.cell_xlogx += xlogx(n1) - xlogx(n0);
         s.cells += (n1 > 0) as i128 - (n0 > 0) as i128;
-        s.k[0] += (a1 > 0) as i128 - (a0 > 0) as i128;
-        s.k[1] += (b1 > 0) as i128 - (b0 > 0) as i128;
-        self.move_side(0, t, p, n0, n1);
-        self.move_side(1, p, t, n0, n1);
+        s.k[TRUE] += (a1 > 0) as i128 - (a0 > 0) as i128;
+        s.k[PRED] += (b1 > 0) as i128 - (b0 > 0) as i128;
+        self.move_side(TRUE, t, p, n0, n1);
+        self.move_side(PRED, p, t, n0, n1);
         self.sums.both_singletons += self.both_near(t, p) - both_before;
         self.reclass(0, t);
         self.reclass(1, p);
@@ -946,8 +946,8 @@ impl Core {
             let t = run[0].0;
             rows.resize_with(t as usize, Cluster::default);
             let cl = Cluster::of_cells(run.iter().map(|&(_, p, c)| (p, c)));
-            s.k[0] += 1;
-            s.add_side(0, memo.terms(cl.size, cl.sq, cl.max));
+            s.k[TRUE] += 1;
+            s.add_side(TRUE, memo.terms(cl.size, cl.sq, cl.max));
             if cl.cells.len() > BIG_AT {
                 over.push((0, t));
             }
@@ -965,8 +965,8 @@ impl Core {
             let p = (run[0].0 >> 32) as u32;
             cols.resize_with(p as usize, Cluster::default);
             let cl = Cluster::of_cells(run.iter().map(|&(k, c)| (k as u32, c)));
-            s.k[1] += 1;
-            s.add_side(1, memo.terms(cl.size, cl.sq, cl.max));
+            s.k[PRED] += 1;
+            s.add_side(PRED, memo.terms(cl.size, cl.sq, cl.max));
             // an element alone in both its clusters: a column of size 1 whose row has size 1
             if cl.size == 1 {
                 s.both_singletons += (rows[run[0].0 as u32 as usize].size == 1) as i128;

@@ -58,6 +58,7 @@ pub const FORMULAS: &[(&str, Formula)] = &[
     ("MUC", muc),
     ("BLANC", blanc),
     ("LEA", lea),
+    ("BasicMergeDistance", basic_merge_distance),
 ];
 
 /// The registered formula named `name`, if any.
@@ -655,6 +656,13 @@ fn lea(r: &mut Reader<'_>, _: f64) -> Option<f64> {
     Some(harmonic(pl, rl, 1.0))
 }
 
+/// The basic merge distance: `2·cells - kT - kP` splits and merges, an integer (below `2**58`)
+/// converted with round-half-even, as Python's `float(int)`.
+fn basic_merge_distance(r: &mut Reader<'_>, _: f64) -> Option<f64> {
+    let s = r.s;
+    Some((2 * s.cells - s.k[TRUE] - s.k[PRED]) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -726,7 +734,8 @@ mod tests {
         let s = Sums::default();
         let fsum = |_, _| Some(0);
         let mut r = Reader::new(&s, &fsum);
-        let zero = ["FowlkesMallows", "MutualInfo", "VariationOfInformation", "MUC", "BLANC", "LEA"];
+        let zero = ["FowlkesMallows", "MutualInfo", "VariationOfInformation", "MUC", "BLANC", "LEA",
+                    "BasicMergeDistance"];
         for &(name, f) in FORMULAS {
             let want = if zero.contains(&name) { 0.0 } else { 1.0 };
             assert_eq!(f(&mut r, 1.0), Some(want), "{name}");

@@ -185,6 +185,20 @@ class UnitStats:
             xf = self.__dict__["_xf"] = self._x.astype(np.float64)
         return xf
 
+    def field_values(self) -> np.ndarray:
+        """``(U, fields)`` float64: every unit's fields, its exact ints rounded once (``Σ_k limb_k ·
+        2**(W·k)``; limbs below ``2**W``, so the only rounding is the float's own). O(U · columns).
+
+        >>> u = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ())], ())
+        >>> u.field_values()[0, :3].tolist()
+        [2.0, 1.0, 1.0]
+        """
+        out = np.zeros((self.n_units, len(self.fields)))
+        for f, (c, n) in enumerate(self._layout):
+            for k in range(n):
+                out[:, f] += self._x[:, c + k].astype(np.float64) * 2.0 ** (self.width * k)
+        return out
+
     def combine_ints(self, m: np.ndarray) -> np.ndarray:
         """The limb sums of :meth:`combine` as an int64 ``(B, columns)`` matrix (not joined)."""
         m = np.asarray(m, dtype=np.int64)

@@ -179,7 +179,7 @@ def test_report_renders_as_text_and_json():
     iv = r.values["A"]["ELM"]
     assert d["values"]["A"]["ELM"] == {"value": iv.value, "low": iv.low, "high": iv.high}
     text = str(r)
-    assert "30 units, 240 elements, 200 resamples, 95% percentile intervals, seed 2" in text
+    assert "30 units, 240 elements, 200 resamples, 95% studentized intervals, seed 2" in text
     assert "A - B" in text and "BCubed" in text
     assert r.samples["A"].shape == (2, 200)
 

@@ -30,7 +30,7 @@ def test_calibration_script_quick_run_prints_every_setting_and_method(capsys):
     assert mod.main(["--quick"]) == 0
     rows = _tables(capsys.readouterr().out)
     for kind, docs in mod.SETTINGS:
-        for method in ("percentile", "BCa", "paired bootstrap", "randomization"):
+        for method in ("percentile", "BCa", "studentized", "paired bootstrap", "randomization"):
             assert any(r.startswith(f"| {kind} | {docs} |") and f"| {method} |" in r for r in rows)
 
 
@@ -43,13 +43,31 @@ def test_calibration_tables_reproduce_and_the_default_test_holds_its_level(tmp_p
     reps = int(re.search(r"--reps (\d+)", published).group(1))
     resamples = int(re.search(r"--resamples (\d+)", published).group(1))
     out = tmp_path / "calibration.md"
-    assert mod.main(["--reps", str(reps), "--resamples", str(resamples), "--out", str(out)]) == 0
+    large = ["--large"] if re.search(r"--resamples \d+ --large`", published) else []
+    assert mod.main(["--reps", str(reps), "--resamples", str(resamples), "--out", str(out)]
+                    + large) == 0
     got = out.read_text()
     assert _tables(got) == _tables(published)  # bit-exact sums, seeded draws: the same shares
-    # the claim of docs/compare.md: the default test (randomization) rejects a true null in 3-7%
-    # of datasets in every setting, up to two Monte-Carlo standard errors
+    # the claims of docs/compare.md, up to two Monte-Carlo standard errors:
+    # the default test (randomization) rejects a true null in 3-7% of datasets in every setting
     for line in _tables(got):
         if "| randomization |" in line:
             for cell in line.strip("|").split("|")[4:]:
                 share, se = (float(x) for x in cell.split("±"))
                 assert 3 - 2 * se <= share <= 7 + 2 * se, line
+    # the default interval covers 92-97% wherever the units are light-tailed, widened or not
+    coverage = got.split("## Coverage of 95% intervals of the population value")[1].split("Misses")[0]
+    rows = {}
+    for line in _tables(coverage):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[0] in ("light", "heavy", "cross", "cross-light"):
+            rows[cells[0], cells[1], cells[3]] = [[float(x) for x in c.split("±")] for c in cells[4:]]
+    for (kind, docs, interval), cells in rows.items():
+        if interval == "studentized" and kind in ("light", "cross-light"):
+            for share, se in cells:
+                assert 92 - 2 * se <= share <= 97 + 2 * se, (kind, docs, cells)
+    # and with heavy tails it beats the percentile interval for ARI and NMI in every setting
+    for (kind, docs, interval), cells in rows.items():
+        if interval == "studentized" and kind in ("heavy", "cross"):
+            for k in (2, 3):
+                assert cells[k][0] > rows[kind, docs, "percentile"][k][0], (kind, docs, k)

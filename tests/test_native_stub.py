@@ -72,6 +72,30 @@ def test_each_stub_class_declares_exactly_its_compiled_members(name):
     assert not missing, f"{name}: the stub lists {missing}, which the compiled class lacks"
 
 
+def parameters(fn: ast.FunctionDef) -> list:
+    a = fn.args
+    return [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs if x.arg not in ("self", "cls")]
+
+
+def test_the_stub_gives_each_compiled_function_its_parameters():
+    """Every function and method the stub declares takes the parameters the compiled one takes,
+    by name and in order (``__new__`` aside: the compiled table takes any arguments)."""
+    from streameval import _native
+
+    wrong = []
+    for node in stub_tree().body:
+        members = [(node, getattr(_native, node.name))] if isinstance(node, ast.FunctionDef) else []
+        if isinstance(node, ast.ClassDef):
+            cls = getattr(_native, node.name)
+            members = [(f, cls if f.name == "__init__" else getattr(cls, f.name)) for f in node.body
+                       if isinstance(f, ast.FunctionDef) and not f.decorator_list and f.name != "__new__"]
+        for fn, obj in members:
+            compiled = [p for p in inspect.signature(obj).parameters if p != "self"]
+            if parameters(fn) != compiled:
+                wrong.append(f"{node.name}.{fn.name}: stub {parameters(fn)}, compiled {compiled}")
+    assert not wrong, "\n".join(wrong)
+
+
 def properties(body) -> set:
     """The names of the ``@property`` functions of a class body."""
     return {f.name for f in body if isinstance(f, ast.FunctionDef)

@@ -1,4 +1,5 @@
-"""Coreference metrics over the shared table: MUC, BLANC and LEA, each O(1) per update, revert, read.
+"""Coreference and entity-resolution metrics over the shared table: MUC, BLANC, LEA and the basic
+merge distance, each O(1) per update, revert, read.
 
 Every element is a *mention*; its true label names its *key entity* (chain), its predicted label its
 *response entity*. Every mention is in both (the coreference scorers' "gold mentions" setting), so
@@ -20,6 +21,10 @@ size ``b[j]``, and their overlap the cell ``n[i,j]``.
   row term, so ``N·R = elm_r_sum - true_singletons + both_singletons`` and
   ``N·P = elm_p_sum - pred_singletons + both_singletons``: no new running sum is needed, and the
   value is as exact as ELM's fixed-point sums.
+- **Basic merge distance** (Menestrina, Whang & Garcia-Molina 2010): the fewest splits and merges
+  of clusters that turn the prediction into the truth. Splitting predicted cluster ``j`` by true
+  label takes (cells in column ``j``) - 1 splits, then merging the parts of true cluster ``i`` takes
+  (cells in row ``i``) - 1 merges: ``BMD = (cells - kP) + (cells - kT)``, exact integers.
 
 Edge cases follow the reference scorers (conll ``scorer.pl`` v8, coval): a ratio with an empty
 denominator is 0, F is 0 when P + R = 0. So MUC is 0 when the key (recall) or the response
@@ -36,7 +41,7 @@ from .base import Metric, harmonic
 from .pairs import pair_counts
 from .quantities import NativeValue
 
-__all__ = ["MUC", "BLANC", "LEA", "blanc_parts"]
+__all__ = ["MUC", "BLANC", "LEA", "BasicMergeDistance", "blanc_parts"]
 
 
 def _ratio0(num, den) -> float:
@@ -213,3 +218,34 @@ class LEA(_PRF):
         p = (s.elm_p_sum - s.pred_singletons * ONE + both) / (n * ONE)
         r = (s.elm_r_sum - s.true_singletons * ONE + both) / (n * ONE)
         return p, r
+
+
+class BasicMergeDistance(NativeValue, Metric):
+    """Basic merge distance (Menestrina, Whang & Garcia-Molina 2010): the fewest cluster splits and
+    merges that turn the prediction into the truth, ``BMD = 2·cells - kT - kP``. O(1).
+
+    Splitting every predicted cluster by true label takes ``cells - kP`` splits (a column with
+    ``c`` non-zero cells splits ``c - 1`` times); each part then lies in one true cluster, and
+    merging the parts of every true cluster takes ``cells - kT`` merges. An integer, returned as a
+    float: 0 when the clusterings agree (and on the empty table), smaller is better, symmetric, no
+    upper bound. A weight counts copies of one element, which join a cell already there: only the
+    numbers of non-zero cells and of non-empty rows and columns, which the table keeps, move.
+    Cost: O(1) per update, revert and read.
+
+    >>> m = BasicMergeDistance()
+    >>> for t, p in [(1, "a"), (1, "a"), (1, "b"), (2, "b"), (2, "b"), (3, "c")]:
+    ...     m.update(t, p)
+    >>> m.get()  # split b into its 1 and its 2, merge that 1 with a
+    2.0
+    >>> m.revert(1, "b"); m.get()
+    0.0
+    """
+
+    _formula = "BasicMergeDistance"
+
+    bigger_is_better = False
+    bounds = (0.0, float("inf"))
+    symmetric = True
+
+    def value(self, s) -> float:
+        return float(2 * s.cells - s.k_true - s.k_pred)

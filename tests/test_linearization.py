@@ -1,0 +1,207 @@
+"""The studentized (bootstrap-t) interval and the linearization standard errors behind it.
+
+Oracles: each metric's formula written again with complex numbers, so that the complex-step
+derivative ``Im f(S + i·ε·S_u) / ε`` gives the directional derivative of the metric along a unit's
+sums to machine precision (no subtraction, hence no cancellation); and a brute-force bootstrap-t
+that builds every resample's table from tagged copies of its units.
+
+Tolerances, from the error of the library's central differences (linearization.py): a step ``h``
+of at most ``2`` on counts ``≥ N`` and of ``10⁻⁷`` relative on the larger sums has a truncation
+error of ``(h/S)² · |f'''| S³ / (6 |f'|)`` relative, below ``(2/N)²`` times a modest constant for
+these rational and logarithmic formulas; with ``N ≥ 1,000`` elements that is ``≤ 4·10⁻⁶``, and the
+float rounding of a difference quotient (``2⁻⁵³`` relative value error over a relative step
+``≥ 10⁻⁷``) adds ``≤ 10⁻⁹``. We allow ``10⁻⁴`` of the largest score (25 times the bound).
+"""
+
+from __future__ import annotations
+
+import cmath
+
+import numpy as np
+import pytest
+
+from streameval import compare
+from streameval.comparison import _metrics, bootstrap_multiplicities, unit_stats
+from streameval.intervals import studentized_interval
+from streameval.linearization import gradients, read_fields, standard_errors, unit_fields
+from streameval.stats import ONE, ContingencyStats
+
+METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
+FIELDS = ("n", "sum_cell_sq", "sum_row_sq", "sum_col_sq", "sum_cell_xlogx", "sum_row_xlogx",
+          "sum_col_xlogx", "elm", "bcubed")
+
+
+def _vector(s: ContingencyStats) -> np.ndarray:
+    """The sums the four formulas read, in real units (fixed-point sums divided by ``ONE``)."""
+    return np.array([s.n, s.sum_cell_sq, s.sum_row_sq, s.sum_col_sq, s.sum_cell_xlogx / ONE,
+                     s.sum_row_xlogx / ONE, s.sum_col_xlogx / ONE, s.f_sums["elm", 1.0] / ONE,
+                     s.f_sums["bcubed", 1.0] / ONE], dtype=np.float64)
+
+
+def _formula(name: str, x):
+    """The metric from the sums ``x`` (complex-safe): the definitions of metrics.md."""
+    n, cell, row, col, cx, rx, px, elm, bcubed = x
+    if name == "ELM":
+        return elm / n
+    if name == "BCubed":
+        return bcubed / n
+    if name == "AdjustedRand":
+        tp, pp, tt, total = (cell - n) / 2, (col - n) / 2, (row - n) / 2, n * (n - 1) / 2
+        fp, fn = pp - tp, tt - tp
+        tn = total - pp - tt + tp
+        return 2 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+    nlogn = n * cmath.log(n)
+    ht, hp = (nlogn - rx) / n, (nlogn - px) / n
+    mi = (nlogn + cx - rx - px) / n
+    return mi / ((ht + hp) / 2)
+
+
+def _scores(name: str, at: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """Complex-step directional derivatives of the metric at ``at`` along each unit's sums."""
+    eps = 1e-30
+    return np.array([_formula(name, at + 1j * eps * u).imag / eps for u in units])
+
+
+def _documents(rng, n_units, lo, hi):
+    """Per-unit cells ``{(true, pred): count}``: a truth of a few clusters, a noisy system."""
+    cells = []
+    for _ in range(n_units):
+        m = int(rng.integers(lo, hi))
+        k = int(rng.integers(2, 8))
+        t = rng.integers(0, k, m)
+        p = np.where(rng.random(m) < 0.75, t, rng.integers(0, k + 1, m))
+        d: dict = {}
+        for a, b in zip(t.tolist(), p.tolist()):
+            d[a, b] = d.get((a, b), 0) + 1
+        cells.append(d)
+    return cells
+
+
+def _unit_vectors(cells) -> np.ndarray:
+    return np.array([_vector(ContingencyStats.from_cells([(a, b, c) for (a, b), c in d.items()]))
+                     for d in cells])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scores_equal_complex_step_directional_derivatives(seed):
+    rng = np.random.default_rng(seed)
+    cells = _documents(rng, 12, 80, 200)  # N >= 960 elements: the tolerance's premise
+    metrics = _metrics(METRICS)
+    us = unit_stats(cells, metrics)
+    total = us.totals
+    grad = gradients(us, metrics, [total])[:, 0, :]  # (metrics, fields)
+    z = grad @ unit_fields(us).T
+    at = _vector(us.stats(total))
+    vecs = _unit_vectors(cells)
+    for k, name in enumerate(METRICS):
+        want = _scores(name, at, vecs)
+        np.testing.assert_allclose(z[k], want, rtol=0, atol=1e-4 * np.abs(want).max())
+
+
+def test_fields_read_are_those_of_the_formula():
+    metrics = _metrics(METRICS)
+    us = unit_stats(_documents(np.random.default_rng(3), 4, 20, 40), metrics)
+    names = [[us.fields[i] for i in read_fields(us, m, us.totals)] for m in metrics]
+    assert names[0] == ["n", ("f", ("elm", 1.0))]
+    assert names[1] == ["n", ("f", ("bcubed", 1.0))]
+    assert names[2] == ["n", "sum_cell_sq", "sum_row_sq", "sum_col_sq"]
+    assert set(names[3]) == {"n", "k_true", "k_pred", "sum_cell_xlogx", "sum_row_xlogx", "sum_col_xlogx"}
+
+
+def test_standard_errors_are_the_weighted_spread_of_the_scores_at_each_resample():
+    rng = np.random.default_rng(4)
+    cells_a = _documents(rng, 10, 100, 200)
+    cells_b = _documents(rng, 10, 100, 200)
+    metrics = _metrics(METRICS)
+    ua, ub = unit_stats(cells_a, metrics), unit_stats(cells_b, metrics)
+    m = bootstrap_multiplicities(10, 6, rng)
+    ra, rb = ua.combine(m), ub.combine(m)
+    (se_a, se_b), (se_d,) = standard_errors([ua, ub], metrics, m, [ra, rb], [(0, 1)])
+    va, vb = _unit_vectors(cells_a), _unit_vectors(cells_b)
+    for r in range(len(m)):
+        at_a, at_b = _vector(ua.stats(ra[r])), _vector(ub.stats(rb[r]))
+        w = m[r].astype(np.float64)
+        for k, name in enumerate(METRICS):
+            za, zb = _scores(name, at_a, va), _scores(name, at_b, vb)
+            for z, got in ((za, se_a), (zb, se_b), (za - zb, se_d)):
+                mean = (w * z).sum() / w.sum()
+                want = np.sqrt((w * (z - mean) ** 2).sum())
+                # the scores' own error (1e-4 of the largest, above) bounds the spread's
+                assert abs(got[k, r] - want) <= 2e-4 * np.abs(z).max() * np.sqrt(w.sum()), (name, r)
+
+
+def _tagged_cells(cells, counts) -> list:
+    """The cells of the table of ``counts[u]`` disjoint copies of every unit ``u``."""
+    out = []
+    for u, k in enumerate(counts):
+        for c in range(int(k)):
+            out += [((u, c, a), (u, c, b), n) for (a, b), n in cells[u].items()]
+    return out
+
+
+def test_compare_studentized_interval_equals_a_brute_force_bootstrap_t():
+    rng = np.random.default_rng(5)
+    cells = _documents(rng, 15, 60, 120)
+    y_true, y_pred, units = [], [], []
+    for u, d in enumerate(cells):
+        for (a, b), n in d.items():
+            y_true += [f"{u}:{a}"] * n
+            y_pred += [f"{u}:{b}"] * n
+            units += [u] * n
+    B, seed, conf = 300, 11, 0.9
+    r = compare(y_true, {"A": y_pred}, units=units, metrics=METRICS, n_resamples=B, seed=seed,
+                interval="studentized", confidence=conf)
+    assert r.settings["interval_method"] == "studentized"
+    # the documented resampling: numpy's default_rng(seed), units drawn uniformly with replacement
+    order = sorted(set(units))  # units in order of first appearance = 0..14 here
+    m = bootstrap_multiplicities(len(order), B, np.random.default_rng(seed))
+    vecs = _unit_vectors(cells)
+    observed = _vector(ContingencyStats.from_cells(_tagged_cells(cells, np.ones(15))))
+    for name in METRICS:
+        theta = _formula(name, observed).real
+        se0 = np.sqrt(((z := _scores(name, observed, vecs)) - z.mean()) @ (z - z.mean()))
+        t = []
+        for row in m:
+            s = _vector(ContingencyStats.from_cells(_tagged_cells(cells, row)))
+            z = _scores(name, s, vecs)
+            mean = (row * z).sum() / row.sum()
+            t.append((_formula(name, s).real - theta) / np.sqrt((row * (z - mean) ** 2).sum()))
+        lo_t, hi_t = np.quantile(t, [(1 - conf) / 2, (1 + conf) / 2])
+        want = (theta - hi_t * se0, min(theta - lo_t * se0, 1.0))
+        v, lo, hi = r.values["A"][name]
+        assert v == pytest.approx(theta, rel=1e-12)
+        # the scores' relative error (<= 1e-4, above) moves t and se by as much: ends within
+        # 3e-4 of the interval's half-width
+        np.testing.assert_allclose((lo, hi), want, rtol=0, atol=3e-4 * (want[1] - want[0]))
+
+
+def test_studentized_interval_quantiles_of_t():
+    values = np.array([0.2, 0.4, 0.5, 0.7, np.nan])
+    se = np.array([0.1, 0.2, 0.0, 0.1, 0.1])  # a resample without spread has no t: left out
+    t = np.array([(0.2 - 0.5) / 0.1, (0.4 - 0.5) / 0.2, (0.7 - 0.5) / 0.1])
+    lo_t, hi_t = np.quantile(t, [0.1, 0.9])
+    assert studentized_interval(values, 0.5, se, 0.05, 0.8) == pytest.approx(
+        (0.5 - hi_t * 0.05, 0.5 - lo_t * 0.05), abs=1e-15)
+    assert studentized_interval(values, 0.5, se, 0.0, 0.8) == (0.5, 0.5)
+    lo, hi = studentized_interval(values, float("nan"), se, 0.1, 0.8)
+    assert lo != lo and hi != hi
+
+
+def test_one_unit_gives_a_point_and_the_interval_stays_within_the_metric_range():
+    r = compare([0, 0, 1, 1], {"A": [0, 0, 1, 2]}, units=[0, 0, 0, 0], metrics=["ARI"],
+                n_resamples=50, seed=0, interval="studentized")
+    v, lo, hi = r.values["A"]["AdjustedRand"]
+    assert lo == hi == v
+    rng = np.random.default_rng(6)
+    cells = _documents(rng, 8, 5, 12)
+    y_true = [f"{u}:{a}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    y_pred = [f"{u}:{b}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    r = compare(y_true, {"A": y_pred, "B": y_true}, units=units, n_resamples=200, seed=1,
+                interval="studentized")
+    for name, iv in r.values["B"].items():  # B is the truth: 1.0, and no spread
+        assert iv == (1.0, 1.0, 1.0), name
+    for name, (v, lo, hi) in r.values["A"].items():
+        assert -0.5 <= lo <= v <= hi <= 1.0, name
+    for name, d in r.differences["A", "B"].items():
+        assert d.low <= d.delta <= d.high <= 1.5, name
