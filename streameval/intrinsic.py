@@ -96,6 +96,7 @@ __all__ = [
 INTRINSIC_REGISTRY: dict = {}
 """Every public intrinsic metric class by name (the common tests run over it)."""
 NAN = float("nan")
+_NO = object()  # "this view cannot take the revert natively": the reference path decides
 _FX = 2**53  # fixed-point scale of the silhouette sums (exact under update/revert)
 
 
@@ -140,11 +141,17 @@ class IntrinsicMetric(Described):
         self._summaries = summaries
 
     # hooks for views that keep per-point state (the silhouettes); run after the summaries change
-    def _after_update(self, x: np.ndarray, y_pred, w: int) -> None:
-        """Called with the checked vector after the summaries took ``w`` copies of it."""
+    def _after_update(self, x: np.ndarray, y_pred, w: int, raw=None) -> None:
+        """Called with the checked vector (and the vector as given, ``raw``) after the summaries
+        took ``w`` copies of it."""
 
-    def _check_revert(self, x: np.ndarray, y_pred, w: int):
+    def _check_revert(self, x: np.ndarray, y_pred, w: int, raw=None):
         """Raise if a revert cannot be undone by this view; return a token for :meth:`_on_revert`."""
+
+    def _fast_token(self, x, y_pred, w: int):
+        """The token of :meth:`_check_revert` for the revert of ``w`` copies of ``x`` (as given),
+        or ``_NO`` when this view cannot tell without the reference path (which then raises the
+        clear error). Changes nothing."""
 
     def _on_revert(self, token) -> None:
         """Called after the summaries gave back the element."""
@@ -160,13 +167,21 @@ class IntrinsicMetric(Described):
             return
         change = self._summaries.check(x, y_pred, w)
         self._summaries.apply(change)
-        self._after_update(change.vector, y_pred, change.w)
+        self._after_update(change.vector, y_pred, change.w, x)
 
     def revert(self, x, y_pred, w=1) -> None:
-        """Undo :meth:`update` with the same arguments. O(d)."""
-        change = self._summaries.check(x, y_pred, w, revert=True)
-        token = self._check_revert(change.vector, y_pred, -change.w)
-        self._summaries.apply(change)
+        """Undo :meth:`update` with the same arguments. O(d). A plain revert (an ``int`` weight,
+        a known cluster that keeps an element, a vector the kernel reads) takes one native call,
+        as :meth:`update` does; anything else the reference path."""
+        s = self._summaries
+        if w.__class__ is int and w > 0 and s.kernel is not None:
+            token = self._fast_token(x, y_pred, w)
+            if token is not _NO and s.fast(x, y_pred, -w):
+                self._on_revert(token)
+                return
+        change = s.check(x, y_pred, w, revert=True)
+        token = self._check_revert(change.vector, y_pred, -change.w, x)
+        s.apply(change)
         self._on_revert(token)
 
     def get(self) -> float:
@@ -256,7 +271,7 @@ def _compactness(s: ClusterSummaries, scatter) -> float:
     if s.k == 0:
         return NAN
     if s.kernel is not None:
-        return s.kernel.compactness(s.width)
+        return s.kernel.compactness(s.width, s.k)
     live = s.slot_arrays()[0] > 0
     return float(scatter(s, slice(0, s.width))[live].mean())
 
@@ -634,10 +649,19 @@ class Silhouette(IntrinsicMetric, register=False):
         scores = self._scores(s, xs, s.slots(labels))
         return float(ws @ scores), float(ws.sum())
 
-    def _after_update(self, x, y_pred, w):
+    def _key(self, x: np.ndarray, y_pred, raw):
+        """The record key of a point: its cluster and the bytes of its checked vector, as the
+        kernel checks it when it reads ``raw`` (so that a point that entered by either path is
+        found by both: in the cosine space the two normalise with sums in different orders),
+        else numpy's. ``+ 0.0`` folds -0.0 into 0.0."""
+        kernel = self._summaries.kernel
+        key = None if kernel is None or raw is None else kernel.key(raw)
+        return y_pred, ((x + 0.0).tobytes() if key is None else key)
+
+    def _after_update(self, x, y_pred, w, raw=None):
         s = self._summaries
         score = float(self._scores(s, x[None, :], np.array([s.slot(y_pred)]))[0]) if s.k >= 2 else None
-        self._record((y_pred, (x + 0.0).tobytes()), w, score)  # + 0.0 folds -0.0 into 0.0
+        self._record(self._key(x, y_pred, raw), w, score)
 
     def _after_fast(self, x, y_pred, w):
         s = self._summaries
@@ -659,8 +683,20 @@ class Silhouette(IntrinsicMetric, register=False):
             self._scored += w
         rec[1].append((w, fx))
 
-    def _check_revert(self, x, y_pred, w):
-        key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
+    def _fast_token(self, x, y_pred, w):
+        key = self._summaries.kernel.key(x)
+        try:
+            rec = None if key is None else self._points.get((y_pred, key))
+        except TypeError:  # an unhashable label: the reference path names it
+            return _NO
+        if rec is not None:
+            for i, (wi, _) in enumerate(rec[1]):
+                if wi == w:
+                    return (y_pred, key), i
+        return _NO
+
+    def _check_revert(self, x, y_pred, w, raw=None):
+        key = self._key(x, y_pred, raw)
         rec = self._points.get(key)
         if rec is not None:
             for i, (wi, _) in enumerate(rec[1]):
@@ -833,7 +869,7 @@ class IntrinsicEvaluator:
             s.apply(changes[space])
         for m in self.metrics.values():
             change = changes[m.space]
-            m._after_update(change.vector, y_pred, change.w)
+            m._after_update(change.vector, y_pred, change.w, x)
 
     def _fast(self, x, y_pred, w) -> bool:
         ordered = self._ordered
@@ -845,12 +881,20 @@ class IntrinsicEvaluator:
         return bool(ordered)
 
     def revert(self, x, y_pred, w=1) -> None:
-        """Undo :meth:`update` with the same arguments."""
+        """Undo :meth:`update` with the same arguments. A plain revert (see :meth:`update`)
+        takes one native call per space; anything else the reference path, which checks every
+        space and view before any changes."""
+        if w.__class__ is int and w > 0 and self._ordered and all(s.kernel is not None for s in self._ordered):
+            tokens = [(m, m._fast_token(x, y_pred, w)) for m in self.metrics.values()]
+            if all(t is not _NO for _, t in tokens) and self._fast(x, y_pred, -w):
+                for m, token in tokens:
+                    m._on_revert(token)
+                return
         changes = {space: s.check(x, y_pred, w, revert=True) for space, s in self.summaries.items()}
         tokens = []
         for m in self.metrics.values():
             change = changes[m.space]
-            tokens.append((m, m._check_revert(change.vector, y_pred, -change.w)))
+            tokens.append((m, m._check_revert(change.vector, y_pred, -change.w, x)))
         for space, s in self.summaries.items():
             s.apply(changes[space])
         for m, token in tokens:
