@@ -172,7 +172,8 @@ pub struct Slots<'a> {
 }
 
 /// What the views derive from each slot, kept per slot and refreshed only for the slots that
-/// changed (`SlotCache::set`, O(d)): `q_j = M2_j/b_j`, the Davies-Bouldin scatter `S_j` (RMS
+/// changed (`SlotCache::set`, O(d)): the sum of the scatters `M2_j` (SSW, as `hi + lo` by
+/// TwoSum, so exact to `~ε²` of the scatters whatever the number of changes), `q_j = M2_j/b_j`, the Davies-Bouldin scatter `S_j` (RMS
 /// `sqrt(q_j)`, or the cosine one `q_j/(1 + ||mean_j||)`), their sum over the slots as an
 /// unevaluated `hi + lo` (TwoSum: the compactness in O(1)), and in the cosine space the mean's
 /// norm `r_j` and unit vector as `hi + lo` ([`unit_parts`]). A free slot: all 0. Every entry is the
@@ -188,6 +189,8 @@ pub struct SlotCache {
     pub uh: Vec<f64>,
     pub ul: Vec<f64>,
     pub sum_s: (f64, f64),
+    m2: Vec<f64>,           // each slot's scatter as it entered `sum_m2`
+    pub sum_m2: (f64, f64), // SSW, as `hi + lo`
 }
 
 impl SlotCache {
@@ -203,6 +206,8 @@ impl SlotCache {
             uh: vec![0.0; ud],
             ul: vec![0.0; ud],
             sum_s: (0.0, 0.0),
+            m2: vec![0.0; cap],
+            sum_m2: (0.0, 0.0),
         }
     }
 
@@ -212,6 +217,9 @@ impl SlotCache {
         let c = sl.counts[j];
         let mean = &sl.means[j * d..(j + 1) * d];
         add_to(&mut self.sum_s, -self.s[j]);
+        add_to(&mut self.sum_m2, -self.m2[j]);
+        self.m2[j] = if c > 0 { sl.m2[j] } else { 0.0 };
+        add_to(&mut self.sum_m2, self.m2[j]);
         if c <= 0 {
             self.q[j] = 0.0;
             self.s[j] = 0.0;

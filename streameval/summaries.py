@@ -591,7 +591,10 @@ class ClusterSummaries(Guarded):
 
     @property
     def ssw(self) -> float:
-        """Within-cluster sum of squares ``sum_j M2_j``. O(k)."""
+        """Within-cluster sum of squares ``sum_j M2_j``. O(k); through the kernel, O(1) from its
+        running sum (TwoSum: exact to ``~ε²`` of the scatters) plus the clusters changed since."""
+        if self._kernel is not None:
+            return self._kernel.ssw(len(self._labels))
         return float(self._m2[: len(self._labels)].sum())
 
     def ssb(self) -> float:
@@ -695,6 +698,12 @@ class ClusterSummaries(Guarded):
     def changed_since(self, version: int) -> np.ndarray:
         """Slots (live or freed) changed after ``version``. O(width)."""
         return np.flatnonzero(self._touched[: len(self._labels)] > version)
+
+    def _bind_distances(self) -> None:
+        """Make sure the cache of distances between means exists and the native kernel is bound
+        to it (then it keeps it fresh); O(1) when it is, else :meth:`centroid_distances`."""
+        if self._dist is None or self._dist.shape[0] != len(self._count):
+            self.centroid_distances()
 
     def centroid_distances(self) -> np.ndarray:
         """The ``width × width`` matrix of distances between the means of slots (a view of the
