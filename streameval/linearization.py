@@ -11,8 +11,8 @@ has ``S = Σ_u m_u · S_u`` (:class:`~streameval.units.UnitStats`). To first ord
 
 (the empirical variance of the scores times ``U``: the infinitesimal jackknife). It is exact for a
 linear ``f`` and first-order right for every smooth one, and costs, per resample, one gradient
-(two metric reads per field the metric reads: central differences) and one ``O(U · fields)``
-product: no nested bootstrap.
+(two metric reads per field the metric reads: central differences) and ``O(U · fields²)``
+multiply-adds in one BLAS product (:func:`standard_errors`): no nested bootstrap.
 
 The gradient is taken by central differences on the exact integer sums, with an even integer step
 ``h`` of about ``10⁻⁷`` of the field (at least 2): every metric formula reads counts and
@@ -157,10 +157,11 @@ def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
     systems' :func:`unit_fields` if already computed. The module's ``se² = Σ_u m_u (z_u − z̄)²``.
     Computed from the moments of the units' (centred) fields rather than from the ``(B, U)`` scores:
     with ``x_u`` unit ``u``'s fields, ``Σ_u m_u z_u = g · Σ_u m_u x_u`` and
-    ``Σ_u m_u z_u² = gᵀ (Σ_u m_u x_u x_uᵀ) g``, one BLAS product of the multiplicities with the
-    units' fields and their pairwise products for all metrics, systems and pairs at once. Cost per
-    resample: the gradients (two reads per field read), plus ``O(U · F²)`` multiply-adds with
-    ``F`` the fields the metrics read (about 10 for the default four); memory ``O(B · F²)``.
+    ``Σ_u m_u z_u² = gᵀ (Σ_u m_u x_u x_uᵀ) g`` (over the fields the metric reads), one BLAS product
+    of the multiplicities with the units' fields and their pairwise products for all metrics,
+    systems and pairs at once. Cost per resample: the gradients (two reads per field read), plus
+    ``O(U · Σ_k F_k²)`` multiply-adds with ``F_k`` the 2 to 4 fields metric ``k`` reads, per system
+    and pair; memory ``O(B · Σ_k F_k²)``.
 
     >>> import numpy as np
     >>> from streameval import ELM
@@ -180,48 +181,52 @@ def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
     cols = [np.flatnonzero(np.any(g != 0, axis=(0, 1))) for g in grads]
     xs = [f[:, c] - f[:, c].mean(axis=0) for f, c in zip(fields, cols)]
     gs = [g[:, :, c] for g, c in zip(grads, cols)]
-    m1, m2, m12 = _moments(w, xs, pairs)
+    # each metric's own fields (positions in xs[i]): its second moments need only those
+    own = [[np.flatnonzero(np.any(g[k] != 0, axis=0)) for k in range(len(metrics))] for g in gs]
+    blocks = [(x, None) for x in xs]
+    blocks += [(xs[i][:, own[i][k]], xs[i][:, own[i][k]]) for i in range(len(systems))
+               for k in range(len(metrics))]
+    blocks += [(xs[a][:, own[a][k]], xs[b][:, own[b][k]]) for a, b in pairs for k in range(len(metrics))]
+    mom = iter(_moments(w, blocks))
+    m1 = [next(mom) for _ in systems]
+    m2 = [[next(mom) for _ in metrics] for _ in systems]
+    m12 = [[next(mom) for _ in metrics] for _ in pairs]
     tot = w.sum(axis=1)
     tot = np.where(tot > 0, tot, np.nan)
     se = [np.empty((len(metrics), len(w))) for _ in systems]
     sed = [np.empty((len(metrics), len(w))) for _ in pairs]
     for k in range(len(metrics)):
         s1 = [np.einsum("bf,bf->b", g[k], x) for g, x in zip(gs, m1)]  # Σ w z
-        s2 = [np.einsum("bf,bfg,bg->b", g[k], x, g[k]) for g, x in zip(gs, m2)]  # Σ w z²
+        gk = [g[k][:, o[k]] for g, o in zip(gs, own)]  # the metric's own slopes
+        s2 = [np.einsum("bf,bfg,bg->b", g, x[k], g) for g, x in zip(gk, m2)]  # Σ w z²
         for i in range(len(systems)):
             se[i][k] = np.sqrt(np.maximum(s2[i] - s1[i] * s1[i] / tot, 0.0))
         for j, (a, b) in enumerate(pairs):
-            cross = np.einsum("bf,bfg,bg->b", gs[a][k], m12[j], gs[b][k])  # Σ w z_a z_b
+            cross = np.einsum("bf,bfg,bg->b", gk[a], m12[j][k], gk[b])  # Σ w z_a z_b
             d1 = s1[a] - s1[b]
             sed[j][k] = np.sqrt(np.maximum(s2[a] + s2[b] - 2 * cross - d1 * d1 / tot, 0.0))
     return se, sed
 
 
-def _moments(w: np.ndarray, xs: list, pairs) -> tuple[list, list, list]:
-    """``Σ_u w_bu x_u``, ``Σ_u w_bu x_u x_uᵀ`` of every system and ``Σ_u w_bu x_{a,u} x_{b,u}ᵀ`` of
-    every pair: one ``(B, U) × (U, columns)`` product, over blocks of units (memory
-    ``O(_CHUNK)`` floats for the unit-side matrix)."""
-    dims = [x.shape[1] for x in xs]
-    widths = dims + [d * d for d in dims] + [dims[a] * dims[b] for a, b in pairs]
+def _moments(w: np.ndarray, blocks: list) -> list:
+    """For each block ``(x, y)`` of per-unit rows: ``Σ_u w_bu x_u`` (``y`` None, shape ``(B, F)``)
+    or ``Σ_u w_bu x_u y_uᵀ`` (shape ``(B, F, G)``), all from one ``(B, U) × (U, columns)``
+    product taken over blocks of units (memory ``O(_CHUNK)`` floats on the unit side)."""
+    widths = [x.shape[1] * (1 if y is None else y.shape[1]) for x, y in blocks]
     total = np.zeros((len(w), sum(widths)))
     n_units = w.shape[1]
     step = max(1, _CHUNK // max(1, sum(widths)))
     for lo in range(0, n_units, step):
         hi = min(n_units, lo + step)
-        part = [x[lo:hi] for x in xs]
-        part += [np.einsum("uf,ug->ufg", x, x).reshape(hi - lo, -1) for x in part[:len(xs)]]
-        part += [np.einsum("uf,ug->ufg", xs[a][lo:hi], xs[b][lo:hi]).reshape(hi - lo, -1)
-                 for a, b in pairs]
+        part = [x[lo:hi] if y is None else
+                np.einsum("uf,ug->ufg", x[lo:hi], y[lo:hi]).reshape(hi - lo, -1) for x, y in blocks]
         total += w[:, lo:hi] @ np.hstack(part)
     out, c = [], 0
-    for width in widths:
-        out.append(total[:, c:c + width])
+    for (x, y), width in zip(blocks, widths):
+        block = total[:, c:c + width]
+        out.append(block if y is None else block.reshape(len(w), x.shape[1], y.shape[1]))
         c += width
-    n = len(xs)
-    m1 = out[:n]
-    m2 = [o.reshape(len(w), d, d) for o, d in zip(out[n:2 * n], dims)]
-    m12 = [o.reshape(len(w), dims[a], dims[b]) for o, (a, b) in zip(out[2 * n:], pairs)]
-    return m1, m2, m12
+    return out
 
 
 def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
