@@ -16,36 +16,107 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
-/// `sum_i (a_i - b_i)²`, left to right.
+/// `sum_i (a_i - b_i)²` in four interleaved partial sums (`i mod 4`), added pairwise at the end,
+/// then the `d mod 4` last terms: a fixed order on every machine (no fused multiply-add), which
+/// the compiler turns into vector code. Like any order of `d` non-negative terms, within
+/// `(d - 1)·ε` of the exact sum.
 #[inline]
 pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
-    let mut s = 0.0;
-    for (x, y) in a.iter().zip(b) {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for l in 0..4 {
+            let t = x[l] - y[l];
+            acc[l] += t * t;
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (x, y) in ra.iter().zip(rb) {
         let t = x - y;
         s += t * t;
     }
     s
 }
 
+/// `hi + lo += x` without losing the rounding error of the addition (Knuth's TwoSum): the pair
+/// holds the running sum to `~ε²` of the terms' magnitudes, whatever the number of steps.
+#[inline]
+pub fn add_to(acc: &mut (f64, f64), x: f64) {
+    let s = acc.0 + x;
+    let bp = s - acc.0;
+    acc.1 += (acc.0 - (s - bp)) + (x - bp);
+    acc.0 = s;
+}
+
 /// Welford's weighted step on `(n, mean, m2)`: add `w` copies of `x` (`w < 0` removes them),
 /// leaving `n2 = n + w > 0`. Returns the new scatter (0 for one element, clamped at 0).
 /// `mean' = mean + (x - mean)·(w/n2)`, `M2' = M2 + (w·n/n2)·||x - mean||²`.
 pub fn welford(mean: &mut [f64], m2: f64, n: i64, w: i64, x: &[f64]) -> f64 {
+    let (f, wn) = ratios(n, w);
+    welford_with(mean, m2, f, wn, n + w, x)
+}
+
+/// Welford's two factors for adding `w` to `n` elements: `(w/n2, w·n/n2)`, each a correctly
+/// rounded quotient of the two integers converted to the nearest doubles (Python's `w / n2` and
+/// `(w * n) / n2` for integers below `2**53`).
+#[inline]
+pub fn ratios(n: i64, w: i64) -> (f64, f64) {
     let n2 = n + w;
     debug_assert!(n2 > 0);
-    let f = ratio(w as i128, n2 as i128);
+    let f = w as f64 / n2 as f64; // both below 2**63: each converted to the nearest double, as i128 would
+    let wn = match w.checked_mul(n) {
+        Some(p) => p as f64 / n2 as f64, // the same double as the i128 product gives: one rounding
+        None => ratio(w as i128 * n as i128, n2 as i128),
+    };
+    (f, wn)
+}
+
+/// [`welford`] with its factors `(f, wn)` = [`ratios`]`(n, w)` given and `n2 = n + w`.
+#[inline]
+pub fn welford_with(mean: &mut [f64], m2: f64, f: f64, wn: f64, n2: i64, x: &[f64]) -> f64 {
     let mut sq = 0.0;
     for (m, xi) in mean.iter_mut().zip(x) {
         let delta = xi - *m;
         sq += delta * delta;
         *m += delta * f;
     }
-    let m2 = m2 + ratio(w as i128 * n as i128, n2 as i128) * sq;
+    let m2 = m2 + wn * sq;
     if m2 > 0.0 && n2 > 1 {
         m2
     } else {
         0.0
     }
+}
+
+/// The summaries a block of rows updates: `count`, `mean` (`cap × d`), `m2` per slot, the global
+/// `(n, gmean, gm2)`.
+pub struct Block<'a> {
+    pub count: &'a mut [i64],
+    pub mean: &'a mut [f64],
+    pub m2: &'a mut [f64],
+    pub gmean: &'a mut [f64],
+    pub d: usize,
+}
+
+/// Add row `i` of `data` (`m × d`, already in the summaries' space) with weight `ws[i]` to slot
+/// `slots[i]` and to the global summary of `n` elements and scatter `gm2`, row by row: the very
+/// steps of [`welford`], in order, so the state is bit for bit the one single updates give.
+/// Returns the new global scatter. O(m·d).
+pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n: i64, gm2: f64) -> f64 {
+    let d = b.d;
+    let (mut n, mut gm2) = (n, gm2);
+    for (i, (&s, &w)) in slots.iter().zip(ws).enumerate() {
+        let x = &data[i * d..(i + 1) * d];
+        let c = b.count[s];
+        b.m2[s] = welford(&mut b.mean[s * d..(s + 1) * d], b.m2[s], c, w, x);
+        b.count[s] = c + w;
+        gm2 = welford(b.gmean, gm2, n, w, x);
+        n += w;
+    }
+    gm2
 }
 
 /// `a / b` as Python's true division of ints rounds it (correctly rounded) for `|a|, |b| < 2**53`;
@@ -67,18 +138,31 @@ pub fn unit_parts(a: &[f64], hi: &mut [f64], lo: &mut [f64]) -> f64 {
     norm
 }
 
-/// `||u - v||²/2` for unit vectors as `hi + lo`: the cosine distance without cancellation.
+/// `||u - v||²/2` for unit vectors as `hi + lo`: the cosine distance without cancellation. The
+/// squares summed as in [`sq_dist`].
 #[inline]
 pub fn unit_half_sq(ha: &[f64], la: &[f64], hb: &[f64], lb: &[f64]) -> f64 {
-    let mut s = 0.0;
-    for i in 0..ha.len() {
+    let n = ha.len();
+    let (la, hb, lb) = (&la[..n], &hb[..n], &lb[..n]);
+    let mut acc = [0.0f64; 4];
+    let full = n - n % 4;
+    let mut i = 0;
+    while i < full {
+        for l in 0..4 {
+            let t = (ha[i + l] - hb[i + l]) + (la[i + l] - lb[i + l]);
+            acc[l] += t * t;
+        }
+        i += 4;
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for i in full..n {
         let t = (ha[i] - hb[i]) + (la[i] - lb[i]);
         s += t * t;
     }
     0.5 * s
 }
 
-/// The summaries a silhouette reads: `width` slots of `counts` (0 at a free slot), `means`
+/// The summaries a view reads: `width` slots of `counts` (0 at a free slot), `means`
 /// (`width × d`, row-major) and scatters `m2`.
 pub struct Slots<'a> {
     pub counts: &'a [i64],
@@ -87,41 +171,109 @@ pub struct Slots<'a> {
     pub d: usize,
 }
 
-/// The silhouette of `x`, a member of the cluster in slot `own`, against the summaries:
-/// `(b - a)/max(a, b)` (0 when both are 0), `singleton` when its cluster holds one element, NaN
-/// when no other cluster exists (`Silhouette._scores` for one point).
-///
-/// Squared Euclidean (`cosine = false`): the mean distance to cluster `j` is
-/// `||x - mean_j||² + M2_j/b_j`, to the other members of its own `(b·||x - mean||² + M2)/(b - 1)`.
-/// Cosine (unit `x`, means of unit vectors): `1 - x·mean_j` computed as
-/// `(M2_j/b_j)/(1 + r_j) + r_j·||x - mean_j/r_j||²/2` (`r_j = ||mean_j||`; 1 for a zero mean),
-/// clipped to `[0, 2]`, and `b·(1 - x·mean)/(b - 1)` to its own. Cost O(k·d).
-pub fn silhouette(s: &Slots, x: &[f64], own: usize, singleton: f64, cosine: bool) -> f64 {
-    let d = s.d;
-    let mut xh = vec![0.0; if cosine { 2 * d } else { 0 }];
-    let mut mh = vec![0.0; if cosine { 2 * d } else { 0 }];
-    if cosine {
-        let (h, l) = xh.split_at_mut(d);
-        unit_parts(x, h, l);
+/// What the views derive from each slot, kept per slot and refreshed only for the slots that
+/// changed (`SlotCache::set`, O(d)): the sum of the scatters `M2_j` (SSW, as `hi + lo` by
+/// TwoSum, so exact to `~ε²` of the scatters whatever the number of changes), `q_j = M2_j/b_j`, the Davies-Bouldin scatter `S_j` (RMS
+/// `sqrt(q_j)`, or the cosine one `q_j/(1 + ||mean_j||)`), their sum over the slots as an
+/// unevaluated `hi + lo` (TwoSum: the compactness in O(1)), and in the cosine space the mean's
+/// norm `r_j` and unit vector as `hi + lo` ([`unit_parts`]). A free slot: all 0. Every entry is the
+/// very value the formula gives from the slot (the same operations in the same order), so a read
+/// through the cache equals a read from the arrays bit for bit.
+#[derive(Default)]
+pub struct SlotCache {
+    pub cosine: bool,
+    pub d: usize,
+    pub q: Vec<f64>,
+    pub s: Vec<f64>,
+    pub r: Vec<f64>,
+    pub uh: Vec<f64>,
+    pub ul: Vec<f64>,
+    pub sum_s: (f64, f64),
+    m2: Vec<f64>,           // each slot's scatter as it entered `sum_m2`
+    pub sum_m2: (f64, f64), // SSW, as `hi + lo`
+}
+
+impl SlotCache {
+    /// Empty caches for `cap` slots of dimension `d` (every slot then needs [`SlotCache::set`]).
+    pub fn new(cap: usize, d: usize, cosine: bool) -> Self {
+        let ud = if cosine { cap * d } else { 0 };
+        SlotCache {
+            cosine,
+            d,
+            q: vec![0.0; cap],
+            s: vec![0.0; cap],
+            r: vec![0.0; cap],
+            uh: vec![0.0; ud],
+            ul: vec![0.0; ud],
+            sum_s: (0.0, 0.0),
+            m2: vec![0.0; cap],
+            sum_m2: (0.0, 0.0),
+        }
     }
-    let diss = |j: usize, mh: &mut [f64]| -> f64 {
-        let mean = &s.means[j * d..(j + 1) * d];
-        let c = s.counts[j].max(1) as f64;
-        if cosine {
-            let (h, l) = mh.split_at_mut(d);
-            let r = unit_parts(mean, h, l);
-            let near = if r > 0.0 { unit_half_sq(&xh[..d], &xh[d..], h, l) } else { 1.0 };
-            ((s.m2[j] / c) / (1.0 + r) + r * near).clamp(0.0, 2.0)
+
+    /// Slot `j` anew from the summaries (its old scatter leaves the sum, the new one enters).
+    pub fn set(&mut self, sl: &Slots, j: usize) {
+        let d = self.d;
+        let c = sl.counts[j];
+        let mean = &sl.means[j * d..(j + 1) * d];
+        add_to(&mut self.sum_s, -self.s[j]);
+        add_to(&mut self.sum_m2, -self.m2[j]);
+        self.m2[j] = if c > 0 { sl.m2[j] } else { 0.0 };
+        add_to(&mut self.sum_m2, self.m2[j]);
+        if c <= 0 {
+            self.q[j] = 0.0;
+            self.s[j] = 0.0;
+            self.r[j] = 0.0;
+            if self.cosine {
+                self.uh[j * d..(j + 1) * d].fill(0.0);
+                self.ul[j * d..(j + 1) * d].fill(0.0);
+            }
+            return;
+        }
+        let q = sl.m2[j] / c as f64;
+        self.q[j] = q;
+        if self.cosine {
+            let r = unit_parts(mean, &mut self.uh[j * d..(j + 1) * d], &mut self.ul[j * d..(j + 1) * d]);
+            self.r[j] = r;
+            self.s[j] = q / (1.0 + r);
         } else {
-            sq_dist(x, mean) + s.m2[j] / c
+            self.s[j] = q.sqrt();
         }
-    };
-    let mut b = f64::INFINITY;
-    for j in 0..s.counts.len() {
-        if j != own && s.counts[j] > 0 {
-            b = b.min(diss(j, &mut mh));
+        add_to(&mut self.sum_s, self.s[j]);
+    }
+
+    /// The unit vector of slot `j`'s mean as `(hi, lo)` (cosine space).
+    #[inline]
+    fn unit(&self, j: usize) -> (&[f64], &[f64]) {
+        let d = self.d;
+        (&self.uh[j * d..(j + 1) * d], &self.ul[j * d..(j + 1) * d])
+    }
+}
+
+/// The slots whose version in `touched` (versions `>= 0`) is above `since` (`>= -1`), in order:
+/// blocks of 16 tested at once (the sign bits of `since - t` or-ed: vector code), the rare block
+/// with a hit enumerated. O(width).
+pub fn changed_after(touched: &[i64], since: i64) -> Vec<usize> {
+    let mut out = Vec::new();
+    let blocks = touched.chunks_exact(16);
+    let rest = blocks.remainder();
+    for (b, block) in blocks.enumerate() {
+        let mut acc = [0i64; 16];
+        for (a, &t) in acc.iter_mut().zip(block) {
+            *a = since.wrapping_sub(t);
+        }
+        if acc.iter().fold(0, |x, &y| x | y) < 0 {
+            out.extend(block.iter().enumerate().filter(|(_, &t)| t > since).map(|(j, _)| 16 * b + j));
         }
     }
+    let base = touched.len() - rest.len();
+    out.extend(rest.iter().enumerate().filter(|(_, &t)| t > since).map(|(j, _)| base + j));
+    out
+}
+
+/// `(b - a)/max(a, b)` of a point, from `a` and `b` as [`silhouette`] defines them.
+#[inline]
+fn score_of(s: &Slots, b: f64, own: usize, singleton: f64, a: impl FnOnce(f64) -> f64) -> f64 {
     if !b.is_finite() {
         return f64::NAN;
     }
@@ -129,24 +281,97 @@ pub fn silhouette(s: &Slots, x: &[f64], own: usize, singleton: f64, cosine: bool
     if bo == 1 {
         return singleton;
     }
-    let own_d = diss(own, &mut mh);
-    let bf = bo as f64;
-    let a = if bo > 1 {
-        if cosine {
-            bf * own_d / (bf - 1.0)
-        } else {
-            let mean = &s.means[own * d..(own + 1) * d];
-            (bf * sq_dist(x, mean) + s.m2[own]) / (bf - 1.0)
-        }
-    } else {
-        0.0
-    };
+    let a = if bo > 1 { a(bo as f64) } else { 0.0 };
     let big = a.max(b);
     if big > 0.0 {
         (b - a) / big
     } else {
         0.0
     }
+}
+
+/// The silhouette of `x`, a member of the cluster in slot `own`, against the summaries and
+/// their cache: `(b - a)/max(a, b)` (0 when both are 0), `singleton` when its cluster holds one
+/// element, NaN when no other cluster exists (`Silhouette._scores` for one point).
+///
+/// Squared Euclidean (`cosine = false`): the mean distance to cluster `j` is
+/// `||x - mean_j||² + M2_j/b_j`, to the other members of its own `(b·||x - mean||² + M2)/(b - 1)`.
+/// Cosine (unit `x`, means of unit vectors): `1 - x·mean_j` computed as
+/// `(M2_j/b_j)/(1 + r_j) + r_j·||x - mean_j/r_j||²/2` (`r_j = ||mean_j||`; 1 for a zero mean),
+/// clipped to `[0, 2]`, and `b·(1 - x·mean)/(b - 1)` to its own. Cost O(k·d).
+pub fn silhouette(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, cosine: bool) -> f64 {
+    let d = s.d;
+    if !cosine {
+        let mut b = f64::INFINITY;
+        for j in 0..s.counts.len() {
+            if j != own && s.counts[j] > 0 {
+                b = b.min(sq_dist(x, &s.means[j * d..(j + 1) * d]) + cache.q[j]);
+            }
+        }
+        let mean = &s.means[own * d..(own + 1) * d];
+        return score_of(s, b, own, singleton, |bf| (bf * sq_dist(x, mean) + s.m2[own]) / (bf - 1.0));
+    }
+    let (mut xh, mut xl) = (vec![0.0; d], vec![0.0; d]);
+    unit_parts(x, &mut xh, &mut xl);
+    let diss = |j: usize| -> f64 {
+        let r = cache.r[j];
+        let near = if r > 0.0 {
+            let (h, l) = cache.unit(j);
+            unit_half_sq(&xh, &xl, h, l)
+        } else {
+            1.0
+        };
+        (cache.s[j] + r * near).clamp(0.0, 2.0)
+    };
+    let mut b = f64::INFINITY;
+    for j in 0..s.counts.len() {
+        if j != own && s.counts[j] > 0 {
+            b = b.min(diss(j));
+        }
+    }
+    score_of(s, b, own, singleton, |bf| bf * diss(own) / (bf - 1.0))
+}
+
+/// [`silhouette`] in the Euclidean space with the distances between means at hand: `row[j]`,
+/// the distance from the mean of `own` to that of `j`. By the triangle inequality
+/// `||x - mean_j|| >= row[j] - ||x - mean_own||`, so cluster `j` cannot hold the nearest mean
+/// distance `b` when `max(0, row[j] - r)² + M2_j/b_j` is above the best found: it is skipped
+/// without reading its mean. The bound is shrunk by `SAFE` (a relative `2⁻³⁰`, far above the
+/// `(d + 8)·ε` rounding of `row[j]`, `r` and the squares, for any `d < 2²⁰`), so a skipped cluster's exact
+/// value is above the best's; the best is the minimum of the same computed values as the full
+/// scan's up to their own rounding (each within `(d + 2)·ε`, and so is their minimum). The nearest
+/// candidates by the bound are taken first. O(k) plus O(d) per cluster not skipped (on
+/// separated clusters a few; at worst all, O(k·d)).
+pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64]) -> f64 {
+    const SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
+    let d = s.d;
+    let k = s.counts.len();
+    let mean_own = &s.means[own * d..(own + 1) * d];
+    let to_own = sq_dist(x, mean_own);
+    let r = to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64);
+    let mut lb = vec![f64::INFINITY; k];
+    let mut first = usize::MAX;
+    let mut low = f64::INFINITY;
+    for j in 0..k {
+        if j != own && s.counts[j] > 0 {
+            let gap = (row[j] * SAFE - r).max(0.0);
+            let v = (gap * gap + cache.q[j]) * SAFE;
+            lb[j] = v;
+            if v < low {
+                (low, first) = (v, j);
+            }
+        }
+    }
+    let mut b = f64::INFINITY;
+    if first != usize::MAX {
+        b = sq_dist(x, &s.means[first * d..(first + 1) * d]) + cache.q[first];
+        for (j, &l) in lb.iter().enumerate() {
+            if l < b && j != first {
+                b = b.min(sq_dist(x, &s.means[j * d..(j + 1) * d]) + cache.q[j]);
+            }
+        }
+    }
+    score_of(s, b, own, singleton, |bf| (bf * to_own + s.m2[own]) / (bf - 1.0))
 }
 
 /// The scatter `S_j` of Davies-Bouldin: RMS `sqrt(M2_j/b_j)`, or in the cosine space the mean
@@ -167,38 +392,44 @@ pub fn slot_scatter(s: &Slots, j: usize, cosine: bool) -> f64 {
 
 /// Distances from the mean of slot `c` to the mean of every slot `j < out.len()`: Euclidean, or
 /// the cosine distance without cancellation (1 when a mean is zero), clipped to `[0, 2]`; 0 at
-/// a free slot and at `c` itself (`ClusterSummaries.centroid_distances`).
-pub fn distance_row(s: &Slots, c: usize, cosine: bool, out: &mut [f64]) {
+/// a free slot and at `c` itself (`ClusterSummaries.centroid_distances`). The cosine space reads
+/// the cached unit vectors. O(k·d).
+pub fn distance_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, out: &mut [f64]) {
     let d = s.d;
     if s.counts[c] <= 0 {
         out.fill(0.0); // a free slot: no distances
         return;
     }
-    let mc = &s.means[c * d..(c + 1) * d];
-    let (mut hc, mut lc, mut hj, mut lj) = (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    let rc = if cosine { unit_parts(mc, &mut hc, &mut lc) } else { 0.0 };
-    for (j, o) in out.iter_mut().enumerate() {
-        if j == c || s.counts[j] <= 0 {
-            *o = 0.0;
-            continue;
-        }
-        let mj = &s.means[j * d..(j + 1) * d];
-        *o = if cosine {
-            let rj = unit_parts(mj, &mut hj, &mut lj);
-            if rc > 0.0 && rj > 0.0 {
-                unit_half_sq(&hc, &lc, &hj, &lj).clamp(0.0, 2.0)
+    if cosine {
+        let (hc, lc) = cache.unit(c);
+        let rc = cache.r[c];
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = if j == c || s.counts[j] <= 0 {
+                0.0
+            } else if rc > 0.0 && cache.r[j] > 0.0 {
+                let (hj, lj) = cache.unit(j);
+                unit_half_sq(hc, lc, hj, lj).clamp(0.0, 2.0)
             } else {
                 1.0
-            }
-        } else {
-            sq_dist(mj, mc).sqrt()
-        };
+            };
+        }
+        return;
+    }
+    let mc = &s.means[c * d..(c + 1) * d];
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = if j == c || s.counts[j] <= 0 { 0.0 } else { sq_dist(&s.means[j * d..(j + 1) * d], mc) };
+    }
+    for o in out.iter_mut() {
+        *o = o.sqrt(); // a loop of its own: vector square roots
     }
 }
 
 /// Incremental Davies-Bouldin (`intrinsic._DaviesBouldinCache`): `R[i,j] = (S_i + S_j)/d_ij`
-/// (0 where `d_ij = 0`), each row's maximum `m` and its first position `a`. `dist` is the
-/// `cap × cap` matrix of distances between means, row-major.
+/// (0 where `d_ij = 0`), each row's maximum `m`, its first position `a`, and the sum of the
+/// maxima as `hi + lo` (each change of a maximum enters it by TwoSum). `dist` is the
+/// `cap × cap` matrix of distances between means, row-major; `s` the scatters `S_j`
+/// ([`SlotCache`]). A free slot's row and column are 0 (its distances are), so its maximum is 0
+/// and the index is the sum over all rows divided by the number of live ones.
 #[derive(Default)]
 pub struct DaviesBouldin {
     pub cap: usize,
@@ -206,12 +437,14 @@ pub struct DaviesBouldin {
     m: Vec<f64>,
     a: Vec<usize>,
     s: Vec<f64>,
+    sum: (f64, f64),
 }
 
 #[inline]
 fn inv(d: f64) -> f64 {
+    let r = 1.0 / d; // computed either way: a select, not a branch (vector code)
     if d > 0.0 {
-        1.0 / d
+        r
     } else {
         0.0
     }
@@ -219,15 +452,14 @@ fn inv(d: f64) -> f64 {
 
 impl DaviesBouldin {
     /// Every entry anew: O(w²).
-    pub fn rebuild(&mut self, sl: &Slots, dist: &[f64], cap: usize, w: usize, cosine: bool) {
+    pub fn rebuild(&mut self, scat: &[f64], dist: &[f64], cap: usize, w: usize) {
         self.cap = cap;
         self.r = vec![0.0; cap * cap];
         self.m = vec![0.0; cap];
         self.a = vec![0; cap];
         self.s = vec![0.0; cap];
-        for j in 0..w {
-            self.s[j] = slot_scatter(sl, j, cosine);
-        }
+        self.sum = (0.0, 0.0);
+        self.s[..w].copy_from_slice(&scat[..w]);
         for i in 0..w {
             let (mut best, mut at) = (f64::NEG_INFINITY, 0);
             for j in 0..w {
@@ -239,37 +471,41 @@ impl DaviesBouldin {
             }
             self.m[i] = best;
             self.a[i] = at;
+            add_to(&mut self.sum, best);
         }
     }
 
-    /// Slot `c` changed: its row and column anew, the maxima that rose or fell with them. O(w),
-    /// plus O(w) per row whose maximum sat in column `c` and fell.
-    pub fn change(&mut self, sl: &Slots, dist: &[f64], w: usize, c: usize, cosine: bool) {
+    fn set_max(&mut self, i: usize, v: f64, at: usize) {
+        add_to(&mut self.sum, -self.m[i]);
+        add_to(&mut self.sum, v);
+        self.m[i] = v;
+        self.a[i] = at;
+    }
+
+    /// Slot `c` changed (its scatter is `sc`): its row and column anew, the maxima that rose or
+    /// fell with them. O(w), plus O(w) per row whose maximum sat in column `c` and fell.
+    pub fn change(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
         let cap = self.cap;
-        self.s[c] = slot_scatter(sl, c, cosine);
-        let sc = self.s[c];
+        self.s[c] = sc;
         let mut row = vec![0.0; w];
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = (sc + self.s[j]) * inv(dist[c * cap + j]);
+        let dc = &dist[c * cap..c * cap + w];
+        for ((v, &sj), &dj) in row.iter_mut().zip(&self.s[..w]).zip(dc) {
+            *v = (sc + sj) * inv(dj);
         }
-        for i in 0..w {
+        for (i, &v) in row.iter().enumerate() {
             let old = self.r[i * cap + c];
-            let v = row[i];
             self.r[c * cap + i] = v;
             self.r[i * cap + c] = v;
             if v >= self.m[i] {
-                self.m[i] = v;
-                self.a[i] = c;
+                self.set_max(i, v, c);
             } else if self.a[i] == c && v < old {
                 let (mut best, mut at) = (f64::NEG_INFINITY, 0);
-                for j in 0..w {
-                    let x = self.r[i * cap + j];
+                for (j, &x) in self.r[i * cap..i * cap + w].iter().enumerate() {
                     if x > best {
                         (best, at) = (x, j);
                     }
                 }
-                self.m[i] = best;
-                self.a[i] = at;
+                self.set_max(i, best, at);
             }
         }
         let (mut best, mut at) = (f64::NEG_INFINITY, 0);
@@ -278,20 +514,95 @@ impl DaviesBouldin {
                 (best, at) = (v, j);
             }
         }
-        self.m[c] = best;
-        self.a[c] = at;
+        self.set_max(c, best, at);
     }
 
-    /// The index: the mean of the live rows' maxima.
-    pub fn value(&self, counts: &[i64]) -> f64 {
-        let (mut sum, mut k) = (0.0, 0usize);
-        for (i, &c) in counts.iter().enumerate() {
-            if c > 0 {
-                sum += self.m[i];
-                k += 1;
-            }
+    /// The index over `k` live slots: the mean of their rows' maxima. O(1).
+    pub fn value(&self, k: usize) -> f64 {
+        (self.sum.0 + self.sum.1) / k as f64
+    }
+}
+
+/// SSB `sum_j b_j·||mean_j - g||²` in O(d) per read, by a moving anchor `c`:
+/// with `A = sum_j b_j·||mean_j - c||²` and `B = sum_j b_j·(mean_j - c)`, for any `g`,
+/// `SSB(g) = A - 2(g - c)·B + N·||g - c||²` (expand the square; no assumption on `g`). A change of
+/// cluster `j` takes its old terms out of `A` and `B` and puts its new ones in (O(d), each sum
+/// an unevaluated `hi + lo`, TwoSum, so no rounding accumulates over the steps); a read is O(d).
+///
+/// Error analysis (the tolerance of the tests): Cauchy-Schwarz gives `|B| ≤ sqrt(N·A)`, so while
+/// `N·||g - c||² ≤ τ·A` (τ = 1/64) the cross term is at most `2√τ·A = A/4`, the last one `A/64`,
+/// and `SSB ≥ (1 - 2√τ)·A = 3A/4`: each term carries the rounding of a `d`-term sum, `(d + 2)·ε`
+/// of its size, so SSB is within `(d + 2)·ε·(1 + 1/4 + 1/64)/(3/4) < 2(d + 2)·ε` relative of the
+/// exact value of the formula. When `g` has drifted further, the anchor moves to `g` and `A`, `B`
+/// are summed anew (O(k·d); after `~N/8` points of a stationary stream, so O(k·d/N) amortised).
+#[derive(Default)]
+pub struct SsbAnchor {
+    pub version: i64, // the summaries' version the sums reflect; -1: none
+    c: Vec<f64>,
+    t: Vec<f64>, // each slot's term b_j·||mean_j - c||², as it entered A
+    a: (f64, f64),
+    b: Vec<(f64, f64)>,
+}
+
+impl SsbAnchor {
+    const TAU: f64 = 1.0 / 64.0;
+
+    /// No sums yet: the first read builds them.
+    pub fn new() -> Self {
+        SsbAnchor { version: -1, ..Default::default() }
+    }
+
+    /// Slot `j`'s terms (count `count`, mean `mean`) out of the sums.
+    pub fn remove(&mut self, j: usize, count: i64, mean: &[f64]) {
+        add_to(&mut self.a, -self.t[j]);
+        self.t[j] = 0.0;
+        let w = count as f64;
+        for ((b, m), c) in self.b.iter_mut().zip(mean).zip(&self.c) {
+            add_to(b, -(w * (m - c)));
         }
-        sum / k as f64
+    }
+
+    /// Slot `j`'s terms into the sums.
+    pub fn add(&mut self, j: usize, count: i64, mean: &[f64]) {
+        if count <= 0 {
+            return;
+        }
+        let w = count as f64;
+        let t = w * sq_dist(mean, &self.c);
+        self.t[j] = t;
+        add_to(&mut self.a, t);
+        for ((b, m), c) in self.b.iter_mut().zip(mean).zip(&self.c) {
+            add_to(b, w * (m - c));
+        }
+    }
+
+    /// Anchor at `g` and sum the `cap` slots anew. O(k·d).
+    pub fn rebuild(&mut self, sl: &Slots, cap: usize, g: &[f64], version: i64) {
+        let d = sl.d;
+        self.c = g.to_vec();
+        self.t = vec![0.0; cap];
+        self.a = (0.0, 0.0);
+        self.b = vec![(0.0, 0.0); d];
+        for j in 0..sl.counts.len() {
+            self.add(j, sl.counts[j], &sl.means[j * d..(j + 1) * d]);
+        }
+        self.version = version;
+    }
+
+    /// SSB at global mean `g` of `n` elements, or `None` when `g` is too far from the anchor.
+    pub fn value(&self, n: i64, g: &[f64]) -> Option<f64> {
+        let a = self.a.0 + self.a.1;
+        let (mut cross, mut e2) = (0.0, 0.0);
+        for ((gi, ci), bi) in g.iter().zip(&self.c).zip(&self.b) {
+            let e = gi - ci;
+            cross += e * (bi.0 + bi.1);
+            e2 += e * e;
+        }
+        let last = n as f64 * e2;
+        if last > Self::TAU * a || (a == 0.0 && e2 > 0.0) {
+            return None;
+        }
+        Some((a - 2.0 * cross + last).max(0.0))
     }
 }
 
@@ -335,15 +646,144 @@ mod tests {
         assert!((naive - want).abs() > 1e-3 * want);
     }
 
+    fn cached(s: &Slots, cosine: bool) -> SlotCache {
+        let mut c = SlotCache::new(s.counts.len(), s.d, cosine);
+        for j in 0..s.counts.len() {
+            c.set(s, j);
+        }
+        c
+    }
+
     #[test]
     fn silhouette_of_a_point_from_summaries() {
         // clusters {0, 1} (mean 0.5, M2 0.5) and {9}; the point 0 of the first
         let s = Slots { counts: &[2, 1], means: &[0.5, 9.0], m2: &[0.5, 0.0], d: 1 };
+        let c = cached(&s, false);
         let a = (2.0 * 0.25 + 0.5) / 1.0; // to its mate 1: 1
         let b = 81.0;
-        assert_eq!(silhouette(&s, &[0.0], 0, 0.0, false), (b - a) / b);
-        assert_eq!(silhouette(&s, &[9.0], 1, 0.25, false), 0.25); // alone in its cluster
+        assert_eq!(silhouette(&s, &c, &[0.0], 0, 0.0, false), (b - a) / b);
+        assert_eq!(silhouette(&s, &c, &[9.0], 1, 0.25, false), 0.25); // alone in its cluster
         let one = Slots { counts: &[2], means: &[0.5], m2: &[0.5], d: 1 };
-        assert!(silhouette(&one, &[0.0], 0, 0.0, false).is_nan());
+        assert!(silhouette(&one, &cached(&one, false), &[0.0], 0, 0.0, false).is_nan());
+    }
+
+    #[test]
+    fn pruned_silhouette_equals_the_full_scan() {
+        // 40 clusters on a grid in 3 dimensions, points around them
+        let (k, d) = (40usize, 3usize);
+        let mut means = vec![0.0; k * d];
+        let mut counts = vec![0i64; k];
+        let mut m2 = vec![0.0; k];
+        for j in 0..k {
+            means[j * d] = (j % 7) as f64 * 3.0;
+            means[j * d + 1] = (j / 7) as f64 * 2.5;
+            means[j * d + 2] = (j % 3) as f64 * 0.5;
+            counts[j] = 1 + (j as i64 % 4);
+            m2[j] = if counts[j] > 1 { 0.3 * j as f64 } else { 0.0 };
+        }
+        counts[5] = 0; // a free slot
+        m2[5] = 0.0;
+        let s = Slots { counts: &counts, means: &means, m2: &m2, d };
+        let c = cached(&s, false);
+        for own in [0usize, 3, 17, 39] {
+            let mut row = vec![0.0; k];
+            distance_row(&s, &c, own, false, &mut row);
+            for t in 0..20 {
+                let x: Vec<f64> = (0..d).map(|i| means[own * d + i] + ((t * 7 + i * 3) % 11) as f64 * 0.4 - 2.0).collect();
+                let full = silhouette(&s, &c, &x, own, 0.25, false);
+                let pruned = silhouette_pruned(&s, &c, &x, own, 0.25, &row);
+                assert_eq!(full, pruned, "own {own}, point {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_is_bit_for_bit_its_rows_one_by_one() {
+        let (d, m, cap) = (3usize, 1500usize, 4usize);
+        let data: Vec<f64> = (0..m * d).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0).collect();
+        let slots: Vec<usize> = (0..m).map(|i| (i * 31 + i / 7) % cap).collect();
+        let ws: Vec<i64> = (0..m).map(|i| 1 + (i % 3) as i64).collect();
+        let (mut count, mut mean, mut m2, mut gmean) = (vec![1i64; cap], vec![0.5; cap * d], vec![0.0; cap], vec![0.5; d]);
+        let (mut c2, mut mean2, mut m22, mut g2) = (count.clone(), mean.clone(), m2.clone(), gmean.clone());
+        let gm2 = {
+            let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d };
+            welford_block(&mut b, &slots, &ws, &data, cap as i64, 0.0)
+        };
+        let (mut n, mut gq) = (cap as i64, 0.0);
+        for i in 0..m {
+            let (s, w, x) = (slots[i], ws[i], &data[i * d..(i + 1) * d]);
+            m22[s] = welford(&mut mean2[s * d..(s + 1) * d], m22[s], c2[s], w, x);
+            c2[s] += w;
+            gq = welford(&mut g2, gq, n, w, x);
+            n += w;
+        }
+        assert_eq!((count, mean, m2, gmean, gm2.to_bits()), (c2, mean2, m22, g2, gq.to_bits()));
+    }
+
+    #[test]
+    fn changed_after_finds_every_slot_above() {
+        let t: Vec<i64> = (0..50).map(|j| if j % 13 == 4 { 9 } else { 2 }).collect();
+        assert_eq!(changed_after(&t, 5), vec![4, 17, 30, 43]);
+        assert!(changed_after(&t, 9).is_empty());
+    }
+
+    #[test]
+    fn sq_dist_in_lanes_is_the_exact_sum_for_small_integers() {
+        let a: Vec<f64> = (0..11).map(|i| i as f64).collect();
+        let b = vec![1.0; 11];
+        assert_eq!(sq_dist(&a, &b), (0..11).map(|i| ((i - 1) * (i - 1)) as f64).sum::<f64>());
+    }
+
+    #[test]
+    fn the_cache_sums_scatters_and_forgets_a_freed_slot() {
+        let s = Slots { counts: &[2, 4], means: &[0.0, 1.0], m2: &[8.0, 4.0], d: 1 };
+        let mut c = cached(&s, false);
+        assert_eq!((c.q[0], c.s[0], c.s[1], c.sum_s.0 + c.sum_s.1), (4.0, 2.0, 1.0, 3.0));
+        let freed = Slots { counts: &[0, 4], means: &[0.0, 1.0], m2: &[0.0, 4.0], d: 1 };
+        c.set(&freed, 0);
+        assert_eq!((c.s[0], c.sum_s.0 + c.sum_s.1), (0.0, 1.0));
+    }
+
+    #[test]
+    fn anchored_ssb_follows_changes_and_moves_its_anchor() {
+        // clusters {0, 2} and {100}: means 1 and 100, N = 3, g = 34: SSB = 2·33² + 66² = 6534
+        let s = Slots { counts: &[2, 1], means: &[1.0, 100.0], m2: &[2.0, 0.0], d: 1 };
+        let mut an = SsbAnchor::new();
+        an.rebuild(&s, 2, &[34.0], 7);
+        assert_eq!(an.value(3, &[34.0]), Some(6534.0));
+        // 34 joins cluster 0 (mean 12), g stays 34: SSB = 3·22² + 66² = 5808
+        an.remove(0, 2, &[1.0]);
+        an.add(0, 3, &[12.0]);
+        assert_eq!(an.value(4, &[34.0]), Some(5808.0));
+        // 38 joins cluster 1 (mean 69), g = 34.8: SSB = 3·22.8² + 2·34.2² = 3898.8, by the cross term
+        an.remove(1, 1, &[100.0]);
+        an.add(1, 2, &[69.0]);
+        let got = an.value(5, &[34.8]).unwrap();
+        assert!((got - 3898.8).abs() <= 1e-12 * 3898.8, "{got}");
+        // far from the anchor: a read asks for a new one
+        assert_eq!(an.value(5, &[60.0]), None);
+    }
+
+    #[test]
+    fn davies_bouldin_changes_equal_a_rebuild() {
+        // three slots on a line; slot 1 moves
+        let dist = |m: &[f64]| -> Vec<f64> {
+            let mut out = vec![0.0; 9];
+            for i in 0..3 {
+                for j in 0..3 {
+                    out[i * 3 + j] = (m[i] - m[j]).abs();
+                }
+            }
+            out
+        };
+        let (s0, s1) = ([1.0, 0.5, 2.0], [1.0, 0.7, 2.0]);
+        let mut db = DaviesBouldin::default();
+        db.rebuild(&s0, &dist(&[0.0, 3.0, 10.0]), 3, 3);
+        let moved = dist(&[0.0, 5.0, 10.0]);
+        db.change(0.7, &moved, 3, 1);
+        let mut fresh = DaviesBouldin::default();
+        fresh.rebuild(&s1, &moved, 3, 3);
+        assert_eq!(db.m, fresh.m);
+        assert!((db.value(3) - fresh.value(3)).abs() <= 1e-15 * fresh.value(3));
     }
 }

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{distance_row, dot, silhouette, slot_scatter, sq_dist, welford, DaviesBouldin, Slots};
+use crate::summaries::{add_to, changed_after, distance_row, dot, silhouette, silhouette_pruned, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, SlotCache, Slots, SsbAnchor};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -58,16 +58,15 @@ pub struct SummaryKernel {
     gmean: usize,
     touched: usize,
     dist: Option<(Py<PyAny>, usize, usize)>, // the cache of distances between means: (array, address, cap)
-    rows: Vec<(f64, f64)>, // each row's sum of the cache, as an unevaluated hi + lo (see `refresh`)
-}
-
-/// `hi + lo += x` without losing the rounding error of the addition (Knuth's TwoSum).
-#[inline]
-fn add_to(acc: &mut (f64, f64), x: f64) {
-    let s = acc.0 + x;
-    let bp = s - acc.0;
-    acc.1 += (acc.0 - (s - bp)) + (x - bp);
-    acc.0 = s;
+    dist_total: (f64, f64), // the sum of that cache, as an unevaluated hi + lo (see `refresh`)
+    dist_seen: i64,         // the version that cache reflects (-1: every row to compute)
+    cache: SlotCache,       // what the views derive per slot, for the slots changed up to `cache_seen`
+    cache_seen: i64,
+    anchor: SsbAnchor, // SSB in O(d) (Euclidean)
+    // the vector `update` checked, by the address of the object it read it from: the `score`
+    // that follows it (IntrinsicEvaluator.update, a silhouette's update) takes it without reading
+    // the object again; any other call of `score` reads its own
+    last: Option<(usize, Vector)>,
 }
 
 impl SummaryKernel {
@@ -154,6 +153,85 @@ impl SummaryKernel {
         Some(unsafe { std::slice::from_raw_parts_mut(*addr as *mut f64, cap * cap) })
     }
 
+    /// Bring the per-slot cache up to date: the slots `[:width]` changed since the last call,
+    /// found by their version (O(width) compares, O(d) per changed slot).
+    fn sync(&mut self, width: usize) {
+        let width = width.min(self.cap);
+        if self.cache.q.len() != self.cap {
+            self.cache = SlotCache::new(self.cap, self.d, self.cosine);
+            self.cache_seen = -1;
+        }
+        let touched = changed_after(&self.touched()[..width], self.cache_seen);
+        if touched.is_empty() {
+            return;
+        }
+        let mut cache = std::mem::take(&mut self.cache);
+        let mut seen = self.cache_seen;
+        {
+            let sl = self.slots(width);
+            for &j in &touched {
+                cache.set(&sl, j);
+                seen = seen.max(self.touched()[j]);
+            }
+        }
+        self.cache = cache;
+        self.cache_seen = seen;
+    }
+
+    /// `refresh`: the distance rows of the slots changed since `dist_seen`. `false` without a
+    /// fitting distance cache.
+    fn refresh_rows(&mut self, width: usize) -> bool {
+        let width = width.min(self.cap);
+        if self.dist_mut().is_none() {
+            return false;
+        }
+        self.sync(width);
+        let changed = changed_after(&self.touched()[..width], self.dist_seen);
+        if changed.is_empty() {
+            return true;
+        }
+        self.dist_seen = self.dist_seen.max(changed.iter().map(|&c| self.touched()[c]).max().unwrap_or(-1));
+        let (cap, cosine) = (self.cap, self.cosine);
+        let (mut row, mut olds) = (vec![0.0; width], vec![0.0; width]);
+        let dist = self.dist_mut().expect("checked above");
+        let slots = self.slots(width);
+        let mut total = self.dist_total;
+        for &c in &changed {
+            distance_row(&slots, &self.cache, c, cosine, &mut row);
+            let old = &mut olds[..width];
+            for (j, o) in old.iter_mut().enumerate() {
+                *o = dist[j * cap + c];
+                dist[j * cap + c] = row[j];
+            }
+            dist[c * cap..c * cap + width].copy_from_slice(&row);
+            // four interleaved hi + lo partial sums of new - old (TwoSum, vector code)
+            let (mut hi, mut lo) = ([0.0f64; 4], [0.0f64; 4]);
+            let step = |hi: &mut [f64; 4], lo: &mut [f64; 4], x: &[f64]| {
+                for l in 0..4 {
+                    let s = hi[l] + x[l];
+                    let bp = s - hi[l];
+                    lo[l] += (hi[l] - (s - bp)) + (x[l] - bp);
+                    hi[l] = s;
+                }
+            };
+            let (rv, ro) = (row.chunks_exact(4), old.chunks_exact(4));
+            let tail: Vec<f64> = rv.remainder().iter().chain([0.0; 4].iter()).take(4).copied().collect();
+            let tail_old: Vec<f64> = ro.remainder().iter().chain([0.0; 4].iter()).take(4).copied().collect();
+            for (v, o) in rv.zip(ro).chain(std::iter::once((&tail[..], &tail_old[..]))) {
+                step(&mut hi, &mut lo, v);
+                let neg = [-o[0], -o[1], -o[2], -o[3]];
+                step(&mut hi, &mut lo, &neg);
+            }
+            for l in 0..4 {
+                // both triangles: twice each (exact), the diagonal stays 0
+                add_to(&mut total, 2.0 * hi[l]);
+                add_to(&mut total, 2.0 * lo[l]);
+            }
+        }
+        self.dist_total = total;
+        true
+    }
+
     fn slices(&mut self) -> (&mut [i64], &mut [f64], &mut [f64], &mut [f64], &mut [i64]) {
         let (cap, d) = (self.cap, self.d);
         // SAFETY: the arrays bound by `bind` (kept alive in `keep`, shapes checked there) are
@@ -212,7 +290,24 @@ fn ints<'a>(a: &'a Bound<'_, PyAny>, m: usize) -> PyResult<&'a [i64]> {
 impl SummaryKernel {
     #[new]
     fn new(cosine: bool) -> Self {
-        SummaryKernel { cosine, d: 0, cap: 0, keep: Vec::new(), count: 0, mean: 0, m2: 0, gmean: 0, touched: 0, dist: None, rows: Vec::new() }
+        SummaryKernel {
+            cosine,
+            d: 0,
+            cap: 0,
+            keep: Vec::new(),
+            count: 0,
+            mean: 0,
+            m2: 0,
+            gmean: 0,
+            touched: 0,
+            dist: None,
+            dist_total: (0.0, 0.0),
+            dist_seen: -1,
+            cache: SlotCache::default(),
+            cache_seen: -1,
+            anchor: SsbAnchor::new(),
+            last: None,
+        }
     }
 
     /// Bind the arrays of a `ClusterSummaries`: `count` (cap, int64), `mean` (cap × d, float64),
@@ -237,6 +332,9 @@ impl SummaryKernel {
         }
         self.keep = [count, mean, m2, gmean, touched].into_iter().map(|o| o.clone().unbind()).collect();
         (self.cap, self.d, self.count, self.mean, self.m2, self.gmean, self.touched) = (cap, d, c, m, q, g, t);
+        self.cache = SlotCache::new(cap, d, self.cosine); // every slot read anew on the next sync
+        self.cache_seen = -1;
+        self.anchor.version = -1;
         Ok(())
     }
 
@@ -249,17 +347,33 @@ impl SummaryKernel {
         if self.d == 0 || slot >= self.cap || w == 0 {
             return None;
         }
+        let obj = x.as_ptr() as usize;
         let x = self.vector(x)?;
+        self.last = Some((obj, x.clone())); // the silhouettes' `score` of this very call reads it again
         let d = self.d;
+        let follow = !self.cosine && self.anchor.version == version - 1;
+        let mut anchor = std::mem::take(&mut self.anchor);
         let (count, mean, m2, gmean, touched) = self.slices();
         let c = count[slot];
         if c <= 0 || c + w <= 0 || n + w <= 0 {
+            self.anchor = anchor;
+            self.last = None;
             return None;
         }
-        m2[slot] = welford(&mut mean[slot * d..(slot + 1) * d], m2[slot], c, w, &x);
+        let row = &mut mean[slot * d..(slot + 1) * d];
+        if follow {
+            anchor.remove(slot, c, row);
+        }
+        m2[slot] = welford(row, m2[slot], c, w, &x);
         count[slot] = c + w;
         touched[slot] = version;
-        Some(welford(gmean, gm2, n, w, &x))
+        if follow {
+            anchor.add(slot, c + w, row);
+            anchor.version = version;
+        }
+        let g = welford(gmean, gm2, n, w, &x);
+        self.anchor = anchor;
+        Some(g)
     }
 
     /// `(key, score)` for the silhouettes: `key` is the checked vector's bytes (`-0.0` folded into
@@ -277,7 +391,11 @@ impl SummaryKernel {
         if self.d == 0 || own >= width || width > self.cap {
             return None;
         }
-        let mut x = self.vector(x)?;
+        let obj = x.as_ptr() as usize;
+        let mut x = match self.last.take() {
+            Some((o, v)) if o == obj => v, // checked by the `update` just made
+            _ => self.vector(x)?,
+        };
         for t in x.iter_mut() {
             *t += 0.0;
         }
@@ -286,10 +404,27 @@ impl SummaryKernel {
         if !scored {
             return Some((key, None));
         }
-        let (cosine, d) = (self.cosine, self.d);
-        let (count, mean, m2, _, _) = self.slices();
-        let slots = Slots { counts: &count[..width], means: &mean[..width * d], m2: &m2[..width], d };
-        Some((key, Some(silhouette(&slots, &x, own, singleton, cosine))))
+        if !self.cosine && self.refresh_rows(width) {
+            // the distances between means at hand (the views that read them are there): prune
+            let cap = self.cap;
+            let row = &self.dist_mut().expect("refreshed")[own * cap..own * cap + width];
+            let slots = self.slots(width);
+            return Some((key, Some(silhouette_pruned(&slots, &self.cache, &x, own, singleton, row))));
+        }
+        self.sync(width);
+        let slots = self.slots(width);
+        Some((key, Some(silhouette(&slots, &self.cache, &x, own, singleton, self.cosine))))
+    }
+
+    /// The silhouettes' key of `x`: the checked vector's bytes (`-0.0` folded into `0.0`), as
+    /// `score` gives it, or `None` when `x` cannot be read here. O(d).
+    fn key<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> Option<Bound<'py, PyBytes>> {
+        if self.d == 0 {
+            return None;
+        }
+        let x = self.vector(x)?;
+        let bytes: Vec<u8> = x.iter().flat_map(|t| (t + 0.0).to_ne_bytes()).collect();
+        Some(PyBytes::new(py, &bytes))
     }
 
     /// Bind the `cap × cap` float64 cache of distances between means.
@@ -299,101 +434,69 @@ impl SummaryKernel {
             return Err(PyValueError::new_err("the distance cache must be capacity × capacity"));
         }
         self.dist = Some((dist.clone().unbind(), addr, self.cap));
-        let cap = self.cap;
-        let sums: Vec<(f64, f64)> = {
-            let m = self.dist_mut().expect("just bound");
-            (0..cap)
-                .map(|i| {
-                    let mut acc = (0.0, 0.0);
-                    for &v in &m[i * cap..(i + 1) * cap] {
-                        add_to(&mut acc, v);
-                    }
-                    acc
-                })
-                .collect()
-        };
-        self.rows = sums;
+        let mut total = (0.0, 0.0);
+        for &v in self.dist_mut().expect("just bound").iter() {
+            add_to(&mut total, v);
+        }
+        self.dist_total = total;
+        self.dist_seen = -1; // a new array: every row anew on the next refresh
         Ok(())
     }
 
-    /// Rewrite the rows and columns of the distance cache of the slots `[:width]` changed after
-    /// version `since`, and each row's sum: a changed row's anew, every other row's by adding
-    /// the new entry and subtracting the old one into its `hi + lo` pair (TwoSum: each step exact
-    /// to `ε²` of the entries, so the sums track the matrix to a relative `~ε` whatever the number
-    /// of steps). O(changed·width·d). `False` when no cache fitting the arrays is bound.
+    /// Rewrite the rows and columns of the distance cache of the slots `[:width]` changed since
+    /// the last refresh (or since the cache was bound: every row; `since`, the caller's own
+    /// record, is not needed), and the cache's sum: each changed entry's new value and its old one's
+    /// negation enter it by TwoSum (in four interleaved `hi + lo` partial sums, so that the steps
+    /// overlap), each step exact to `ε²` of the entries, so the sum tracks the matrix to a relative
+    /// `~ε` whatever the number of steps. O(changed·width·d). `False` when no cache fitting the
+    /// arrays is bound.
     fn refresh(&mut self, since: i64, width: usize) -> bool {
-        let width = width.min(self.cap);
-        let changed: Vec<usize> = (0..width).filter(|&j| self.touched()[j] > since).collect();
-        let cap = self.cap;
-        let cosine = self.cosine;
-        let mut row = vec![0.0; width];
-        if self.rows.len() != cap {
-            return false;
-        }
-        let mut rows = std::mem::take(&mut self.rows);
-        let Some(dist) = self.dist_mut() else {
-            self.rows = rows;
-            return false;
-        };
-        for &c in &changed {
-            distance_row(&self.slots(width), c, cosine, &mut row);
-            let mut fresh = (0.0, 0.0);
-            for (j, &v) in row.iter().enumerate() {
-                let old = dist[j * cap + c];
-                dist[c * cap + j] = v;
-                dist[j * cap + c] = v;
-                add_to(&mut fresh, v);
-                if j != c {
-                    add_to(&mut rows[j], v);
-                    add_to(&mut rows[j], -old);
-                }
-            }
-            rows[c] = fresh;
-        }
-        self.rows = rows;
-        true
+        let _ = since;
+        self.refresh_rows(width)
     }
 
-    /// `sum_{i,j < width}` of the distance cache (both triangles): Separation's sum, from the
-    /// row sums kept by `refresh`. O(width).
+    /// `sum_{i,j < width}` of the distance cache (both triangles; entries beyond `width` are 0):
+    /// Separation's sum, kept by `refresh`. O(1).
     fn dist_sum(&self, width: usize) -> Option<f64> {
+        let _ = width;
         self.dist_mut()?;
-        if self.rows.len() != self.cap {
-            return None;
-        }
-        let mut acc = (0.0, 0.0);
-        for r in &self.rows[..width.min(self.cap)] {
-            add_to(&mut acc, r.0);
-            add_to(&mut acc, r.1);
-        }
-        Some(acc.0 + acc.1)
+        Some(self.dist_total.0 + self.dist_total.1)
     }
 
-    /// SSB `sum_j b_j·||mean_j - mean||²` over the slots `[:width]`. O(width·d).
-    fn ssb(&self, width: usize) -> f64 {
-        let s = self.slots(width);
-        let g = self.gmean();
-        (0..s.counts.len())
-            .filter(|&j| s.counts[j] > 0)
-            .map(|j| s.counts[j] as f64 * sq_dist(&s.means[j * s.d..(j + 1) * s.d], g))
-            .sum()
+    /// SSB `sum_j b_j·||mean_j - mean||²` over the slots `[:width]` of `n` elements at `version`:
+    /// O(d) from the anchored sums the updates keep ([`SsbAnchor`]), O(k·d) when they were made
+    /// by another path (a new or emptied cluster, a merge, a block) or the global mean moved far
+    /// from the anchor.
+    fn ssb(&mut self, width: usize, n: i64, version: i64) -> f64 {
+        let width = width.min(self.cap);
+        if self.anchor.version == version {
+            if let Some(v) = self.anchor.value(n, self.gmean()) {
+                return v;
+            }
+        }
+        let mut anchor = std::mem::take(&mut self.anchor);
+        anchor.rebuild(&self.slots(width), self.cap, self.gmean(), version);
+        let v = anchor.value(n, self.gmean()).unwrap_or(f64::NAN);
+        self.anchor = anchor;
+        v
     }
 
     /// Cosine SSB `sum_j b_j·(1 - cos(mean_j, mean))²`, the cosine distance without
-    /// cancellation (1 for a zero mean). O(width·d).
-    fn cosine_ssb(&self, width: usize) -> f64 {
+    /// cancellation (1 for a zero mean), from the cached unit means. O(width·d).
+    fn cosine_ssb(&mut self, width: usize) -> f64 {
+        self.sync(width);
         let s = self.slots(width);
         let d = s.d;
-        let (mut hg, mut lg, mut h, mut l) = (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-        let rg = crate::summaries::unit_parts(self.gmean(), &mut hg, &mut lg);
+        let (mut hg, mut lg) = (vec![0.0; d], vec![0.0; d]);
+        let rg = unit_parts(self.gmean(), &mut hg, &mut lg);
+        let c = &self.cache;
         let mut total = 0.0;
         for j in 0..s.counts.len() {
             if s.counts[j] <= 0 {
                 continue;
             }
-            let r = crate::summaries::unit_parts(&s.means[j * d..(j + 1) * d], &mut h, &mut l);
-            let dj = if r > 0.0 && rg > 0.0 {
-                crate::summaries::unit_half_sq(&h, &l, &hg, &lg).clamp(0.0, 2.0)
+            let dj = if c.r[j] > 0.0 && rg > 0.0 {
+                unit_half_sq(&c.uh[j * d..(j + 1) * d], &c.ul[j * d..(j + 1) * d], &hg, &lg).clamp(0.0, 2.0)
             } else {
                 1.0
             };
@@ -402,22 +505,54 @@ impl SummaryKernel {
         total
     }
 
-    /// The mean over the live slots `[:width]` of the Davies-Bouldin scatter `S_j` (RMS, or the
-    /// cosine one): RMS or cosine compactness. NaN with no live slot. O(width·d).
-    fn compactness(&self, width: usize) -> f64 {
-        let s = self.slots(width);
-        let (mut sum, mut k) = (0.0, 0usize);
-        for j in 0..s.counts.len() {
-            if s.counts[j] > 0 {
-                sum += slot_scatter(&s, j, self.cosine);
-                k += 1;
-            }
-        }
+    /// The mean over the `k` live slots `[:width]` of the Davies-Bouldin scatter `S_j` (RMS, or
+    /// the cosine one): RMS or cosine compactness, from the cache's running sum. NaN when
+    /// `k = 0`. O(1) plus the slots changed since the last read.
+    fn compactness(&mut self, width: usize, k: usize) -> f64 {
         if k == 0 {
-            f64::NAN
-        } else {
-            sum / k as f64
+            return f64::NAN;
         }
+        self.sync(width);
+        (self.cache.sum_s.0 + self.cache.sum_s.1) / k as f64
+    }
+
+    /// SSW `sum_j M2_j` over the slots `[:width]`, from the cache's running sum. O(1) plus the
+    /// slots changed since the last read.
+    fn ssw(&mut self, width: usize) -> f64 {
+        self.sync(width);
+        self.cache.sum_m2.0 + self.cache.sum_m2.1
+    }
+
+    /// Every read of the views over these summaries in one call: `(ssw, ssb, separation sum,
+    /// compactness, Davies-Bouldin)` for `n` elements in `k` live slots `[:width]` at `version`,
+    /// each as its own method gives it (`ssb` the cosine one in the cosine space; the
+    /// separation sum `None` without a distance cache; Davies-Bouldin `None` without `db`, else
+    /// `db.value(self, width, version, db_rebuild)`). O(d) plus the changed slots' O(k·d).
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        mut slf: PyRefMut<'_, Self>,
+        width: usize,
+        n: i64,
+        k: usize,
+        version: i64,
+        db: Option<PyRefMut<'_, DaviesBouldinKernel>>,
+        db_rebuild: bool,
+    ) -> (f64, f64, Option<f64>, f64, Option<f64>) {
+        let ssw = slf.ssw(width);
+        let ssb = if n == 0 {
+            0.0
+        } else if slf.cosine {
+            slf.cosine_ssb(width)
+        } else {
+            slf.ssb(width, n, version)
+        };
+        let sep = if slf.refresh_rows(width) { slf.dist_sum(width) } else { None };
+        let compact = slf.compactness(width, k);
+        let dbv = match db {
+            Some(mut db) if k >= 2 => db.value_of(&mut slf, width, version, db_rebuild),
+            _ => None,
+        };
+        (ssw, ssb, sep, compact, dbv)
     }
 
     /// Check a block of vectors (`m × d` float64) before any change: `None` when every row is
@@ -440,7 +575,8 @@ impl SummaryKernel {
         Ok(None)
     }
 
-    /// Add the rows of `x` (checked by `check_block`) one by one, row `i` with weight `w[i]` to
+    /// Add the rows of `x` (checked by `check_block`) one by one, row `i` with weight `w[i]` (`w`
+    /// `None`: all 1) to
     /// slot `slots[i]` (live or just made, all below the capacity), and to the global summary of
     /// `n` elements and scatter `gm2`: the very steps of `update`, in order. Every touched slot
     /// is marked changed at `version`. Returns the new global scatter. O(m·d).
@@ -458,35 +594,39 @@ impl SummaryKernel {
         let data = rows(x, d)?;
         let m = data.len() / d.max(1);
         let slots = ints(slots, m)?;
-        let ws = ints(w, m)?;
+        let ones;
+        let ws = if w.is_none() {
+            ones = vec![1i64; m];
+            &ones[..]
+        } else {
+            ints(w, m)?
+        };
         let cap = self.cap;
         if slots.iter().any(|&s| s < 0 || s as usize >= cap) || ws.iter().any(|&v| v <= 0) {
             return Err(PyValueError::new_err("slots must lie in the arrays and weights be positive"));
         }
         let cosine = self.cosine;
+        let units: Vec<f64>;
+        let data = if cosine {
+            // the rows scaled to unit length, as `vector` scales one
+            units = data
+                .chunks_exact(d)
+                .flat_map(|row| {
+                    let norm = dot(row, row).sqrt();
+                    row.iter().map(move |r| r / norm)
+                })
+                .collect();
+            &units[..]
+        } else {
+            data
+        };
+        let slots: Vec<usize> = slots.iter().map(|&s| s as usize).collect();
         let (count, mean, m2, gmean, touched) = self.slices();
-        let (mut n, mut gm2) = (n, gm2);
-        let mut unit = vec![0.0; d];
-        for i in 0..m {
-            let row = &data[i * d..(i + 1) * d];
-            let v: &[f64] = if cosine {
-                let norm = dot(row, row).sqrt();
-                for (u, r) in unit.iter_mut().zip(row) {
-                    *u = r / norm;
-                }
-                &unit
-            } else {
-                row
-            };
-            let (s, wi) = (slots[i] as usize, ws[i]);
-            let c = count[s];
-            m2[s] = welford(&mut mean[s * d..(s + 1) * d], m2[s], c, wi, v);
-            count[s] = c + wi;
+        for &s in &slots {
             touched[s] = version;
-            gm2 = welford(gmean, gm2, n, wi, v);
-            n += wi;
         }
-        Ok(gm2)
+        let mut block = Block { count, mean, m2, gmean, d };
+        Ok(welford_block(&mut block, &slots, ws, data, n, gm2))
     }
 }
 
@@ -509,21 +649,32 @@ impl DaviesBouldinKernel {
     /// `version`: the slots changed since the last call are taken one by one, or all anew when
     /// `rebuild`, on the first call, when the arrays grew, or when more than `width/8` changed.
     /// `None` when `kernel` has no fitting distance cache.
-    fn value(&mut self, kernel: PyRef<'_, SummaryKernel>, width: usize, version: i64, rebuild: bool) -> Option<f64> {
+    fn value(&mut self, mut kernel: PyRefMut<'_, SummaryKernel>, width: usize, version: i64, rebuild: bool) -> Option<f64> {
+        self.value_of(&mut kernel, width, version, rebuild)
+    }
+}
+
+impl DaviesBouldinKernel {
+    fn value_of(&mut self, kernel: &mut SummaryKernel, width: usize, version: i64, rebuild: bool) -> Option<f64> {
         let cap = kernel.cap;
         let width = width.min(cap);
+        kernel.dist_mut()?;
+        kernel.refresh_rows(width);
+        let kernel = &*kernel;
         let dist = kernel.dist_mut()?;
         let s = kernel.slots(width);
-        let changed: Vec<usize> = (0..width).filter(|&j| kernel.touched()[j] > self.seen).collect();
+        let scat = &kernel.cache.s;
+        let changed = changed_after(&kernel.touched()[..width], self.seen);
         if rebuild || self.seen < 0 || self.db.cap != cap || 8 * changed.len() > width {
-            self.db.rebuild(&s, dist, cap, width, kernel.cosine);
+            self.db.rebuild(scat, dist, cap, width);
         } else {
             for &c in &changed {
-                self.db.change(&s, dist, width, c, kernel.cosine);
+                self.db.change(scat[c], dist, width, c);
             }
         }
         self.seen = version;
-        Some(self.db.value(s.counts))
+        let live = s.counts.iter().filter(|&&c| c > 0).count();
+        Some(self.db.value(live))
     }
 }
 

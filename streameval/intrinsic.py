@@ -96,6 +96,7 @@ __all__ = [
 INTRINSIC_REGISTRY: dict = {}
 """Every public intrinsic metric class by name (the common tests run over it)."""
 NAN = float("nan")
+_NO = object()  # "this view cannot take the revert natively": the reference path decides
 _FX = 2**53  # fixed-point scale of the silhouette sums (exact under update/revert)
 
 
@@ -117,6 +118,10 @@ class IntrinsicMetric(Described):
     space = "euclidean"
     alink: str | None = None
     needs_points = False
+    # the value from one ``SummaryKernel.read`` ``(n, k, (ssw, ssb, separation sum, compactness,
+    # Davies-Bouldin))``, as ``value`` computes it through the kernel (IntrinsicEvaluator.get), or
+    # None: this view is read by ``get``
+    _from_read: Callable[..., float] | None = None
 
     def __init_subclass__(cls, register=True, **kw):
         super().__init_subclass__(**kw)
@@ -140,11 +145,17 @@ class IntrinsicMetric(Described):
         self._summaries = summaries
 
     # hooks for views that keep per-point state (the silhouettes); run after the summaries change
-    def _after_update(self, x: np.ndarray, y_pred, w: int) -> None:
-        """Called with the checked vector after the summaries took ``w`` copies of it."""
+    def _after_update(self, x: np.ndarray, y_pred, w: int, raw=None) -> None:
+        """Called with the checked vector (and the vector as given, ``raw``) after the summaries
+        took ``w`` copies of it."""
 
-    def _check_revert(self, x: np.ndarray, y_pred, w: int):
+    def _check_revert(self, x: np.ndarray, y_pred, w: int, raw=None):
         """Raise if a revert cannot be undone by this view; return a token for :meth:`_on_revert`."""
+
+    def _fast_token(self, x, y_pred, w: int):
+        """The token of :meth:`_check_revert` for the revert of ``w`` copies of ``x`` (as given),
+        or ``_NO`` when this view cannot tell without the reference path (which then raises the
+        clear error). Changes nothing."""
 
     def _on_revert(self, token) -> None:
         """Called after the summaries gave back the element."""
@@ -160,13 +171,21 @@ class IntrinsicMetric(Described):
             return
         change = self._summaries.check(x, y_pred, w)
         self._summaries.apply(change)
-        self._after_update(change.vector, y_pred, change.w)
+        self._after_update(change.vector, y_pred, change.w, x)
 
     def revert(self, x, y_pred, w=1) -> None:
-        """Undo :meth:`update` with the same arguments. O(d)."""
-        change = self._summaries.check(x, y_pred, w, revert=True)
-        token = self._check_revert(change.vector, y_pred, -change.w)
-        self._summaries.apply(change)
+        """Undo :meth:`update` with the same arguments. O(d). A plain revert (an ``int`` weight,
+        a known cluster that keeps an element, a vector the kernel reads) takes one native call,
+        as :meth:`update` does; anything else the reference path."""
+        s = self._summaries
+        if w.__class__ is int and w > 0 and s.kernel is not None:
+            token = self._fast_token(x, y_pred, w)
+            if token is not _NO and s.fast(x, y_pred, -w):
+                self._on_revert(token)
+                return
+        change = s.check(x, y_pred, w, revert=True)
+        token = self._check_revert(change.vector, y_pred, -change.w, x)
+        s.apply(change)
         self._on_revert(token)
 
     def get(self) -> float:
@@ -194,6 +213,7 @@ class SSW(IntrinsicMetric):
 
     bigger_is_better = False
     alink = "ssw"
+    _from_read = staticmethod(lambda n, k, r: r[0])
 
     def value(self, s):
         return s.ssw
@@ -211,6 +231,7 @@ class SSB(IntrinsicMetric):
     """
 
     alink = "ssb"
+    _from_read = staticmethod(lambda n, k, r: r[1])
 
     def value(self, s):
         return s.ssb()
@@ -231,17 +252,28 @@ class CalinskiHarabasz(IntrinsicMetric):
 
     alink = "vrc"
 
-    def value(self, s):
-        k, n = s.k, s.n
+    @staticmethod
+    def _ratio(n, k, ssw, ssb):
         if k < 2:
             return NAN
-        ssw = s.ssw
         if ssw == 0.0:
             return 1.0
-        return s.ssb() * (n - k) / (ssw * (k - 1))
+        return ssb * (n - k) / (ssw * (k - 1))
+
+    _from_read = staticmethod(lambda n, k, r: CalinskiHarabasz._ratio(n, k, r[0], r[1]))
+
+    def value(self, s):
+        k = s.k
+        return NAN if k < 2 else self._ratio(s.n, k, s.ssw, s.ssb())
 
 
 # -- distances between means -----------------------------------------------------------------------
+def _separation_read(n, k, r):
+    if k < 2:
+        return NAN
+    return None if r[2] is None else r[2] / (k * (k - 1))
+
+
 def _separation(s: ClusterSummaries) -> float:
     k = s.k
     if k < 2:
@@ -256,7 +288,7 @@ def _compactness(s: ClusterSummaries, scatter) -> float:
     if s.k == 0:
         return NAN
     if s.kernel is not None:
-        return s.kernel.compactness(s.width)
+        return s.kernel.compactness(s.width, s.k)
     live = s.slot_arrays()[0] > 0
     return float(scatter(s, slice(0, s.width))[live].mean())
 
@@ -367,6 +399,7 @@ class Separation(IntrinsicMetric):
     """
 
     alink = "sp"
+    _from_read = staticmethod(_separation_read)
 
     def value(self, s):
         return _separation(s)
@@ -387,6 +420,7 @@ class RMSCompactness(IntrinsicMetric):
     """
 
     bigger_is_better = False
+    _from_read = staticmethod(lambda n, k, r: r[3])
 
     def value(self, s):
         return _compactness(s, _rms_scatter)
@@ -435,6 +469,7 @@ class CosineCompactness(IntrinsicMetric):
     bounds = (0.0, 1.0)
     space = "cosine"
     alink = "cp"
+    _from_read = staticmethod(lambda n, k, r: r[3])
 
     def value(self, s):
         return _compactness(s, _cosine_scatter)
@@ -452,6 +487,7 @@ class CosineSSB(IntrinsicMetric):
 
     space = "cosine"
     alink = "ssb"
+    _from_read = staticmethod(lambda n, k, r: r[1])
 
     def value(self, s):
         if s.n == 0:
@@ -477,6 +513,7 @@ class CosineSeparation(IntrinsicMetric):
     bounds = (0.0, 2.0)
     space = "cosine"
     alink = "sp"
+    _from_read = staticmethod(_separation_read)
 
     def value(self, s):
         return _separation(s)
@@ -634,10 +671,19 @@ class Silhouette(IntrinsicMetric, register=False):
         scores = self._scores(s, xs, s.slots(labels))
         return float(ws @ scores), float(ws.sum())
 
-    def _after_update(self, x, y_pred, w):
+    def _key(self, x: np.ndarray, y_pred, raw):
+        """The record key of a point: its cluster and the bytes of its checked vector, as the
+        kernel checks it when it reads ``raw`` (so that a point that entered by either path is
+        found by both: in the cosine space the two normalise with sums in different orders),
+        else numpy's. ``+ 0.0`` folds -0.0 into 0.0."""
+        kernel = self._summaries.kernel
+        key = None if kernel is None or raw is None else kernel.key(raw)
+        return y_pred, ((x + 0.0).tobytes() if key is None else key)
+
+    def _after_update(self, x, y_pred, w, raw=None):
         s = self._summaries
         score = float(self._scores(s, x[None, :], np.array([s.slot(y_pred)]))[0]) if s.k >= 2 else None
-        self._record((y_pred, (x + 0.0).tobytes()), w, score)  # + 0.0 folds -0.0 into 0.0
+        self._record(self._key(x, y_pred, raw), w, score)
 
     def _after_fast(self, x, y_pred, w):
         s = self._summaries
@@ -659,8 +705,20 @@ class Silhouette(IntrinsicMetric, register=False):
             self._scored += w
         rec[1].append((w, fx))
 
-    def _check_revert(self, x, y_pred, w):
-        key = (y_pred, (x + 0.0).tobytes())  # + 0.0 folds -0.0 into 0.0
+    def _fast_token(self, x, y_pred, w):
+        key = self._summaries.kernel.key(x)
+        try:
+            rec = None if key is None else self._points.get((y_pred, key))
+        except TypeError:  # an unhashable label: the reference path names it
+            return _NO
+        if rec is not None:
+            for i, (wi, _) in enumerate(rec[1]):
+                if wi == w:
+                    return (y_pred, key), i
+        return _NO
+
+    def _check_revert(self, x, y_pred, w, raw=None):
+        key = self._key(x, y_pred, raw)
         rec = self._points.get(key)
         if rec is not None:
             for i, (wi, _) in enumerate(rec[1]):
@@ -786,6 +844,8 @@ class IntrinsicEvaluator:
         self.summaries: dict = {}
         self.metrics: dict = {}
         self._ordered: list = []  # the summaries, cosine first (see update)
+        self._db: dict = {}  # space -> the one Davies-Bouldin view read by SummaryKernel.read (None: several)
+        self._dists: dict = {}  # space -> True when a view reads the distances between means
         self._dim, self._features, self._native = dim, features, native
         if metrics is None:
             metrics = default_intrinsic_metrics()
@@ -806,6 +866,13 @@ class IntrinsicEvaluator:
             s = self.summaries[metric.space] = ClusterSummaries(self._dim, self._features, metric.space,
                                                                 native=self._native)
         metric._bind(s)
+        if isinstance(metric, (Separation, CosineSeparation, RMSDaviesBouldin, CosineDaviesBouldin)):
+            self._dists[metric.space] = True
+        if isinstance(metric, (RMSDaviesBouldin, CosineDaviesBouldin)):
+            if metric.space in self._db:
+                self._db[metric.space] = None  # two of them: each reads through its own get
+            else:
+                self._db[metric.space] = metric
         self.metrics[name] = metric
         self._ordered = sorted(self.summaries.values(), key=lambda s: s.space != "cosine")
 
@@ -833,7 +900,7 @@ class IntrinsicEvaluator:
             s.apply(changes[space])
         for m in self.metrics.values():
             change = changes[m.space]
-            m._after_update(change.vector, y_pred, change.w)
+            m._after_update(change.vector, y_pred, change.w, x)
 
     def _fast(self, x, y_pred, w) -> bool:
         ordered = self._ordered
@@ -845,20 +912,58 @@ class IntrinsicEvaluator:
         return bool(ordered)
 
     def revert(self, x, y_pred, w=1) -> None:
-        """Undo :meth:`update` with the same arguments."""
+        """Undo :meth:`update` with the same arguments. A plain revert (see :meth:`update`)
+        takes one native call per space; anything else the reference path, which checks every
+        space and view before any changes."""
+        if w.__class__ is int and w > 0 and self._ordered and all(s.kernel is not None for s in self._ordered):
+            tokens = [(m, m._fast_token(x, y_pred, w)) for m in self.metrics.values()]
+            if all(t is not _NO for _, t in tokens) and self._fast(x, y_pred, -w):
+                for m, token in tokens:
+                    m._on_revert(token)
+                return
         changes = {space: s.check(x, y_pred, w, revert=True) for space, s in self.summaries.items()}
         tokens = []
         for m in self.metrics.values():
             change = changes[m.space]
-            tokens.append((m, m._check_revert(change.vector, y_pred, -change.w)))
+            tokens.append((m, m._check_revert(change.vector, y_pred, -change.w, x)))
         for space, s in self.summaries.items():
             s.apply(changes[space])
         for m, token in tokens:
             m._on_revert(token)
 
     def get(self) -> dict:
-        """``{name: value}`` for every metric."""
-        return {name: m.get() for name, m in self.metrics.items()}
+        """``{name: value}`` for every metric. With the native kernel, the summary views of a
+        space (SSW, SSB, CH, separation, compactness, at most one Davies-Bouldin) take their
+        values from one ``SummaryKernel.read``, the same numbers their ``get`` gives; the others
+        (the silhouettes' O(1) running means) their own ``get``."""
+        reads = {}
+        for space, s in self.summaries.items():
+            kernel = s.kernel
+            if kernel is None or s.dim is None:
+                continue
+            db = self._db.get(space)
+            if self._dists.get(space) and s.k >= 2 and kernel.dist_sum(s.width) is None:
+                s.centroid_distances()  # the cache of distances between means made and bound to the kernel
+            cache = None if db is None or s.k < 2 else db._cache
+            if cache is not None and cache.native is None:
+                cache.native = _DaviesBouldinKernel()
+            native = None if cache is None else cache.native
+            r = kernel.read(s.width, s.n, s.k, s.version, native, cache is not None and cache.summaries is not s)
+            if cache is not None and r[4] is not None:
+                cache.summaries = s
+            reads[space] = (s.n, s.k, r)
+        out = {}
+        for name, m in self.metrics.items():
+            got = reads.get(m.space)
+            value = None
+            if got is not None:
+                f = m._from_read
+                if f is not None:
+                    value = f(*got)
+                elif m is self._db.get(m.space) and got[1] >= 2:
+                    value = got[2][4]
+            out[name] = m.get() if value is None else value
+        return out
 
     def __repr__(self) -> str:
         n = max((s.n for s in self.summaries.values()), default=0)

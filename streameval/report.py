@@ -165,8 +165,8 @@ class ClusterReport:
     def get(self) -> dict:
         """Every metric that is exact while streaming, under the keys listed in the class doc."""
         s = self.summaries
-        sizes = s.sizes()
-        out = {"count": s.n, "k": s.k, "cluster_array": list(sizes), "count_array": list(sizes.values())}
+        labels, counts = s.size_lists()
+        out = {"count": s.n, "k": s.k, "cluster_array": labels, "count_array": counts}
         out.update(self.intrinsic.get())
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())

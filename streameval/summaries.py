@@ -137,6 +137,7 @@ class ClusterSummaries(Guarded):
         self._index: dict = {}  # label -> slot
         self._labels: list = []  # slot -> label (None when free)
         self._free: list = []
+        self._order: tuple | None = None  # (labels, their slots) in first-seen order (size_lists), or None: stale
         cap = 8
         self._count = np.zeros(cap, dtype=np.int64)
         self._mean = np.zeros((cap, self.dim or 0))
@@ -283,10 +284,12 @@ class ClusterSummaries(Guarded):
         m = arr.shape[0]
         if self.features is not None:
             raise InvalidVectorError("this stream's vectors are dicts of named features: update them one by one")
-        codes, uniques = _group(y_pred, m)
+        dense = _dense(y_pred, m)  # integer labels: one gather through a table, no codes array
+        codes, uniques = (None, dense[1]) if dense is not None else _group(y_pred, m)
         ws = check_weights(w, m)
-        ws = np.ones(m, dtype=np.int64) if ws is None else np.ascontiguousarray(ws)
-        total = sum_by_group(ws, np.array([0]))[1] if m else 0
+        if ws is not None:
+            ws = np.ascontiguousarray(ws)
+        total = m if ws is None else sum_by_group(ws, np.array([0]))[1] if m else 0
         check_total(self.n, total, "the summaries")
         if not m:
             return
@@ -308,16 +311,19 @@ class ClusterSummaries(Guarded):
             slot_of = np.array([index.get(u, -1) for u in uniques], dtype=np.int64)
             new = np.flatnonzero(slot_of < 0)
             if len(new):  # new clusters take slots in the order they first appear, as update gives them
+                if codes is None:
+                    codes = dense[0][y_pred]
                 first = np.unique(codes, return_index=True)[1]
                 for i in new[np.argsort(first[new], kind="stable")].tolist():
                     slot_of[i] = self._new_slot(uniques[i])
-            slots = slot_of[codes]
+            slots = slot_of[codes] if codes is not None else slot_of[dense[0]][y_pred]
             version = self.version + 1
             if kernel is not None:
                 self._gm2 = kernel.update_many(slots, vecs, ws, self.n, self._gm2, version)
                 self.n += total
             else:  # the reference: update's own steps, row by row
-                for i, (slot, wi) in enumerate(zip(slots.tolist(), ws.tolist())):
+                weights = [1] * m if ws is None else ws.tolist()
+                for i, (slot, wi) in enumerate(zip(slots.tolist(), weights)):
                     self._apply_unguarded(vecs[i], self._labels[slot], wi)
                 self._touched[np.unique(slots)] = version
             self.version = version
@@ -474,10 +480,12 @@ class ClusterSummaries(Guarded):
             self._labels.append(None)
         self._labels[slot] = label
         self._index[label] = slot
+        self._order = None
         return slot
 
     def _release(self, slot: int) -> None:
         del self._index[self._labels[slot]]
+        self._order = None
         self._labels[slot] = None
         self._count[slot] = 0
         self._mean[slot] = 0.0
@@ -552,8 +560,23 @@ class ClusterSummaries(Guarded):
 
     def sizes(self) -> dict:
         """``{label: count}`` of the non-empty clusters, in first-seen order. O(k)."""
-        counts = self._count.tolist()
-        return {label: counts[slot] for label, slot in self._index.items()}
+        labels, counts = self.size_lists()
+        return dict(zip(labels, counts))
+
+    def size_lists(self) -> tuple[list, list]:
+        """``(labels, counts)``: the non-empty clusters' labels and sizes as two lists, in
+        first-seen order (the keys and values of :meth:`sizes`, without building the dict). O(k),
+        in C loops (the slot order is cached until a cluster is added or emptied).
+
+        >>> s = ClusterSummaries(); s.update([0.0], "b"); s.update([1.0], "a"); s.update([2.0], "b")
+        >>> s.size_lists()
+        (['b', 'a'], [2, 1])
+        """
+        cached = self._order
+        if cached is None:
+            index = self._index
+            cached = self._order = (list(index), np.fromiter(index.values(), dtype=np.intp, count=len(index)))
+        return cached[0].copy(), self._count[cached[1]].tolist()
 
     def cluster(self, label):
         """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""
@@ -568,7 +591,10 @@ class ClusterSummaries(Guarded):
 
     @property
     def ssw(self) -> float:
-        """Within-cluster sum of squares ``sum_j M2_j``. O(k)."""
+        """Within-cluster sum of squares ``sum_j M2_j``. O(k); through the kernel, O(1) from its
+        running sum (TwoSum: exact to ``~ε²`` of the scatters) plus the clusters changed since."""
+        if self._kernel is not None:
+            return self._kernel.ssw(len(self._labels))
         return float(self._m2[: len(self._labels)].sum())
 
     def ssb(self) -> float:
@@ -580,7 +606,7 @@ class ClusterSummaries(Guarded):
             return 0.0
         if self._ssb[0] != self.version:  # cached per version: SSB and CH views share one read
             if self._kernel is not None:
-                self._ssb = (self.version, self._kernel.ssb(len(self._labels)))
+                self._ssb = (self.version, self._kernel.ssb(len(self._labels), self.n, self.version))
             else:
                 counts, means, _ = self.slot_arrays()  # free slots have count 0
                 diff = means - self._gmean
@@ -884,17 +910,26 @@ class ClusterSummaries(Guarded):
         return f"ClusterSummaries(space={self.space!r}, dim={self.dim}, n={self.n}, k={self.k})"
 
 
-def _group(y, m: int):
-    """``(codes, uniques)`` of ``m`` cluster labels: by one ``bincount`` for integer labels in a
-    dense non-negative range (uniques in increasing order), else :func:`~streameval.labels.factorize`
-    (which names a missing or unhashable label). O(m)."""
+def _dense(y, m: int):
+    """``(lut, uniques)`` for ``m`` integer labels in a dense non-negative range: ``lut[v]`` the
+    code of label ``v`` (uniques in increasing order), by one ``bincount``; else ``None``. O(m)."""
     if isinstance(y, np.ndarray) and y.dtype.kind in "iu" and y.ndim == 1 and len(y) == m and m:
         lo, hi = int(y.min()), int(y.max())
         if lo >= 0 and hi < 4 * m + 1024:
             uniq = np.flatnonzero(np.bincount(y))
             lut = np.zeros(hi + 1, dtype=np.int64)
             lut[uniq] = np.arange(len(uniq))
-            return lut[y], uniq.tolist()
+            return lut, uniq.tolist()
+    return None
+
+
+def _group(y, m: int):
+    """``(codes, uniques)`` of ``m`` cluster labels: :func:`_dense` for integer labels in a dense
+    non-negative range, else :func:`~streameval.labels.factorize` (which names a missing or
+    unhashable label). O(m)."""
+    dense = _dense(y, m)
+    if dense is not None:
+        return dense[0][y], dense[1]
     codes, uniques = factorize(y, "y_pred")
     if len(codes) != m:
         raise ValueError(f"y_pred has {len(codes)} labels for {m} vectors")

@@ -19,9 +19,15 @@ from strategies import labels, streams
 
 import streameval as se
 from streameval import batch
+from streameval.batch import reference as twin
+from streameval.contingency import NATIVE
 from streameval.metrics import default_metrics
 
 ORACLES = {"MUC": muc, "BLANC": blanc, "LEA": lea}  # the coreference oracles, by stream prefix
+
+
+# the independent numpy twins of the batch functions (written apart from the streaming code)
+TWIN = {name: getattr(twin, f.__name__) for name, f in BATCH.items() if f.__module__ == "streameval.batch.labels"}
 
 
 def close(a, b, tol=1e-9):
@@ -57,6 +63,11 @@ def test_streaming_equals_batch_equals_oracle_at_every_prefix(stream):
         for name, f in BATCH.items():
             b = f(np.array(ts, dtype=object), np.array(ps, dtype=object))
             assert close(got[name], b), (name, k, got[name], b)
+            if name in TWIN:  # a label metric counted natively: its twin is the independent check
+                tw = TWIN[name](np.array(ts, dtype=object), np.array(ps, dtype=object))
+                assert close(tw, got[name]), (name, k, tw, got[name])
+                # the native batch path reads the streaming sums: the same bits (the twin without it)
+                assert b == (got[name] if NATIVE else tw), (name, k, b, got[name])
             if name in oracle:
                 assert close(got[name], oracle[name]), (name, k, got[name], oracle[name])
                 assert close(b, oracle[name]), (name, k, b, oracle[name])
@@ -67,9 +78,9 @@ def test_streaming_equals_batch_equals_oracle_at_every_prefix(stream):
 def test_element_metrics_with_beta_and_both_conventions(stream, beta):
     elements = expand(stream)
     ts, ps = [e[0] for e in elements], [e[1] for e in elements]
-    for cls, kind, bf in (
-        (se.ELM, "elm", batch.elm_precision_recall_fscore),
-        (se.BCubed, "bcubed", batch.bcubed_precision_recall_fscore),
+    for cls, kind, bf, tf in (
+        (se.ELM, "elm", batch.elm_precision_recall_fscore, twin.elm_precision_recall_fscore),
+        (se.BCubed, "bcubed", batch.bcubed_precision_recall_fscore, twin.bcubed_precision_recall_fscore),
     ):
         P, R, F, FO = element_scores(elements, kind, beta)
         for conv, want in (("element_averaged", F), ("f_of_averages", FO)):
@@ -80,6 +91,11 @@ def test_element_metrics_with_beta_and_both_conventions(stream, beta):
             bp, br, bfv = bf(np.array(ts, dtype=object), np.array(ps, dtype=object), beta=beta,
                              f_convention=conv)
             assert close(bp, P) and close(br, R) and close(bfv, want)
+            tp_, tr_, tf_ = tf(np.array(ts, dtype=object), np.array(ps, dtype=object), beta=beta,
+                               f_convention=conv)
+            assert close(tp_, P) and close(tr_, R) and close(tf_, want)
+            if NATIVE:  # the batch triple is the streaming metric's, bit for bit
+                assert (bp, br, bfv) == (m.precision, m.recall, m.get())
             f1 = element_scores(elements, kind, 1.0)[2 if conv == "element_averaged" else 3]
             assert close(m.f1, f1)
 
@@ -93,6 +109,10 @@ def test_information_metrics_with_each_average_method(stream):
         for t, p, w in stream:
             m.update(t, p, w)
         assert close(m.get(), info["NMI"][method])
+        ts, ps = [e[0] for e in elements], [e[1] for e in elements]
+        assert close(twin.normalized_mutual_info_score(ts, ps, average_method=method), info["NMI"][method])
+        got = batch.normalized_mutual_info_score(ts, ps, average_method=method)
+        assert got == m.get() if NATIVE else close(got, info["NMI"][method])
     for beta in (0.5, 2.0):
         v = se.VBeta(beta=beta)
         for t, p, w in stream:
@@ -142,6 +162,14 @@ def test_scikit_learn_is_an_oracle_including_edge_cases(case):
             ts, ps, average_method=m)
     for name, value in want.items():
         assert close(got[name], value, 1e-12), (case, name, got[name], value)
+    # the batch functions (native, and their twins) against scikit-learn's of the same name
+    for f in ("rand_score", "adjusted_rand_score", "homogeneity_score", "completeness_score",
+              "v_measure_score", "fowlkes_mallows_score", "normalized_mutual_info_score",
+              "mutual_info_score"):
+        if f == "mutual_info_score" and not ts:
+            continue
+        for ours in (getattr(batch, f), getattr(twin, f)):
+            assert close(ours(ts, ps), getattr(skm, f)(ts, ps), 1e-12), (case, f, ours.__module__)
 
 
 @pytest.mark.slow

@@ -274,6 +274,109 @@ def test_item7_test_window_does_not_import_sklearn_at_module_level():
     assert not [n for n in names if n.split(".")[0] == "sklearn"], names
 
 
+# the batch label functions and the streaming metric reporting the same value
+BATCH_STREAMING = {
+    "adjusted_rand_score": "AdjustedRand", "rand_score": "Rand", "fowlkes_mallows_score": "FowlkesMallows",
+    "pair_precision_score": "PairPrecision", "pair_recall_score": "PairRecall", "pair_f1_score": "PairF1",
+    "pair_jaccard_score": "PairJaccard", "mutual_info_score": "MutualInfo",
+    "normalized_mutual_info_score": "NormalizedMutualInfo", "homogeneity_score": "Homogeneity",
+    "completeness_score": "Completeness", "v_measure_score": "VBeta",
+    "variation_of_information": "VariationOfInformation", "purity_score": "Purity",
+    "inverse_purity_score": "InversePurity", "elm_score": "ELM", "bcubed_score": "BCubed",
+}
+
+
+@pytest.mark.parametrize("kind", ["int64", "strings", "list"])
+def test_item7_batch_functions_count_natively_and_give_the_streaming_bits(kind):
+    """The batch functions count natively and read the streaming sums: each value is the
+    streaming metric's, bit for bit (the numpy twin, the tests' oracle, differs from it in the
+    last bits: here at least MutualInfo does, computed with numpy's logarithms), and agrees with
+    the twin to a tolerance from the twin's rounding (sums of N float terms, each a few ulps:
+    relative 1e-12 at N = 3,000 leaves a margin of 10³ over N·2⁻⁵²)."""
+    import streameval as se
+    from streameval.batch import reference as twin
+    from streameval.contingency import NATIVE
+
+    if not NATIVE:
+        pytest.skip("the native extension is not built: the batch functions are the twins")
+    differ = set()
+    for seed in range(3):
+        t, p = _labels(seed, 3_000, 40, 50)
+        if kind == "strings":
+            t, p = t.astype(str), np.char.add("c", p.astype(str))
+        elif kind == "list":
+            t, p = t.tolist(), [f"c{x}" for x in p.tolist()]
+        ev = se.Evaluator([se.REGISTRY[name]() for name in BATCH_STREAMING.values()])
+        for a, b in zip(t, p):  # element by element: the streaming path
+            ev.update(a, b)
+        streaming = ev.get()
+        for f, name in BATCH_STREAMING.items():
+            ours, oracle = getattr(batch, f)(t, p), getattr(twin, f)(t, p)
+            assert ours == streaming[name], (f, seed, ours, streaming[name])
+            assert ours == pytest.approx(oracle, rel=1e-12, abs=1e-12), (f, seed)
+            if ours != oracle:
+                differ.add(name)
+        tp, pp, tt, total = se.metrics.pairs.pair_counts(ev.table)
+        assert batch.pair_confusion_matrix(t, p).tolist() == \
+            [[2 * (total - pp - tt + tp), 2 * (pp - tp)], [2 * (tt - tp), 2 * tp]]
+        h, c, v = batch.homogeneity_completeness_v_measure(t, p)
+        assert (h, c, v) == (streaming["Homogeneity"], streaming["Completeness"], streaming["VBeta"])
+    assert "MutualInfo" in differ, "the batch values are the twin's, not the native table's"
+
+
+def test_item7_a_relabelled_perfect_match_scores_exactly_one():
+    """The table's exact fixed-point sums give MI = H(T) = H(P) to the bit on a perfect match:
+    NMI, homogeneity, completeness and V are exactly 1.0 (the twin's float sums give
+    1.0000000000000002 on this one) and VI exactly 0."""
+    from streameval.contingency import NATIVE
+
+    if not NATIVE:
+        pytest.skip("the native extension is not built: the batch functions are the twins")
+    t = np.random.default_rng(100).integers(0, 100, 5_000)
+    p = (t * 7 + 3) % 100_003
+    assert batch.normalized_mutual_info_score(t, p) == 1.0
+    assert batch.homogeneity_completeness_v_measure(t, p) == (1.0, 1.0, 1.0)
+    assert batch.variation_of_information(t, p) == 0.0
+
+
+def test_item7_the_twins_stay_independent_and_are_the_fallback(monkeypatch):
+    """The numpy twins import no streaming code (neither the table nor the metrics); without the
+    native extension the batch functions return the twins' values."""
+    import streameval.batch.labels as public
+    from streameval.batch import reference as twin
+
+    tree = ast.parse(inspect.getsource(twin))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not {m for m in imported if m and ("contingency" in m or "metrics" in m or "_native" in m)}, imported
+    monkeypatch.setattr(public, "NATIVE", False)
+    t, p = _labels(2, 2_000, 30, 40)
+    for f in (*BATCH_STREAMING, "homogeneity_completeness_v_measure", "elm_precision_recall_fscore",
+              "bcubed_precision_recall_fscore"):
+        assert getattr(batch, f)(t, p) == getattr(twin, f)(t, p), f
+    assert np.array_equal(batch.pair_confusion_matrix(t, p), twin.pair_confusion_matrix(t, p))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_item7_contingency_matrix_counts_without_a_sort_and_equals_the_twin(sparse):
+    """The public contingency_matrix numbers integer labels by counting (no sort) and builds the
+    CSR matrix directly; it equals the twin's (a coordinate matrix) and scikit-learn's, labels
+    of any range and kind."""
+    skc = pytest.importorskip("sklearn.metrics.cluster")
+    from streameval.batch import reference as twin
+
+    rng = np.random.default_rng(4)
+    for t, p in (_labels(1, 5_000, 30, 40),  # a small table: counted cell by cell
+                 (rng.integers(-10**12, 10**12, 500), rng.integers(0, 400, 500)),  # a wide range
+                 _labels(3, 5_000, 300, 400)):  # a table larger than 4N cells: the keys sorted
+        ours, theirs, oracle = (f(t, p, sparse=sparse) for f in
+                                (batch.contingency_matrix, skc.contingency_matrix, twin.contingency_matrix))
+        if sparse:
+            assert ours.format == "csr" and (ours != theirs).nnz == 0 and (ours != oracle).nnz == 0
+        else:
+            assert ours.dtype == np.int64 and np.array_equal(ours, theirs) and np.array_equal(ours, oracle)
+
+
 # ------------------------------------------------------------------ item 8: metadata and hints
 def test_item8_project_urls_licence_field_and_absolute_readme_links():
     project = _pyproject()["project"]

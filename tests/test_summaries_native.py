@@ -23,6 +23,7 @@ What must agree, from the arithmetic (``ε = 2⁻⁵³``):
   silhouettes' fixed-point sums within one unit of ``2⁻⁵³`` per scored point.
 """
 
+import math
 import pickle
 
 import numpy as np
@@ -247,3 +248,101 @@ def test_update_many_checks_everything_first():
         with pytest.raises(InvalidVectorError, match="dimension 3"):
             s.update_many(np.ones((2, 3)), [0, 9])
         assert s.to_dict() == before
+
+
+def _reference_copy(s):
+    """Reference summaries holding the very state of ``s`` (no kernel: every read through numpy)."""
+    new = se.ClusterSummaries.from_dict(s.to_dict())
+    new._native, new._kernel = False, None
+    return new
+
+
+def _tolerance(k: int, d: int) -> float:
+    """How far a native read may be from numpy's over the same summaries (relative; ``ε = 2⁻⁵³``):
+
+    - SSB: the kernel's anchored sums are within ``2(d + 2)·ε`` of the formula (``SsbAnchor`` in
+      ``src/summaries.rs``: Cauchy-Schwarz bounds the cancellation while the anchor is near the
+      global mean); numpy's sum of ``k`` terms of ``d + 2`` roundings each within
+      ``(d + 2 + log2 k)·ε``. CH is SSB over SSW: SSW summed in two orders, ``log2 k·ε`` more.
+    - Separation: the kernel's sum of the distance matrix is kept to ``~ε²`` (TwoSum), each
+      distance within ``(d/2 + 2)·ε``; numpy's pairwise sum of ``k²`` of them within
+      ``2·log2 k·ε``.
+    - Compactness, Davies-Bouldin: sums of per-cluster values of a few ulps each (TwoSum against
+      numpy's pairwise order); DB's ratios carry the distances' ``(d/2 + 2)·ε``, the scatters'
+      and the division's few ulps (its conditioning on these separated clusters is O(1)).
+    - A silhouette score: the pruned scan skips only clusters whose exact value is above the
+      best (the bound shrunk by ``2⁻³⁰``), so it is the same minimum up to each value's
+      ``(d + 2)·ε``; ``(b - a)/max(a, b)`` then costs a few ulps more, times its conditioning
+      ``max(a, b)/|b - a|`` (bounded on these separated clusters by 4).
+    ``(4d + 16 + 4·log2 k)·ε`` bounds each of these.
+    """
+    return (4 * d + 16 + 4 * math.log2(max(k, 2))) * EPS
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e6])
+def test_report_reads_equal_the_reference_with_many_clusters_and_reverts(shift):
+    """60 clusters in 7 dimensions (far from the origin with ``shift``: SSB's anchored sums must
+    not cancel), updates and plain reverts through the native kernel (one call each); after
+    every few steps each native read against the numpy reference's over the very same state,
+    and every silhouette score on arrival against the reference's."""
+    rng = np.random.default_rng(11)
+    k, d = 60, 7
+    centers = rng.normal(scale=8.0, size=(k, d)) + shift
+    names = ["SSW", "SSB", "CalinskiHarabasz", "Separation", "RMSCompactness", "RMSDaviesBouldin"]
+    ev = se.IntrinsicEvaluator([INTRINSIC_REGISTRY[n]() for n in names] + [se.SqEuclideanSilhouette()])
+    sil = ev["SqEuclideanSilhouette"]
+    s = ev.summaries["euclidean"]
+    tol = _tolerance(k, d)
+    live = []
+    for step in range(600):
+        if live and rng.random() < 0.25:
+            x, p, w = live.pop(int(rng.integers(0, len(live))))
+            ev.revert(x, p, w)
+            continue
+        p = int(rng.integers(0, k))
+        x = centers[p] + rng.normal(size=d)
+        w = int(rng.integers(1, 3))
+        known = s.slot(p) is not None
+        ev.update(x, p, w)
+        live.append((x, p, w))
+        ref = _reference_copy(s)
+        if known and s.k >= 2:  # scored by the kernel on arrival
+            fx = sil._points[(p, (x + 0.0).tobytes())][1][-1][1]
+            want = float(sil._scores(ref, x[None, :], ref.slots([p]))[0])
+            assert abs(fx / 2.0**53 - want) <= tol * abs(want) + 2.0**-53, (step, fx / 2.0**53, want)
+        if step % 5 == 0 and s.k >= 2:
+            got = ev.get()  # one native read for the summary views: what each view's get gives
+            assert all(got[name] == ev[name].get() for name in names), step
+            for name in names:
+                want = INTRINSIC_REGISTRY[name]().value(ref)
+                assert abs(got[name] - want) <= tol * abs(want), (step, name, got[name], want)
+    assert s.n == sum(w for _, _, w in live)
+
+
+@pytest.mark.parametrize("space", ["euclidean", "cosine"])
+def test_revert_takes_the_native_path_and_restores_the_silhouette_exactly(space):
+    """A plain revert is one native call (the summaries' version moves by one, no reference
+    check), finds the point whichever path recorded it (a new cluster's first point enters by
+    the reference path; in the cosine space the two normalise with sums in different orders),
+    and gives back its fixed-point score exactly."""
+    rng = np.random.default_rng(5)
+    sil = se.CosineSilhouette() if space == "cosine" else se.SqEuclideanSilhouette()
+    ev = se.IntrinsicEvaluator({"sil": sil, "sep": se.CosineSeparation() if space == "cosine" else se.Separation()})
+    pts = [(rng.normal(size=9) + 3 * (i % 4), i % 4, 1 + i % 2) for i in range(40)]
+    for x, p, w in pts[:4]:  # the first point of each cluster: the reference path
+        ev.update(x.tolist(), p, w)
+    before = (sil._sum, sil._scored, {k: list(v[1]) for k, v in sil._points.items()})
+    for x, p, w in pts[4:]:
+        ev.update(x, p, w)
+    s = ev.summaries[space]
+    for x, p, w in reversed(pts[4:]):
+        v = s.version
+        ev.revert(x, p, w)
+        assert s.version == v + 1
+    assert (sil._sum, sil._scored) == before[:2]
+    assert {k: list(v[1]) for k, v in sil._points.items()} == before[2]
+    for x, p, w in pts[:4]:  # recorded by the reference path, reverted through the kernel's key
+        if s.cluster(p)[0] > w:
+            ev.revert(np.array(x), p, w)
+    with pytest.raises(UnknownElementError):
+        ev.revert(pts[5][0], pts[5][1], pts[5][2])  # already reverted: no such update

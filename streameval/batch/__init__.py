@@ -1,7 +1,9 @@
 """Batch functions: scikit-learn-style ``f(labels_true, labels_pred) -> value``.
 
-Written from the formulas with numpy, independently of the streaming code: they are the users'
-batch API and the reference the tests compare the streaming metrics against. Inputs are any
+The label metrics (:mod:`.labels`) count both labellings natively in one bulk call and read the
+streaming metrics' exact sums, so a batch value has the streaming value's bits; their independent
+numpy twins (:mod:`.reference`, written from the formulas apart from the streaming code) are the
+tests' oracle and the fallback without the native extension. Inputs are any
 one-dimensional sequences of equal length (lists, numpy arrays, pandas Series). Labels are grouped
 as :meth:`streameval.Contingency.update` groups them (Python equality: ``1 == 1.0 == True``, while
 ``1`` and ``"1"`` differ; see :mod:`streameval.labels`), and a missing label (``None``, NaN,

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .labels import cells
+from .reference import cells
 
 __all__ = [
     "muc_score",
@@ -33,7 +33,7 @@ __all__ = [
 
 def _table(labels_true, labels_pred):
     """``(rows, cols, counts, a, b)``: the non-zero cells (row/column codes and counts) and sizes
-    (the label metrics' one counting pass, :func:`streameval.batch.labels.cells`)."""
+    (the label metrics' one counting pass, :func:`streameval.batch.reference.cells`)."""
     counts, rows, cols, a, b = cells(labels_true, labels_pred)
     return rows, cols, counts, a, b
 

@@ -1,19 +1,39 @@
-"""Batch twins of the label metrics, from a numpy contingency table (see :mod:`streameval.batch`).
+"""Batch label metrics, ``f(labels_true, labels_pred) -> value``, counted by the native table.
 
-Each function is O(N log N) for the factorisation plus O(cells) for the score. Labels are grouped
-as :meth:`streameval.Contingency.update` groups them (Python equality, see
-:mod:`streameval.labels`); a missing label (``None``, NaN, ``pandas.NA``, ``NaT``) raises
-:class:`~streameval.errors.MissingLabelError`.
+Each function counts its two labellings once into a :class:`~streameval.Contingency` with
+:meth:`~streameval.Contingency.update_many` (integer arrays read in place and counted by the
+native radix sort; other labels coded first by :func:`streameval.labels.factorize`, then counted
+natively) and reads the value with the streaming metric's own formula on the table's exact sums:
+a batch value is bit-identical to what the streaming metric reports after the same elements.
+Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells) for the table, then
+O(1) for the value.
+
+The independent numpy twins, written from the formulas separately from the streaming code, live
+in :mod:`streameval.batch.reference`: the tests hold these functions against them and against a
+brute-force oracle, and without the native extension (``streameval.contingency.NATIVE`` false)
+these functions call them. Labels are grouped by Python equality (:mod:`streameval.labels`); a
+missing label (``None``, NaN, ``pandas.NA``, ``NaT``) raises
+:class:`~streameval.errors.MissingLabelError` naming ``labels_true[i]`` or ``labels_pred[i]``.
+
+>>> adjusted_rand_score([0, 0, 1, 1], [1, 1, 0, 0])
+1.0
+>>> import streameval as se
+>>> m = se.NormalizedMutualInfo()
+>>> m.table.update_many([0, 0, 1, 2], ["a", "b", "b", "b"])
+>>> normalized_mutual_info_score([0, 0, 1, 2], ["a", "b", "b", "b"]) == m.get()   # the same bits
+True
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..contingency import NATIVE, Contingency
 from ..errors import require
 from ..labels import factorize
+from ..metrics import element, information, matching, pairs
+from . import reference as twin
+from .reference import contingency_cells  # noqa: F401  (re-exported: the cells as numpy arrays)
 
 __all__ = [
     "contingency_cells",
@@ -42,73 +62,79 @@ __all__ = [
 ]
 
 
-def _factorize(values, name: str) -> np.ndarray:
-    """Cluster indices of ``values``, grouped by Python equality (:func:`streameval.labels.factorize`)."""
-    return factorize(values, name)[0]
+def _int_labels(values) -> np.ndarray | None:
+    """``values`` as a one-dimensional int64-representable integer array, or ``None``."""
+    if not isinstance(values, (np.ndarray, list, tuple, str, bytes)) and hasattr(values, "__array__"):
+        values = np.asarray(values)  # pandas, pyarrow: as factorize reads them
+    if (isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "iu"
+            and values.dtype != np.uint64):
+        return values
+    return None
 
 
-def cells(labels_true, labels_pred):
-    """``(n, rows, cols, sizes_true, sizes_pred)``: the count, row and column of every non-zero
-    cell, and the cluster sizes of each side; each labelling factorised once. O(N log N).
+def _hashed(values):
+    """A numpy string array as a list of Python strings: one dictionary pass numbers them several
+    times faster than sorting the fixed-width strings (the same labels: a numpy string array
+    holds no missing label, and its elements compare as the Python strings do)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "US":
+        return values.tolist()
+    return values
 
-    >>> [x.tolist() for x in cells([0, 0, 1], ["x", "y", "y"])]
-    [[1, 1, 1], [0, 0, 1], [0, 1, 1], [2, 1], [1, 2]]
+
+def _codes(values, name: str) -> np.ndarray:
+    """An integer array itself (the table counts it in place), else the labels' cluster codes
+    (:func:`streameval.labels.factorize`)."""
+    ints = _int_labels(values)
+    return factorize(_hashed(values), name)[0] if ints is None else ints
+
+
+def _count(labels_true, labels_pred, *metrics) -> Contingency:
+    """The contingency table of two labellings, counted natively in one bulk call, then
+    ``metrics`` (fresh label metrics) bound to it. Cost O(N) for integer arrays, O(N log N) for
+    other labels, plus O(cells).
+
+    >>> import streameval as se
+    >>> ari, nmi = se.AdjustedRand(), se.NormalizedMutualInfo()
+    >>> table = _count([0, 0, 1, 1], ["x", "x", "y", "z"], ari, nmi)
+    >>> table.n, table.cells, round(ari.get(), 6), round(nmi.get(), 6)
+    (4, 3, 0.571429, 0.8)
     """
-    it = _factorize(labels_true, "labels_true")
-    ip = _factorize(labels_pred, "labels_pred")
+    it, ip = _codes(labels_true, "labels_true"), _codes(labels_pred, "labels_pred")
     if len(it) != len(ip):
         raise ValueError(
             f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
         )
-    if len(it) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, empty, empty
-    kt, kp = int(it.max()) + 1, int(ip.max()) + 1
-    if kt * kp <= 4 * len(it):  # a small table: count every cell at once
-        counts = np.bincount(it * kp + ip, minlength=kt * kp)
-        cells = np.flatnonzero(counts)
-        n = counts[cells]
-    else:
-        cells, n = np.unique(it * kp + ip, return_counts=True)
-    return (n.astype(np.int64), cells // kp, cells % kp,
-            np.bincount(it, minlength=kt).astype(np.int64), np.bincount(ip, minlength=kp).astype(np.int64))
+    table = Contingency()
+    table.update_many(it, ip)
+    for metric in metrics:  # bound after the count: an F sum is then built once over the cells
+        metric.bind(table)
+    return table
 
 
-def contingency_cells(labels_true, labels_pred):
-    """The non-zero cells of the contingency table as numpy arrays.
-
-    Returns ``(n, a, b)``: per non-zero cell its count ``n[i,j]``, its row sum ``a[i]`` and its
-    column sum ``b[j]`` (int64 arrays of equal length). O(N log N).
-
-    >>> n, a, b = contingency_cells([0, 0, 1], ["x", "y", "y"])
-    >>> n.tolist(), a.tolist(), b.tolist()
-    ([1, 1, 1], [2, 2, 1], [1, 2, 2])
-    """
-    n, rows, cols, a, b = cells(labels_true, labels_pred)
-    return n, a[rows], b[cols]
-
-
-def _sorted_codes(values, name: str) -> tuple[np.ndarray, int]:
-    """Cluster indices numbered in the sorted order of the labels, as ``numpy.unique`` numbers
-    them (scikit-learn's rows and columns); first-seen order for labels that do not sort."""
-    codes, uniques = factorize(values, name)
-    try:
-        order = sorted(range(len(uniques)), key=uniques.__getitem__)
-    except TypeError:  # e.g. strings beside numbers: no order, keep first seen
-        return codes, len(uniques)
-    rank = np.empty(len(uniques), dtype=np.int64)
-    rank[order] = np.arange(len(uniques))
-    return rank[codes], len(uniques)
+def _ordered_codes(values, name: str) -> tuple[np.ndarray, int]:
+    """``(codes, number of clusters)`` numbered in the labels' sorted order: for an integer array
+    whose range is at most ``4N``, by counting the values present (O(N + range), no sort);
+    otherwise as the twin numbers them (:func:`streameval.batch.reference.sorted_codes`)."""
+    ints = _int_labels(values)
+    if ints is not None and len(ints):
+        x = ints.astype(np.int64, copy=False)
+        lo, hi = int(x.min()), int(x.max())
+        if hi - lo <= 4 * len(x):
+            present = np.bincount(x - lo, minlength=hi - lo + 1) > 0
+            return (np.cumsum(present) - 1)[x - lo], int(present.sum())
+    return twin.sorted_codes(_hashed(values), name)
 
 
-def contingency_matrix(labels_true, labels_pred, *, eps=None, sparse=False, dtype=np.int64):
+def contingency_matrix(labels_true, labels_pred, *, eps=None, sparse: bool = False, dtype=np.int64):
     """The contingency table as scikit-learn's ``sklearn.metrics.cluster.contingency_matrix``
     returns it: ``C[i, j]`` counts the elements of true class ``i`` predicted in cluster ``j``,
     rows and columns in the sorted order of the labels. ``sparse=True`` gives a SciPy CSR matrix
-    (``pip install "streameval[sklearn]"``); ``eps`` is added to every cell of the dense table
-    (refused with ``sparse=True``, as scikit-learn refuses it). Labels are grouped by Python
-    equality (:mod:`streameval.labels`). Cost O(N log N) plus the table's size:
-    ``k_true·k_pred`` dense, the non-zero cells sparse.
+    (``pip install "streameval[sklearn]"``), built directly from the counted cells in row order;
+    ``eps`` is added to every cell of the dense table (refused with ``sparse=True``, as
+    scikit-learn refuses it). Labels are grouped by Python equality (:mod:`streameval.labels`).
+    Cost: O(N) for integer arrays of range at most ``4N`` (else O(N log N)), plus the table's
+    size: ``k_true·k_pred`` dense, the non-zero cells sparse. The twin
+    (:func:`streameval.batch.reference.contingency_matrix`) goes through a coordinate matrix.
 
     >>> contingency_matrix(["b", "a", "a", "b"], [1, 1, 2, 2])
     array([[1, 1],
@@ -117,81 +143,92 @@ def contingency_matrix(labels_true, labels_pred, *, eps=None, sparse=False, dtyp
     array([[2, 0],
            [0, 1]])
     """
-    it, kt = _sorted_codes(labels_true, "labels_true")
-    ip, kp = _sorted_codes(labels_pred, "labels_pred")
+    if sparse and eps is not None:
+        raise ValueError("eps cannot be set when sparse=True: it would fill every cell")
+    it, kt = _ordered_codes(labels_true, "labels_true")
+    ip, kp = _ordered_codes(labels_pred, "labels_pred")
     if len(it) != len(ip):
         raise ValueError(
             f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
         )
-    if sparse:
-        if eps is not None:
-            raise ValueError("eps cannot be set when sparse=True: it would fill every cell")
-        sp = require("scipy.sparse", "contingency_matrix(sparse=True)", "sklearn")
-        table = sp.coo_matrix((np.ones(len(it), dtype=dtype), (it, ip)), shape=(kt, kp), dtype=dtype)
-        table = table.tocsr()
-        table.sum_duplicates()
-        return table
-    dense = np.bincount(it * kp + ip, minlength=kt * kp).reshape(kt, kp).astype(dtype)
-    return dense if eps is None else dense + eps
+    key = it * kp + ip
+    small = kt * kp <= 4 * len(key)  # then count every cell at once, else sort the keys
+    if not sparse:
+        if small:
+            dense = np.bincount(key, minlength=kt * kp)
+        else:
+            dense = np.zeros(kt * kp, dtype=np.int64)
+            cells, n = np.unique(key, return_counts=True)
+            dense[cells] = n
+        dense = dense.reshape(kt, kp).astype(dtype)
+        return dense if eps is None else dense + eps
+    sp = require("scipy.sparse", "contingency_matrix(sparse=True)", "sklearn")
+    if small:
+        counts = np.bincount(key, minlength=kt * kp)
+        cells = np.flatnonzero(counts)
+        n = counts[cells]
+    else:
+        cells, n = np.unique(key, return_counts=True)
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(cells // kp, minlength=kt))))
+    return sp.csr_matrix((n.astype(dtype), cells % kp, indptr), shape=(kt, kp), dtype=dtype)
+
+
+def _read(metric, labels_true, labels_pred, fallback, **params) -> float:
+    """``metric``'s value over the two labellings, counted natively; ``fallback`` (the twin)
+    without the native extension."""
+    if not NATIVE:
+        return fallback(labels_true, labels_pred, **params)
+    _count(labels_true, labels_pred, metric)
+    return metric.get()
 
 
 def pair_confusion_matrix(labels_true, labels_pred) -> np.ndarray:
     """The 2×2 pair confusion matrix of scikit-learn: over *ordered* pairs of distinct elements,
-    ``[[TN, FP], [FN, TP]]`` (so each count is twice the pairs: ``C[1, 1] = 2·TP``), where TP are
-    the pairs together in both labellings, FP together only in ``labels_pred`` and FN only in
-    ``labels_true``. Exact integers; cost O(N log N).
+    ``[[TN, FP], [FN, TP]]`` (each count is twice the unordered pairs: ``C[1, 1] = 2·TP``), where
+    TP are the pairs together in both labellings, FP together only in ``labels_pred`` and FN only
+    in ``labels_true``; from the table's exact ``Σn²``, ``Σa²``, ``Σb²``. Exact integers; cost
+    O(N) for integer arrays, O(N log N) otherwise.
 
     >>> pair_confusion_matrix([0, 0, 1, 1], [0, 0, 1, 2]).tolist()
     [[8, 0], [2, 2]]
     """
-    tp, pp, tt, total = _pairs(labels_true, labels_pred)
-    return np.array([[2 * (total - pp - tt + tp), 2 * (pp - tp)], [2 * (tt - tp), 2 * tp]], dtype=np.int64)
+    if not NATIVE:
+        return twin.pair_confusion_matrix(labels_true, labels_pred)
+    tp, pp, tt, total = pairs.pair_counts(_count(labels_true, labels_pred))
+    fp, fn = pp - tp, tt - tp
+    return 2 * np.array([[total - tp - fp - fn, fp], [fn, tp]], dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- element-based
-def _element_score(labels_true, labels_pred, beta, f_convention, elm) -> tuple[float, float, float]:
-    if f_convention not in ("element_averaged", "f_of_averages"):
-        raise ValueError(f"unknown f_convention {f_convention!r}")
-    n, a, b = (x.astype(np.float64) for x in contingency_cells(labels_true, labels_pred))
-    total = n.sum()
-    if total == 0:
-        return 1.0, 1.0, 1.0
-    b2 = beta * beta
-    if elm:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p_e = np.where(b > 1, (n - 1) / (b - 1), 1.0)
-            r_e = np.where(a > 1, (n - 1) / (a - 1), 1.0)
-            den = b2 * (a - 1) + (b - 1)
-            f_e = np.where(den > 0, (1 + b2) * (n - 1) / den, 1.0)
-    else:
-        p_e, r_e = n / b, n / a
-        f_e = (1 + b2) * n / (b2 * a + b)
-    p = float((n * p_e).sum() / total)
-    r = float((n * r_e).sum() / total)
-    if f_convention == "element_averaged":
-        f = float((n * f_e).sum() / total)
-    else:
-        f = (1 + b2) * p * r / (b2 * p + r) if b2 * p + r else 0.0
-    return p, r, f
-
-
 def elm_precision_recall_fscore(
-    labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged"
+    labels_true, labels_pred, *, beta: float = 1.0, f_convention: str = "element_averaged"
 ) -> tuple[float, float, float]:
     """ELM precision, recall and F-beta ``(P, R, F)``; see :class:`streameval.ELM`.
 
     Per element in cell ``(i, j)``: ``P_e = (n-1)/(b-1)`` (1 if ``b = 1``), ``R_e = (n-1)/(a-1)``
     (1 if ``a = 1``), ``F_e = (1+β²)(n-1)/(β²(a-1)+(b-1))`` (1 if ``a = b = 1``), averaged over
     elements; ``f_convention="f_of_averages"`` gives ``F = (1+β²)PR/(β²P+R)`` instead. The triple
-    of scikit-learn's ``precision_recall_fscore_support``; :func:`elm_score` gives F alone.
+    of scikit-learn's ``precision_recall_fscore_support``; :func:`elm_score` gives F alone. Cost
+    O(N) (integer arrays) or O(N log N), plus O(cells) for the element-averaged F.
 
     >>> elm_precision_recall_fscore([1, 1], [1, 2])  # the ELM paper's 2-element example
     (1.0, 0.0, 0.0)
     """
-    return _element_score(labels_true, labels_pred, beta, f_convention, True)
+    return _element(element.ELM, labels_true, labels_pred, beta, f_convention)
 
 
-def elm_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged") -> float:
+def _element(cls, labels_true, labels_pred, beta, f_convention) -> tuple[float, float, float]:
+    metric = cls(beta=beta, f_convention=f_convention)
+    if not NATIVE:
+        fallback = (twin.elm_precision_recall_fscore if cls is element.ELM
+                    else twin.bcubed_precision_recall_fscore)
+        return fallback(labels_true, labels_pred, beta=beta, f_convention=f_convention)
+    _count(labels_true, labels_pred, metric)
+    return metric.precision, metric.recall, metric.get()
+
+
+def elm_score(labels_true, labels_pred, *, beta: float = 1.0,
+              f_convention: str = "element_averaged") -> float:
     """ELM F-beta, a float (see :func:`elm_precision_recall_fscore` for ``(P, R, F)``).
 
     >>> elm_score([1, 1], [1, 2])  # the ELM paper's 2-element example: BCubed F 0.667, ELM 0
@@ -199,71 +236,53 @@ def elm_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_avera
     >>> round(elm_score([1, 1, 2], [1, 1, 1]), 4)
     0.4444
     """
-    return _element_score(labels_true, labels_pred, beta, f_convention, True)[2]
+    return _element(element.ELM, labels_true, labels_pred, beta, f_convention)[2]
 
 
 def bcubed_precision_recall_fscore(
-    labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged"
+    labels_true, labels_pred, *, beta: float = 1.0, f_convention: str = "element_averaged"
 ) -> tuple[float, float, float]:
     """BCubed precision, recall and F-beta ``(P, R, F)``; see :class:`streameval.BCubed`.
 
     Per element: ``P_e = n/b``, ``R_e = n/a``, ``F_e = (1+β²)n/(β²a+b)``, averaged over elements.
+    Cost as :func:`elm_precision_recall_fscore`.
 
     >>> [round(x, 3) for x in bcubed_precision_recall_fscore([1, 1], [1, 2])]
     [1.0, 0.5, 0.667]
     """
-    return _element_score(labels_true, labels_pred, beta, f_convention, False)
+    return _element(element.BCubed, labels_true, labels_pred, beta, f_convention)
 
 
-def bcubed_score(labels_true, labels_pred, *, beta=1.0, f_convention="element_averaged") -> float:
+def bcubed_score(labels_true, labels_pred, *, beta: float = 1.0,
+                 f_convention: str = "element_averaged") -> float:
     """BCubed F-beta, a float (see :func:`bcubed_precision_recall_fscore` for ``(P, R, F)``).
 
     >>> round(bcubed_score([1, 1], [1, 2]), 3)
     0.667
     """
-    return _element_score(labels_true, labels_pred, beta, f_convention, False)[2]
+    return _element(element.BCubed, labels_true, labels_pred, beta, f_convention)[2]
 
 
 # --------------------------------------------------------------------------- pair counting
-def _pairs(labels_true, labels_pred):
-    n, _, _, a, b = cells(labels_true, labels_pred)
-    total_n = int(n.sum())
-    return _c2_sum(n), _c2_sum(b), _c2_sum(a), total_n * (total_n - 1) // 2
-
-
-def _c2_sum(sizes: np.ndarray) -> int:
-    """``Σ C(s, 2)`` exactly: int64 while it cannot overflow (``Σ s² ≤ (Σ s)² < 2⁶³``), Python
-    integers beyond."""
-    total = int(sizes.sum())
-    if total < 3_000_000_000:
-        return int((sizes * (sizes - 1) // 2).sum())
-    obj = sizes.astype(object)
-    return int((obj * (obj - 1) // 2).sum())
-
-
+# With TP = Σ C2(n), PP = Σ C2(b), TT = Σ C2(a), from the table's exact sums of squares; each
+# function costs O(N) for integer arrays (O(N log N) otherwise) plus O(cells), its value O(1).
 def rand_score(labels_true, labels_pred) -> float:
     """Rand index ``(TP + TN) / C2(N)``; 1.0 when every pair agrees (or ``N < 2``).
 
     >>> rand_score([0, 0, 1], [0, 1, 1])
     0.3333333333333333
     """
-    tp, pp, tt, total = _pairs(labels_true, labels_pred)
-    tn = total - pp - tt + tp
-    return 1.0 if tp + tn == total else (tp + tn) / total
+    return _read(pairs.Rand(), labels_true, labels_pred, twin.rand_score)
 
 
 def adjusted_rand_score(labels_true, labels_pred) -> float:
-    """Adjusted Rand index (Hubert & Arabie); 1.0 when no pair is in disagreement.
+    """Adjusted Rand index (Hubert & Arabie), scikit-learn's
+    ``2(TP·TN - FN·FP) / ((TP+FN)(FN+TN) + (TP+FP)(FP+TN))``; 1.0 when no pair is in disagreement.
 
     >>> round(adjusted_rand_score([0, 0, 1, 1], [0, 0, 1, 2]), 6)
     0.571429
     """
-    tp, pp, tt, total = _pairs(labels_true, labels_pred)
-    expected = pp * tt / total if total else 0.0
-    mean = (pp + tt) / 2
-    if pp == tp and tt == tp:
-        return 1.0
-    return (tp - expected) / (mean - expected)
+    return _read(pairs.AdjustedRand(), labels_true, labels_pred, twin.adjusted_rand_score)
 
 
 def pair_precision_score(labels_true, labels_pred) -> float:
@@ -272,8 +291,7 @@ def pair_precision_score(labels_true, labels_pred) -> float:
     >>> pair_precision_score([0, 0, 1], [0, 0, 0])
     0.3333333333333333
     """
-    tp, pp, _, _ = _pairs(labels_true, labels_pred)
-    return tp / pp if pp else 1.0
+    return _read(pairs.PairPrecision(), labels_true, labels_pred, twin.pair_precision_score)
 
 
 def pair_recall_score(labels_true, labels_pred) -> float:
@@ -282,8 +300,7 @@ def pair_recall_score(labels_true, labels_pred) -> float:
     >>> pair_recall_score([0, 0, 0], [0, 0, 1])
     0.3333333333333333
     """
-    tp, _, tt, _ = _pairs(labels_true, labels_pred)
-    return tp / tt if tt else 1.0
+    return _read(pairs.PairRecall(), labels_true, labels_pred, twin.pair_recall_score)
 
 
 def pair_f1_score(labels_true, labels_pred) -> float:
@@ -292,8 +309,7 @@ def pair_f1_score(labels_true, labels_pred) -> float:
     >>> pair_f1_score([0, 0, 0, 1], [0, 0, 1, 1])
     0.4
     """
-    tp, pp, tt, _ = _pairs(labels_true, labels_pred)
-    return 2 * tp / (pp + tt) if pp + tt else 1.0
+    return _read(pairs.PairF1(), labels_true, labels_pred, twin.pair_f1_score)
 
 
 def pair_jaccard_score(labels_true, labels_pred) -> float:
@@ -302,8 +318,7 @@ def pair_jaccard_score(labels_true, labels_pred) -> float:
     >>> pair_jaccard_score([0, 0, 0, 1], [0, 0, 1, 1])
     0.25
     """
-    tp, pp, tt, _ = _pairs(labels_true, labels_pred)
-    return tp / (pp + tt - tp) if pp + tt - tp else 1.0
+    return _read(pairs.PairJaccard(), labels_true, labels_pred, twin.pair_jaccard_score)
 
 
 def fowlkes_mallows_score(labels_true, labels_pred) -> float:
@@ -312,65 +327,19 @@ def fowlkes_mallows_score(labels_true, labels_pred) -> float:
     >>> round(fowlkes_mallows_score([0, 0, 1, 1], [0, 0, 0, 1]), 6)
     0.408248
     """
-    tp, pp, tt, _ = _pairs(labels_true, labels_pred)
-    return tp / math.sqrt(pp * tt) if tp else 0.0
+    return _read(pairs.FowlkesMallows(), labels_true, labels_pred, twin.fowlkes_mallows_score)
 
 
 # --------------------------------------------------------------------------- information
-def _entropy(sizes: np.ndarray) -> float:
-    sizes = sizes[sizes > 0].astype(np.float64)
-    if len(sizes) <= 1:
-        return 0.0
-    p = sizes / sizes.sum()
-    return float(-(p * np.log(p)).sum())
-
-
-def _info(labels_true, labels_pred):
-    """``(H(T), H(P), MI, k_true, k_pred)`` in nats."""
-    n, rows, cols, sizes_t, sizes_p = cells(labels_true, labels_pred)
-    ht, hp = _entropy(sizes_t), _entropy(sizes_p)
-    total = float(n.sum())
-    if total == 0 or ht == 0 or hp == 0:
-        return ht, hp, 0.0, len(sizes_t), len(sizes_p)
-    n, a, b = n.astype(np.float64), sizes_t[rows].astype(np.float64), sizes_p[cols].astype(np.float64)
-    mi = float((n / total * np.log(n * total / (a * b))).sum())
-    return ht, hp, max(mi, 0.0), len(sizes_t), len(sizes_p)
-
-
-def _contingency_info(contingency) -> float:
-    """Mutual information of a given contingency table (dense array or SciPy sparse matrix of
-    non-negative counts, integer or float), the labels not needed: ``Σ (n/N) log(N n / (a b))``
-    over its non-zero cells, with ``a``/``b`` its row/column sums; 0.0 with a single row or column."""
-    if hasattr(contingency, "tocoo"):  # SciPy sparse
-        coo = contingency.tocoo()
-        shape = coo.shape
-        rows, cols, n = coo.row, coo.col, np.asarray(coo.data, dtype=np.float64)
-    else:
-        table = np.asarray(contingency)
-        if table.ndim != 2 or table.dtype.kind not in "iuf":
-            raise ValueError(f"contingency must be a two-dimensional array of counts, got {table.dtype} "
-                             f"of shape {table.shape}")
-        shape = table.shape
-        rows, cols = np.nonzero(table)
-        n = table[rows, cols].astype(np.float64)
-    if not np.all(np.isfinite(n)) or np.any(n < 0):
-        raise ValueError("contingency must hold finite, non-negative counts")
-    if shape[0] <= 1 or shape[1] <= 1 or n.sum() == 0:
-        return 0.0
-    a = np.bincount(rows, weights=n, minlength=shape[0])[rows]
-    b = np.bincount(cols, weights=n, minlength=shape[1])[cols]
-    keep = n > 0
-    n, a, b = n[keep], a[keep], b[keep]
-    total = n.sum()
-    return max(float((n / total * np.log(n * total / (a * b))).sum()), 0.0)
-
-
+# From the table's exact fixed-point Σ x log x of cells, rows and columns: the integer
+# differences are taken before the one division, so a perfect match gives exactly MI = H(T) = H(P).
 def mutual_info_score(labels_true, labels_pred, *, contingency=None) -> float:
     """Mutual information ``Σ (n/N) log(N n / (a b))`` in nats; 0.0 if a side has one cluster.
 
     ``contingency``: a table already counted (as :func:`contingency_matrix` or scikit-learn's
     returns it, dense or sparse); the labels are then ignored (pass ``None``), as in
-    scikit-learn. Cost O(N log N) from labels, O(cells) from a sparse table.
+    scikit-learn, and the value is computed from the table's cells (O(cells)). From labels:
+    O(N) for integer arrays, O(N log N) otherwise.
 
     >>> round(mutual_info_score([0, 0, 1, 1], [0, 0, 1, 1]), 6)
     0.693147
@@ -378,46 +347,35 @@ def mutual_info_score(labels_true, labels_pred, *, contingency=None) -> float:
     0.693147
     """
     if contingency is not None:
-        return _contingency_info(contingency)
-    return _info(labels_true, labels_pred)[2]
+        return twin.mutual_info_score(None, None, contingency=contingency)
+    return _read(information.MutualInfo(), labels_true, labels_pred, twin.mutual_info_score)
 
 
 def normalized_mutual_info_score(labels_true, labels_pred, *, average_method: str = "arithmetic") -> float:
-    """``MI / mean(H(T), H(P))``; 1.0 if both sides have one cluster (or none), 0.0 if MI = 0.
+    """``MI / mean(H(T), H(P))`` with ``average_method`` ``"arithmetic"``, ``"geometric"``,
+    ``"min"`` or ``"max"``; 1.0 if both sides have one cluster (or none), 0.0 if MI = 0.
 
     >>> normalized_mutual_info_score([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
-    ht, hp, mi, kt, kp = _info(labels_true, labels_pred)
-    if kt == kp and kt <= 1:
-        return 1.0
-    if mi == 0:
-        return 0.0
-    norm = {
-        "arithmetic": (ht + hp) / 2,
-        "geometric": math.sqrt(ht * hp),
-        "min": min(ht, hp),
-        "max": max(ht, hp),
-    }
-    if average_method not in norm:
-        raise ValueError(f"unknown average_method {average_method!r}")
-    return mi / norm[average_method]
+    return _read(information.NormalizedMutualInfo(average_method), labels_true, labels_pred,
+                 twin.normalized_mutual_info_score, average_method=average_method)
 
 
 def homogeneity_completeness_v_measure(
     labels_true, labels_pred, *, beta: float = 1.0
 ) -> tuple[float, float, float]:
-    """``(homogeneity, completeness, V-beta)``; scikit-learn's edge cases (empty input: all 1.0).
+    """``(homogeneity, completeness, V-beta)``: ``MI/H(T)``, ``MI/H(P)``,
+    ``(1+β)hc/(βh+c)``; scikit-learn's edge cases (empty input: all 1.0), from one count.
 
     >>> [round(x, 3) for x in homogeneity_completeness_v_measure([0, 0, 1, 1], [0, 0, 0, 0])]
     [0.0, 1.0, 0.0]
     """
-    ht, hp, mi, kt, kp = _info(labels_true, labels_pred)
-    if kt == 0 and kp == 0:  # empty input
-        return 1.0, 1.0, 1.0
-    h = mi / ht if ht else 1.0
-    c = mi / hp if hp else 1.0
-    v = 0.0 if h + c == 0 else (1 + beta) * h * c / (beta * h + c)
+    metrics = information.Homogeneity(), information.Completeness(), information.VBeta(beta)
+    if not NATIVE:
+        return twin.homogeneity_completeness_v_measure(labels_true, labels_pred, beta=beta)
+    _count(labels_true, labels_pred, *metrics)
+    h, c, v = (m.get() for m in metrics)
     return h, c, v
 
 
@@ -427,7 +385,7 @@ def homogeneity_score(labels_true, labels_pred) -> float:
     >>> homogeneity_score([0, 0, 1, 1], [0, 0, 1, 2])
     1.0
     """
-    return homogeneity_completeness_v_measure(labels_true, labels_pred)[0]
+    return _read(information.Homogeneity(), labels_true, labels_pred, twin.homogeneity_score)
 
 
 def completeness_score(labels_true, labels_pred) -> float:
@@ -436,16 +394,16 @@ def completeness_score(labels_true, labels_pred) -> float:
     >>> completeness_score([0, 0, 1, 2], [0, 0, 1, 1])
     1.0
     """
-    return homogeneity_completeness_v_measure(labels_true, labels_pred)[1]
+    return _read(information.Completeness(), labels_true, labels_pred, twin.completeness_score)
 
 
-def v_measure_score(labels_true, labels_pred, *, beta=1.0) -> float:
+def v_measure_score(labels_true, labels_pred, *, beta: float = 1.0) -> float:
     """V-measure ``(1+β)hc / (βh + c)``.
 
     >>> v_measure_score([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
-    return homogeneity_completeness_v_measure(labels_true, labels_pred, beta=beta)[2]
+    return _read(information.VBeta(beta), labels_true, labels_pred, twin.v_measure_score, beta=beta)
 
 
 def variation_of_information(labels_true, labels_pred) -> float:
@@ -454,36 +412,18 @@ def variation_of_information(labels_true, labels_pred) -> float:
     >>> round(variation_of_information([0, 0, 1, 1], [0, 0, 0, 0]), 6)
     0.693147
     """
-    ht, hp, mi, _, _ = _info(labels_true, labels_pred)
-    return max(0.0, ht + hp - 2 * mi)
+    return _read(information.VariationOfInformation(), labels_true, labels_pred, twin.variation_of_information)
 
 
 # --------------------------------------------------------------------------- matching
-def _purity(labels_major, labels_minor) -> float:
-    """Share of elements in the largest ``labels_minor`` class of their ``labels_major`` cluster."""
-    major = _factorize(labels_major, "labels")
-    minor = _factorize(labels_minor, "labels")
-    if len(major) != len(minor):
-        raise ValueError(
-            f"labels_true and labels_pred must have the same length, got {len(minor)} and "
-            f"{len(major)}"
-        )
-    if len(major) == 0:
-        return 1.0
-    km = int(minor.max()) + 1
-    cells, n = np.unique(major * km + minor, return_counts=True)
-    best = np.zeros(int(major.max()) + 1, dtype=np.int64)
-    np.maximum.at(best, cells // km, n)
-    return float(best.sum() / len(major))
-
-
 def purity_score(labels_true, labels_pred) -> float:
-    """Purity ``(1/N) Σ_j max_i n[i,j]`` (1.0 for empty input).
+    """Purity ``(1/N) Σ_j max_i n[i,j]`` (1.0 for empty input), from the table's largest cell
+    per column.
 
     >>> purity_score([0, 0, 1, 1], [0, 0, 0, 0])
     0.5
     """
-    return _purity(labels_pred, labels_true)
+    return _read(matching.Purity(), labels_true, labels_pred, twin.purity_score)
 
 
 def inverse_purity_score(labels_true, labels_pred) -> float:
@@ -492,4 +432,4 @@ def inverse_purity_score(labels_true, labels_pred) -> float:
     >>> inverse_purity_score([0, 0, 1, 1], [0, 0, 0, 0])
     1.0
     """
-    return _purity(labels_true, labels_pred)
+    return _read(matching.InversePurity(), labels_true, labels_pred, twin.inverse_purity_score)
