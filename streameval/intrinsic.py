@@ -942,8 +942,8 @@ class IntrinsicEvaluator:
             if kernel is None or s.dim is None:
                 continue
             db = self._db.get(space)
-            if self._dists.get(space) and s.k >= 2:
-                s._bind_distances()  # the cache of distances between means made and bound (else a no-op)
+            if self._dists.get(space) and s.k >= 2 and kernel.dist_sum(s.width) is None:
+                s.centroid_distances()  # the cache of distances between means made and bound to the kernel
             cache = None if db is None or s.k < 2 else db._cache
             if cache is not None and cache.native is None:
                 cache.native = _DaviesBouldinKernel()

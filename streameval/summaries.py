@@ -699,12 +699,6 @@ class ClusterSummaries(Guarded):
         """Slots (live or freed) changed after ``version``. O(width)."""
         return np.flatnonzero(self._touched[: len(self._labels)] > version)
 
-    def _bind_distances(self) -> None:
-        """Make sure the cache of distances between means exists and the native kernel is bound
-        to it (then it keeps it fresh); O(1) when it is, else :meth:`centroid_distances`."""
-        if self._dist is None or self._dist.shape[0] != len(self._count):
-            self.centroid_distances()
-
     def centroid_distances(self) -> np.ndarray:
         """The ``width × width`` matrix of distances between the means of slots (a view of the
         cache; rows and columns of free slots are 0): Euclidean, or cosine distance ``1 - cos`` in
