@@ -63,6 +63,114 @@ pub fn shift_div(x: u128, d: u128) -> i128 {
     ((q << FRAC_BITS) + ((r << FRAC_BITS) / d)) as i128
 }
 
+/// `(floor(x / d), x % d)` for `d > 0`: one hardware division.
+#[inline(always)]
+fn divrem(x: u64, d: u64) -> (u64, u64) {
+    debug_assert!(d > 0);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (q, r): (u64, u64);
+        // SAFETY: `div` divides rdx:rax = 0:x by d > 0: the quotient fits, no fault.
+        unsafe {
+            std::arch::asm!("div {d}", d = in(reg) d, inout("rax") x => q, inout("rdx") 0u64 => r,
+                            options(pure, nomem, nostack));
+        }
+        (q, r)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (x / d, x % d)
+    }
+}
+
+/// `floor(top * 2**64 / d)` for `d > 0`: one division (none for `top == 0`) when `top < d`, as
+/// for most cells' F terms (a cell's count is small beside its margins), else two.
+#[inline(always)]
+pub fn fixed_quot(top: u64, d: u64) -> i128 {
+    if top < d {
+        if top == 0 {
+            0
+        } else {
+            div_wide(top, 0, d) as i128
+        }
+    } else {
+        let (q, r) = divrem(top, d);
+        (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128
+    }
+}
+
+/// `n * F_e` in fixed point for `beta == 1` ([`FSpec::term`] of a unit spec) of a cell of `n`
+/// elements whose margins sum to `s = a + b`; requires `n < 2**31` and `s < 2**63` (then
+/// `2n²` and `s` fit in 64 bits). The same value as `FSpec::term`. O(1): at most two divisions.
+#[inline(always)]
+pub fn unit_term(kind: Kind, n: u64, s: u64) -> i128 {
+    match kind {
+        Kind::Elm => elm_unit(n, s),
+        Kind::Bcubed => bcubed_unit(n, s),
+    }
+}
+
+/// [`unit_term`] of ELM: `2n(n-1) / (s - 2)`; a cell of one element has no neighbours (0), or
+/// is alone in both its clusters (`s == 2`: 1).
+#[inline(always)]
+fn elm_unit(n: u64, s: u64) -> i128 {
+    if n > 1 {
+        // s >= 2n >= 4: the divisor is positive; 2n² < 2**63
+        fixed_quot(n.wrapping_mul(n - 1).wrapping_mul(2), s.wrapping_sub(2))
+    } else {
+        ((n == 1 && s == 2) as i128) << FRAC_BITS
+    }
+}
+
+/// [`unit_term`] of BCubed: `2n² / s` (`s >= 2n > 0` for a present cell).
+#[inline(always)]
+fn bcubed_unit(n: u64, s: u64) -> i128 {
+    if n == 0 {
+        0
+    } else {
+        fixed_quot(n.wrapping_mul(n).wrapping_mul(2), s)
+    }
+}
+
+/// Add to `acc` (ELM, BCubed; each only when asked for by `want`) the change of a cell's unit
+/// terms from `n0` elements with margins summing to `s0` to `n1` with `s1` (bounds of
+/// [`unit_term`]). A cell of one element away from singletons has no ELM term either way: no
+/// work. Wrapping adds: exact while every partial sum stays a sum of terms (below `2**122`).
+#[inline(always)]
+pub fn unit_move(acc: &mut [i128; 2], want: [bool; 2], n0: u64, s0: u64, n1: u64, s1: u64) {
+    if want[1] {
+        acc[1] = acc[1].wrapping_add(bcubed_unit(n1, s1).wrapping_sub(bcubed_unit(n0, s0)));
+    }
+    if want[0] && ((n0 | n1) > 1 || s0 == 2 || s1 == 2) {
+        acc[0] = acc[0].wrapping_add(elm_unit(n1, s1).wrapping_sub(elm_unit(n0, s0)));
+    }
+}
+
+/// [`unit_move`] for a cell whose count `n` stays (`s0 -> s1`: only a margin moved), into the
+/// accumulators `e` (ELM) and `b` (BCubed) the caller keeps in registers.
+#[inline(always)]
+pub fn unit_shift(e: &mut i128, b: &mut i128, want: [bool; 2], n: u64, s0: u64, s1: u64) {
+    let nn = n.wrapping_mul(n).wrapping_mul(2);
+    if want[1] && n > 0 {
+        *b = b.wrapping_add(fixed_quot(nn, s1)).wrapping_sub(fixed_quot(nn, s0));
+    }
+    if want[0] {
+        if n > 1 {
+            let top = nn.wrapping_sub(2 * n);
+            *e = e.wrapping_add(fixed_quot(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot(top, s0.wrapping_sub(2)));
+        } else if n == 1 && (s0 == 2 || s1 == 2) {
+            *e = e.wrapping_add(elm_unit(1, s1)).wrapping_sub(elm_unit(1, s0));
+        }
+    }
+}
+
+/// The bounds within which [`unit_term`] holds, for a cell of `n` elements with margins whose
+/// OR is `margins`.
+#[inline(always)]
+pub fn unit_ok(n: u64, margins: u64) -> bool {
+    n < (1 << 31) && margins < (1 << 62)
+}
+
 /// `sq / size` in fixed point: a cluster's share of `N * BCubed precision` (or recall).
 #[inline]
 pub fn bcubed_term(sq: u128, size: u64) -> i128 {
@@ -115,25 +223,19 @@ impl FSpec {
         FSpec { kind, num, den, small, unit }
     }
 
+    /// `beta == 1`: [`unit_term`] computes this spec's terms.
+    pub fn is_unit(&self) -> bool {
+        self.unit
+    }
+
     /// `n * F_e` in fixed point for the `n` elements of a cell with row sum `a`, column sum `b`
     /// (Python's `f_term(kind, num, den, n, a, b)`); 0 for an empty cell. The common case
-    /// (`beta == 1`, a non-empty cell below `2**31`, margins below `2**62`, no `0/0`) is inlined
-    /// into the caller: two hardware divisions. O(1).
+    /// (`beta == 1`, a cell below `2**31`, margins below `2**62`: [`unit_term`]) is inlined into
+    /// the caller: at most two hardware divisions. O(1).
     #[inline(always)]
     pub fn term(&self, n: u64, a: u64, b: u64) -> i128 {
-        if self.unit && n.wrapping_sub(1) < (1 << 31) - 1 && (a | b) < (1 << 62) {
-            // 2n² and a + b fit in 64 bits: the same value as the general path, in fewer steps
-            let (top, d) = match self.kind {
-                Kind::Elm => (2 * n * (n - 1), (a + b).wrapping_sub(2)),
-                Kind::Bcubed => (2 * n * n, a + b),
-            };
-            if d != 0 {
-                if top == 0 {
-                    return 0; // ELM, a cell of one element: no neighbours, no division
-                }
-                let (q, r) = (top / d, top % d);
-                return (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128;
-            }
+        if self.unit && unit_ok(n, a | b) {
+            return unit_term(self.kind, n, a + b);
         }
         self.term_general(n, a, b)
     }
@@ -143,16 +245,6 @@ impl FSpec {
     fn term_general(&self, n: u64, a: u64, b: u64) -> i128 {
         if n == 0 {
             return 0;
-        }
-        if self.unit && n < (1 << 31) && a < (1 << 62) && b < (1 << 62) {
-            let (top, d) = match self.kind {
-                Kind::Elm => (2 * n * (n - 1), a + b - 2),
-                Kind::Bcubed => (2 * n * n, a + b),
-            };
-            if d == 0 {
-                return (n as i128) << FRAC_BITS;
-            }
-            return shift_div(top as u128, d as u128);
         }
         match self.small {
             Some((num, den)) => {
@@ -179,26 +271,9 @@ impl FSpec {
     /// margins); the value is the same as the two `term` calls. O(1).
     #[inline(always)]
     pub fn delta(&self, side: usize, n: u64, x0: u64, x1: u64, y: u64) -> i128 {
-        const LIM: u64 = 1 << 62;
-        if self.unit && n < (1 << 31) && (x0 | x1 | y) < LIM {
-            // no overflow within these bounds: n < 2**31 and x, y < 2**62 (plain wrapping ops)
-            let (top, off) = match self.kind {
-                Kind::Elm => (n.wrapping_mul(n.wrapping_sub(1)).wrapping_mul(2), 2),
-                Kind::Bcubed => (n.wrapping_mul(n).wrapping_mul(2), 0),
-            };
-            let t = |x: u64| {
-                let d = x.wrapping_add(y).wrapping_sub(off);
-                if d == 0 {
-                    (n as i128) << FRAC_BITS
-                } else if top == 0 {
-                    0 // ELM, a cell of one element
-                } else {
-                    // shift_div's 64-bit case: top and d are below 2**64
-                    let (q, r) = (top / d, top % d);
-                    (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128
-                }
-            };
-            return t(x1).wrapping_sub(t(x0)); // both in [0, 2**127): no overflow
+        if self.unit && unit_ok(n, x0 | x1 | y) {
+            // both in [0, 2**127): no overflow
+            return unit_term(self.kind, n, x1 + y) - unit_term(self.kind, n, x0 + y);
         }
         if side == 0 {
             self.term(n, x1, y) - self.term(n, x0, y)

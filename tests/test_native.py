@@ -84,13 +84,34 @@ def dense_alternating(native, ref, shape, n, seed, read_every, kind, beta) -> li
     for t, p, w in zip(ts, ps, ws):
         ref.update(t, p, w)
     live = list(zip(ts, ps, ws))
+
+    def pick(i):
+        if i % 2 == 0:  # dense: a cell of the block, or a new column of a dense row
+            return f"r{rng.integers(nr)}", f"c{rng.integers(nc + 3)}"
+        return f"s{rng.integers(8)}", f"q{rng.integers(8)}"  # sparse: far from the block
+
+    return live + alternate(native, ref, rng, n, read_every, pick)
+
+
+def equal_then_empty(native, ref, live) -> None:
+    """Both tables in the same state; reverting ``live`` (``(t, p, w)``) in reverse leaves them
+    equal again, with F sums of zero bit for bit."""
+    assert state(native) == state(ref)
+    native._check()
+    for t, p, w in reversed(live):
+        native.revert(t, p, w)
+        ref.revert(t, p, w)
+    assert state(native) == state(ref)
+    assert all(v == 0 for v in native.f_sums.values())
+
+
+def alternate(native, ref, rng, n, read_every, pick) -> list:
+    """``n`` elements ``pick(i)`` into both tables, each updated (weight 1 or 2) or, 30% of the
+    time, an earlier one reverted instead; the F sums compared every ``read_every`` elements.
+    The ``(t, p, w)`` still in the tables."""
     done: list = []
     for i in range(n):
-        if i % 2 == 0:  # dense: a cell of the block, or a new column of a dense row
-            t = f"r{rng.integers(nr)}"
-            p = f"c{rng.integers(nc + 3)}"
-        else:  # sparse: small clusters far from the block
-            t, p = f"s{rng.integers(8)}", f"q{rng.integers(8)}"
+        t, p = pick(i)
         if done and rng.random() < 0.3:
             t, p, w = done.pop(int(rng.integers(len(done))))
             native.revert(t, p, w)
@@ -102,7 +123,7 @@ def dense_alternating(native, ref, shape, n, seed, read_every, kind, beta) -> li
             done.append((t, p, w))
         if i % read_every == 0:
             assert native.f_sums == ref.f_sums
-    return live + done
+    return done
 
 
 class Hashed:
@@ -458,13 +479,7 @@ def test_dense_streams_alternating_big_and_small_equal_the_reference(shape, n, s
     reverting everything gives the empty table's sums bit for bit."""
     native, ref = se.Contingency(), ReferenceContingency()
     live = dense_alternating(native, ref, shape, n, seed, read_every, kind, beta)
-    assert state(native) == state(ref)
-    native._check()
-    for t, p, w in reversed(live):
-        native.revert(t, p, w)
-        ref.revert(t, p, w)
-    assert state(native) == state(ref)
-    assert all(v == 0 for v in native.f_sums.values())
+    equal_then_empty(native, ref, live)
 
 
 def test_native_core_is_in_use():
@@ -610,14 +625,20 @@ def test_update_then_revert_restores_the_native_state_bit_for_bit(stream):
     t._check()
 
 
-@pytest.mark.parametrize("shape", ["one_predicted_cluster", "giant_true_cluster", "page_streams"])
-def test_degenerate_baselines_stay_exact_through_grouped_terms(shape):
-    """The grouped F terms of large clusters give the reference's sums on the three baselines."""
-    rng = np.random.default_rng(0)
+def elm_bcubed_pair():
+    """A native table and the reference, both tracking the Evaluator's F-scores (beta 1)."""
     native, ref = se.Contingency(), ReferenceContingency()
     for t in (native, ref):
         t.track_f("elm")
         t.track_f("bcubed")
+    return native, ref
+
+
+@pytest.mark.parametrize("shape", ["one_predicted_cluster", "giant_true_cluster", "page_streams"])
+def test_degenerate_baselines_stay_exact_through_grouped_terms(shape):
+    """The grouped F terms of large clusters give the reference's sums on the three baselines."""
+    rng = np.random.default_rng(0)
+    native, ref = elm_bcubed_pair()
     elements = []
     if shape == "one_predicted_cluster":
         elements = [(int(d), 0) for d in rng.integers(0, 300, 2000)]
@@ -640,3 +661,81 @@ def test_degenerate_baselines_stay_exact_through_grouped_terms(shape):
         ref.revert(y, p)
     assert state(native) == state(ref)
     native._check()
+
+
+def dense_rows(native, ref, c, rows, n, seed, read_every) -> list:
+    """A table of ``rows`` rows of exactly ``c`` cells (the row's diagonal column heavy, the
+    others light, spread over ``max(rows, c)`` columns: the benchmark's ``density_state``), then
+    ``n`` updates and reverts alternating between the dense block and sparse clusters far from
+    it, comparing the F sums every ``read_every`` elements; the ``(t, p, w)`` left in the tables."""
+    rng = np.random.default_rng(seed)
+    kp = max(rows, c)
+    cells = [(r, r % kp, 4 * c) for r in range(rows)]
+    for r in range(rows):
+        others = rng.choice([q for q in range(kp) if q != r % kp], c - 1, replace=False)
+        cells += [(r, int(q), int(rng.integers(1, 3))) for q in others]
+    ts, ps, ws = zip(*cells)
+    native.update_many(list(ts), list(ps), list(ws))
+    for t, p, w in cells:
+        ref.update(t, p, w)
+    assert native.f_sums == ref.f_sums
+
+    def pick(i):
+        if i % 2 == 0:  # a cell of the block (its diagonal or another), or a new one
+            r = int(rng.integers(rows))
+            return r, (r % kp if rng.random() < 0.5 else int(rng.integers(kp + 2)))
+        return int(rng.integers(10**6, 10**6 + 6)), int(rng.integers(10**6, 10**6 + 6))
+
+    return cells + alternate(native, ref, rng, n, read_every, pick)
+
+
+# every beta-1 spec of the Evaluator (settled by kind in registers), one of them with a
+# non-unit spec beside (settled spec by spec), and one kind alone
+F_SPECS = [[("elm", 1.0), ("bcubed", 1.0)], [("elm", 1.0), ("bcubed", 1.0), ("bcubed", 0.5)],
+           [("bcubed", 1.0)], [("elm", 2.0)]]
+
+
+@needs_native
+@settings(max_examples=10, deadline=None)
+@given(c=st.sampled_from([25, 60, 200]), rows=st.integers(1, 4), n=st.integers(20, 120),
+       seed=st.integers(0, 999), read_every=st.sampled_from([1, 3, 1000]),
+       specs=st.sampled_from(F_SPECS))
+def test_dense_rows_of_25_to_200_cells_equal_the_reference(c, rows, n, seed, read_every, specs):
+    """Rows of 25, 60 or 200 cells (small, listed and grouped clusters side by side), updates
+    alternating between them and small clusters with reverts, read at any rhythm, with the
+    Evaluator's specs (both beta-1 kinds) and others: the whole state equals the reference's,
+    and reverting everything gives zero F sums bit for bit."""
+    native, ref = se.Contingency(), ReferenceContingency()
+    for kind, beta in specs:
+        assert native.track_f(kind, beta) == ref.track_f(kind, beta)
+    live = dense_rows(native, ref, c, rows, n, seed, read_every)
+    equal_then_empty(native, ref, live)
+
+
+@needs_native
+@pytest.mark.slow
+def test_a_cluster_grouping_and_listing_its_cells_again_equals_the_reference():
+    """One column growing past the grouping threshold (1,024 cells) with small rows, updates
+    alternating with a dense row beside it and read every few elements, then reverted back down
+    below the listing threshold (256): the F sums equal the reference's all the way."""
+    rng = np.random.default_rng(5)
+    native, ref = elm_bcubed_pair()
+    ops = []
+    for i in range(1300):
+        ops.append((int(rng.integers(0, 1100)), "big"))  # grows the column's cells
+        if i % 3 == 0:
+            ops.append(("dense", int(rng.integers(0, 60))))  # a listed row of 60 cells
+    for i, (t, p) in enumerate(ops):
+        native.update(t, p)
+        ref.update(t, p)
+        if i % 37 == 0:
+            assert native.f_sums == ref.f_sums
+    native._check()
+    assert state(native) == state(ref)
+    for i, (t, p) in enumerate(reversed(ops)):
+        native.revert(t, p)
+        ref.revert(t, p)
+        if i % 37 == 0:
+            assert native.f_sums == ref.f_sums
+    assert state(native) == state(ref)
+    assert all(v == 0 for v in native.f_sums.values())
