@@ -172,7 +172,8 @@ pub struct Slots<'a> {
 }
 
 /// What the views derive from each slot, kept per slot and refreshed only for the slots that
-/// changed (`SlotCache::set`, O(d)): `q_j = M2_j/b_j`, the Davies-Bouldin scatter `S_j` (RMS
+/// changed (`SlotCache::set`, O(d)): the sum of the scatters `M2_j` (SSW, as `hi + lo` by
+/// TwoSum, so exact to `~ε²` of the scatters whatever the number of changes), `q_j = M2_j/b_j`, the Davies-Bouldin scatter `S_j` (RMS
 /// `sqrt(q_j)`, or the cosine one `q_j/(1 + ||mean_j||)`), their sum over the slots as an
 /// unevaluated `hi + lo` (TwoSum: the compactness in O(1)), and in the cosine space the mean's
 /// norm `r_j` and unit vector as `hi + lo` ([`unit_parts`]). A free slot: all 0. Every entry is the
@@ -188,6 +189,8 @@ pub struct SlotCache {
     pub uh: Vec<f64>,
     pub ul: Vec<f64>,
     pub sum_s: (f64, f64),
+    m2: Vec<f64>,           // each slot's scatter as it entered `sum_m2`
+    pub sum_m2: (f64, f64), // SSW, as `hi + lo`
 }
 
 impl SlotCache {
@@ -203,6 +206,8 @@ impl SlotCache {
             uh: vec![0.0; ud],
             ul: vec![0.0; ud],
             sum_s: (0.0, 0.0),
+            m2: vec![0.0; cap],
+            sum_m2: (0.0, 0.0),
         }
     }
 
@@ -212,6 +217,9 @@ impl SlotCache {
         let c = sl.counts[j];
         let mean = &sl.means[j * d..(j + 1) * d];
         add_to(&mut self.sum_s, -self.s[j]);
+        add_to(&mut self.sum_m2, -self.m2[j]);
+        self.m2[j] = if c > 0 { sl.m2[j] } else { 0.0 };
+        add_to(&mut self.sum_m2, self.m2[j]);
         if c <= 0 {
             self.q[j] = 0.0;
             self.s[j] = 0.0;
@@ -334,14 +342,15 @@ pub fn silhouette(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton
 /// scan's up to their own rounding (each within `(d + 2)·ε`, and so is their minimum). The nearest
 /// candidates by the bound are taken first. O(k) plus O(d) per cluster not skipped (on
 /// separated clusters a few; at worst all, O(k·d)).
-pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64]) -> f64 {
+pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
     const SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
     let d = s.d;
     let k = s.counts.len();
     let mean_own = &s.means[own * d..(own + 1) * d];
     let to_own = sq_dist(x, mean_own);
     let r = to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64);
-    let mut lb = vec![f64::INFINITY; k];
+    lb.clear();
+    lb.resize(k, f64::INFINITY); // a scratch buffer of the caller's: no allocation per point
     let mut first = usize::MAX;
     let mut low = f64::INFINITY;
     for j in 0..k {
@@ -430,6 +439,7 @@ pub struct DaviesBouldin {
     a: Vec<usize>,
     s: Vec<f64>,
     sum: (f64, f64),
+    row: Vec<f64>, // scratch for `change`
 }
 
 #[inline]
@@ -479,7 +489,9 @@ impl DaviesBouldin {
     pub fn change(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
         let cap = self.cap;
         self.s[c] = sc;
-        let mut row = vec![0.0; w];
+        let mut row = std::mem::take(&mut self.row);
+        row.clear();
+        row.resize(w, 0.0);
         let dc = &dist[c * cap..c * cap + w];
         for ((v, &sj), &dj) in row.iter_mut().zip(&self.s[..w]).zip(dc) {
             *v = (sc + sj) * inv(dj);
@@ -507,6 +519,7 @@ impl DaviesBouldin {
             }
         }
         self.set_max(c, best, at);
+        self.row = row;
     }
 
     /// The index over `k` live slots: the mean of their rows' maxima. O(1).
@@ -683,7 +696,7 @@ mod tests {
             for t in 0..20 {
                 let x: Vec<f64> = (0..d).map(|i| means[own * d + i] + ((t * 7 + i * 3) % 11) as f64 * 0.4 - 2.0).collect();
                 let full = silhouette(&s, &c, &x, own, 0.25, false);
-                let pruned = silhouette_pruned(&s, &c, &x, own, 0.25, &row);
+                let pruned = silhouette_pruned(&s, &c, &x, own, 0.25, &row, &mut Vec::new());
                 assert_eq!(full, pruned, "own {own}, point {t}");
             }
         }

@@ -63,6 +63,11 @@ pub struct SummaryKernel {
     cache: SlotCache,       // what the views derive per slot, for the slots changed up to `cache_seen`
     cache_seen: i64,
     anchor: SsbAnchor, // SSB in O(d) (Euclidean)
+    // the vector `update` checked, by the address of the object it read it from: the `score`
+    // that follows it (IntrinsicEvaluator.update, a silhouette's update) takes it without reading
+    // the object again; any other call of `score` reads its own
+    last: Option<(usize, Vector)>,
+    scratch: (Vec<f64>, Vec<f64>, Vec<f64>), // buffers reused by every call: a row, its old values, bounds
 }
 
 impl SummaryKernel {
@@ -188,7 +193,9 @@ impl SummaryKernel {
         }
         self.dist_seen = self.dist_seen.max(changed.iter().map(|&c| self.touched()[c]).max().unwrap_or(-1));
         let (cap, cosine) = (self.cap, self.cosine);
-        let (mut row, mut olds) = (vec![0.0; width], vec![0.0; width]);
+        let (mut row, mut olds) = (std::mem::take(&mut self.scratch.0), std::mem::take(&mut self.scratch.1));
+        row.resize(width, 0.0); // every entry written before it is read: no zeroing per call
+        olds.resize(width, 0.0);
         let dist = self.dist_mut().expect("checked above");
         let slots = self.slots(width);
         let mut total = self.dist_total;
@@ -225,6 +232,7 @@ impl SummaryKernel {
             }
         }
         self.dist_total = total;
+        (self.scratch.0, self.scratch.1) = (row, olds);
         true
     }
 
@@ -302,6 +310,8 @@ impl SummaryKernel {
             cache: SlotCache::default(),
             cache_seen: -1,
             anchor: SsbAnchor::new(),
+            last: None,
+            scratch: Default::default(),
         }
     }
 
@@ -342,7 +352,9 @@ impl SummaryKernel {
         if self.d == 0 || slot >= self.cap || w == 0 {
             return None;
         }
+        let obj = x.as_ptr() as usize;
         let x = self.vector(x)?;
+        self.last = Some((obj, x.clone())); // the silhouettes' `score` of this very call reads it again
         let d = self.d;
         let follow = !self.cosine && self.anchor.version == version - 1;
         let mut anchor = std::mem::take(&mut self.anchor);
@@ -350,6 +362,7 @@ impl SummaryKernel {
         let c = count[slot];
         if c <= 0 || c + w <= 0 || n + w <= 0 {
             self.anchor = anchor;
+            self.last = None;
             return None;
         }
         let row = &mut mean[slot * d..(slot + 1) * d];
@@ -383,7 +396,11 @@ impl SummaryKernel {
         if self.d == 0 || own >= width || width > self.cap {
             return None;
         }
-        let mut x = self.vector(x)?;
+        let obj = x.as_ptr() as usize;
+        let mut x = match self.last.take() {
+            Some((o, v)) if o == obj => v, // checked by the `update` just made
+            _ => self.vector(x)?,
+        };
         for t in x.iter_mut() {
             *t += 0.0;
         }
@@ -395,9 +412,12 @@ impl SummaryKernel {
         if !self.cosine && self.refresh_rows(width) {
             // the distances between means at hand (the views that read them are there): prune
             let cap = self.cap;
+            let mut lb = std::mem::take(&mut self.scratch.2);
             let row = &self.dist_mut().expect("refreshed")[own * cap..own * cap + width];
             let slots = self.slots(width);
-            return Some((key, Some(silhouette_pruned(&slots, &self.cache, &x, own, singleton, row))));
+            let v = silhouette_pruned(&slots, &self.cache, &x, own, singleton, row, &mut lb);
+            self.scratch.2 = lb;
+            return Some((key, Some(v)));
         }
         self.sync(width);
         let slots = self.slots(width);
@@ -504,6 +524,45 @@ impl SummaryKernel {
         (self.cache.sum_s.0 + self.cache.sum_s.1) / k as f64
     }
 
+    /// SSW `sum_j M2_j` over the slots `[:width]`, from the cache's running sum. O(1) plus the
+    /// slots changed since the last read.
+    fn ssw(&mut self, width: usize) -> f64 {
+        self.sync(width);
+        self.cache.sum_m2.0 + self.cache.sum_m2.1
+    }
+
+    /// Every read of the views over these summaries in one call: `(ssw, ssb, separation sum,
+    /// compactness, Davies-Bouldin)` for `n` elements in `k` live slots `[:width]` at `version`,
+    /// each as its own method gives it (`ssb` the cosine one in the cosine space; the
+    /// separation sum `None` without a distance cache; Davies-Bouldin `None` without `db`, else
+    /// `db.value(self, width, version, db_rebuild)`). O(d) plus the changed slots' O(k·d).
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        mut slf: PyRefMut<'_, Self>,
+        width: usize,
+        n: i64,
+        k: usize,
+        version: i64,
+        db: Option<PyRefMut<'_, DaviesBouldinKernel>>,
+        db_rebuild: bool,
+    ) -> (f64, f64, Option<f64>, f64, Option<f64>) {
+        let ssw = slf.ssw(width);
+        let ssb = if n == 0 {
+            0.0
+        } else if slf.cosine {
+            slf.cosine_ssb(width)
+        } else {
+            slf.ssb(width, n, version)
+        };
+        let sep = if slf.refresh_rows(width) { slf.dist_sum(width) } else { None };
+        let compact = slf.compactness(width, k);
+        let dbv = match db {
+            Some(mut db) if k >= 2 => db.value_of(&mut slf, width, version, db_rebuild),
+            _ => None,
+        };
+        (ssw, ssb, sep, compact, dbv)
+    }
+
     /// Check a block of vectors (`m × d` float64) before any change: `None` when every row is
     /// finite (and, in the cosine space, of non-zero finite norm), else `(row, reason)` of the
     /// first that is not. O(m·d).
@@ -599,10 +658,16 @@ impl DaviesBouldinKernel {
     /// `rebuild`, on the first call, when the arrays grew, or when more than `width/8` changed.
     /// `None` when `kernel` has no fitting distance cache.
     fn value(&mut self, mut kernel: PyRefMut<'_, SummaryKernel>, width: usize, version: i64, rebuild: bool) -> Option<f64> {
+        self.value_of(&mut kernel, width, version, rebuild)
+    }
+}
+
+impl DaviesBouldinKernel {
+    fn value_of(&mut self, kernel: &mut SummaryKernel, width: usize, version: i64, rebuild: bool) -> Option<f64> {
         let cap = kernel.cap;
         let width = width.min(cap);
         kernel.dist_mut()?;
-        kernel.sync(width);
+        kernel.refresh_rows(width);
         let kernel = &*kernel;
         let dist = kernel.dist_mut()?;
         let s = kernel.slots(width);

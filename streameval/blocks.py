@@ -3,14 +3,15 @@
 :func:`iter_blocks` yields the same rows as :func:`streameval.io.iter_text_rows`, validated the
 same way (the same errors, on the same lines), a block at a time: the labels as dense ``int64``
 codes (equal labels share a code, across blocks; :class:`Codes` maps them back) and the weights as
-an ``int64`` array. A CSV/TSV file is read 4 MiB at a time; a block whose bytes hold nothing the
-row-by-row reader treats specially (no quote, NUL or lone carriage return; no line over the field
-size limit or ``max_line``; ASCII or valid UTF-8) is parsed in C by pyarrow and validated in whole
-columns (labels not empty, weights positive integers in range, the total under the bound). Any
-other block goes through the row-by-row reader, which reports its bad rows with their line
-numbers: a block with a bad row on its own (its lines are its rows), the rest of the file once a
-quote appears (a quoted field may span lines). JSON lines, standard input and files read without
-pyarrow go row by row, gathered into blocks.
+an ``int64`` array. A CSV/TSV or JSON-lines file is read 4 MiB at a time; a block whose bytes
+hold nothing the row-by-row reader treats specially (no NUL or lone carriage return; no line over
+the field size limit or ``max_line``; ASCII or valid UTF-8; for CSV no quote, for JSON lines one
+object per line and no ``\\u`` escape) is parsed in C by pyarrow and validated in whole columns
+(labels not empty, not null, of one scalar type; weights positive integers in range, the total
+under the bound). Any other block goes through the row-by-row reader, which reports its bad rows
+with their line numbers: a block with a bad row on its own (its lines are its rows), the rest of
+the file once a CSV quote appears (a quoted field may span lines). Standard input, followed files
+and files read without pyarrow go row by row, gathered into blocks.
 
 >>> import tempfile, os
 >>> from streameval.io import LineSource, RowSpec
@@ -86,8 +87,12 @@ class Codes:
         return np.fromiter((code(x) for x in labels), np.int64)
 
     def lut(self, encoded) -> np.ndarray:
-        """The codes of a pyarrow dictionary-encoded array: its dictionary looked up once per
-        entry, then gathered in C."""
+        """The codes of a pyarrow dictionary-encoded array, or of ``(labels, indices)`` (distinct
+        labels and each row's index among them): each distinct label looked up once, then
+        gathered in C."""
+        if isinstance(encoded, tuple):
+            labels, indices = encoded
+            return self.of(labels)[indices]
         table = self.of(encoded.dictionary.to_pylist())
         return table[encoded.indices.to_numpy(zero_copy_only=False)]
 
@@ -120,9 +125,9 @@ def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_erro
     codes = codes or (Codes(), Codes())
     if spec.vector:
         raise ValueError("iter_blocks reads labels and weights; vectors go row by row")
-    if fmt != "jsonl" and columnar(source):
-        yield from _csv_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
-                               positions)
+    if columnar(source, fmt):
+        yield from _text_blocks(source, fmt, spec, on_error, codes, block_bytes, start, total,
+                                positions)
         return
     def rows_of(source, layout, spec, on_error, total):
         return iter_text_rows(source, fmt, spec, on_error, start=start, total=total)
@@ -130,14 +135,19 @@ def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_erro
     yield from _rows_in_order(source, rows_of, None, spec, on_error, total, codes, positions)
 
 
-def columnar(source: LineSource) -> bool:
+def columnar(source: LineSource, fmt: str = "csv") -> bool:
     """Whether :func:`iter_blocks` parses ``source`` a block at a time: a regular file, not
-    followed, and pyarrow to parse it."""
+    followed; JSON lines need pyarrow to parse them (CSV and TSV without it: numpy)."""
     fd = source.fileno()
     if fd is None or source.follow or not stat.S_ISREG(os.fstat(fd).st_mode):
         return False
+    return fmt != "jsonl" or _has_pyarrow("json")
+
+
+def _has_pyarrow(part: str) -> bool:
+    """Whether ``pyarrow.csv`` or ``pyarrow.json`` can be imported."""
     try:
-        import pyarrow.csv  # noqa: F401
+        __import__(f"pyarrow.{part}")
     except ImportError:
         return False
     return True
@@ -165,12 +175,18 @@ def _row_positions(chunk: bytes, line: int, offset: int):
     return line + 1 + kept, offset + np.minimum(ends[kept] + 1, len(chunk))
 
 
-def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
-                start, total: int, positions: bool):
-    layout = csv_layout(source, fmt, spec)
+def _text_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
+                 start, total: int, positions: bool):
+    parse: _Parser | _JsonParser | _NumpyParser
+    if fmt == "jsonl":
+        layout = None
+        parse = _JsonParser(spec, source.max_line)
+    else:
+        layout = csv_layout(source, fmt, spec)
+        parse = (_Parser(layout, spec, source.max_line) if _has_pyarrow("csv")
+                 else _NumpyParser(layout, spec, source.max_line))
     if start:
         source.seek(*start)
-    parse = _Parser(layout, spec, source.max_line)
     stream = source.stream
     offset, line = source.offset, source.lineno
     stream.seek(offset)
@@ -185,7 +201,7 @@ def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, bl
             chunk, carry = b"", buf
         else:
             chunk, carry = buf[:cut], buf[cut:]
-        parsed = (parse(chunk, total, offset == 0) if chunk and b'"' not in chunk else None)
+        parsed = parse(chunk, total, offset == 0) if chunk and parse.may_parse(chunk) else None
         if parsed is not None:
             t, p, w, n, total = parsed
             line += lines_in(chunk)
@@ -198,16 +214,23 @@ def _csv_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, bl
                                                                 offset - len(chunk))
                 yield block
             continue
-        if b'"' in buf:  # a quoted field may span lines: the rest of the file row by row
+        if layout is not None and b'"' in buf:
+            # a quoted CSV field may span lines: the rest of the file row by row
             source.seek(offset, line)
             yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total, codes,
                                       positions)
             return
         # this block alone, row by row (its lines are its rows), the source reading it meanwhile
+        rows_of = csv_rows if layout is not None else _json_rows
         with source.reading(io.BytesIO(chunk)):
-            total = yield from _rows_in_order(source, csv_rows, layout, spec, on_error, total,
+            total = yield from _rows_in_order(source, rows_of, layout, spec, on_error, total,
                                               codes, positions)
         line, offset = source.lineno, source.offset
+
+
+def _json_rows(source: LineSource, layout, spec: RowSpec, on_error, total: int):
+    """The JSON-lines rows of ``source`` (as :func:`~streameval.io.iter_text_rows` reads them)."""
+    return (yield from iter_text_rows(source, "jsonl", spec, on_error, total=total))
 
 
 def _rows_in_order(source: LineSource, rows_of, layout, spec, on_error, total, codes, positions):
@@ -259,6 +282,33 @@ def lines_in(chunk: bytes) -> int:
     return chunk.count(b"\n") + (not chunk.endswith(b"\n"))
 
 
+def _plain(chunk: bytes, at_start: bool, longest: int):
+    """The offsets of the newlines of a block of whole lines, if its bytes hold nothing the
+    row-by-row reader treats specially: no NUL or lone carriage return, no byte-order mark at the
+    file's start, valid UTF-8, no line of ``longest`` bytes or more; else ``None``."""
+    if b"\0" in chunk or chunk.count(b"\r") != chunk.count(b"\r\n"):
+        return None
+    if at_start and chunk.startswith(codecs.BOM_UTF8):
+        return None
+    if not chunk.isascii():
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
+    last = len(chunk) - 1 - (ends[-1] if len(ends) else -1)  # an unterminated last line
+    if last >= longest or len(ends) and (
+            ends[0] >= longest or len(ends) > 1 and np.diff(ends).max() > longest):
+        return None
+    return ends
+
+
+def _longest(max_line: int) -> int:
+    """Lines of this many bytes or more go to the row-by-row reader: no line may reach one of
+    its limits (the csv module's field size limit, ``max_line``)."""
+    return min(csv.field_size_limit(), max_line - 1)
+
+
 class _Parser:
     """Parse one block of whole lines with pyarrow, or say it needs the row-by-row reader."""
 
@@ -269,8 +319,7 @@ class _Parser:
 
         self.pa, self.pc, self.pcsv = pa, pc, pcsv
         self.layout, self.spec = layout, spec
-        # no line may reach a limit of the row-by-row reader: its field size limit, max_line
-        self.longest = min(csv.field_size_limit(), max_line - 1)
+        self.longest = _longest(max_line)
         self.names = [f"c{k}" for k in range(layout.ncols or 0)]
         cols = [layout.true, layout.pred] + ([layout.weight] if layout.weight is not None else [])
         self.cols = cols
@@ -278,23 +327,17 @@ class _Parser:
                                                double_quote=False, escape_char=False,
                                                newlines_in_values=False, ignore_empty_lines=True)
 
+    @staticmethod
+    def may_parse(chunk: bytes) -> bool:
+        """A quote goes to the row-by-row reader (a quoted field may span lines)."""
+        return b'"' not in chunk
+
     def __call__(self, chunk: bytes, total: int, at_start: bool):
         """``(true, pred, weight, rows, total)`` of a block of whole lines (``at_start``: the
         file's first bytes), or ``None``."""
         pa, pc, pcsv = self.pa, self.pc, self.pcsv
-        if b"\0" in chunk or chunk.count(b"\r") != chunk.count(b"\r\n"):
-            return None
-        if at_start and chunk.startswith(codecs.BOM_UTF8):
-            return None
-        if not chunk.isascii():
-            try:
-                chunk.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
-        last = len(chunk) - 1 - (ends[-1] if len(ends) else -1)  # an unterminated last line
-        if last >= self.longest or len(ends) and (
-                ends[0] >= self.longest or len(ends) > 1 and np.diff(ends).max() > self.longest):
+        ends = _plain(chunk, at_start, self.longest)
+        if ends is None:
             return None
         names = self.names
         if not names:  # no header: the first line's fields name the columns
@@ -319,26 +362,194 @@ class _Parser:
         if not n:
             return None, None, None, 0, total
         t, p = (table.column(names[k]).combine_chunks() for k in self.cols[:2])
-        if pc.min(pc.binary_length(t)).as_py() == 0 or pc.min(pc.binary_length(p)).as_py() == 0:
-            return None  # a missing label: reported row by row
+        w = table.column(wanted[2]).combine_chunks() if len(self.cols) == 3 else None
+        return _checked(pa, pc, t, p, w, n, total, text_weights=True)
+
+
+class _NumpyParser:
+    """Parse one block of whole CSV/TSV lines with numpy (without pyarrow), or say it needs the
+    row-by-row reader: the delimiters found in one pass, every line holding the same number of
+    fields (the header's, or at least the columns needed), the label fields gathered into
+    fixed-width byte strings and grouped by ``numpy.unique`` (decoded once per distinct label),
+    the weights read as decimal digits. What it refuses (an empty label, a weight that is not
+    1 to 18 plain digits, lines of different lengths in fields, labels longer than 256 bytes)
+    goes row by row. O(bytes) in numpy, plus a sort of the labels."""
+
+    WIDEST = 256
+
+    def __init__(self, layout: CsvLayout, spec: RowSpec, max_line: int):
+        self.layout, self.spec = layout, spec
+        self.longest = _longest(max_line)
+        self.delimiter = ord(layout.delimiter)
+
+    may_parse = staticmethod(_Parser.may_parse)
+
+    def __call__(self, chunk: bytes, total: int, at_start: bool):
+        ends = _plain(chunk, at_start, self.longest)
+        if ends is None:
+            return None
+        u8 = np.frombuffer(chunk, np.uint8)
+        if not len(ends) or ends[-1] != len(chunk) - 1:
+            ends = np.append(ends, len(chunk))  # an unterminated last line
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        stops = ends - ((ends > starts) & (u8[np.maximum(ends - 1, 0)] == 13))  # "\r\n"
+        kept = stops > starts  # blank lines are no rows
+        starts, stops = starts[kept], stops[kept]
+        n = len(starts)
+        if not n:
+            return (([], np.zeros(0, np.int64)), ([], np.zeros(0, np.int64)), None, 0, total)
+        delims = np.flatnonzero(u8 == self.delimiter)
+        first = np.searchsorted(delims, starts)
+        fields = np.searchsorted(delims, stops) - first + 1
+        layout = self.layout
+        width = layout.ncols if layout.ncols is not None else int(fields[0])
+        if (fields != width).any() or width < layout.need:
+            return None
+
+        def column(k):  # each row's field k: its first byte and the byte after it
+            lo = starts if k == 0 else delims[first + k - 1] + 1
+            hi = stops if k == width - 1 else delims[first + k]
+            return lo, hi
+
+        out = []
+        for k in (layout.true, layout.pred):
+            labels = self._labels(u8, *column(k))
+            if labels is None:
+                return None
+            out.append(labels)
         w = None
-        if len(self.cols) == 3:
-            raw = table.column(wanted[2]).combine_chunks()
-            if not pc.all(pc.ascii_is_decimal(raw)).as_py():
+        if layout.weight is not None:
+            w = self._weights(u8, *column(layout.weight))
+            if w is None or w.min() < 1 or w.max() > MAX_TOTAL:
                 return None
-            try:
-                w = pc.cast(raw, pa.int64()).to_numpy()
-            except pa.ArrowInvalid:  # over 18 digits
-                return None
-            if w.min() < 1 or w.max() > MAX_TOTAL:
-                return None
-            # the total stays exact in int64: each weight is under 2**57 and a block has under
-            # 2**22 rows; a block that would take it over the bound is read row by row
             if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
-                return None
+                return None  # (as _checked: the total stays exact in int64)
             total += int(w.sum())
             if (w == 1).all():
                 w = None
         else:
             total += n
-        return t.dictionary_encode(), p.dictionary_encode(), w, n, total
+        return out[0], out[1], w, n, total
+
+    def _matrix(self, u8, lo, hi):
+        """The fields ``u8[lo:hi]`` as rows of a byte matrix padded with NULs (``None`` if one is
+        empty or wider than :attr:`WIDEST`)."""
+        size = hi - lo
+        if not len(size) or size.min() < 1 or size.max() > self.WIDEST:
+            return None, size
+        cols = np.arange(int(size.max()))
+        idx = lo[:, None] + cols
+        inside = cols < size[:, None]
+        return np.where(inside, u8[np.minimum(idx, len(u8) - 1)], 0).astype(np.uint8), size
+
+    def _labels(self, u8, lo, hi):
+        """``(distinct labels, each row's index among them)`` of a text column."""
+        m, _ = self._matrix(u8, lo, hi)
+        if m is None:
+            return None
+        fixed = np.ascontiguousarray(m).view(f"S{m.shape[1]}").ravel()
+        distinct, index = np.unique(fixed, return_inverse=True)
+        return [b.decode("utf-8") for b in distinct.tolist()], index.astype(np.int64)
+
+    def _weights(self, u8, lo, hi):
+        """The integers of a column of 1 to 18 decimal digits; ``None`` if one is not."""
+        m, size = self._matrix(u8, lo, hi)
+        if m is None or size.max() > 18:
+            return None
+        digits = m.astype(np.int64) - 48
+        inside = np.arange(m.shape[1]) < size[:, None]
+        if ((digits < 0) | (digits > 9))[inside].any():
+            return None
+        value = np.zeros(len(size), np.int64)
+        for j in range(m.shape[1]):
+            step = inside[:, j]
+            value = np.where(step, value * 10 + digits[:, j], value)
+        return value
+
+
+def _checked(pa, pc, t, p, raw, n: int, total: int, text_weights: bool):
+    """``(true, pred, weight, rows, total)`` of parsed columns whose values are all valid (no
+    empty label; weights positive integers under the bound, the total staying under it), the
+    labels dictionary-encoded, ``weight`` ``None`` when every weight is 1; else ``None``."""
+    for labels in (t, p):
+        if labels.null_count or pa.types.is_string(labels.type) and (
+                pc.min(pc.binary_length(labels)).as_py() == 0):
+            return None  # a missing label: reported row by row
+    w = None
+    if raw is not None:
+        if raw.null_count:
+            return None
+        if text_weights:
+            if not pc.all(pc.ascii_is_decimal(raw)).as_py():
+                return None
+            try:
+                raw = pc.cast(raw, pa.int64())
+            except pa.ArrowInvalid:  # over 18 digits
+                return None
+        elif not pa.types.is_int64(raw.type):  # 2.0, true, "2": the row-by-row reader decides
+            return None
+        w = raw.to_numpy()
+        if w.min() < 1 or w.max() > MAX_TOTAL:
+            return None
+        # the total stays exact in int64: each weight is under 2**57 and a block has under
+        # 2**22 rows; a block that would take it over the bound is read row by row
+        if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
+            return None
+        total += int(w.sum())
+        if (w == 1).all():
+            w = None
+    else:
+        total += n
+    return t.dictionary_encode(), p.dictionary_encode(), w, n, total
+
+
+class _JsonParser:
+    """Parse one block of whole JSON lines with pyarrow, or say it needs the row-by-row reader.
+
+    pyarrow's JSON reader and Python's ``json.loads`` agree on the blocks it takes: every line an
+    object on its own (it starts with ``{`` and ends with ``}``, and pyarrow finds as many rows as
+    lines: two objects on a line, which Python refuses, go row by row), no ``\\u`` escape (lone
+    surrogates), no key twice (pyarrow refuses it), labels all strings, all integers in int64 or
+    all booleans in each column (a float, a null, a nested value, a number too big for int64 or a
+    column changing type go row by row, as do weights that are not all int64).
+    """
+
+    def __init__(self, spec: RowSpec, max_line: int):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.json as pjson
+
+        self.pa, self.pc, self.pjson = pa, pc, pjson
+        self.spec = spec
+        self.longest = _longest(max_line)
+        self.cols = [spec.true, spec.pred] + ([spec.weight] if spec.weight else [])
+
+    @staticmethod
+    def may_parse(chunk: bytes) -> bool:
+        return b"\\u" not in chunk
+
+    def __call__(self, chunk: bytes, total: int, at_start: bool):
+        """``(true, pred, weight, rows, total)`` of a block of whole lines, or ``None``."""
+        pa, pc, pjson = self.pa, self.pc, self.pjson
+        ends = _plain(chunk, at_start, self.longest)
+        if ends is None or not len(ends) or ends[-1] != len(chunk) - 1:
+            return None  # (an unterminated last line: the row-by-row reader)
+        u8 = np.frombuffer(chunk, np.uint8)
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        if (u8[starts] != 123).any() or (u8[ends - 1] != 125).any():  # "{" ... "}"
+            return None
+        try:
+            table = pjson.read_json(io.BytesIO(chunk), read_options=pjson.ReadOptions(
+                use_threads=False, block_size=len(chunk) + 1))
+        except (pa.ArrowInvalid, ValueError):
+            return None
+        n = table.num_rows
+        if n != len(ends) or not all(c in table.column_names for c in self.cols):
+            return None
+        t, p = (table.column(c).combine_chunks() for c in self.cols[:2])
+        for labels in (t, p):
+            if not (pa.types.is_string(labels.type) or pa.types.is_int64(labels.type)
+                    or pa.types.is_boolean(labels.type)):
+                return None
+        w = table.column(self.cols[2]).combine_chunks() if len(self.cols) == 3 else None
+        return _checked(pa, pc, t, p, w, n, total, text_weights=False)

@@ -675,8 +675,11 @@ def compare(
     Returns a :class:`ComparisonReport`. Cost: grouping O(N log N) numpy; per system one
     :class:`~streameval.units.UnitStats` (vectorised, O(N log N)), one exact product of the
     ``(B, U)`` multiplicities with the unit statistics (a BLAS product), ``B`` metric reads (O(1)
-    each) and a jackknife of at most 1,000 groups of units; randomization adds one product and
-    ``R`` reads per pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the
+    each) and (BCa) a jackknife of at most 1,000 groups of units; the studentized interval adds
+    per resample and system one gradient (two metric reads per field a metric reads) and, for all
+    systems and pairs at once, one product of the multiplicities with the units' fields and, metric
+    by metric, their pairwise products (``O(U · Σ F_k²)`` per resample, ``F_k`` the 2 to 4 fields
+    metric ``k`` reads); randomization adds one product and ``R`` reads per pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the
     same numbers as one draw), so memory is O(U · columns + B · metrics · systems), not O(B · U).
 
     >>> r = compare([0, 0, 1, 1, 2, 2], {"A": [0, 0, 1, 1, 2, 2], "B": [0, 1, 1, 1, 2, 2]},

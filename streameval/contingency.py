@@ -95,6 +95,16 @@ def _int_array(y):
     return y
 
 
+def _distinct(labels, name: str):
+    """:func:`~streameval.labels.factorize` of a list of labels, at C speed when they are
+    distinct strings and integers (what a columnar reader gives: none is missing, none needs
+    grouping)."""
+    labels = list(labels)
+    if set(map(type, labels)) <= {str, int} and len(set(labels)) == len(labels):
+        return np.arange(len(labels), dtype=np.int64), labels
+    return factorize(labels, name)
+
+
 def _count(key: np.ndarray, w):
     """``(distinct keys, count per key)``: numpy's unique-counting, weights summed exactly (as
     Python ints when an int64 sum could wrap, :func:`~streameval._validate.sum_by_group`)."""
@@ -265,6 +275,35 @@ if NATIVE:
                 it, ip = it[~gone], ip[~gone]
                 w = w[~gone] if w is not None else None
             self._add_counted(ut, up, it, ip, w, skipped)
+
+        def update_coded(self, true_labels, pred_labels, t, p, w=None) -> None:
+            """Add the elements ``(true_labels[t[i]], pred_labels[p[i]], w[i])``: labels given
+            once each, elements as integer codes into them (as a columnar reader or a
+            dictionary-encoded column has them).
+
+            The same state as :meth:`update_many` of the labels, and the same checks before
+            anything changes (missing labels, codes out of range, weights, the total). Cost:
+            the labels grouped once (O(labels)), the cells counted in numpy (O(N log N)).
+
+            >>> import numpy as np
+            >>> t = Contingency()
+            >>> t.update_coded(["a", "b"], ["x", "x"], np.array([0, 1, 0]), np.array([0, 1, 1]))
+            >>> sorted(t.items())
+            [('a', 'x', 2), ('b', 'x', 1)]
+            """
+            it, ut = _distinct(true_labels, "true_labels")
+            ip, up = _distinct(pred_labels, "pred_labels")
+            t, p = np.asarray(t), np.asarray(p)
+            if t.ndim != 1 or p.ndim != 1 or len(t) != len(p):
+                raise ValueError("t and p must be one-dimensional code arrays of the same length")
+            for codes, labels, name in ((t, it, "t"), (p, ip, "p")):
+                if len(codes) and (codes.dtype.kind not in "iu" or int(codes.min()) < 0
+                                   or int(codes.max()) >= len(labels)):
+                    raise ValueError(f"{name} must hold integer codes 0 to {len(labels) - 1}")
+            w = check_weights(w, len(t))
+            if not len(t):
+                return
+            self._add_counted(ut, up, it[t], ip[p], w)
 
         def _add_counted(self, ut: list, up: list, it, ip, w, skipped: int = 0) -> None:
             """Count the cells of coded labels and add them, with ``skipped`` skipped elements,

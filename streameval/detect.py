@@ -46,7 +46,7 @@ from collections import deque
 from typing import Any, Protocol
 
 __all__ = ["Detector", "Cusum", "RiverRule", "IntervalRule", "BlockDrops", "is_drop",
-           "cusum_run_length", "cusum_threshold", "make_detector", "DETECTORS"]
+           "cusum_run_length", "cusum_threshold", "make_detector", "DETECTORS", "block_stats"]
 
 DETECTORS = ("cusum", "adwin", "page-hinkley", "interval")
 
@@ -170,6 +170,20 @@ def cusum_threshold(z, k: float, run_length: float, states: int = 150) -> float:
     return hi
 
 
+def _one_blas_thread():
+    """A context in which BLAS/LAPACK runs on one thread (threadpoolctl's, when installed): the
+    calibration's small solves (150 unknowns) would otherwise wake OpenBLAS's thread pool, whose
+    start and spinning cost far more CPU than the solves (about 0.7 s against 4 ms on a loaded
+    2-core machine)."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
 class Cusum:
     """A one-sided CUSUM on block values, calibrated on a reference period.
 
@@ -233,7 +247,8 @@ class Cusum:
             self.h = self.fixed_h
         else:
             z = [self.sign * (mu - x) / self.sigma for x in ref]
-            self.h = cusum_threshold(z, self.k, max(2.0, self.run_length / self.block))
+            with _one_blas_thread():
+                self.h = cusum_threshold(z, self.k, max(2.0, self.run_length / self.block))
         self.s = 0.0
 
     def update(self, value: float) -> bool:
@@ -337,6 +352,188 @@ def make_detector(name: str, **params) -> Any:
 
 
 # ---------------------------------------------------------------------------------- blocks
+_FAST_STATS = ("n", "cells", "k_true", "k_pred", "sum_cell_sq", "sum_row_sq", "sum_col_sq",
+               "bcubed_p_sum", "bcubed_r_sum", "elm_p_sum", "elm_r_sum", "sum_col_max",
+               "sum_row_max", "true_singletons", "pred_singletons", "both_singletons")
+
+
+class _BlockStats:
+    """The exact sums of one block's table that :func:`block_stats` computes (any of the
+    statistics of :class:`~streameval.stats.ContingencyStats` but the ``x log x`` sums): what a
+    metric's ``value`` reads. Reading one not computed raises ``AttributeError`` and records its
+    name in :attr:`missed`."""
+
+    __slots__ = (*_FAST_STATS, "f_sums")
+    f_sums: dict
+    missed: set = set()
+    version = None  # a snapshot (as ContingencyStats)
+
+    def __getattr__(self, name: str):
+        if name in _FAST_STATS:
+            _BlockStats.missed.add(name)
+        raise AttributeError(name)
+
+
+def _fixed_div(x, d):
+    """``(x << 64) // d`` of int64 arrays (``0 <= x < 2**62``, ``0 < d < 2**31``) as three int64
+    arrays ``(high, mid, low)`` with the quotient ``high·2**64 + mid·2**32 + low`` (``mid`` and
+    ``low`` under ``2**32``): long division in base ``2**32``, exact."""
+    import numpy as np
+
+    high, r = np.divmod(x, d)
+    mid, r = np.divmod(r << 32, d)
+    low = (r << 32) // d
+    return high, mid, low
+
+
+def _groups(key):
+    """The first index of each run of equal values of a sorted array, and each run's length."""
+    import numpy as np
+
+    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    return first, np.diff(np.append(first, len(key)))
+
+
+def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS) -> list | None:
+    """The sums ``names`` of the table of each block of ``block`` consecutive rows (int64 label
+    codes ``t``, ``p`` at least 0, weights ``w`` or ``None``; a whole number of blocks), computed
+    for all blocks at once in numpy, exactly (integers; fixed-point sums by long division, equal
+    to the tables' own to the bit), with the element-averaged F sums of ``f_specs`` (``(kind,
+    beta)`` pairs); ``None`` when a block's total weight or ``beta²`` is too large for the exact
+    int64 arithmetic (the caller then builds the tables). O(rows log rows) in numpy, O(blocks) in
+    Python.
+
+    >>> import numpy as np
+    >>> from streameval import Contingency
+    >>> s = block_stats(np.array([0, 0, 1, 1]), np.array([5, 6, 6, 6]), None, 2, [("elm", 1.0)])
+    >>> t = Contingency(); _ = t.track_f("elm"); t.update_many([1, 1], [6, 6])
+    >>> [(x.n, x.k_pred, x.elm_p_sum == t.elm_p_sum, x.f_sums) for x in s][1]
+    (2, 1, True, {('elm', 1.0): 36893488147419103232})
+    """
+    import numpy as np
+
+    from .stats import beta_ratio
+
+    rows = len(t)
+    blocks = rows // block
+    if not blocks or rows != blocks * block:
+        return None
+    specs = [(kind, float(beta), *beta_ratio(beta)) for kind, beta in f_specs]
+    if max((num + den for _, _, num, den in specs), default=2) > 8:
+        return None  # the F terms' numerators must stay under 2**62, denominators under 2**31
+    t = np.asarray(t, np.int64)
+    p = np.asarray(p, np.int64)
+    if w is not None:
+        w = np.asarray(w, np.int64)
+        if int(np.add.reduceat(w, np.arange(0, rows, block)).max()) >= 1 << 28:
+            return None
+    kt, kp = int(t.max()) + 1, int(p.max()) + 1
+    if blocks * kt * kp >= 1 << 62:
+        return None
+    # the cells: one key (block, true, pred) sorted; a cell's count is its run's total weight
+    key = (np.arange(rows, dtype=np.int64) // block * kt + t) * kp + p
+    if w is None:
+        key.sort()
+        first, n = _groups(key)
+    else:
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        first, _ = _groups(key)
+        n = np.add.reduceat(w[order], first)
+    ckey = key[first]
+    cp = ckey % kp
+    rkey = ckey // kp  # (block, true)
+    cb = rkey // kt
+    need = set(names)
+    out: dict = {}
+
+    def per_block(values, owner):
+        """Per-block sums of ``values`` (``None``: counts) over entries sorted by block."""
+        if values is None:
+            return np.bincount(owner, minlength=blocks)
+        return np.add.reduceat(values, np.searchsorted(owner, np.arange(blocks)))
+
+    def fixed(x, d, owner):  # the per-block sums of (x << 64) // d, as Python ints
+        parts = [per_block(q, owner).tolist() for q in _fixed_div(x, d)]
+        return [(h << 64) + (m << 32) + lo for h, m, lo in zip(*parts)]
+
+    rfirst, rlen = _groups(rkey)  # the rows: runs of cells of one (block, true label)
+    rb = cb[rfirst]
+    a = np.add.reduceat(n, rfirst)
+    a_cell = np.repeat(a, rlen)
+    # the columns: each cell's column total, by a count over (block, pred) keys when they are
+    # few, else by sorting the cells
+    bkey = cb * kp + cp
+    if blocks * kp <= 4 * rows:
+        b_all = np.bincount(bkey, weights=n, minlength=blocks * kp).astype(np.int64)  # exact:
+        b_cell = b_all[bkey]  # each total is under 2**28
+        present = np.flatnonzero(b_all)
+        b, colb = b_all[present], present // kp
+        corder = None
+    else:
+        corder = np.argsort(bkey, kind="stable")
+        kfirst, klen = _groups(bkey[corder])
+        b = np.add.reduceat(n[corder], kfirst)
+        b_cell = np.empty_like(n)
+        b_cell[corder] = np.repeat(b, klen)
+        colb = cb[corder][kfirst]
+    if "n" in need:
+        out["n"] = per_block(n, cb).tolist()
+    if "cells" in need:
+        out["cells"] = per_block(None, cb).tolist()
+    if "k_true" in need:
+        out["k_true"] = per_block(None, rb).tolist()
+    if "k_pred" in need:
+        out["k_pred"] = per_block(None, colb).tolist()
+    if "sum_cell_sq" in need:
+        out["sum_cell_sq"] = per_block(n * n, cb).tolist()
+    if "sum_row_sq" in need:
+        out["sum_row_sq"] = per_block(a * a, rb).tolist()
+    if "sum_col_sq" in need:
+        out["sum_col_sq"] = per_block(b * b, colb).tolist()
+    if "true_singletons" in need:
+        out["true_singletons"] = per_block((a == 1).astype(np.int64), rb).tolist()
+    if "pred_singletons" in need:
+        out["pred_singletons"] = per_block((b == 1).astype(np.int64), colb).tolist()
+    if "both_singletons" in need:
+        out["both_singletons"] = per_block(((a_cell == 1) & (b_cell == 1)).astype(np.int64),
+                                           cb).tolist()
+    if need & {"sum_row_max", "bcubed_r_sum", "elm_r_sum"}:
+        rsq = np.add.reduceat(n * n, rfirst)
+        out["sum_row_max"] = per_block(np.maximum.reduceat(n, rfirst), rb).tolist()
+        out["bcubed_r_sum"] = fixed(rsq, a, rb)
+        # elm_term: (sq - size) / (size - 1), and 1 for a singleton cluster
+        out["elm_r_sum"] = fixed(np.where(a > 1, rsq - a, 1), np.maximum(a - 1, 1), rb)
+    if need & {"sum_col_max", "bcubed_p_sum", "elm_p_sum"}:
+        if corder is None:
+            corder = np.argsort(bkey, kind="stable")
+            kfirst, _ = _groups(bkey[corder])
+        kn = n[corder]
+        csq = np.add.reduceat(kn * kn, kfirst)
+        out["sum_col_max"] = per_block(np.maximum.reduceat(kn, kfirst), colb).tolist()
+        out["bcubed_p_sum"] = fixed(csq, b, colb)
+        out["elm_p_sum"] = fixed(np.where(b > 1, csq - b, 1), np.maximum(b - 1, 1), colb)
+    f_sums = []
+    for kind, beta, num, den in specs:
+        if kind == "elm":
+            d = num * (a_cell - 1) + den * (b_cell - 1)
+            x = np.where(d == 0, n, (num + den) * n * (n - 1))
+            f_sums.append(((kind, beta), fixed(x, np.where(d == 0, 1, d), cb)))
+        else:
+            f_sums.append(((kind, beta), fixed((num + den) * n * n, num * a_cell + den * b_cell,
+                                                cb)))
+    stats = []
+    keys = [k for k in out if k in need]
+    columns = [out[k] for k in keys]
+    for k in range(blocks):
+        st = _BlockStats()
+        for name, column in zip(keys, columns):
+            setattr(st, name, column[k])
+        st.f_sums = {spec: sums[k] for spec, sums in f_sums}
+        stats.append(st)
+    return stats
+
+
 class BlockDrops:
     """The watched ``metric`` over consecutive blocks of ``block`` elements, each block's value
     fed to ``detector`` (default :class:`Cusum`); the element counts at which drops were flagged.
@@ -372,6 +569,8 @@ class BlockDrops:
         # the metric over each finished block (the latest ``keep``)
         self.values: Any = [] if keep is None else deque(maxlen=keep)
         self.last_drop_time: float | None = None  # Unix time of the last flag
+        self._fast: bool | None = None  # whole blocks of integer codes read by block_stats
+        self._names: tuple = ()  # the sums of block_stats the metric's value reads
         self._new_block()
 
     def _new_block(self) -> None:
@@ -383,17 +582,54 @@ class BlockDrops:
     def _end_block(self) -> bool:
         ev = self._table
         value = ev.get()["m"]
-        self.values.append(value)
         # empty the block's table by reverting its cells (an exact state: update then revert
         # restores it bit for bit), cheaper than building a new evaluator: O(cells of the block)
         for t, p, c in ev.table.items():
             ev.revert(t, p, c)
         self._len = 0
+        return self._take_value(value)
+
+    def _take_value(self, value: float) -> bool:
+        """A finished block's value: kept, and fed to the detector (at :attr:`n`)."""
+        self.values.append(value)
         if self.detector.update(value) and (self.gate is None or self.gate()):
             self.drops.append(self.n)
             self.last_drop_time = time.time()
             return True
         return False
+
+    def _block_values(self, t, p, w) -> list | None:
+        """The metric over each whole block of integer-coded rows, from :func:`block_stats`
+        (all blocks at once); ``None`` when they must go through a table (labels not integer
+        arrays, weights too large, a metric reading another statistic: then never again)."""
+        if self._fast is False:
+            return None
+        import numpy as np
+
+        from .metrics.quantities import Quantities
+
+        arrays = [x for x in (t, p, w) if x is not None]
+        if not all(isinstance(x, np.ndarray) and x.dtype.kind in "iu" for x in arrays):
+            return None
+        if (len(t) and int(min(t.min(), p.min())) < 0):
+            return None
+        if self.metric.on_demand:  # reads the table itself
+            self._fast = False
+            return None
+        value, specs = self.metric.value, self.metric.f_specs
+        while True:  # the sums the metric reads: found on its first blocks, then only those
+            stats = block_stats(t, p, w, self.block, specs, self._names)
+            if stats is None:
+                return None
+            _BlockStats.missed.clear()
+            try:
+                return [value(Quantities(st)) for st in stats]
+            except (AttributeError, KeyError):
+                missed = _BlockStats.missed - set(self._names)
+                if not missed:
+                    self._fast = False  # a sum block_stats does not give
+                    return None
+                self._names = (*self._names, *missed)
 
     @property
     def table(self):
@@ -410,11 +646,26 @@ class BlockDrops:
         return False
 
     def update_many(self, y_true, y_pred, w=None) -> list:
-        """Take many (validated) elements; returns the element counts of the drops flagged."""
+        """Take many (validated) elements; returns the element counts of the drops flagged.
+
+        Whole blocks of integer label arrays (codes, as ``watch`` passes them) are read all at
+        once (:func:`block_stats`: the block tables' sums, exact, in numpy; the metric's formula
+        per block), the rest through the block's table; the values are the same to the bit."""
         n = len(y_true)
         first = len(self.drops)
         start = 0
         while start < n:
+            whole = (n - start) // self.block * self.block
+            if not self._len and whole:
+                cut = slice(start, start + whole)
+                values = self._block_values(y_true[cut], y_pred[cut],
+                                            None if w is None else w[cut])
+                if values is not None:
+                    for value in values:
+                        self.n += self.block
+                        self._take_value(value)
+                    start += whole
+                    continue
             stop = min(n, start + self.block - self._len)
             self._table.update_many(y_true[start:stop], y_pred[start:stop],
                                     None if w is None else w[start:stop])

@@ -9,11 +9,11 @@ and ``mean`` the global mean:
 ========================  =================================================  ========  =========
 class                     value                                              get()     Alink
 ========================  =================================================  ========  =========
-SSW                       ``sum_j M2_j``                                     O(k)      ssw
-SSB                       ``sum_j b[j]·||mean_j - mean||²``                  O(k·d)    ssb
-CalinskiHarabasz          ``(SSB/(k-1)) / (SSW/(N-k))``                      O(k·d)    vrc
-Separation                mean ``||mean_i - mean_j||`` over pairs             O(k²)*    sp
-RMSCompactness            mean over clusters of ``sqrt(M2_j/b[j])``          O(k)      (cp: not)
+SSW                       ``sum_j M2_j``                                     O(k)§     ssw
+SSB                       ``sum_j b[j]·||mean_j - mean||²``                  O(k·d)§   ssb
+CalinskiHarabasz          ``(SSB/(k-1)) / (SSW/(N-k))``                      O(k·d)§   vrc
+Separation                mean ``||mean_i - mean_j||`` over pairs             O(k²)*§   sp
+RMSCompactness            mean over clusters of ``sqrt(M2_j/b[j])``          O(k)§     (cp: not)
 RMSDaviesBouldin          DB index with ``s_j = sqrt(M2_j/b[j])`` (q = 2)    O(k)*‡    (db: not)
 CosineCompactness         mean over clusters of mean ``1 - cos(x, mean_j)``  O(k·d)    cp
 CosineSSB                 ``sum_j b[j]·(1 - cos(mean_j, mean))²``            O(k·d)    ssb
@@ -26,6 +26,8 @@ CosineSilhouette          silhouette, cosine distance                        O(1
 \\* plus O(k·d) per cluster changed since the last read (cached distances between means).
 ‡ per cluster changed since the last read (and O(k) per row whose maximum fell); a full O(k²)
 rebuild on the first read or when more than k/8 clusters changed.
+§ natively: SSW, compactness and separation's sum O(1) (running sums), SSB and CH O(d) (anchored
+sums), plus the clusters changed since the last read (``docs/intrinsic.md``).
 † the silhouettes score each arriving point at update time (O(k·d)): ``get()`` is their running
 mean (*prequential*); :meth:`Silhouette.final` is the exact silhouette of the stored points
 against the final summaries (O(N·k·d)).
@@ -118,6 +120,10 @@ class IntrinsicMetric(Described):
     space = "euclidean"
     alink: str | None = None
     needs_points = False
+    # the value from one ``SummaryKernel.read`` ``(n, k, (ssw, ssb, separation sum, compactness,
+    # Davies-Bouldin))``, as ``value`` computes it through the kernel (IntrinsicEvaluator.get), or
+    # None: this view is read by ``get``
+    _from_read: Callable[..., float] | None = None
 
     def __init_subclass__(cls, register=True, **kw):
         super().__init_subclass__(**kw)
@@ -209,6 +215,7 @@ class SSW(IntrinsicMetric):
 
     bigger_is_better = False
     alink = "ssw"
+    _from_read = staticmethod(lambda n, k, r: r[0])
 
     def value(self, s):
         return s.ssw
@@ -226,6 +233,7 @@ class SSB(IntrinsicMetric):
     """
 
     alink = "ssb"
+    _from_read = staticmethod(lambda n, k, r: r[1])
 
     def value(self, s):
         return s.ssb()
@@ -246,17 +254,28 @@ class CalinskiHarabasz(IntrinsicMetric):
 
     alink = "vrc"
 
-    def value(self, s):
-        k, n = s.k, s.n
+    @staticmethod
+    def _ratio(n, k, ssw, ssb):
         if k < 2:
             return NAN
-        ssw = s.ssw
         if ssw == 0.0:
             return 1.0
-        return s.ssb() * (n - k) / (ssw * (k - 1))
+        return ssb * (n - k) / (ssw * (k - 1))
+
+    _from_read = staticmethod(lambda n, k, r: CalinskiHarabasz._ratio(n, k, r[0], r[1]))
+
+    def value(self, s):
+        k = s.k
+        return NAN if k < 2 else self._ratio(s.n, k, s.ssw, s.ssb())
 
 
 # -- distances between means -----------------------------------------------------------------------
+def _separation_read(n, k, r):
+    if k < 2:
+        return NAN
+    return None if r[2] is None else r[2] / (k * (k - 1))
+
+
 def _separation(s: ClusterSummaries) -> float:
     k = s.k
     if k < 2:
@@ -382,6 +401,7 @@ class Separation(IntrinsicMetric):
     """
 
     alink = "sp"
+    _from_read = staticmethod(_separation_read)
 
     def value(self, s):
         return _separation(s)
@@ -402,6 +422,7 @@ class RMSCompactness(IntrinsicMetric):
     """
 
     bigger_is_better = False
+    _from_read = staticmethod(lambda n, k, r: r[3])
 
     def value(self, s):
         return _compactness(s, _rms_scatter)
@@ -450,6 +471,7 @@ class CosineCompactness(IntrinsicMetric):
     bounds = (0.0, 1.0)
     space = "cosine"
     alink = "cp"
+    _from_read = staticmethod(lambda n, k, r: r[3])
 
     def value(self, s):
         return _compactness(s, _cosine_scatter)
@@ -467,6 +489,7 @@ class CosineSSB(IntrinsicMetric):
 
     space = "cosine"
     alink = "ssb"
+    _from_read = staticmethod(lambda n, k, r: r[1])
 
     def value(self, s):
         if s.n == 0:
@@ -492,6 +515,7 @@ class CosineSeparation(IntrinsicMetric):
     bounds = (0.0, 2.0)
     space = "cosine"
     alink = "sp"
+    _from_read = staticmethod(_separation_read)
 
     def value(self, s):
         return _separation(s)
@@ -822,6 +846,8 @@ class IntrinsicEvaluator:
         self.summaries: dict = {}
         self.metrics: dict = {}
         self._ordered: list = []  # the summaries, cosine first (see update)
+        self._db: dict = {}  # space -> the one Davies-Bouldin view read by SummaryKernel.read (None: several)
+        self._dists: dict = {}  # space -> True when a view reads the distances between means
         self._dim, self._features, self._native = dim, features, native
         if metrics is None:
             metrics = default_intrinsic_metrics()
@@ -842,6 +868,13 @@ class IntrinsicEvaluator:
             s = self.summaries[metric.space] = ClusterSummaries(self._dim, self._features, metric.space,
                                                                 native=self._native)
         metric._bind(s)
+        if isinstance(metric, (Separation, CosineSeparation, RMSDaviesBouldin, CosineDaviesBouldin)):
+            self._dists[metric.space] = True
+        if isinstance(metric, (RMSDaviesBouldin, CosineDaviesBouldin)):
+            if metric.space in self._db:
+                self._db[metric.space] = None  # two of them: each reads through its own get
+            else:
+                self._db[metric.space] = metric
         self.metrics[name] = metric
         self._ordered = sorted(self.summaries.values(), key=lambda s: s.space != "cosine")
 
@@ -901,8 +934,38 @@ class IntrinsicEvaluator:
             m._on_revert(token)
 
     def get(self) -> dict:
-        """``{name: value}`` for every metric."""
-        return {name: m.get() for name, m in self.metrics.items()}
+        """``{name: value}`` for every metric. With the native kernel, the summary views of a
+        space (SSW, SSB, CH, separation, compactness, at most one Davies-Bouldin) take their
+        values from one ``SummaryKernel.read``, the same numbers their ``get`` gives; the others
+        (the silhouettes' O(1) running means) their own ``get``."""
+        reads = {}
+        for space, s in self.summaries.items():
+            kernel = s.kernel
+            if kernel is None or s.dim is None:
+                continue
+            db = self._db.get(space)
+            if self._dists.get(space) and s.k >= 2 and kernel.dist_sum(s.width) is None:
+                s.centroid_distances()  # the cache of distances between means made and bound to the kernel
+            cache = None if db is None or s.k < 2 else db._cache
+            if cache is not None and cache.native is None:
+                cache.native = _DaviesBouldinKernel()
+            native = None if cache is None else cache.native
+            r = kernel.read(s.width, s.n, s.k, s.version, native, cache is not None and cache.summaries is not s)
+            if cache is not None and r[4] is not None:
+                cache.summaries = s
+            reads[space] = (s.n, s.k, r)
+        out = {}
+        for name, m in self.metrics.items():
+            got = reads.get(m.space)
+            value = None
+            if got is not None:
+                f = m._from_read
+                if f is not None:
+                    value = f(*got)
+                elif m is self._db.get(m.space) and got[1] >= 2:
+                    value = got[2][4]
+            out[name] = m.get() if value is None else value
+        return out
 
     def __repr__(self) -> str:
         n = max((s.n for s in self.summaries.values()), default=0)

@@ -611,12 +611,11 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
     if fmt == "jsonl":
         if start:
             source.seek(*start)
-        yield from _jsonl_rows(source, spec, on_error, total)
-        return
+        return (yield from _jsonl_rows(source, spec, on_error, total))
     layout = csv_layout(source, fmt, spec)
     if start:
         source.seek(*start)
-    yield from csv_rows(source, layout, spec, on_error, total)
+    return (yield from csv_rows(source, layout, spec, on_error, total))
 
 
 def csv_rows(source: LineSource, layout: CsvLayout, spec: RowSpec, on_error=raise_error,
@@ -717,6 +716,7 @@ def _jsonl_rows(source: LineSource, spec: RowSpec, on_error, total=0):
             on_error(e)
             continue
         yield row
+    return total
 
 
 def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size=65536):

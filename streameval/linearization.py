@@ -11,8 +11,8 @@ has ``S = Σ_u m_u · S_u`` (:class:`~streameval.units.UnitStats`). To first ord
 
 (the empirical variance of the scores times ``U``: the infinitesimal jackknife). It is exact for a
 linear ``f`` and first-order right for every smooth one, and costs, per resample, one gradient
-(two metric reads per field the metric reads: central differences) and one ``O(U · fields)``
-product: no nested bootstrap.
+(two metric reads per field the metric reads: central differences) and ``O(U · fields²)``
+multiply-adds in one BLAS product (:func:`standard_errors`): no nested bootstrap.
 
 The gradient is taken by central differences on the exact integer sums, with an even integer step
 ``h`` of about ``10⁻⁷`` of the field (at least 2): every metric formula reads counts and
@@ -45,7 +45,7 @@ __all__ = ["read_fields", "gradients", "unit_fields", "standard_errors", "mean_s
 
 _NSTAT = len(STAT_NAMES)
 _REL_STEP = 1e-7
-_CHUNK = 1 << 21  # (resample, unit) scores held at once: 16 MB per system
+_CHUNK = 1 << 21  # unit-side products held at once: 16 MB
 
 
 class _Recorder:
@@ -146,17 +146,6 @@ def unit_fields(ustats: UnitStats) -> np.ndarray:
     return ustats.field_values()
 
 
-def _weighted_sd(z: np.ndarray, w: np.ndarray, tot: np.ndarray) -> np.ndarray:
-    """``sqrt(Σ_u w_u (z_u − z̄)²)`` per row (``z̄`` the ``w``-weighted mean), as
-    ``Σ w z² − (Σ w z)² / Σ w`` without a ``(B, U)`` temporary. The scores' mean is small beside
-    their spread (it is the metric's derivative along the table's own scale, ``∇θ · S / U``: zero for
-    a ratio of sums, ``O(1/U)`` of the spread for ARI and NMI), so the subtraction cancels little;
-    a negative rounding residue is clipped to 0. O(B · U)."""
-    s1 = np.einsum("bu,bu->b", z, w)
-    s2 = np.einsum("bu,bu,bu->b", z, z, w)
-    return np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0))
-
-
 def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
                     fields: list | None = None) -> tuple[list, list]:
     """Linearization standard errors at the resamples with multiplicities ``m`` (``(B, U)``):
@@ -166,8 +155,13 @@ def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
     ``i``'s combined rows (``systems[i].combine(m)``), ``pairs`` index pairs ``(i, j)`` whose
     difference ``θ_i − θ_j`` is wanted (scores ``z_i − z_j``: the pairing is in), ``fields`` the
     systems' :func:`unit_fields` if already computed. The module's ``se² = Σ_u m_u (z_u − z̄)²``.
-    Cost per resample: the gradients (two reads per field read), plus ``O(U · fields read)`` per
-    metric and system; memory ``O(2**21)`` floats per system, whatever ``B`` and ``U``.
+    Computed from the moments of the units' (centred) fields rather than from the ``(B, U)`` scores:
+    with ``x_u`` unit ``u``'s fields, ``Σ_u m_u z_u = g · Σ_u m_u x_u`` and
+    ``Σ_u m_u z_u² = gᵀ (Σ_u m_u x_u x_uᵀ) g`` (over the fields the metric reads), one BLAS product
+    of the multiplicities with the units' fields and their pairwise products for all metrics,
+    systems and pairs at once. Cost per resample: the gradients (two reads per field read), plus
+    ``O(U · Σ_k F_k²)`` multiply-adds with ``F_k`` the 2 to 4 fields metric ``k`` reads, per system
+    and pair; memory ``O(B · Σ_k F_k²)``.
 
     >>> import numpy as np
     >>> from streameval import ELM
@@ -181,27 +175,58 @@ def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
     if fields is None:
         fields = [unit_fields(us) for us in systems]
     w = np.asarray(m, dtype=np.float64)
-    step = max(1, _CHUNK // max(1, w.shape[1]))
-    if len(w) > step:  # scores of at most _CHUNK (resample, unit) pairs at a time
-        parts = [standard_errors(systems, metrics, w[i:i + step], [r[i:i + step] for r in rows],
-                                 pairs, fields) for i in range(0, len(w), step)]
-        return ([np.concatenate([p[0][i] for p in parts], axis=1) for i in range(len(systems))],
-                [np.concatenate([p[1][j] for p in parts], axis=1) for j in range(len(pairs))])
-    grads = [gradients(us, metrics, r) for us, r in zip(systems, rows)]
+    grads = [gradients(us, metrics, r) for us, r in zip(systems, rows)]  # (metrics, B, fields)
+    # the fields some metric's slope touches, centred over the units (a shift of every unit's
+    # fields leaves the spread of the scores unchanged, and keeps the moments below small)
+    cols = [np.flatnonzero(np.any(g != 0, axis=(0, 1))) for g in grads]
+    xs = [f[:, c] - f[:, c].mean(axis=0) for f, c in zip(fields, cols)]
+    gs = [g[:, :, c] for g, c in zip(grads, cols)]
+    # each metric's own fields (positions in xs[i]): its second moments need only those
+    own = [[np.flatnonzero(np.any(g[k] != 0, axis=0)) for k in range(len(metrics))] for g in gs]
+    blocks = [(x, None) for x in xs]
+    blocks += [(xs[i][:, own[i][k]], xs[i][:, own[i][k]]) for i in range(len(systems))
+               for k in range(len(metrics))]
+    blocks += [(xs[a][:, own[a][k]], xs[b][:, own[b][k]]) for a, b in pairs for k in range(len(metrics))]
+    mom = iter(_moments(w, blocks))
+    m1 = [next(mom) for _ in systems]
+    m2 = [[next(mom) for _ in metrics] for _ in systems]
+    m12 = [[next(mom) for _ in metrics] for _ in pairs]
     tot = w.sum(axis=1)
     tot = np.where(tot > 0, tot, np.nan)
     se = [np.empty((len(metrics), len(w))) for _ in systems]
     sed = [np.empty((len(metrics), len(w))) for _ in pairs]
     for k in range(len(metrics)):
-        z = []  # (B, U) scores of each system, from the fields the metric reads (a few columns)
-        for g, f in zip(grads, fields):
-            cols = np.flatnonzero(np.any(g[k] != 0, axis=0))
-            z.append(g[k][:, cols] @ f[:, cols].T)
+        s1 = [np.einsum("bf,bf->b", g[k], x) for g, x in zip(gs, m1)]  # Σ w z
+        gk = [g[k][:, o[k]] for g, o in zip(gs, own)]  # the metric's own slopes
+        s2 = [np.einsum("bf,bfg,bg->b", g, x[k], g) for g, x in zip(gk, m2)]  # Σ w z²
         for i in range(len(systems)):
-            se[i][k] = _weighted_sd(z[i], w, tot)
+            se[i][k] = np.sqrt(np.maximum(s2[i] - s1[i] * s1[i] / tot, 0.0))
         for j, (a, b) in enumerate(pairs):
-            sed[j][k] = _weighted_sd(z[a] - z[b], w, tot)
+            cross = np.einsum("bf,bfg,bg->b", gk[a], m12[j][k], gk[b])  # Σ w z_a z_b
+            d1 = s1[a] - s1[b]
+            sed[j][k] = np.sqrt(np.maximum(s2[a] + s2[b] - 2 * cross - d1 * d1 / tot, 0.0))
     return se, sed
+
+
+def _moments(w: np.ndarray, blocks: list) -> list:
+    """For each block ``(x, y)`` of per-unit rows: ``Σ_u w_bu x_u`` (``y`` None, shape ``(B, F)``)
+    or ``Σ_u w_bu x_u y_uᵀ`` (shape ``(B, F, G)``), all from one ``(B, U) × (U, columns)``
+    product taken over blocks of units (memory ``O(_CHUNK)`` floats on the unit side)."""
+    widths = [x.shape[1] * (1 if y is None else y.shape[1]) for x, y in blocks]
+    total = np.zeros((len(w), sum(widths)))
+    n_units = w.shape[1]
+    step = max(1, _CHUNK // max(1, sum(widths)))
+    for lo in range(0, n_units, step):
+        hi = min(n_units, lo + step)
+        part = [x[lo:hi] if y is None else
+                np.einsum("uf,ug->ufg", x[lo:hi], y[lo:hi]).reshape(hi - lo, -1) for x, y in blocks]
+        total += w[:, lo:hi] @ np.hstack(part)
+    out, c = [], 0
+    for (x, y), width in zip(blocks, widths):
+        block = total[:, c:c + width]
+        out.append(block if y is None else block.reshape(len(w), x.shape[1], y.shape[1]))
+        c += width
+    return out
 
 
 def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -214,4 +239,9 @@ def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
     w = np.asarray(m, dtype=np.float64)
     tot = w.sum(axis=1)
     tot = np.where(tot > 0, tot, np.nan)
-    return np.array([_weighted_sd(np.broadcast_to(v, w.shape), w, tot) / tot for v in per_unit])
+    out = []
+    for v in np.asarray(per_unit, dtype=np.float64):
+        c = v - v.mean()  # centred: the spread is shift-invariant, the moments stay small
+        s1, s2 = w @ c, w @ (c * c)
+        out.append(np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0)) / tot)
+    return np.array(out)

@@ -591,7 +591,10 @@ class ClusterSummaries(Guarded):
 
     @property
     def ssw(self) -> float:
-        """Within-cluster sum of squares ``sum_j M2_j``. O(k)."""
+        """Within-cluster sum of squares ``sum_j M2_j``. O(k); through the kernel, O(1) from its
+        running sum (TwoSum: exact to ``~ε²`` of the scatters) plus the clusters changed since."""
+        if self._kernel is not None:
+            return self._kernel.ssw(len(self._labels))
         return float(self._m2[: len(self._labels)].sum())
 
     def ssb(self) -> float:

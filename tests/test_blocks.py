@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streameval import blocks
 from streameval.blocks import Codes, iter_blocks
 from streameval.errors import InputError
 from streameval.io import LineSource, RowSpec, iter_text_rows, raise_error
@@ -67,11 +68,16 @@ line = st.one_of(clean, clean, clean, odd)  # mostly blocks that pyarrow parses
 ending = st.sampled_from(["\n", "\n", "\n", "\r\n", ""])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("parser", ["pyarrow", "numpy"])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.tuples(line, ending), max_size=25),
        header=st.sampled_from(["t,p,w\n", "\ufefft,p,w\n", "t,p\n", ""]),
        block_bytes=st.sampled_from([8, 32, 100, 1 << 22]))
-def test_blocks_equal_rows_on_any_bytes(tmp_path, lines, header, block_bytes):
+def test_blocks_equal_rows_on_any_bytes(tmp_path, monkeypatch, parser, lines, header,
+                                        block_bytes):
+    """pyarrow's CSV reader, or numpy's without it, against the csv module row by row."""
+    if parser == "numpy":
+        monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
     path = tmp_path / "x.csv"
     text = header + "".join(a + (e or "\n") for a, e in lines[:-1])
     if lines:
@@ -93,7 +99,10 @@ def test_blocks_equal_rows_on_any_bytes(tmp_path, lines, header, block_bytes):
     assert by_blocks(path, "csv", spec, block_bytes) == want
 
 
-def test_bad_rows_stop_at_their_line_in_a_large_file(tmp_path):
+@pytest.mark.parametrize("parser", ["pyarrow", "numpy"])
+def test_bad_rows_stop_at_their_line_in_a_large_file(tmp_path, monkeypatch, parser):
+    if parser == "numpy":
+        monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
     path = tmp_path / "big.tsv"
     good = "".join(f"t{k % 7}\tp{k % 5}\t{1 + k % 3}\n" for k in range(50000))
     path.write_text("t\tp\tw\n" + good + "t1\t\t2\n" + good)
@@ -126,3 +135,118 @@ def test_json_lines_go_row_by_row_into_blocks(tmp_path):
     assert got == by_rows(path, "jsonl", RowSpec("t", "p"))
     assert rows[:2] == [(1, "x", 1), (1, "x", 1)] and len(rows) == 70002
     assert [e[0] for e in errors] == [f"{path}, line 3: missing predicted label (column 'p' is empty)"]
+
+
+JSON_VALUES = ['"a"', '"b"', '"é"', '""', '"\\u00e9"', '"\\ud800"', "1", "2", "-0", "1.0", "2.5",
+               "true", "false", "null", "[1]", '{"x": 1}', "NaN", "9223372036854775807",
+               "9223372036854775808", "1e2", "0"]
+
+
+def _obj(v) -> str:
+    return '{"t": ' + v[0] + ', "p": ' + v[1] + ', "w": ' + v[2] + "}"
+
+
+json_clean = st.tuples(st.sampled_from(['"a"', '"b"', '"é"']), st.sampled_from(['"x"', '"y"']),
+                       st.sampled_from(["1", "2", "3"])).map(_obj)
+json_int = st.tuples(st.sampled_from(["1", "2", "0"]), st.sampled_from(["true", "false"])).map(
+    lambda v: '{"p": ' + v[1] + ', "t": ' + v[0] + "}")
+json_odd = st.one_of(
+    st.tuples(st.sampled_from(JSON_VALUES), st.sampled_from(JSON_VALUES),
+              st.sampled_from(JSON_VALUES)).map(_obj),
+    st.sampled_from(['{"t": "a", "p": "x", "t": "b"}', '{"t": "a", "p": "x"}{"t": "a", "p": "x"}',
+                     '[1, 2]', "", "  ", '{"t": "a"}', ' {"t": "a", "p": "x"}', "{", "x",
+                     '{"t": "a", "p": "x", "w": 2.0}', '{"t": "a", "p": "x", "w": "2"}',
+                     '{"t": "a", "p": "x", "w": 72057594037927935}']))
+json_line = st.one_of(json_clean, json_clean, json_int, json_odd)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(json_line, ending), max_size=25),
+       weighted=st.booleans(), block_bytes=st.sampled_from([8, 64, 200, 1 << 22]))
+def test_json_blocks_equal_rows_on_any_lines(tmp_path, lines, weighted, block_bytes):
+    """pyarrow's JSON reader takes only the blocks on which it agrees with ``json.loads``: the
+    same rows (labels of the same values and types), errors and positions as row by row."""
+    path = tmp_path / "x.jsonl"
+    text = "".join(a + (e or "\n") for a, e in lines[:-1])
+    if lines:
+        text += lines[-1][0] + lines[-1][1]
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    spec = RowSpec("t", "p", "w" if weighted else None)
+    want = by_rows(path, "jsonl", spec)
+    got = by_blocks(path, "jsonl", spec, block_bytes)
+    assert got == want
+    # and of the same types: each label as the first equal one read (a dict groups 1 and True)
+    codes = Codes(), Codes()
+    first = [(codes[0].labels[codes[0].code(t)], codes[1].labels[codes[1].code(p)], w)
+             for t, p, w in want[0]]
+    assert [tuple(map(type, r)) for r in got[0]] == [tuple(map(type, r)) for r in first]
+
+
+def test_json_lines_are_parsed_a_block_at_a_time(tmp_path, monkeypatch):
+    """A plain JSON-lines file goes through pyarrow, not through ``json.loads``."""
+    import json
+
+    path = tmp_path / "x.jsonl"
+    path.write_text("".join(f'{{"t": {k % 7}, "p": "c{k % 5}", "w": {1 + k % 2}}}\n'
+                            for k in range(5000)))
+    want = by_rows(path, "jsonl", RowSpec("t", "p", "w"))
+
+    def refused(*a, **k):
+        raise AssertionError("json.loads called")
+
+    monkeypatch.setattr(json, "loads", refused)
+    got = by_blocks(path, "jsonl", RowSpec("t", "p", "w"), 1 << 14)
+    assert got == want and len(got[0]) == 5000
+
+
+def test_without_pyarrow_csv_blocks_are_parsed_by_numpy(tmp_path, monkeypatch):
+    """No pyarrow: a plain CSV still goes a block at a time (numpy), not through the csv module."""
+    import csv
+
+    monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
+    path = tmp_path / "x.csv"
+    path.write_text("t,p,w\n" + "".join(f"e{k % 7},c{k % 5},{1 + k % 2}\n" for k in range(5000)))
+    want = by_rows(path, "csv", RowSpec("t", "p", "w"))
+    calls = []
+    real = csv.reader
+    monkeypatch.setattr(csv, "reader", lambda *a, **k: calls.append(1) or real(*a, **k))
+    got = by_blocks(path, "csv", RowSpec("t", "p", "w"), 1 << 14)
+    assert got == want and len(got[0]) == 5000 and len(calls) == 1  # the header only
+
+
+@settings(max_examples=60, deadline=None)
+@given(labels=st.lists(st.sampled_from([0, 1, 2, "a", "b", True, 1.0, 2.5]), min_size=1,
+                       max_size=6),
+       rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(1, 3)),
+                     max_size=30))
+def test_update_coded_is_update_many_of_the_labels(labels, rows):
+    """Codes into label lists (repeated, equal or mixed labels included) give the state of
+    update_many of the labels themselves."""
+    import numpy as np
+
+    from streameval import Contingency
+
+    rows = [(t % len(labels), p % len(labels), w) for t, p, w in rows]
+    t, p, w = (np.array([r[k] for r in rows], np.int64) for k in range(3))
+    coded, plain = Contingency(), Contingency()
+    coded.update_coded(labels, labels[::-1], t, p, w)
+    plain.update_many([labels[k] for k in t.tolist()], [labels[::-1][k] for k in p.tolist()], w)
+    assert coded == plain
+
+
+def test_update_coded_refuses_bad_input_and_changes_nothing():
+    import numpy as np
+
+    from streameval import Contingency
+    from streameval.errors import MissingLabelError
+
+    table = Contingency()
+    table.update("a", "x")
+    before = table.to_dict()
+    for labels, codes, error in [(["a", None], [1], MissingLabelError),
+                                 (["a"], [1], ValueError), (["a"], [-1], ValueError)]:
+        with pytest.raises(error):
+            table.update_coded(labels, ["x", "y"], np.array(codes), np.array([0]))
+    with pytest.raises(ValueError, match="weight"):
+        table.update_coded(["a"], ["x"], np.array([0]), np.array([0]), np.array([0]))
+    assert table.to_dict() == before

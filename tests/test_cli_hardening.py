@@ -343,13 +343,13 @@ def test_watch_tables_catch_up_to_the_values_of_row_by_row_updates(rows, size, c
     state = WatchState(classes, size)
     ev, win = Evaluator([c() for c in classes]), CountWindow(size, [c() for c in classes])
     for k, row in enumerate(rows, 1):
-        state.pending.append(row)
+        state.take_rows([row])
         ev.update(*row)
         win.update(*row)
         if k in cuts or k == len(rows):
             values = state.values()
             assert values["all"] == ev.get() and values["window"] == win.get()
-            assert state.win.table == win.evaluator.table and list(state.items) == list(win)
+            assert state.win.table == win.evaluator.table and state.window_rows() == list(win)
 
 
 def test_the_status_line_fits_the_terminal():
@@ -383,9 +383,9 @@ def test_watch_drop_detection_is_the_monitors_block_values_and_drops(rows, block
 
     (cls,) = resolve(name)
     state = WatchState([cls], 0, BlockDrops(cls(), block, Cusum(reference=2, h=0.5)))
-    state.pending += rows[:cut]
+    state.take_rows(rows[:cut])
     state.flush()
-    state.pending += rows[cut:]
+    state.take_rows(rows[cut:])
     state.flush()
     mon = Monitor([cls()], window=None, watch=cls.__name__, block=block,
                   detector=Cusum(reference=2, h=0.5))

@@ -311,7 +311,8 @@ def test_report_reads_equal_the_reference_with_many_clusters_and_reverts(shift):
             want = float(sil._scores(ref, x[None, :], ref.slots([p]))[0])
             assert abs(fx / 2.0**53 - want) <= tol * abs(want) + 2.0**-53, (step, fx / 2.0**53, want)
         if step % 5 == 0 and s.k >= 2:
-            got = ev.get()
+            got = ev.get()  # one native read for the summary views: what each view's get gives
+            assert all(got[name] == ev[name].get() for name in names), step
             for name in names:
                 want = INTRINSIC_REGISTRY[name]().value(ref)
                 assert abs(got[name] - want) <= tol * abs(want), (step, name, got[name], want)

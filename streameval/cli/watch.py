@@ -3,9 +3,10 @@ all-time and windowed metrics, a line every N rows or T seconds, JSON lines, a P
 (:mod:`.prometheus`), and a JSON checkpoint (:mod:`.checkpoint`, saved atomically on a schedule
 and on exit) to resume from.
 
-A reader thread parses rows into a :class:`~streameval.cli.feed.Feed`; the main thread takes them
-(O(1) per row) and reports, publishes and checkpoints; the tables
-(:class:`~streameval.cli.watch_state.WatchState`) catch up then.
+A reader thread parses rows into a :class:`~streameval.cli.feed.Feed` as blocks of label codes
+(a whole file a block at a time, :mod:`streameval.blocks`; a followed file or a pipe as rows
+arrive); the main thread takes them (O(1) per block) and reports, publishes and checkpoints; the
+tables (:class:`~streameval.cli.watch_state.WatchState`) catch up then, in bulk.
 
 >>> status_line({"rows": 12, "skipped": 0, "all": {"AdjustedRand": 0.5}}, 0, width=80)
 'rows 12 | skipped 0 | all: ARI 0.5000'
@@ -120,6 +121,16 @@ def keep_stdin_through_shutdown() -> None:
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
 
 
+def _waiting(fd: int) -> bool:
+    """Whether more input is waiting in descriptor ``fd`` (a pipe): it can be read at once."""
+    import select
+
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def drops_for(args, classes):
     """The drop detection of ``watch``: the library's :class:`~streameval.detect.BlockDrops`
     (``None`` with ``--drop-block 0``)."""
@@ -176,7 +187,10 @@ class WatchRun:
     def __init__(self, args, fmt, spec, classes):
         self.args, self.fmt, self.spec = args, fmt, spec
         self.input_desc = input_desc(args, fmt, spec)
-        self.state = WatchState(classes, args.window, drops_for(args, classes), args.top)
+        # what broke is kept only when something reads it: JSON lines, the Prometheus endpoint
+        breakdown = bool(args.jsonl) or args.prometheus_port is not None
+        self.state = WatchState(classes, args.window, drops_for(args, classes), args.top,
+                                breakdown=breakdown)
         if args.sample:
             self.state.use_sample(args.sample)
         self.policy = ErrorPolicy(args.on_error)
@@ -187,7 +201,8 @@ class WatchRun:
         self.interrupted: list = []
         self.error = None
         self.file_error = False
-        self.chunk = 1  # rows per hand-over (CHUNK for a regular file, see open)
+        self.chunk = 1  # rows per hand-over (CHUNK with a descriptor, see open)
+        self.pipe: int | None = None  # the descriptor of a pipe (or terminal) being read
         self.buf: tuple = ([], [], [])  # the reader's rows not yet handed over, their positions
 
     # -- set-up -------------------------------------------------------------------------
@@ -211,9 +226,12 @@ class WatchRun:
                                       on_notice=self._notice)
         fd = self.source.fileno()
         # a regular file is read without waiting (a followed one waits at its end, where the
-        # source calls _stopping): its rows go over in chunks; a pipe's, one by one, as they come
-        if fd is not None and stat.S_ISREG(os.fstat(fd).st_mode):
+        # source calls _stopping): its rows go over in chunks; a pipe's in chunks while more
+        # input is waiting in it, and as they come when none is (a slow stream is never held)
+        if fd is not None:
             self.chunk = self.CHUNK
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self.pipe = fd
         if args.file != "-" and fd is not None:
             if state.line and not check_fingerprint(self.source, state, args.checkpoint,
                                                     args.follow):
@@ -231,14 +249,21 @@ class WatchRun:
                                f"({e.strerror or e})") from None
 
     # -- the reader thread --------------------------------------------------------------
-    # Items in the feed: ``(rows, lines, offsets)`` (rows and the position after each), or
-    # ``(None, kind, payload)`` for an event, in order with the rows.
+    # Items in the feed: ``(true codes, pred codes, weights or None, lines, offsets)`` (int64
+    # arrays of the state's codes, and the position after each row), or ``(None, kind,
+    # payload)`` for an event, in order with the rows.
     def _hand_over(self) -> None:
-        """Put the rows read so far into the feed (from the reader thread)."""
-        buf = self.buf
-        if buf[0]:
+        """Put the rows read so far into the feed, coded (from the reader thread)."""
+        import numpy as np
+
+        from .watch_state import coded
+
+        rows, lines, offsets = self.buf
+        if rows:
             self.buf = ([], [], [])
-            self.feed.put(buf, limit=max(1, Feed.LIMIT // self.chunk))
+            item = (*coded(self.state.codes, rows), np.array(lines, np.int64),
+                    np.array(offsets, np.int64))
+            self.feed.put(item, limit=max(1, Feed.LIMIT // self.chunk))
 
     def _stopping(self) -> bool:
         """Called by a followed source at the end of the file, before it waits: hand over."""
@@ -254,7 +279,7 @@ class WatchRun:
                                         os.dup(fd) if fd is not None else None)))
 
     def reader(self) -> None:
-        feed, source, raised, chunk = self.feed, self.source, [], self.chunk
+        feed, source, raised, chunk, pipe = self.feed, self.source, [], self.chunk, self.pipe
 
         def on_error(e):
             self._hand_over()
@@ -264,7 +289,7 @@ class WatchRun:
                 raise e
 
         try:
-            if self.fmt != "jsonl" and columnar(source):
+            if columnar(source, self.fmt):
                 self._read_blocks(on_error)
             else:
                 rows = iter_text_rows(source, self.fmt, self.spec, on_error, start=self.start,
@@ -274,7 +299,7 @@ class WatchRun:
                     buf[0].append(row)
                     buf[1].append(source.lineno)
                     buf[2].append(source.offset)
-                    if len(buf[0]) >= chunk:
+                    if len(buf[0]) >= chunk or pipe is not None and not _waiting(pipe):
                         self._hand_over()
             self._hand_over()
         except InputError as e:
@@ -287,30 +312,21 @@ class WatchRun:
         feed.put((None, "end", None))
 
     def _read_blocks(self, on_error) -> None:
-        """A whole CSV/TSV file (not followed) read a block at a time
-        (:func:`~streameval.blocks.iter_blocks`), its rows handed over in pieces of
-        :attr:`CHUNK_BLOCK` rows, each with its line and the offset after it."""
-        import numpy as np
+        """A whole file (not followed) read a block at a time
+        (:func:`~streameval.blocks.iter_blocks`), its blocks of codes handed over in pieces of
+        :attr:`CHUNK_BLOCK` rows, each row with its line and the offset after it."""
+        from ..blocks import iter_blocks
 
-        from ..blocks import Codes, iter_blocks
-
-        codes = Codes(), Codes()
         step, put = self.CHUNK_BLOCK, self.feed.put
-        labels = [np.empty(0, object), np.empty(0, object)]
-        for block in iter_blocks(self.source, self.fmt, self.spec, on_error, codes=codes,
-                                 start=self.start, total=self.state.elements, positions=True):
-            for k, c in enumerate(codes):  # the labels by code, as an array to gather from
-                if len(labels[k]) != len(c.labels):
-                    labels[k] = np.empty(len(c.labels), object)
-                    labels[k][:] = c.labels
-            ts = labels[0][block.true].tolist()
-            ps = labels[1][block.pred].tolist()
-            ws = [1] * block.rows if block.weight is None else block.weight.tolist()
-            rows = list(zip(ts, ps, ws))
-            assert block.lines is not None and block.offsets is not None  # positions=True
-            lines, offsets = block.lines.tolist(), block.offsets.tolist()
-            for k in range(0, len(rows), step):
-                put((rows[k:k + step], lines[k:k + step], offsets[k:k + step]), limit=2)
+        for block in iter_blocks(self.source, self.fmt, self.spec, on_error,
+                                 codes=self.state.codes, start=self.start,
+                                 total=self.state.elements, positions=True):
+            t, p, w, lines, offsets = (block.true, block.pred, block.weight, block.lines,
+                                       block.offsets)
+            for k in range(0, block.rows, step):
+                cut = slice(k, k + step)
+                put((t[cut], p[cut], None if w is None else w[cut], lines[cut], offsets[cut]),
+                    limit=2)
 
     # -- the main thread ----------------------------------------------------------------
     def emit(self, final=False) -> dict:
@@ -406,27 +422,25 @@ class WatchRun:
             state.header = self.source.header  # read before any row is handed over
             n = state.rows
             due = rows_line + every if not ck_rows else min(rows_line + every, rows_ck + ck_rows)
-            extend = state.pending.extend
+            keep = state.take
             last = None  # the position after the last row taken, which the state must record
             for item in batch:
-                rows = item[0]
-                if rows is None:
+                if item[0] is None:
                     state.rows = n
                     if last is not None:
                         state.line, state.offset, last = last[0], last[1], None
                     running = self.special(item[1], item[2])
-                    extend = state.pending.extend
                     if not running:
                         break
                     continue
-                _, lines, offsets = item
-                k, m = 0, len(rows)
+                t, p, w, lines, offsets = item
+                k, m = 0, len(t)
                 while n + m - k >= due:  # the row that completes the due count is in here
                     j = k + due - n
-                    extend(rows[k:j])
+                    keep(t[k:j], p[k:j], None if w is None else w[k:j])
                     n, k = due, j
                     state.rows = n
-                    state.line, state.offset = lines[j - 1], offsets[j - 1]
+                    state.line, state.offset = int(lines[j - 1]), int(offsets[j - 1])
                     if n - rows_line >= every:
                         self.emit()
                         rows_line, last_line = n, time.monotonic()
@@ -436,11 +450,13 @@ class WatchRun:
                         rows_ck, last_ck = n, time.monotonic()
                     due = rows_line + every if not ck_rows else min(rows_line + every,
                                                                     rows_ck + ck_rows)
-                    extend = state.pending.extend
                 if k < m:
-                    extend(rows[k:] if k else rows)
+                    if k:
+                        keep(t[k:], p[k:], None if w is None else w[k:])
+                    else:
+                        keep(t, p, w)
                     n += m - k
-                last = (lines[-1], offsets[-1])
+                last = (int(lines[-1]), int(offsets[-1]))
             state.rows = n
             if last is not None:
                 state.line, state.offset = last

@@ -1,17 +1,21 @@
 """The state of ``streameval watch``: all-time and windowed tables, drop detection, input position.
 
-Rows are taken in O(1) each; the tables catch up in bulk at each report, publication and
-checkpoint. Drop detection is the library's own (:class:`~streameval.detect.BlockDrops`, as
-:class:`~streameval.Monitor` runs it), fed the rows in bulk; what broke is an
+Rows arrive as blocks of label codes (:class:`~streameval.blocks.Codes`: the reader codes each
+distinct label once) and are taken in O(1) per block; the tables catch up in bulk at each report,
+publication and checkpoint: the all-time table by one bulk add of the pending rows' cells (each
+distinct label looked up once), the window by the net change of its cells or rebuilt. Drop
+detection is the library's own (:class:`~streameval.detect.BlockDrops`, as
+:class:`~streameval.Monitor` runs it), fed the codes in bulk; what broke is an
 :class:`~streameval.breakdown.ErrorAccount` over the window's table (the all-time one without a
-window). The values are those of updating row by row.
+window), kept only when something reads it (``breakdown``: JSON lines, Prometheus). The values are
+those of updating row by row.
 
 >>> from streameval.metrics import resolve
 >>> state = WatchState(resolve("ELM ARI"), window=2)
->>> state.pending += [("a", "x", 1), ("a", "x", 1), ("b", "x", 1)]
+>>> state.take_rows([("a", "x", 1), ("a", "x", 1), ("b", "x", 1)])
 >>> v = state.values()
->>> round(v["all"]["ELM"], 4), v["window"]["ELM"]
-(0.4444, 0.0)
+>>> round(v["all"]["ELM"], 4), v["window"]["ELM"], state.window_rows()
+(0.4444, 0.0, [('a', 'x', 1), ('b', 'x', 1)])
 """
 
 from __future__ import annotations
@@ -19,17 +23,17 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from operator import itemgetter
 
+import numpy as np
+
+from ..blocks import Codes
 from ..breakdown import ErrorAccount
 from ..detect import BlockDrops
 from ..errors import CLIError, StreamevalError
 from ..sample import SampleEstimator
 from .score import evaluator
 
-__all__ = ["WatchState", "count_cells", "add_cells", "add_rows"]
-
-_TRUE, _PRED, _WEIGHT = itemgetter(0), itemgetter(1), itemgetter(2)
+__all__ = ["WatchState", "count_cells", "add_codes", "coded"]
 
 
 def count_cells(rows, sign=1, counts=None) -> dict:
@@ -46,45 +50,82 @@ def count_cells(rows, sign=1, counts=None) -> dict:
     return counts
 
 
-def add_cells(ev, counts: dict, account: ErrorAccount | None = None) -> None:
-    """Apply ``{(t, p): signed weight}`` to an evaluator: additions in one
-    :meth:`~streameval.Evaluator.update_many` (as ``score`` does), removals by ``revert``; then
-    refresh ``account`` (an :class:`~streameval.breakdown.ErrorAccount` of its table), if any,
-    for each changed cell."""
-    import numpy as np
+def coded(codes, rows) -> tuple:
+    """``(true codes, pred codes, weights or None)`` of ``(t, p, w, ...)`` label rows (``codes``:
+    the two :class:`~streameval.blocks.Codes`). O(rows) dictionary lookups.
 
-    plus = [(k, c) for k, c in counts.items() if c > 0]
-    for (t, p), c in counts.items():
-        if c < 0:
-            ev.revert(t, p, -c)
-    if plus:
-        ts = np.empty(len(plus), dtype=object)
-        ps = np.empty(len(plus), dtype=object)
-        ts[:] = [k[0] for k, _ in plus]
-        ps[:] = [k[1] for k, _ in plus]
-        ev.update_many(ts, ps, np.fromiter((c for _, c in plus), dtype=np.int64, count=len(plus)))
-    if account is not None:
-        refresh = account.refresh
-        for (t, p), c in counts.items():
-            refresh(t, p, c)
+    >>> codes = Codes(), Codes()
+    >>> [a if a is None else a.tolist() for a in coded(codes, [("a", "x", 1), ("b", "x", 1)])]
+    [[0, 1], [0, 0], None]
+    """
+    w = np.fromiter((r[2] for r in rows), np.int64, len(rows))
+    return (codes[0].of([r[0] for r in rows]), codes[1].of([r[1] for r in rows]),
+            None if (w == 1).all() else w)
 
 
-def add_rows(ev, rows) -> None:
-    """Add ``(t, p, w, ...)`` rows to an evaluator in one :meth:`~streameval.Evaluator.update_many`
-    (the labels as lists: grouped by Python equality, cells counted in numpy; ``w`` left out when
-    every weight is 1). O(rows) plus the table's cost per changed cell.
+def _labels(codes: Codes, c: np.ndarray) -> tuple:
+    """``(labels, dense codes)``: the distinct labels of codes ``c`` and each one's index."""
+    used, dense = np.unique(c, return_inverse=True)
+    lab = codes.labels
+    return [lab[k] for k in used.tolist()], dense.astype(np.int64, copy=False)
+
+
+def add_codes(ev, codes, t, p, w=None) -> None:
+    """Add coded rows (``t``, ``p`` codes of ``codes``; weights ``w`` or ``None``: each 1) to an
+    evaluator's table in one bulk add, as :meth:`~streameval.Evaluator.update_many` of the labels
+    would: each distinct label looked up once, the cells counted in numpy. O(rows log rows) plus
+    the table's cost per changed cell.
 
     >>> from streameval import Evaluator
+    >>> codes = Codes(), Codes()
     >>> ev = Evaluator("ELM")
-    >>> add_rows(ev, [("a", "x", 1), ("a", "x", 2), ("b", "y", 1)])
+    >>> add_codes(ev, codes, *coded(codes, [("a", "x", 1), ("a", "x", 2), ("b", "y", 1)]))
     >>> sorted(ev.table.items())
     [('a', 'x', 3), ('b', 'y', 1)]
     """
-    import numpy as np
+    if not len(t):
+        return
+    # the cells counted over the codes; each distinct label of them looked up once
+    ct, cp, counts = _cells(t, p, w)
+    (tl, it), (pl, ip) = _labels(codes[0], ct), _labels(codes[1], cp)
+    update = getattr(ev.table, "update_coded", None)  # the native table
+    if update is not None:
+        update(tl, pl, it, ip, None if w is None and len(counts) == len(t) else counts)
+        return
+    ts, ps = np.empty(len(tl), object), np.empty(len(pl), object)
+    ts[:], ps[:] = tl, pl
+    ev.update_many(ts[it], ps[ip], counts)
 
-    w = np.fromiter(map(_WEIGHT, rows), np.int64, len(rows))
-    ev.update_many(list(map(_TRUE, rows)), list(map(_PRED, rows)),
-                   None if (w == 1).all() else w)
+
+def _cells(t, p, w) -> tuple:
+    """``(true codes, pred codes, summed signed weights)`` of the distinct cells of coded rows
+    (``w`` ``None``: each 1), in exact int64 arithmetic (a table's total stays under 2**57);
+    cells summing to 0 left out. One sort of a combined key (two when the codes are too many for
+    one int64)."""
+    if not len(t):
+        return t, p, np.zeros(0, np.int64)
+    kp = int(p.max()) + 1
+    if (int(t.max()) + 1) * kp >= 1 << 62:  # no room for one key: sort by both
+        order = np.lexsort((p, t))
+        key = None
+    else:
+        key = t * kp + p
+        if w is None:
+            key = np.sort(key)
+            first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+            c = np.diff(np.append(first, len(key)))
+            return key[first] // kp, key[first] % kp, c
+        order = np.argsort(key, kind="stable")
+    t, p = t[order], p[order]
+    w = np.ones(len(t), np.int64) if w is None else w[order]
+    new = np.flatnonzero(np.concatenate(([True], (t[1:] != t[:-1]) | (p[1:] != p[:-1]))))
+    c = np.add.reduceat(w, new)
+    keep = c != 0
+    return t[new][keep], p[new][keep], c[keep]
+
+
+def _ones(t, w):
+    return np.ones(len(t), np.int64) if w is None else w
 
 
 class _Held:
@@ -120,24 +161,31 @@ def inconsistency(table, rows: int, items, weighted: bool) -> str | None:
 class WatchState:
     """The state of ``streameval watch``: all-time and windowed metrics, counts, input position.
 
-    Rows are taken in O(1) each (appended to a pending list); the tables catch up at each report,
-    publication or checkpoint (:meth:`flush`): the all-time table by one ``update_many`` of the
-    pending rows' cells, the window (the last ``window`` rows) by the net change of its cells, or
-    rebuilt when that is cheaper. The values are those of updating row by row (the tables hold
-    integer counts; the order of updates does not change them).
+    Rows are taken as blocks of codes (:meth:`take`, O(1) per block; :meth:`take_rows` codes label
+    rows first); the tables catch up at each report, publication or checkpoint (:meth:`flush`):
+    the all-time table by one bulk add of the pending rows' cells, the window (the last
+    ``window`` rows) by the net change of its cells, or rebuilt when that is cheaper; the drop
+    detection by one :meth:`~streameval.detect.BlockDrops.update_many` of the codes. What broke
+    (``breakdown``) is refreshed for each changed cell at each catch-up; without ``breakdown``
+    it is not kept (and not reported). The values are those of updating row by row (the tables
+    hold integer counts; the order of updates does not change them).
     """
 
-    def __init__(self, classes, window: int, drops: BlockDrops | None = None, top: int = 5):
+    def __init__(self, classes, window: int, drops: BlockDrops | None = None, top: int = 5,
+                 codes=None, breakdown: bool = True):
         self.classes = classes
+        self.codes = codes if codes is not None else (Codes(), Codes())
         self.all = evaluator(classes)
         self.size = window
-        self.items: deque | None = deque() if window else None  # the window's rows
         self.win = evaluator(classes) if window else None
-        self.pending: list = []
+        self._window: deque = deque()  # the window's rows: blocks (t, p, w) of codes
+        self._wrows = 0  # rows in it
+        self.pending: list = []  # blocks (t, p, w) of codes not yet in the tables
         self.drops = drops
         self.recent = max(window, 10 * drops.block) if drops is not None else 0
         self.top = top
-        self.account = ErrorAccount((self.win or self.all).table)
+        self.breakdown = breakdown
+        self.account = ErrorAccount((self.win or self.all).table) if breakdown else None
         self.rows = self.skipped = self.offset = self.line = 0
         self.header = self.fingerprint = None
         self.updated = time.time()  # when the last row was taken
@@ -148,49 +196,126 @@ class WatchState:
         :class:`~streameval.SampleEstimator`; the tables, window and drops stay off."""
         self.sample = SampleEstimator(design=design)
 
+    def take(self, t, p, w=None) -> None:
+        """Take a block of validated rows: ``t``, ``p`` int64 codes of :attr:`codes`, ``w`` their
+        weights (``None``: each 1). O(1)."""
+        self.pending.append((t, p, w))
+
+    def take_rows(self, rows) -> None:
+        """Take ``(t, p, w)`` label rows (coded here). O(rows)."""
+        if rows:
+            self.take(*coded(self.codes, rows))
+
     @property
     def elements(self) -> int:
         held = self.all.table.n if self.sample is None else self.sample.n
-        return held + sum(row[2] for row in self.pending)
+        return held + sum(len(t) if w is None else int(w.sum()) for t, _, w in self.pending)
+
+    def _decoded(self, t, p, w) -> list:
+        """The label rows of coded ones. O(rows)."""
+        lt, lp = self.codes[0].labels, self.codes[1].labels
+        ws = [1] * len(t) if w is None else w.tolist()
+        return [(lt[a], lp[b], c) for a, b, c in zip(t.tolist(), p.tolist(), ws)]
 
     def flush(self) -> None:
         """Bring the tables up to date with the pending rows."""
-        rows = self.pending
-        if not rows:
+        blocks = self.pending
+        if not blocks:
             return
         self.pending = []
+        if len(blocks) == 1:
+            t, p, w = blocks[0]
+        else:
+            t = np.concatenate([b[0] for b in blocks])
+            p = np.concatenate([b[1] for b in blocks])
+            w = (None if all(b[2] is None for b in blocks)
+                 else np.concatenate([_ones(b[0], b[2]) for b in blocks]))
         if self.sample is not None:
             update = self.sample.update
-            for t, p, w in rows:
-                update(t, p, w)
+            for a, b, c in self._decoded(t, p, w):
+                update(a, b, c)
             return
-        add_rows(self.all, rows)
-        if self.items is not None:
-            self._flush_window(rows)
-        else:
-            refresh = self.account.refresh
-            for (t, p), c in count_cells(rows).items():
-                refresh(t, p, c)
+        add_codes(self.all, self.codes, t, p, w)
+        if self.win is not None:
+            self._flush_window(t, p, w)
+        elif self.account is not None:
+            self._refresh(t, p, w)
         if self.drops is not None:
-            w = [row[2] for row in rows]
-            self.drops.update_many([row[0] for row in rows], [row[1] for row in rows],
-                                   None if w.count(1) == len(w) else w)
+            self.drops.update_many(t, p, w)
 
-    def _flush_window(self, rows) -> None:
-        items, size = self.items, self.size
-        assert items is not None and self.win is not None  # a window is kept
-        leaving = max(0, len(items) + len(rows) - size)
-        if leaving + len(rows) > size:  # cheaper to rebuild from the rows it will hold
-            items.extend(rows[-size:])
-            while len(items) > size:
-                items.popleft()
-            self.win = evaluator(self.classes)
-            add_rows(self.win, items)
-            self.account = ErrorAccount(self.win.table)
+    def _refresh(self, t, p, w) -> None:
+        """Refresh what broke for each cell the signed rows changed (already applied)."""
+        account = self.account
+        if account is None:
             return
-        delta = count_cells((items.popleft() for _ in range(leaving)), sign=-1)
-        add_cells(self.win, count_cells(rows, counts=delta), self.account)
-        items.extend(rows)
+        lt, lp = self.codes[0].labels, self.codes[1].labels
+        refresh = account.refresh
+        for a, b, c in zip(*(x.tolist() for x in _cells(t, p, w))):
+            refresh(lt[a], lp[b], c)
+
+    def _window_pop(self, rows: int) -> tuple:
+        """Take the first ``rows`` rows out of the window: their codes and weights."""
+        out = []
+        window = self._window
+        while rows:
+            t, p, w = window[0]
+            if len(t) <= rows:
+                window.popleft()
+                out.append((t, p, _ones(t, w)))
+                rows -= len(t)
+                self._wrows -= len(t)
+            else:
+                window[0] = (t[rows:], p[rows:], None if w is None else w[rows:])
+                out.append((t[:rows], p[:rows], _ones(t[:rows], None if w is None else w[:rows])))
+                self._wrows -= rows
+                rows = 0
+        empty = np.zeros(0, np.int64)
+        return tuple(np.concatenate([b[k] for b in out]) if out else empty for k in range(3))
+
+    def _flush_window(self, t, p, w) -> None:
+        size, n = self.size, len(t)
+        assert self.win is not None  # a window is kept
+        leaving = max(0, self._wrows + n - size)
+        if leaving + n > size:  # cheaper to rebuild from the rows it will hold
+            self._window.append((t, p, w))
+            self._wrows += n
+            self._window_pop(self._wrows - size)
+            self.win = evaluator(self.classes)
+            wt, wp, ww = self.window_codes()
+            add_codes(self.win, self.codes, wt, wp, ww)
+            if self.account is not None:
+                self.account = ErrorAccount(self.win.table)
+            return
+        ot, op, ow = self._window_pop(leaving)
+        self._window.append((t, p, w))
+        self._wrows += n
+        ct, cp, cw = _cells(np.concatenate((ot, t)), np.concatenate((op, p)),
+                            np.concatenate((-ow, _ones(t, w))))
+        lt, lp = self.codes[0].labels, self.codes[1].labels
+        gone = cw < 0
+        for a, b, c in zip(ct[gone].tolist(), cp[gone].tolist(), cw[gone].tolist()):
+            self.win.revert(lt[a], lp[b], -c)
+        came = ~gone
+        add_codes(self.win, self.codes, ct[came], cp[came], cw[came])
+        if self.account is not None:
+            refresh = self.account.refresh
+            for a, b, c in zip(ct.tolist(), cp.tolist(), cw.tolist()):
+                refresh(lt[a], lp[b], c)
+
+    def window_codes(self) -> tuple:
+        """``(t, p, w)``: the codes and weights (``None``: each 1) of the window's rows."""
+        blocks = list(self._window)
+        if not blocks:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), None
+        t = np.concatenate([b[0] for b in blocks])
+        p = np.concatenate([b[1] for b in blocks])
+        w = (None if all(b[2] is None for b in blocks)
+             else np.concatenate([_ones(b[0], b[2]) for b in blocks]))
+        return t, p, w
+
+    def window_rows(self) -> list:
+        """The window's rows as ``(t, p, w)`` labels, oldest first (after :meth:`flush`)."""
+        return self._decoded(*self.window_codes())
 
     def values(self) -> dict:
         self.flush()
@@ -212,7 +337,8 @@ class WatchState:
             out["drop_interval"] = self.drops.interval(max(2, self.recent // self.drops.block))
             mu = getattr(self.drops.detector, "mu", None)
             out["drop_reference"] = mu if mu is not None and math.isfinite(mu) else None
-        out["broke"] = self.account.report(self.top)
+        if self.account is not None:
+            out["broke"] = self.account.report(self.top)
         return out
 
     # -- checkpoint ----------------------------------------------------------------
@@ -230,11 +356,11 @@ class WatchState:
         }
         if self.sample is not None:
             body["sample"] = self.sample.to_dict()
-        if self.items is not None:  # the window's rows, saved as a CountWindow saves itself
+        if self.win is not None:  # the window's rows, saved as a CountWindow saves itself
             from ..window import CountWindow
 
             window = CountWindow(self.size, [cls() for cls in self.classes])
-            for t, p, w in self.items:
+            for t, p, w in self.window_rows():
                 window.update(t, p, w)
             body["window"] = window.to_dict()
         return body
@@ -270,22 +396,28 @@ class WatchState:
                 self.sample = sample
             self.all = evaluator(self.classes, table=table)
             win = body["window"]
-            if (win is None) != (self.items is None) or (
+            if (win is None) != (self.win is None) or (
                 isinstance(win, dict) and win.get("size") != self.size
             ):
                 size = 0 if win is None else win.get("size")
                 refuse(f"its window size is {size}, but --window is {self.size}")
+            items = None
             if win is not None:
                 from ..window import CountWindow
 
-                assert self.items is not None and self.win is not None  # sizes agree above
-                self.items.extend(CountWindow.from_dict(win))
-                add_cells(self.win, count_cells(self.items))
+                assert self.win is not None  # sizes agree above
+                items = list(CountWindow.from_dict(win))
+                if items:
+                    t, p, w = coded(self.codes, items)
+                    self._window.append((t, p, w))
+                    self._wrows += len(t)
+                    add_codes(self.win, self.codes, t, p, w)
             held = table if self.sample is None else _Held(self.sample.n, table.n)
-            why = inconsistency(held, rows, self.items, input_desc.get("weight") is not None)
+            why = inconsistency(held, rows, items, input_desc.get("weight") is not None)
             if why:
                 refuse(f"inconsistent state: {why}")
-            self.account = ErrorAccount((self.win or self.all).table)
+            if self.breakdown:
+                self.account = ErrorAccount((self.win or self.all).table)
         except CLIError:
             raise
         except (ArithmeticError, KeyError, MemoryError, RecursionError, TypeError, ValueError,
