@@ -30,6 +30,11 @@ import threading
 import time
 from pathlib import Path
 
+NO_COUNTS = ("No stream and no instruction counts: the servers publish a fixed snapshot of 40 "
+             "metric values (no contingency table, so no cells per row), and what is measured is "
+             "latency under concurrent scrapes from other processes, set by scheduling and "
+             "queueing rather than by instructions; a callgrind count of one process would miss it.")
+
 SERVER = r'''
 import sys, time
 from streameval.cli.prometheus import PrometheusExporter
@@ -182,6 +187,8 @@ def main():
         "process's peak during the burst. The clients of a burst are 4 processes started together "
         "(the client's own Python work is spread, so the figures measure the server more than "
         "the client); the machine's other load is part of the figures.",
+        "",
+        NO_COUNTS,
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
         "Reproduce: `PYTHONPATH=. python benchmarks/bench_prometheus.py`.",

@@ -112,17 +112,19 @@ def coreference(text: str):
         raise ValueError(f"unexpected first table {head}")
     ks = [number(r[0]) for r in rows]
     fig, ax = _axes("MUC, BLANC, LEA: µs per element (update + get) against K")
-    for col, colour in zip(range(1, len(head) - 1), COLOURS):
+    cols = [c for c, h in enumerate(head) if " µs" in h and not h.startswith("batch")]
+    for col, colour in zip(cols, COLOURS):
         ax.plot(ks, [number(r[col]) for r in rows], marker="o", label=head[col], color=colour)
     _log_log(ax, "K (clusters; N = 10·K elements)", "µs (log)", legend=8)
     return fig
 
 
 def window(text: str):
-    head, rows = next(t for t in tables(text) if t[0][:2] == ["K", "contender"])
+    head, rows = next(t for t in tables(text) if t[0][0] == "K" and "contender" in t[0])
+    name, us = head.index("contender"), head.index("µs / element")
     by: dict[str, list] = {}
     for r in rows:
-        by.setdefault(r[1], []).append((number(r[0]), number(r[2])))
+        by.setdefault(r[name], []).append((number(r[0]), number(r[us])))
     fig, ax = _axes("sliding window of 2,000: µs per element (update + read of 8 metrics)")
     for (label, pts), colour in zip(by.items(), COLOURS):
         ax.plot(*zip(*pts), marker="o", label=label, color=colour)

@@ -342,14 +342,15 @@ pub fn silhouette(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton
 /// scan's up to their own rounding (each within `(d + 2)·ε`, and so is their minimum). The nearest
 /// candidates by the bound are taken first. O(k) plus O(d) per cluster not skipped (on
 /// separated clusters a few; at worst all, O(k·d)).
-pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64]) -> f64 {
+pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
     const SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
     let d = s.d;
     let k = s.counts.len();
     let mean_own = &s.means[own * d..(own + 1) * d];
     let to_own = sq_dist(x, mean_own);
     let r = to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64);
-    let mut lb = vec![f64::INFINITY; k];
+    lb.clear();
+    lb.resize(k, f64::INFINITY); // a scratch buffer of the caller's: no allocation per point
     let mut first = usize::MAX;
     let mut low = f64::INFINITY;
     for j in 0..k {
@@ -438,6 +439,7 @@ pub struct DaviesBouldin {
     a: Vec<usize>,
     s: Vec<f64>,
     sum: (f64, f64),
+    row: Vec<f64>, // scratch for `change`
 }
 
 #[inline]
@@ -487,7 +489,9 @@ impl DaviesBouldin {
     pub fn change(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
         let cap = self.cap;
         self.s[c] = sc;
-        let mut row = vec![0.0; w];
+        let mut row = std::mem::take(&mut self.row);
+        row.clear();
+        row.resize(w, 0.0);
         let dc = &dist[c * cap..c * cap + w];
         for ((v, &sj), &dj) in row.iter_mut().zip(&self.s[..w]).zip(dc) {
             *v = (sc + sj) * inv(dj);
@@ -515,6 +519,7 @@ impl DaviesBouldin {
             }
         }
         self.set_max(c, best, at);
+        self.row = row;
     }
 
     /// The index over `k` live slots: the mean of their rows' maxima. O(1).
@@ -691,7 +696,7 @@ mod tests {
             for t in 0..20 {
                 let x: Vec<f64> = (0..d).map(|i| means[own * d + i] + ((t * 7 + i * 3) % 11) as f64 * 0.4 - 2.0).collect();
                 let full = silhouette(&s, &c, &x, own, 0.25, false);
-                let pruned = silhouette_pruned(&s, &c, &x, own, 0.25, &row);
+                let pruned = silhouette_pruned(&s, &c, &x, own, 0.25, &row, &mut Vec::new());
                 assert_eq!(full, pruned, "own {own}, point {t}");
             }
         }

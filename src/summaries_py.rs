@@ -67,6 +67,7 @@ pub struct SummaryKernel {
     // that follows it (IntrinsicEvaluator.update, a silhouette's update) takes it without reading
     // the object again; any other call of `score` reads its own
     last: Option<(usize, Vector)>,
+    scratch: (Vec<f64>, Vec<f64>, Vec<f64>), // buffers reused by every call: a row, its old values, bounds
 }
 
 impl SummaryKernel {
@@ -192,7 +193,9 @@ impl SummaryKernel {
         }
         self.dist_seen = self.dist_seen.max(changed.iter().map(|&c| self.touched()[c]).max().unwrap_or(-1));
         let (cap, cosine) = (self.cap, self.cosine);
-        let (mut row, mut olds) = (vec![0.0; width], vec![0.0; width]);
+        let (mut row, mut olds) = (std::mem::take(&mut self.scratch.0), std::mem::take(&mut self.scratch.1));
+        row.resize(width, 0.0); // every entry written before it is read: no zeroing per call
+        olds.resize(width, 0.0);
         let dist = self.dist_mut().expect("checked above");
         let slots = self.slots(width);
         let mut total = self.dist_total;
@@ -229,6 +232,7 @@ impl SummaryKernel {
             }
         }
         self.dist_total = total;
+        (self.scratch.0, self.scratch.1) = (row, olds);
         true
     }
 
@@ -307,6 +311,7 @@ impl SummaryKernel {
             cache_seen: -1,
             anchor: SsbAnchor::new(),
             last: None,
+            scratch: Default::default(),
         }
     }
 
@@ -407,9 +412,12 @@ impl SummaryKernel {
         if !self.cosine && self.refresh_rows(width) {
             // the distances between means at hand (the views that read them are there): prune
             let cap = self.cap;
+            let mut lb = std::mem::take(&mut self.scratch.2);
             let row = &self.dist_mut().expect("refreshed")[own * cap..own * cap + width];
             let slots = self.slots(width);
-            return Some((key, Some(silhouette_pruned(&slots, &self.cache, &x, own, singleton, row))));
+            let v = silhouette_pruned(&slots, &self.cache, &x, own, singleton, row, &mut lb);
+            self.scratch.2 = lb;
+            return Some((key, Some(v)));
         }
         self.sync(width);
         let slots = self.slots(width);

@@ -9,11 +9,11 @@ and ``mean`` the global mean:
 ========================  =================================================  ========  =========
 class                     value                                              get()     Alink
 ========================  =================================================  ========  =========
-SSW                       ``sum_j M2_j``                                     O(k)      ssw
-SSB                       ``sum_j b[j]·||mean_j - mean||²``                  O(k·d)    ssb
-CalinskiHarabasz          ``(SSB/(k-1)) / (SSW/(N-k))``                      O(k·d)    vrc
-Separation                mean ``||mean_i - mean_j||`` over pairs             O(k²)*    sp
-RMSCompactness            mean over clusters of ``sqrt(M2_j/b[j])``          O(k)      (cp: not)
+SSW                       ``sum_j M2_j``                                     O(k)§     ssw
+SSB                       ``sum_j b[j]·||mean_j - mean||²``                  O(k·d)§   ssb
+CalinskiHarabasz          ``(SSB/(k-1)) / (SSW/(N-k))``                      O(k·d)§   vrc
+Separation                mean ``||mean_i - mean_j||`` over pairs             O(k²)*§   sp
+RMSCompactness            mean over clusters of ``sqrt(M2_j/b[j])``          O(k)§     (cp: not)
 RMSDaviesBouldin          DB index with ``s_j = sqrt(M2_j/b[j])`` (q = 2)    O(k)*‡    (db: not)
 CosineCompactness         mean over clusters of mean ``1 - cos(x, mean_j)``  O(k·d)    cp
 CosineSSB                 ``sum_j b[j]·(1 - cos(mean_j, mean))²``            O(k·d)    ssb
@@ -26,6 +26,8 @@ CosineSilhouette          silhouette, cosine distance                        O(1
 \\* plus O(k·d) per cluster changed since the last read (cached distances between means).
 ‡ per cluster changed since the last read (and O(k) per row whose maximum fell); a full O(k²)
 rebuild on the first read or when more than k/8 clusters changed.
+§ natively: SSW, compactness and separation's sum O(1) (running sums), SSB and CH O(d) (anchored
+sums), plus the clusters changed since the last read (``docs/intrinsic.md``).
 † the silhouettes score each arriving point at update time (O(k·d)): ``get()`` is their running
 mean (*prequential*); :meth:`Silhouette.final` is the exact silhouette of the stored points
 against the final summaries (O(N·k·d)).

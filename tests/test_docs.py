@@ -325,3 +325,39 @@ def test_architecture_page_draws_every_layer_from_its_table(site):
         assert f">{number} {name}</text>" in svg
         for module in modules:
             assert f">{module}</text>" in svg, module
+
+
+# the pages issue 27's item 5 was checked on (the core, intrinsic, command-line, bootstrap and
+# calibration pages are rerun with their own work)
+DENSITY_PAGES = ["batch", "coreference", "window", "pss", "sample", "core-python", "distributed",
+                 "drift", "prometheus", "sample-calibration"]
+
+
+@pytest.mark.parametrize("name", DENSITY_PAGES)
+def test_benchmark_pages_name_their_density_and_give_instruction_counts(name):
+    """Each page names its stream's cells per row and gives callgrind instruction counts beside
+    its CPU times, or says why counts would mean nothing there."""
+    text = (ROOT / "docs" / "benchmarks" / f"{name}.md").read_text()
+    assert re.search(r"cells per (row|true)", text), name
+    assert re.search(r"instructions? (per|/|ratio|count)|No (CPU times or )?instruction counts|"
+                     r"no instruction counts|Instructions", text), name
+
+
+def test_readme_batch_claim_matches_the_batch_page():
+    """The README's ratios to scikit-learn are the batch page's range over the metric functions
+    on integer labels (CPU per K, instructions over both K)."""
+    page = (ROOT / "docs" / "benchmarks" / "batch.md").read_text()
+    table = page.split("## Integer labels")[1].split("##")[0]
+    cpu: dict = {}
+    instr = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 8 and cells[1].startswith("`") and "contingency" not in cells[1]:
+            cpu.setdefault(cells[0], []).append(float(cells[4].rstrip("×")))
+            instr.append(float(cells[7].rstrip("×")))
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    for k, values in cpu.items():
+        claim = rf"{min(values):.2f}–{max(values):.2f}×( scikit-learn's CPU time)? at K = {k}"
+        assert re.search(claim, readme), (k, min(values), max(values))
+    assert f"{min(instr):.2f}–{max(instr):.2f}× its instructions" in readme
+

@@ -223,3 +223,27 @@ def test_moments_taken_over_blocks_of_units_give_the_same_standard_errors(monkey
         # the same moments summed in another order: a few ulps of the moments, which the final
         # subtraction can raise to ~1e-10 relative of the spread (measured cancellation <= 1e4)
         np.testing.assert_allclose(x, y, rtol=1e-9)
+
+
+def test_mean_aggregate_studentized_interval_is_the_t_interval_of_the_per_unit_mean():
+    rng = np.random.default_rng(8)
+    cells = _documents(rng, 12, 10, 30)
+    y_true = [f"{u}:{a}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    y_pred = [f"{u}:{b}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    B, seed = 200, 3
+    r = compare(y_true, {"A": y_pred}, units=units, metrics=["BCubed"], n_resamples=B, seed=seed,
+                aggregate="mean")
+    # the mean of per-unit values is linear: its standard error is the weighted spread / count
+    v = np.array([_formula("BCubed", _vector(ContingencyStats.from_cells(
+        [(a, b, n) for (a, b), n in d.items()]))).real for d in cells])
+    m = bootstrap_multiplicities(12, B, np.random.default_rng(seed)).astype(np.float64)
+    means = m @ v / 12
+    se = np.sqrt((m * (v - means[:, None]) ** 2).sum(axis=1)) / 12
+    se0 = np.sqrt(((v - v.mean()) ** 2).sum()) / 12
+    lo_t, hi_t = np.quantile((means - v.mean()) / se, [0.025, 0.975])
+    want = (v.mean() - hi_t * se0, min(v.mean() - lo_t * se0, 1.0))
+    _, lo, hi = r.values["A"]["BCubed"]
+    # values and standard errors agree to rounding (1e-15 relative); the quantiles interpolate
+    # between the same order statistics, so the ends agree to ~1e-12 of the interval
+    np.testing.assert_allclose((lo, hi), want, rtol=0, atol=1e-9 * (want[1] - want[0]))
