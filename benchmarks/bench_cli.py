@@ -362,6 +362,17 @@ def main(argv=None) -> int:
         f"BCubed, each bulk add into a table of {cells:,} cells updates the element-averaged "
         "F-sums of the clusters it touches (the core's cost, `docs/benchmarks/core.md`); "
         "without them (`--metrics ARI NMI VI Purity`) the catch-up is cheap.", "",
+        "Reading the two columns: the CPU figures are per row at 10⁶ rows, on a machine "
+        "shared with other jobs (the rows of one run compare; a single figure can be off by its "
+        "noise, as `score`'s beside its floor here); the instruction counts are per row at "
+        f"{m:,} rows, where the table is small. The default `watch`'s CPU per row at 10⁶ rows "
+        "is the all-time catch-up of ELM and BCubed, which grows with the table (a report "
+        "re-reads the F terms of every cluster changed since the previous one, and 10,000 "
+        "random rows change nearly all of them); at the instruction counts' size it is cheap. "
+        "Before this run's reader and catch-up, the same script on `main` (the same machine, "
+        "load 12.8, 3·10⁴ rows for the instructions) gave `watch` 6.33 µs per row "
+        "(17,000 instructions), its single-report variant 1.71 µs (18,300 instructions), "
+        "`watch --metrics ARI NMI VI Purity` 3.41 µs.", "",
         "Before this reader and catch-up (the previous run of this page, the same stream): "
         "`score` 0.363 µs per row, `watch` 8.014 (22.06×; 45,394 instructions per row, 9.10×), "
         "`watch --window 0 --drop-block 0 --every 100000000` 2.328 (6.41×; 18,210 instructions, "

@@ -30,7 +30,7 @@ with a chart next to it (``img/<page name>.png``):
    ``np.unique(..., return_counts=True)`` over the combined pair codes), 10⁷ elements in 10⁶ true
    clusters, each the best of two in one fresh subprocess (``--only-bulk`` runs just this).
 6. **Density sweep of the element-averaged F**: tables of K true clusters with exactly c cells per
-   row (c = 1, 5, 25, 60, 200; K = 10³ and 10⁵; the columns then hold about c cells each), then a
+   row (c = 1, 5, 25, 60, 200; K = 10, 10³ and 10⁵; the columns then hold about c cells each), then a
    stream staying on those cells (``density_state``). Per element: ``ELM()`` and ``Evaluator()``
    update, the same followed by one reading at the end of the timed run (the F sums are settled
    lazily: the reading pays for every cluster the updates touched), and ``Evaluator()`` update +
@@ -339,7 +339,7 @@ def bench_degenerate(sizes, budget: float) -> dict:
 
 # ---------------------------------------------------------------------------------- density
 DENSITY_CS = [1, 5, 25, 60, 200]
-DENSITY_KS = [1000, 100_000]
+DENSITY_KS = [10, 1000, 100_000]
 DENSITY_CASES = {
     "dict": "bare dict counting",
     "elm": "`ELM()` update",

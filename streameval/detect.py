@@ -611,8 +611,8 @@ class BlockDrops:
         arrays = [x for x in (t, p, w) if x is not None]
         if not all(isinstance(x, np.ndarray) and x.dtype.kind in "iu" for x in arrays):
             return None
-        if (len(t) and int(min(t.min(), p.min())) < 0):
-            return None
+        if len(t) and (int(min(t.min(), p.min())) < 0 or int(max(t.max(), p.max())) >= 1 << 62):
+            return None  # codes are 0 to 2**62 (an unsigned label past int64 would wrap)
         if self.metric.on_demand:  # reads the table itself
             self._fast = False
             return None

@@ -102,3 +102,17 @@ def test_a_drop_is_flagged_at_the_same_row_in_a_large_stream(name):
         slow.update(a, b)
     assert fast.drops == slow.drops and fast.drops and fast.drops[0] > n // 2
     assert list(fast.values) == list(slow.values)
+
+
+def test_labels_outside_the_codes_go_through_the_tables():
+    """Negative, unsigned past int64 and huge labels: the same values as a table per block."""
+    (cls,) = resolve("ELM")
+    for t in (np.array([-1, 5, -1, 7]), np.array([2**64 - 1, 3, 2**64 - 1, 3], np.uint64),
+              np.array([10**15, 1, 10**15, 2])):
+        p = np.array([0, 0, 1, 1])
+        fast = BlockDrops(cls(), 2, Cusum(reference=2, h=0.5))
+        fast.update_many(t, p)
+        slow = BlockDrops(cls(), 2, Cusum(reference=2, h=0.5))
+        for a, b in zip(t.tolist(), p.tolist()):
+            slow.update(a, b)
+        assert list(fast.values) == list(slow.values) and fast.n == 4
