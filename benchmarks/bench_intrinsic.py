@@ -232,7 +232,8 @@ def main(argv=None):
         "",
         "The machine was shared with other jobs: CPU times are the best of 3 runs in one process, "
         "and the ratios between the rows of one run are what to read (instruction counts below are "
-        "stable under load).",
+        "stable under load). Intrinsic metrics read points, not a contingency table: cells per "
+        "row do not apply; the size is the k clusters and the d dimensions.",
         "",
         "## Per point (µs of CPU)",
         "",

@@ -106,7 +106,7 @@ def bench_update(records: int, sampled: int, extra: int) -> dict:
 def child_callgrind(case: str, records: int, sampled: int, extra: int) -> None:
     ents, preds, chosen = population(records + extra, sampled)
     t_all, p_all = ents.tolist(), preds.tolist()
-    if case == "sample":
+    if case in ("sample", "read"):
         obj = se.SampleEstimator()
         for t, p in zip(t_all[:records], p_all[:records]):
             obj.update(t if t in chosen else None, p)
@@ -116,6 +116,15 @@ def child_callgrind(case: str, records: int, sampled: int, extra: int) -> None:
         obj.update_many(ents[:records], preds[:records])
         items = list(zip(t_all[records:], p_all[records:]))
     upd = obj.update
+    if case == "read":  # READS full readings of the warm estimator
+        read = obj.get
+        read()
+
+        def step(acc, tp):
+            read()
+
+        functools.reduce(step, items[:READS], None)
+        return
     if case == "empty":
         def step(acc, tp):
             t, p = tp
@@ -131,7 +140,7 @@ def bench_callgrind(records: int, sampled: int, extra: int) -> dict:
         return {}
     totals = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for case in ("empty", "sample", "contingency"):
+        for case in ("empty", "sample", "contingency", "read"):
             f = Path(tmp) / f"cg.{case}"
             subprocess.run(
                 ["valgrind", "--tool=callgrind", "--collect-atstart=no",
@@ -144,7 +153,12 @@ def bench_callgrind(records: int, sampled: int, extra: int) -> dict:
                     totals[case] = int(line.split()[1])
     if not totals.get("empty"):
         return {}
-    return {c: (totals[c] - totals["empty"]) / extra for c in ("sample", "contingency")}
+    out = {c: (totals[c] - totals["empty"]) / extra for c in ("sample", "contingency")}
+    out["read"] = (totals["read"] - totals["empty"] * READS / extra) / READS
+    return out
+
+
+READS = 200  # full readings measured under callgrind
 
 
 ER_EXPORT = r"""
@@ -277,7 +291,9 @@ def render(upd: dict, cg: dict, scratch: dict, args) -> str:
         "## Full reading",
         "",
         f"`SampleEstimator.get()` at S = {upd['sampled']:,}: all 12 estimates with standard errors "
-        f"and intervals in **{upd['read_us']:.0f} µs** (O(1) per estimate: exact integer sums).",
+        f"and intervals in **{upd['read_us']:.0f} µs** (O(1) per estimate: exact integer sums)"
+        + (f"; {cg['read']:,.0f} instructions per reading (callgrind, {READS} readings at "
+           f"S = {args.cg_sampled:,})." if cg.get("read") else "."),
         "",
         f"## From scratch: {scratch['records']:,} records, {scratch['sampled']} sampled entities "
         "(design by size)",

@@ -313,7 +313,8 @@ def render(results, args) -> str:
         "targets: see the script's docstring. Shares in percent ± one Monte-Carlo standard error "
         f"(`sqrt(p(1-p)/{reps})`: about {100 * (0.95 * 0.05 / reps) ** 0.5:.1f} points at 95%). "
         "The goal: 95% intervals cover 92–97%, and a test at 5% rejects a true null in 3–7% of "
-        "datasets.",
+        "datasets. No instruction counts or cells per row: this page measures coverage and "
+        "rejection rates, not speed.",
         "",
         "## The targets",
         "",

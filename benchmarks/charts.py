@@ -247,6 +247,23 @@ def compare_calibration(text: str):
     return fig
 
 
+def intervals(text: str):
+    head, rows = next(t for t in tables(text) if t[0][:3] == ["elements", "units", "interval"])
+    fig, ax = _axes("compare: CPU time of the whole call by interval method, × percentile "
+                    "(lower is better)", figsize=(8, 3.6))
+    sizes = sorted({r[0] for r in rows}, key=number)
+    methods = list(dict.fromkeys(r[2] for r in rows))
+    width = 0.8 / len(methods)
+    for k, m in enumerate(methods):
+        ratio = {r[0]: number(r[4]) for r in rows if r[2] == m}
+        ax.bar([i + (k - (len(methods) - 1) / 2) * width for i in range(len(sizes))],
+               [ratio[s] for s in sizes], width, label=m, color=COLOURS[k])
+    ax.set_xticks(range(len(sizes)), [f"{s} elements" for s in sizes], fontsize=8)
+    ax.set_ylabel("× percentile")
+    ax.legend(fontsize=8)
+    return fig
+
+
 def cli_watch(text: str):
     head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
     fig, ax = _axes("CPU µs per row: watch against score (lower is better)", figsize=(9, 3.6))
@@ -366,7 +383,7 @@ def prometheus(text: str):
 
 
 CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
-          "compare-calibration": compare_calibration, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+          "compare-calibration": compare_calibration, "intervals": intervals, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss, "batch": batch, "prometheus": prometheus}
 
 

@@ -223,11 +223,11 @@ def test_the_native_reading_is_used(monkeypatch):
 
 
 def test_subclasses_and_on_demand_metrics_keep_the_python_path():
-    class Doubled(se.AdjustedRand):
+    class _Doubled(se.AdjustedRand):  # a leading underscore keeps it out of the registry
         def value(self, s):
             return 2 * super().value(s)
 
-    m, plain = Doubled(), se.AdjustedRand()
+    m, plain = _Doubled(), se.AdjustedRand()
     ev = se.Evaluator({"doubled": m, "plain": plain, "ami": se.AdjustedMutualInfo()})
     for t, p in [(0, 0), (0, 0), (0, 1), (1, 1), (2, 1), (2, 2)]:
         ev.update(t, p)
