@@ -266,7 +266,8 @@ def main(argv=None) -> int:
             "instruction counts are the stable figures).")
     stream = (f"The stream: files of {n:,} and {2 * n:,} rows (integer labels; 1,000 true "
               "clusters, 80% of rows predicted right, the rest over 1,200 predicted labels: "
-              f"{cells:,} cells, {per_cluster:.0f} per true cluster, 1 cell per row), as CSV "
+              f"{cells:,} cells, {per_cluster:.0f} cells per row of the table, i.e. per true "
+              "cluster), as CSV "
               f"(`true,pred`, {size_mb:.0f} MB for {n:,} rows) and as JSON lines "
               f"(`{{\"true\": t, \"pred\": p}}`, {json_mb:.0f} MB). Each command runs in a fresh "
               "process on both; the cost per row is the difference of the two runs divided by "
