@@ -281,7 +281,7 @@ def test_metric_names_resolve_the_same_in_every_subcommand(tmp_path):
     r = run("watch", path, *SCORE, "--jsonl", "-", "--window", 0, "--metrics", "all")
     assert list(json.loads(r.stdout)["all"]) == list(streameval.Evaluator("all").metrics)
     one_line_error(run("score", path, *SCORE, "--metrics", "ARI", "nope"),
-                   "unknown metric 'nope'", "ARI, NMI")
+                   "unknown metric 'nope'", "ARI, RI, NMI")
 
 
 def test_pss_takes_the_same_metric_names(tmp_path):
