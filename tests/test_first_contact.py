@@ -77,11 +77,16 @@ def test_item1_ci_runs_the_readme_test_command_character_for_character():
     readme = _code_lines((ROOT / "README.md").read_text())
     assert README_TEST in readme
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
-    assert README_TEST in ci  # the same line, not a variant of it
+    # the same commands, one line each and in order (the script runs under set -e, which stops at
+    # the first failure as `&&` does), not a variant of them
+    parts = README_TEST.split(" && ")
+    at = ci.index(parts[0])
+    assert ci[at:at + len(parts)] == parts, ci[at:at + len(parts)]
+    assert "set -euo pipefail" in ci
     # no other run of the default selection beside it (a variant would test something else)
-    defaults = [line for line in ci if line.startswith("python -m pytest") and " -m " not in line
-                and "tests/" not in line]
-    assert defaults == [], defaults
+    defaults = [line for line in ci if line.startswith("python -m pytest")
+                and " -m " not in line.removeprefix("python -m pytest") and "tests/" not in line]
+    assert defaults == [parts[-1]], defaults
     # the suite-wide runs take no options the README does not give (the separate jobs of one test
     # file each, Spark, Flink..., are not the README's command)
     assert not [line for line in ci if "pytest" in line and "no:randomly" in line and "tests/" not in line]
