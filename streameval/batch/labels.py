@@ -100,10 +100,7 @@ def _count(labels_true, labels_pred, *metrics) -> Contingency:
     (4, 3, 0.571429, 0.8)
     """
     it, ip = _codes(labels_true, "labels_true"), _codes(labels_pred, "labels_pred")
-    if len(it) != len(ip):
-        raise ValueError(
-            f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
-        )
+    twin.same_length(it, ip)
     table = Contingency()
     table.update_many(it, ip)
     for metric in metrics:  # bound after the count: an F sum is then built once over the cells
@@ -136,21 +133,18 @@ def contingency_matrix(labels_true, labels_pred, *, eps=None, sparse: bool = Fal
     size: ``k_true·k_pred`` dense, the non-zero cells sparse. The twin
     (:func:`streameval.batch.reference.contingency_matrix`) goes through a coordinate matrix.
 
-    >>> contingency_matrix(["b", "a", "a", "b"], [1, 1, 2, 2])
-    array([[1, 1],
+    >>> contingency_matrix([2, 2, 1, 1, 1], ["a", "b", "b", "b", "a"])
+    array([[1, 2],
            [1, 1]])
-    >>> contingency_matrix([0, 0, 1], [5, 5, 7], sparse=True).toarray()
-    array([[2, 0],
+    >>> contingency_matrix([3, 3, 8], [0, 1, 1], sparse=True).toarray()
+    array([[1, 1],
            [0, 1]])
     """
     if sparse and eps is not None:
         raise ValueError("eps cannot be set when sparse=True: it would fill every cell")
     it, kt = _ordered_codes(labels_true, "labels_true")
     ip, kp = _ordered_codes(labels_pred, "labels_pred")
-    if len(it) != len(ip):
-        raise ValueError(
-            f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
-        )
+    twin.same_length(it, ip)
     key = it * kp + ip
     small = kt * kp <= 4 * len(key)  # then count every cell at once, else sort the keys
     if not sparse:

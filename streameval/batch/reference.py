@@ -26,6 +26,19 @@ def _factorize(values, name: str) -> np.ndarray:
     return factorize(values, name)[0]
 
 
+def same_length(it, ip) -> None:
+    """Refuse two labellings of different lengths, naming both lengths. O(1).
+
+    >>> same_length([0, 1], [0])
+    Traceback (most recent call last):
+    ValueError: labels_true and labels_pred must have the same length, got 2 and 1
+    """
+    if len(it) != len(ip):
+        raise ValueError(
+            f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
+        )
+
+
 def cells(labels_true, labels_pred):
     """``(n, rows, cols, sizes_true, sizes_pred)``: the count, row and column of every non-zero
     cell, and the cluster sizes of each side; each labelling factorised once. O(N log N).
@@ -35,10 +48,7 @@ def cells(labels_true, labels_pred):
     """
     it = _factorize(labels_true, "labels_true")
     ip = _factorize(labels_pred, "labels_pred")
-    if len(it) != len(ip):
-        raise ValueError(
-            f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
-        )
+    same_length(it, ip)
     if len(it) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty, empty
@@ -103,10 +113,7 @@ def contingency_matrix(labels_true, labels_pred, *, eps=None, sparse=False, dtyp
     """
     it, kt = sorted_codes(labels_true, "labels_true")
     ip, kp = sorted_codes(labels_pred, "labels_pred")
-    if len(it) != len(ip):
-        raise ValueError(
-            f"labels_true and labels_pred must have the same length, got {len(it)} and {len(ip)}"
-        )
+    same_length(it, ip)
     if sparse:
         if eps is not None:
             raise ValueError("eps cannot be set when sparse=True: it would fill every cell")
