@@ -344,11 +344,12 @@ DENSITY_CASES = {
     "dict": "bare dict counting",
     "elm": "`ELM()` update",
     "elm+read": "`ELM()` update, one reading at the end",
+    "elm+get": "`ELM()` update + `get()`",
     "suite": "`Evaluator()` update",
     "suite+read": "`Evaluator()` update, one reading at the end",
     "suite+get": "`Evaluator()` update + `get()`",
 }
-DENSITY_TARGETS = {"elm": 4, "suite": 4, "suite+get": 10}
+DENSITY_TARGETS = {"elm": 4, "elm+get": 10, "suite": 4, "suite+get": 10}
 
 
 def density_state(k: int, c: int, m: int, seed: int = 0):
@@ -432,9 +433,7 @@ def child_density(k: int, c: int, m: int, mode: str) -> dict:
             upd(t, p)
             read()
 
-        runs = [(name, plain), (name + "+read", then_read)]
-        if name == "suite":
-            runs.append(("suite+get", with_get))
+        runs = [(name, plain), (name + "+read", then_read), (name + "+get", with_get)]
         for case, step in runs:
             best = float("inf")
             for _ in range(reps):

@@ -164,9 +164,65 @@ pub struct Big {
     /// (count, other cluster's size) -> number of cells, for cells whose other side is small,
     /// when `grouped` (kept while F sums are tracked)
     pub groups: HashMap<(u64, u64), u64>,
-    /// every other cell: the other cluster -> the cell's count (kept while F sums are tracked,
+    /// every other cell: the other cluster and the cell's count (kept while F sums are tracked,
     /// so that settling reads the counts here rather than from the cell map)
-    pub listed: HashMap<u32, u64>,
+    pub listed: Listing,
+}
+
+/// The cells a big cluster lists, `(other cluster, count)`: in one array, so that settling walks
+/// them as a slice (no hash-table iteration), with each one's position by other cluster for
+/// O(1) changes. Equality is as sets (the order is that of the changes).
+#[derive(Clone, Default, Debug)]
+pub struct Listing {
+    items: Vec<(u32, u64)>,
+    pos: HashMap<u32, u32>,
+}
+
+impl Listing {
+    /// List cell `z` with count `n`, or set its count. O(1).
+    #[inline]
+    pub fn insert(&mut self, z: u32, n: u64) {
+        match self.pos.entry(z) {
+            hashbrown::hash_map::Entry::Occupied(e) => self.items[*e.get() as usize].1 = n,
+            hashbrown::hash_map::Entry::Vacant(e) => {
+                e.insert(self.items.len() as u32);
+                self.items.push((z, n));
+            }
+        }
+    }
+
+    /// Take cell `z` off the list (nothing when it is not listed). O(1): the last item moves
+    /// into its place.
+    #[inline]
+    pub fn remove(&mut self, z: u32) {
+        if let Some(i) = self.pos.remove(&z) {
+            self.items.swap_remove(i as usize);
+            if let Some(&(moved, _)) = self.items.get(i as usize) {
+                self.pos.insert(moved, i);
+            }
+        }
+    }
+
+    /// The listed cells, `(other cluster, count)`, in no particular order.
+    #[inline]
+    pub fn items(&self) -> &[(u32, u64)] {
+        &self.items
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+impl PartialEq for Listing {
+    fn eq(&self, o: &Listing) -> bool {
+        self.len() == o.len()
+            && self.items.iter().all(|&(z, n)| o.pos.get(&z).is_some_and(|&i| o.items[i as usize].1 == n))
+    }
 }
 
 #[derive(Clone, Default, Debug)]
@@ -364,29 +420,75 @@ struct FCtx<'a> {
 impl FCtx<'_> {
     /// [`FCtx::cell`] for every listed cell of unsettled big cluster `x` of `side` but those
     /// visited from their other end (small and unsettled, or a big unsettled row). The common
-    /// case (unit specs, the other end settled) keeps its sums in registers. O(cells · specs).
+    /// case (unit specs, the other end settled) keeps its sums in registers, with the tracked
+    /// kinds fixed at compile time ([`FCtx::listed_k`]). O(cells · specs).
+    #[allow(clippy::too_many_arguments)]
+    fn listed(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &Listing, other: &[Cluster], sx: (u64, u64)) {
+        match self.want {
+            [true, true] => self.listed_k::<true, true>(un, acc, f, side, x, listed, other, sx),
+            [true, false] => self.listed_k::<true, false>(un, acc, f, side, x, listed, other, sx),
+            [false, true] => self.listed_k::<false, true>(un, acc, f, side, x, listed, other, sx),
+            [false, false] => self.listed_k::<false, false>(un, acc, f, side, x, listed, other, sx),
+        }
+    }
+
+    /// [`FCtx::listed`] with the unit kinds wanted (`E`: ELM, `B`: BCubed) as constants.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn listed(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &HashMap<u32, u64>, other: &[Cluster], sx: (u64, u64)) {
+    fn listed_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &Listing, other: &[Cluster], sx: (u64, u64)) {
         let (sx0, sx1) = sx;
         let (mut e, mut b) = (0i128, 0i128);
-        for (&z, &n) in listed.iter() {
+        // the bounds of `unit_ok` on this end's sizes, once
+        let unit = self.all_unit && (sx0 | sx1) < (1 << 62);
+        let moved = sx0 != sx1;
+        for &(z, n) in listed.items() {
             let oz = &other[z as usize];
-            let zun = un.has(1 - side, z);
-            if zun {
+            if un.has(1 - side, z) {
                 if side == 0 && oz.big.is_some() {
-                    self.cell(un, acc, f, side, x, z, zun, n, sx, oz.size);
+                    self.cell(un, acc, f, side, x, z, true, n, sx, oz.size);
                 }
                 continue; // else from its small unsettled end, or from its big unsettled row
             }
-            if sx0 == sx1 {
+            if !moved {
                 continue;
             }
             let y = oz.size;
-            if self.all_unit && unit_ok(n, sx0 | sx1 | y) {
-                unit_shift(&mut e, &mut b, self.want, n, sx0 + y, sx1 + y);
+            if unit && unit_ok(n, y) {
+                unit_shift::<E, B>(&mut e, &mut b, n, sx0.wrapping_add(y), sx1.wrapping_add(y));
             } else {
                 self.delta(acc, f, side, n, sx0, sx1, y, 1);
+            }
+        }
+        acc[0] = acc[0].wrapping_add(e);
+        acc[1] = acc[1].wrapping_add(b);
+    }
+
+    /// Settle the cells of unsettled small cluster `x` of `side` (its partners `cells`, settled
+    /// size and size now `sx`), each cell but those visited from their row (both ends small and
+    /// unsettled: from the row), and put them back into their grouped partners' groups. The
+    /// common case (unit specs, the partner settled) in registers, the unit kinds (`E`: ELM, `B`:
+    /// BCubed) constants. One cell-map lookup a cell. O(cells · specs).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn small_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, partners: &[u32], other: &mut [Cluster], cells: &HashMap<u64, u64>, sx: (u64, u64)) {
+        let (sx0, sx1) = sx;
+        let (mut e, mut b) = (0i128, 0i128); // the unit changes, in registers
+        let unit = self.all_unit && (sx0 | sx1) < (1 << 62);
+        for &z in partners {
+            let oz = &mut other[z as usize];
+            let zun = un.has(1 - side, z);
+            if side == 1 && zun && oz.big.is_none() {
+                continue; // from its (small, unsettled) row
+            }
+            let n = cells[&skey(side, x, z)];
+            let y = oz.size;
+            if !zun && unit && unit_ok(n, y) {
+                unit_shift::<E, B>(&mut e, &mut b, n, sx0.wrapping_add(y), sx1.wrapping_add(y));
+            } else {
+                self.cell(un, acc, f, side, x, z, zun, n, sx, y);
+            }
+            if let Some(ob) = oz.big.as_deref_mut().filter(|b| b.grouped) {
+                inc(&mut ob.groups, (n, sx1), 1);
             }
         }
         acc[0] = acc[0].wrapping_add(e);
@@ -755,27 +857,14 @@ impl Core {
                 if cl.big.is_some() {
                     continue;
                 }
-                let (sx0, sx1) = (un.old[side][x as usize], cl.size);
-                let (mut e, mut b) = (0i128, 0i128); // the unit changes, in registers
-                for &z in cl.cells.iter() {
-                    let oz = &mut other[z as usize];
-                    let zun = un.has(1 - side, z);
-                    if side == 1 && zun && oz.big.is_none() {
-                        continue; // from its (small, unsettled) row
-                    }
-                    let n = cells[&skey(side, x, z)];
-                    let y = oz.size;
-                    if !zun && ctx.all_unit && unit_ok(n, sx0 | sx1 | y) {
-                        unit_shift(&mut e, &mut b, ctx.want, n, sx0 + y, sx1 + y);
-                    } else {
-                        ctx.cell(&un, &mut acc, &mut f, side, x, z, zun, n, (sx0, sx1), y);
-                    }
-                    if let Some(ob) = oz.big.as_deref_mut().filter(|b| b.grouped) {
-                        inc(&mut ob.groups, (n, sx1), 1);
-                    }
+                let sx = (un.old[side][x as usize], cl.size);
+                let partners: &[u32] = &cl.cells;
+                match ctx.want {
+                    [true, true] => ctx.small_k::<true, true>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
+                    [true, false] => ctx.small_k::<true, false>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
+                    [false, true] => ctx.small_k::<false, true>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
+                    [false, false] => ctx.small_k::<false, false>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
                 }
-                acc[0] = acc[0].wrapping_add(e);
-                acc[1] = acc[1].wrapping_add(b);
             }
         }
         if ctx.all_unit {
@@ -826,7 +915,7 @@ impl Core {
             if n > 0 {
                 b.listed.insert(y, n);
             } else {
-                b.listed.remove(&y);
+                b.listed.remove(y);
             }
         }
     }
@@ -904,7 +993,7 @@ impl Core {
                 // a grouped partner takes this cell into its groups; a listing one keeps it
                 if let Some(ob) = other[z as usize].big.as_deref_mut().filter(|b| b.grouped) {
                     let c = cells[&skey(side, x, z)];
-                    ob.listed.remove(&x);
+                    ob.listed.remove(x);
                     inc(&mut ob.groups, (c, size), 1);
                 }
             }
@@ -1337,11 +1426,11 @@ impl Core {
 
     /// The groups and list big cluster `x` of `side` holds from its cells. O(cells).
     #[allow(clippy::type_complexity)]
-    fn groups_of(&self, side: usize, x: u32) -> (HashMap<(u64, u64), u64>, HashMap<u32, u64>) {
+    fn groups_of(&self, side: usize, x: u32) -> (HashMap<(u64, u64), u64>, Listing) {
         let cl = &self.sides[side][x as usize];
         let grouped = cl.big.as_deref().is_some_and(|b| b.grouped);
         let mut groups = HashMap::new();
-        let mut listed = HashMap::new();
+        let mut listed = Listing::default();
         for z in cl.others() {
             let oz = &self.sides[1 - side][z as usize];
             let c = self.cell_of(side, x, z);

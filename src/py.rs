@@ -1460,8 +1460,30 @@ impl ValuePlan {
     /// a formula leaves its value to Python. The values are kept while the table's ``version``
     /// is unchanged. Nothing here calls back into Python. O(len).
     fn read<'py>(slf: &Bound<'py, Self>, table: &Bound<'py, Table>) -> PyResult<Bound<'py, PyDict>> {
-        let py = slf.py();
-        let p = slf.get();
+        slf.get().read_dict(table)
+    }
+
+    /// This plan's reading of ``table`` as one native callable: calling it gives
+    /// :meth:`read`'s dict, or ``fallback()``'s when a formula declines (``FormulaDeclined``).
+    /// The Evaluator's ``get`` when every metric has a native formula: no Python frame per
+    /// reading. O(len) a call.
+    fn bind(slf: &Bound<'_, Self>, table: &Bound<'_, Table>, fallback: &Bound<'_, PyAny>) -> Reading {
+        Reading { plan: slf.clone().unbind(), table: table.clone().unbind(), fallback: fallback.clone().unbind() }
+    }
+
+    fn __len__(&self) -> usize {
+        self.formulas.len()
+    }
+}
+
+impl ValuePlan {
+    /// ``{name: value}`` over ``table`` now (a new dict each call): every native formula's
+    /// value, ``None`` for the metrics without one (Python reads them). ``FormulaDeclined`` when
+    /// a formula leaves its value to Python. The values are kept while the table's ``version``
+    /// is unchanged. Nothing here calls back into Python. O(len).
+    fn read_dict<'py>(&self, table: &Bound<'py, Table>) -> PyResult<Bound<'py, PyDict>> {
+        let py = table.py();
+        let p = self;
         let mut last = p.last.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
         let (key, values) = &mut *last;
         {
@@ -1509,8 +1531,29 @@ impl ValuePlan {
         Ok(d)
     }
 
-    fn __len__(&self) -> usize {
-        self.formulas.len()
+}
+
+/// A [`ValuePlan`]'s reading of one table, callable with no arguments (``ValuePlan.bind``).
+#[pyclass(frozen, module = "streameval._native")]
+pub struct Reading {
+    plan: Py<ValuePlan>,
+    table: Py<Table>,
+    fallback: Py<PyAny>,
+}
+
+#[pymethods]
+impl Reading {
+    /// The plan's dict over the table, or ``fallback()`` when a formula declines. O(len).
+    fn __call__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.plan.get().read_dict(self.table.bind(py)) {
+            Ok(d) => Ok(d.into_any()),
+            Err(e) if e.is_instance_of::<FormulaDeclined>(py) => self.fallback.bind(py).call0(),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<native reading of {} metrics>", self.plan.get().formulas.len())
     }
 }
 
@@ -1526,6 +1569,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
     m.add("MAX_TOTAL", MAX_TOTAL)?;
     m.add_class::<ValuePlan>()?;
+    m.add_class::<Reading>()?;
     crate::summaries_py::register(m)?;
     m.add_function(wrap_pyfunction!(_true_divide, m)?)?;
     m.add_class::<Formula>()?;

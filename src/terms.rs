@@ -146,15 +146,16 @@ pub fn unit_move(acc: &mut [i128; 2], want: [bool; 2], n0: u64, s0: u64, n1: u64
     }
 }
 
-/// [`unit_move`] for a cell whose count `n` stays (`s0 -> s1`: only a margin moved), into the
-/// accumulators `e` (ELM) and `b` (BCubed) the caller keeps in registers.
+/// [`unit_move`] for a cell whose count `n > 0` stays (`s0 -> s1`: only a margin moved), into the
+/// accumulators `e` (ELM, when `E`) and `b` (BCubed, when `B`) the caller keeps in registers; the
+/// kinds are fixed at compile time, so the loops calling this carry no test of them.
 #[inline(always)]
-pub fn unit_shift(e: &mut i128, b: &mut i128, want: [bool; 2], n: u64, s0: u64, s1: u64) {
+pub fn unit_shift<const E: bool, const B: bool>(e: &mut i128, b: &mut i128, n: u64, s0: u64, s1: u64) {
     let nn = n.wrapping_mul(n).wrapping_mul(2);
-    if want[1] && n > 0 {
+    if B && n > 0 {
         *b = b.wrapping_add(fixed_quot(nn, s1)).wrapping_sub(fixed_quot(nn, s0));
     }
-    if want[0] {
+    if E {
         if n > 1 {
             let top = nn.wrapping_sub(2 * n);
             *e = e.wrapping_add(fixed_quot(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot(top, s0.wrapping_sub(2)));

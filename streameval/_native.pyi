@@ -3,7 +3,7 @@
 Labels are arbitrary hashable Python objects (``Any`` here); counts and sums are Python ints.
 """
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from typing_extensions import Self
@@ -50,7 +50,15 @@ class ValuePlan:
         """``{name: value}``: every native formula's value over ``table``, ``None`` for the
         metrics without one; :class:`FormulaDeclined` when a formula leaves its value to Python.
         Kept while the table's version is unchanged. Never calls back into Python. O(len)."""
+    def bind(self, table: Table, fallback: Callable[[], dict[Any, float]]) -> Reading:
+        """The reading of ``table`` as one native callable: :meth:`read`'s dict, or
+        ``fallback()``'s when a formula declines. O(len) a call."""
     def __len__(self) -> int: ...
+
+class Reading:
+    """A :class:`ValuePlan`'s reading of one table (``ValuePlan.bind``): call it for the dict."""
+
+    def __call__(self) -> dict[Any, float]: ...
 
 class Table:
     """The native state of a contingency table (see ``streameval.Contingency`` for the API)."""

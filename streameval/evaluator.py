@@ -32,20 +32,16 @@ def _python_values(metrics: dict, table) -> dict:
     return {name: m.shared_value(q) for name, m in metrics.items()}
 
 
-def _native_get(read, table, metrics: dict, python: list):
-    """An evaluator's ``get`` over a native table: one native call (``read``, its plan's, over
+def _native_get(plan, table, metrics: dict, python: list):
+    """An evaluator's ``get`` over a native table: one native call (``plan``'s reading of
     ``table``), never calling back; then the metrics named in ``python`` (no native formula)
     read in Python over the table's shared quantities. When a native formula leaves its value
-    to Python (``FormulaDeclined``), every metric is read in Python instead."""
+    to Python (``FormulaDeclined``), every metric is read in Python instead. With no metric
+    left to Python the reading is the native callable ``plan.bind(table, fallback)`` itself:
+    no Python frame per reading."""
     if not python:
-
-        def get() -> dict[str, float]:
-            try:
-                return read(table)
-            except FormulaDeclined:
-                return _python_values(metrics, table)
-
-        return get
+        return plan.bind(table, partial(_python_values, metrics, table))
+    read = plan.read
 
     def get_and_complete() -> dict[str, float]:
         try:
@@ -207,7 +203,7 @@ class Evaluator:
             self._get = partial(_python_values, metrics, table)
         else:
             python = [name for name, m in metrics.items() if m.native_formula is None]
-            self._get = _native_get(plan.read, table, metrics, python)
+            self._get = _native_get(plan, table, metrics, python)
         if type(self).get is Evaluator.get:
             self.__dict__["get"] = self._get
 

@@ -296,8 +296,11 @@ def test_an_evaluator_reading_crosses_into_rust_once_and_never_back():
     ev = se.Evaluator(variants())  # every native formula (subclasses other tests define are left out)
     ev.update_many([0, 0, 1, 1, 2], [0, 1, 1, 1, 2])
     ev.update(3, 3)  # a new version: the reading is computed, not the kept one
+    # the reading is the plan's native callable itself: no Python frame, one native call
+    assert type(ev.get).__name__ == "Reading" and type(ev.get).__module__ == "streameval._native"
     seen = crossings(ev.get)
-    assert seen == [("python", "get"), ("native", "ValuePlan.read")], seen
+    assert seen == [], seen
+    assert ev.get() == {name: m.value(ev.table) for name, m in ev.metrics.items()}
     # with an on-demand metric: the same one native call, then Python reads that metric alone
     mixed = se.Evaluator([se.AdjustedRand(), se.AdjustedMutualInfo()])
     mixed.update_many([0, 0, 1, 1, 2], [0, 1, 1, 1, 2])
@@ -321,6 +324,6 @@ def test_a_declined_formula_falls_back_to_every_python_formula():
         plan.read(t)  # the table does not track ELM's F sum at beta 2
     metrics = {"elm": se.ELM(beta=2.0), "ari": se.AdjustedRand()}
     with pytest.raises(KeyError):  # Python's error, as elm.value(t) gives it
-        _native_get(plan.read, t, metrics, [])()
+        _native_get(plan, t, metrics, [])()
     t.track_f("elm", 2.0)
-    assert _native_get(plan.read, t, metrics, [])() == {"elm": 1.0, "ari": 1.0}
+    assert _native_get(plan, t, metrics, [])() == {"elm": 1.0, "ari": 1.0}
