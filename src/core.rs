@@ -7,12 +7,11 @@
 //! The element-averaged F-scores couple a cell with both of its margins, so a change of a row's
 //! size changes the term of every cell in the row: their running sums cost O(cells of the row
 //! and column) per element, and the work here is to make that per-cell cost small. A cluster
-//! with many cells ("big", more than [`BIG_AT`]; [`TRACKED_BIG_AT`] while F sums are tracked)
-//! lists each of its cells with its count, in one array walked as a slice ([`Listing`]) (so
-//! that settling it walks one map, with no lookup in the cell map). A very big one (more than
-//! [`GROUP_AT`] cells: "grouped") keeps instead its cells whose other side is small grouped by
-//! `(count, size of the other cluster)`: cells in one group have equal terms and change
-//! together, so its share of an update costs O(groups) instead of O(cells). The sizes of big
+//! with many cells ("big", more than [`BIG_AT`]) lists each of its cells with its count, in one
+//! array ([`Listing`]: settling walks it as a slice, with no lookup in the cell map). A very big
+//! one (more than [`GROUP_AT`] cells: "grouped") keeps instead its cells whose other side is
+//! small grouped by `(count, size of the other cluster)`: cells in one group have equal terms
+//! and change together, so its share of an update costs O(groups) instead of O(cells). The sizes of big
 //! clusters are never copied into anyone's groups, so a change of a big cluster's size costs
 //! nothing to propagate; a change of a small cluster's size moves its cells in the groups of its
 //! grouped partners, O(cells of a small cluster) = O(1). One predicted cluster holding every
@@ -41,12 +40,6 @@ use crate::terms::{bcubed_term, elm_term, unit_move, unit_ok, unit_shift, xlogx,
 pub const BIG_AT: usize = 32;
 /// A big cluster with fewer cells than this becomes small again (hysteresis).
 pub const SMALL_AT: usize = 8;
-/// [`BIG_AT`] while F sums are tracked: a big cluster lists its cells with their counts, which
-/// settling walks as a slice, a third of the instructions a cell of a small one costs (a
-/// cell-map lookup a cell); the lists cost memory only in tracking tables.
-pub const TRACKED_BIG_AT: usize = 8;
-/// [`SMALL_AT`] while F sums are tracked.
-pub const TRACKED_SMALL_AT: usize = 4;
 /// A big cluster with more cells than this keeps its cells with small partners grouped by
 /// `(count, partner's size)` for the F sums ("grouped"); below, it lists each cell with its count.
 pub const GROUP_AT: usize = 1024;
@@ -930,15 +923,14 @@ impl Core {
     /// Make cluster `x` of `side` big or small when its number of cells crossed a threshold.
     /// With tracked F-scores the F sums are settled first: the groups are kept in settled terms.
     fn reclass(&mut self, side: usize, x: u32) {
-        let (big_at, small_at) = self.thresholds();
         let cl = &self.sides[side][x as usize];
         let nc = cl.ncells();
         match cl.big.as_deref() {
-            None if nc > big_at => {
+            None if nc > BIG_AT => {
                 self.settle();
                 self.promote(side, x);
             }
-            Some(_) if nc < small_at => {
+            Some(_) if nc < SMALL_AT => {
                 self.settle();
                 self.demote(side, x);
             }
@@ -951,17 +943,6 @@ impl Core {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// The cells above which a small cluster becomes big, and below which a big one becomes
-    /// small: lower while F sums are tracked ([`TRACKED_BIG_AT`]).
-    #[inline]
-    fn thresholds(&self) -> (usize, usize) {
-        if self.tracking() {
-            (TRACKED_BIG_AT, TRACKED_SMALL_AT)
-        } else {
-            (BIG_AT, SMALL_AT)
         }
     }
 
@@ -1164,7 +1145,6 @@ impl Core {
         let mut s = Sums::default();
         let mut memo = TermsMemo::new();
         let mut over: Vec<(usize, u32)> = Vec::new(); // clusters to make big
-        let (big_at, _) = self.thresholds();
         let rows = &mut self.sides[0];
         rows.clear();
         rows.reserve_exact(cells.last().map_or(0, |c| c.0 as usize + 1));
@@ -1179,7 +1159,7 @@ impl Core {
             let cl = Cluster::of_cells(run.iter().map(|&(_, p, c)| (p, c)));
             s.k[TRUE] += 1;
             s.add_side(TRUE, memo.terms(cl.size, cl.sq, cl.max));
-            if cl.cells.len() > big_at {
+            if cl.cells.len() > BIG_AT {
                 over.push((0, t));
             }
             rows.push(cl);
@@ -1202,7 +1182,7 @@ impl Core {
             if cl.size == 1 {
                 s.both_singletons += (rows[run[0].0 as u32 as usize].size == 1) as i128;
             }
-            if cl.cells.len() > big_at {
+            if cl.cells.len() > BIG_AT {
                 over.push((1, p));
             }
             cols.push(cl);
@@ -1548,10 +1528,9 @@ impl Core {
     /// [`Core::rebuild`]; `cells`, when given, are every cell of the table, each once (read
     /// in their order instead of the map's).
     fn rebuild_with(&mut self, cells: Option<&[(u32, u32, u64)]>) {
-        let (big_at, _) = self.thresholds();
         for side in 0..2 {
             for x in 0..self.sides[side].len() {
-                if self.sides[side][x].cells.len() > big_at {
+                if self.sides[side][x].cells.len() > BIG_AT {
                     self.promote(side, x as u32);
                 }
             }
@@ -1684,7 +1663,7 @@ impl Core {
                         if !cl.cells.is_empty() || b.hist != hist {
                             return Err(format!("side {side} big cluster {x}: list or hist"));
                         }
-                        if others.len() < self.thresholds().1 {
+                        if others.len() < SMALL_AT {
                             return Err(format!("side {side} cluster {x} big with few cells"));
                         }
                         if (others.len() > GROUP_AT && !b.grouped) || (others.len() < UNGROUP_AT && b.grouped) {
@@ -1698,8 +1677,6 @@ impl Core {
                         }
                     }
                     None => {
-                        // (a tracking table promotes a small cluster past TRACKED_BIG_AT at its
-                        // next change: one untouched since tracking began may hold up to BIG_AT)
                         if others.len() > BIG_AT {
                             return Err(format!("side {side} cluster {x} small with many cells"));
                         }
@@ -2572,46 +2549,5 @@ mod tests {
         assert!(l == m);
         m.insert(1, 7);
         assert!(l != m);
-    }
-
-    #[test]
-    fn tracking_tables_list_clusters_from_a_lower_threshold() {
-        // a row of TRACKED_BIG_AT + 1 cells: small in a plain table, big in a tracking one
-        let fill = |c: &mut Core| {
-            for p in 0..=TRACKED_BIG_AT as u32 {
-                c.change(0, p, 1);
-            }
-        };
-        let mut plain = Core::new();
-        fill(&mut plain);
-        assert!(plain.sides[0][0].big.is_none());
-        plain.check().unwrap();
-        let mut c = unit_tracked();
-        fill(&mut c);
-        assert!(c.sides[0][0].big.as_ref().is_some_and(|b| b.listed.len() == TRACKED_BIG_AT + 1));
-        c.check().unwrap();
-        // tracking begun over the plain table: the row is promoted at its next change, and the
-        // F sums stay those of the cells either way
-        plain.track(FSpec::new(Kind::Elm, BigUint::from(1u32), BigUint::from(1u32)));
-        plain.track(FSpec::new(Kind::Bcubed, BigUint::from(1u32), BigUint::from(1u32)));
-        plain.check().unwrap();
-        for step in 0..3u32 {
-            plain.change(0, step, 1);
-            c.change(0, step, 1);
-            plain.settle();
-            c.settle();
-            plain.check().unwrap();
-            assert_eq!(plain.f_sums(), c.f_sums());
-        }
-        assert!(plain.sides[0][0].big.is_some());
-        // back below TRACKED_SMALL_AT cells: small again
-        for p in 0..=TRACKED_BIG_AT as u32 {
-            let n = c.cell(0, p) as i64;
-            if p >= TRACKED_SMALL_AT as u32 - 1 {
-                c.change(0, p, -n);
-            }
-        }
-        assert!(c.sides[0][0].big.is_none());
-        c.check().unwrap();
     }
 }
