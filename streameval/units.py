@@ -38,6 +38,7 @@ from .stats import (
 
 __all__ = [
     "UnitStats",
+    "Combiner",
     "unit_stats_from_codes",
     "crossing_label",
     "widen_units",
@@ -209,20 +210,9 @@ class UnitStats:
     @staticmethod
     def combine_all(stats: list, m: np.ndarray) -> list:
         """:meth:`combine` of several unit statistics over the same units with the same
-        multiplicities, as one BLAS product (their limb columns side by side): a list of row
-        lists, one per element of ``stats``."""
-        m = np.asarray(m)
-        if (len(stats) < 2 or not m.size or len({(s.n_units, s.bound) for s in stats}) != 1
-                or int(m.sum(axis=1).max()) > stats[0].bound or m.min() < 0):
-            return [s.combine(m) for s in stats]
-        x = np.hstack([s.float_limbs() for s in stats])
-        prod = m.astype(np.float64, copy=False) @ x
-        out, c = [], 0
-        for s in stats:
-            w = s._x.shape[1]
-            out.append(s._join(prod[:, c:c + w]))
-            c += w
-        return out
+        multiplicities, as one BLAS product (their limb columns side by side, each distinct column
+        once: :class:`Combiner`): a list of row lists, one per element of ``stats``."""
+        return Combiner(stats).combine(m)
 
     def swapped(self, other: UnitStats, swaps: np.ndarray) -> tuple[list, list]:
         """The combined rows of ``self`` and ``other`` after exchanging their units where
@@ -320,6 +310,63 @@ class UnitStats:
         np.add.at(sums, np.asarray(groups, dtype=np.int64), self._x)
         rest = self._x.sum(axis=0, keepdims=True) - sums  # >= 0 limb by limb
         return [self.stats(r) for r in self._join(rest)]
+
+
+class Combiner:
+    """:meth:`UnitStats.combine` of several unit statistics over the same units, for many blocks of
+    multiplicities: their limb columns side by side in one float64 matrix built once, a column
+    that several share (the truth's fields are the same for every system: ``n``, the row sums)
+    held once. :meth:`combine` is then one ``(B, U) × (U, distinct columns)`` BLAS product, exact
+    as :meth:`UnitStats.combine` is (same limbs, same bound), and the joins. Statistics of other
+    units or bounds, or multiplicities beyond the bound, are combined one by one.
+
+    >>> a = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
+    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
+    >>> b = UnitStats([ContingencyStats.from_cells([(0, 0, 1), (0, 1, 1)], ()),
+    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
+    >>> c = Combiner([a, b])
+    >>> c.columns < 2 * a.limbs().shape[1]  # shared columns (n, the row sums) held once
+    True
+    >>> c.combine(np.array([[2, 1]]))[1] == b.combine(np.array([[2, 1]]))
+    True
+    """
+
+    def __init__(self, stats: list):
+        self.stats = list(stats)
+        self._x = None
+        self.columns = sum(s.limbs().shape[1] for s in self.stats)
+        if len(self.stats) < 2 or len({(s.n_units, s.bound) for s in self.stats}) != 1:
+            return
+        cols: list = []
+        seen: dict = {}
+        self._index = []
+        for s in self.stats:
+            x = s.float_limbs()
+            idx = []
+            for c in range(x.shape[1]):
+                col = x[:, c]
+                key = col[:8].tobytes() + np.float64(col.sum()).tobytes()
+                j = next((j for j in seen.get(key, ()) if np.array_equal(cols[j], col)), None)
+                if j is None:
+                    j = len(cols)
+                    cols.append(col)
+                    seen.setdefault(key, []).append(j)
+                idx.append(j)
+            self._index.append(np.array(idx, dtype=np.intp))
+        self.columns = len(cols)
+        x = np.empty((self.stats[0].n_units, len(cols)))
+        for j, col in enumerate(cols):
+            x[:, j] = col
+        self._x = x
+
+    def combine(self, m: np.ndarray) -> list:
+        """``[s.combine(m) for s in stats]``, from one product where it can."""
+        m = np.asarray(m)
+        if (self._x is None or not m.size or m.ndim != 2 or m.shape[1] != self._x.shape[0]
+                or m.min() < 0 or int(m.sum(axis=1).max()) > self.stats[0].bound):
+            return [s.combine(m) for s in self.stats]
+        prod = m.astype(np.float64, copy=False) @ self._x
+        return [s._join(prod[:, idx]) for s, idx in zip(self.stats, self._index)]
 
 
 # --------------------------------------------------------------------------- vectorised build
