@@ -341,11 +341,10 @@ class Combiner:
         seen: dict = {}
         self._index = []
         for s in self.stats:
-            x = s.float_limbs()
+            xt = np.ascontiguousarray(s.limbs().T)  # a limb column per row
             idx = []
-            for c in range(x.shape[1]):
-                col = x[:, c]
-                key = col[:8].tobytes() + np.float64(col.sum()).tobytes()
+            for col in xt:
+                key = col[:8].tobytes() + col.sum().tobytes()
                 j = next((j for j in seen.get(key, ()) if np.array_equal(cols[j], col)), None)
                 if j is None:
                     j = len(cols)
@@ -354,10 +353,8 @@ class Combiner:
                 idx.append(j)
             self._index.append(np.array(idx, dtype=np.intp))
         self.columns = len(cols)
-        x = np.empty((self.stats[0].n_units, len(cols)))
-        for j, col in enumerate(cols):
-            x[:, j] = col
-        self._x = x
+        # (U, columns), column-major: BLAS reads it as the transpose of a row-major matrix
+        self._x = np.array(cols, dtype=np.float64).T
 
     def combine(self, m: np.ndarray) -> list:
         """``[s.combine(m) for s in stats]``, from one product where it can."""
@@ -378,11 +375,46 @@ def _groups(keys: np.ndarray):
     return order, starts
 
 
-def _terms(fn, *cols: np.ndarray) -> tuple[list, np.ndarray]:
-    """``fn`` of every row of ``cols`` computed once per distinct row: ``(values, inverse)``."""
+def _distinct(*cols: np.ndarray) -> tuple[list, np.ndarray]:
+    """The distinct rows of the non-negative int64 columns ``cols``, as tuples of Python ints, and
+    each row's index among them: ``(rows, inverse)``. The columns are read as the digits of one
+    mixed-radix key; a key range within a few times the row count is counted in a table (O(n)),
+    a wider one sorted (one int64 key, or the columns themselves beyond ``2**62``).
+
+    >>> _distinct(np.array([3, 1, 3]), np.array([9, 1, 9]))
+    ([(1, 1), (3, 9)], [1, 0, 1])
+    """
     n = len(cols[0])
     if not n:
         return [], np.zeros(0, dtype=np.int64)
+    radix = [int(c.max()) + 1 for c in cols]
+    span = 1
+    for r in radix:
+        span *= r
+    if min(int(c.min()) for c in cols) < 0 or span >= 1 << 62:
+        return _distinct_sorted(*cols)
+    key = cols[0].astype(np.int64)
+    for c, r in zip(cols[1:], radix[1:]):
+        key = key * r + c
+    if span <= max(4 * n, 1 << 16):
+        present = np.zeros(span, dtype=bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        inverse = (np.cumsum(present) - 1)[key]
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    digits = []
+    for r in radix[:0:-1]:
+        digits.append((uniq % r).tolist())
+        uniq = uniq // r
+    digits.append(uniq.tolist())
+    return list(zip(*digits[::-1])), inverse
+
+
+def _distinct_sorted(*cols: np.ndarray) -> tuple[list, np.ndarray]:
+    """:func:`_distinct` by a lexicographic sort of the columns (any int64 values)."""
+    n = len(cols[0])
     order = np.lexsort(cols[::-1])
     srt = [c[order] for c in cols]
     new = np.zeros(n, dtype=bool)
@@ -392,7 +424,21 @@ def _terms(fn, *cols: np.ndarray) -> tuple[list, np.ndarray]:
     firsts = np.flatnonzero(new)
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
-    rows = zip(*(c[firsts].tolist() for c in srt))
+    return list(zip(*(c[firsts].tolist() for c in srt))), inverse
+
+
+def _terms(fn, *cols: np.ndarray, memo: dict | None = None) -> tuple[list, np.ndarray]:
+    """``fn`` of every row of ``cols`` computed once per distinct row: ``(values, inverse)``
+    (``memo``: the distinct rows of columns seen before, by identity)."""
+    key = tuple(id(c) for c in cols)
+    got = memo.get(key) if memo is not None else None
+    if got is None:
+        got = _distinct(*cols)
+        if memo is not None:
+            memo[key] = (got, cols)  # the columns kept alive: their ids stay theirs
+    else:
+        got = got[0]
+    rows, inverse = got
     return [fn(*row) for row in rows], inverse
 
 
@@ -506,6 +552,7 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
     a_cell, b_cell = a[row_of_cell], b[col_of_cell]
 
     bld = _Builder(n_units, bound)
+    memo: dict = {}  # the BCubed and ELM terms read the same (sq, size) pairs, every F sum its cells
     ones_cells = np.ones(len(cnt), dtype=np.int64)
     for name in STAT_NAMES:
         if name == "n":
@@ -523,19 +570,19 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
         elif name == "sum_col_sq":
             bld.add_ints(cu_col, b * b)
         elif name == "sum_cell_xlogx":
-            bld.add_terms(cu, *_terms(xlogx, cnt))
+            bld.add_terms(cu, *_terms(xlogx, cnt, memo=memo))
         elif name == "sum_row_xlogx":
-            bld.add_terms(ru, *_terms(xlogx, a))
+            bld.add_terms(ru, *_terms(xlogx, a, memo=memo))
         elif name == "sum_col_xlogx":
-            bld.add_terms(cu_col, *_terms(xlogx, b))
+            bld.add_terms(cu_col, *_terms(xlogx, b, memo=memo))
         elif name == "bcubed_p_sum":
-            bld.add_terms(cu_col, *_terms(bcubed_term, b_sq, b))
+            bld.add_terms(cu_col, *_terms(bcubed_term, b_sq, b, memo=memo))
         elif name == "bcubed_r_sum":
-            bld.add_terms(ru, *_terms(bcubed_term, a_sq, a))
+            bld.add_terms(ru, *_terms(bcubed_term, a_sq, a, memo=memo))
         elif name == "elm_p_sum":
-            bld.add_terms(cu_col, *_terms(elm_term, b_sq, b))
+            bld.add_terms(cu_col, *_terms(elm_term, b_sq, b, memo=memo))
         elif name == "elm_r_sum":
-            bld.add_terms(ru, *_terms(elm_term, a_sq, a))
+            bld.add_terms(ru, *_terms(elm_term, a_sq, a, memo=memo))
         elif name == "sum_col_max":
             bld.add_ints(cu_col, b_mx)
         elif name == "sum_row_max":
@@ -551,7 +598,8 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
     for kind, beta in f_keys:
         num, den = beta_ratio(beta)
         bld.add_terms(cu, *_terms(lambda n, x, y, kind=kind, num=num, den=den:
-                                  f_term(kind, num, den, n, x, y), cnt, a_cell, b_cell))
+                                  f_term(kind, num, den, n, x, y), cnt, a_cell, b_cell,
+                                  memo=memo))
     return bld.build(f_keys, bound)
 
 
