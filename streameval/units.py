@@ -381,7 +381,8 @@ def _distinct(*cols: np.ndarray) -> tuple[list, np.ndarray]:
     mixed-radix key; a key range within a few times the row count is counted in a table (O(n)),
     a wider one sorted (one int64 key, or the columns themselves beyond ``2**62``).
 
-    >>> _distinct(np.array([3, 1, 3]), np.array([9, 1, 9]))
+    >>> rows, inverse = _distinct(np.array([3, 1, 3]), np.array([9, 1, 9]))
+    >>> rows, inverse.tolist()
     ([(1, 1), (3, 9)], [1, 0, 1])
     """
     n = len(cols[0])
