@@ -425,16 +425,10 @@ class _NumpyParser:
         w = None
         if layout.weight is not None:
             w = self._weights(u8, *column(layout.weight))
-            if w is None or w.min() < 1 or w.max() > MAX_TOTAL:
+            if w is None:
                 return None
-            if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
-                return None  # (as _checked: the total stays exact in int64)
-            total += int(w.sum())
-            if (w == 1).all():
-                w = None
-        else:
-            total += n
-        return out[0], out[1], w, n, total
+        weighed = _weighed(w, n, total)
+        return None if weighed is None else (out[0], out[1], weighed[0], n, weighed[1])
 
     def _matrix(self, u8, lo, hi):
         """The fields ``u8[lo:hi]`` as rows of a byte matrix padded with NULs (``None`` if one is
@@ -484,6 +478,21 @@ class _NumpyParser:
         return value
 
 
+def _weighed(w, n: int, total: int):
+    """``(weights, total)`` of a block of ``n`` rows with int64 weights ``w`` (``None``: each 1):
+    ``None`` for weights all 1, the total plus the block's; or ``None`` when a weight is not from
+    1 to 2**57 or the total would come near the bound (the row-by-row reader then names the row).
+    The total stays exact in int64: each weight is under 2**57 and a block has under 2**22 rows;
+    a block that would take it over half the bound is read row by row."""
+    if w is None:
+        return None, total + n
+    if w.min() < 1 or w.max() > MAX_TOTAL:
+        return None
+    if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
+        return None
+    return (None if (w == 1).all() else w), total + int(w.sum())
+
+
 def _checked(pa, pc, t, p, raw, n: int, total: int, text_weights: bool):
     """``(true, pred, weight, rows, total)`` of parsed columns whose values are all valid (no
     empty label; weights positive integers under the bound, the total staying under it), the
@@ -506,18 +515,10 @@ def _checked(pa, pc, t, p, raw, n: int, total: int, text_weights: bool):
         elif not pa.types.is_int64(raw.type):  # 2.0, true, "2": the row-by-row reader decides
             return None
         w = raw.to_numpy()
-        if w.min() < 1 or w.max() > MAX_TOTAL:
-            return None
-        # the total stays exact in int64: each weight is under 2**57 and a block has under
-        # 2**22 rows; a block that would take it over the bound is read row by row
-        if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
-            return None
-        total += int(w.sum())
-        if (w == 1).all():
-            w = None
-    else:
-        total += n
-    return t.dictionary_encode(), p.dictionary_encode(), w, n, total
+    weighed = _weighed(w, n, total)
+    if weighed is None:
+        return None
+    return t.dictionary_encode(), p.dictionary_encode(), weighed[0], n, weighed[1]
 
 
 class _JsonParser:
@@ -664,14 +665,5 @@ class _PyJsonParser:
                 w = np.array(ws, np.int64)
             except OverflowError:
                 return None
-            if w.min() < 1 or w.max() > MAX_TOTAL:
-                return None
-            # the total stays exact in int64 (as in _checked)
-            if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
-                return None
-            total += int(w.sum())
-            if (w == 1).all():
-                w = None
-        else:
-            total += n
-        return out[0], out[1], w, n, total
+        weighed = _weighed(w, n, total)
+        return None if weighed is None else (out[0], out[1], weighed[0], n, weighed[1])

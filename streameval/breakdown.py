@@ -140,11 +140,7 @@ class ErrorAccount:
                 setattr(self, attr, self._sorted(entries.values()))
                 continue
             for x in touched:
-                old, new = entry(x)
-                if old is not None:
-                    ranked.remove(old)
-                if new is not None:
-                    ranked.add(new)
+                self._move(ranked, *entry(x))
 
     def merge(self, other) -> None:
         """Merge table ``other`` into the table (:meth:`Contingency.merge`) and account for its
@@ -158,18 +154,18 @@ class ErrorAccount:
         return self._next
 
     def _rank_row(self, t) -> None:
-        old, new = self._row_entry_of(t)
-        if old is not None:
-            self._rows.remove(old)
-        if new is not None:
-            self._rows.add(new)
+        self._move(self._rows, *self._row_entry_of(t))
 
     def _rank_col(self, p) -> None:
-        old, new = self._col_entry_of(p)
+        self._move(self._cols, *self._col_entry_of(p))
+
+    @staticmethod
+    def _move(ranked, old, new) -> None:
+        """Replace key ``old`` by ``new`` in ``ranked`` (``None``: no key)."""
         if old is not None:
-            self._cols.remove(old)
+            ranked.remove(old)
         if new is not None:
-            self._cols.add(new)
+            ranked.add(new)
 
     def _row_entry_of(self, t) -> tuple:
         """Row ``t``'s ``(old, new)`` keys in the ranking (``None``: none), the maps updated."""
