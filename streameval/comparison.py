@@ -96,7 +96,15 @@ from .intervals import json_number as _num
 from .labels import factorize
 from .linearization import mean_standard_errors, standard_errors, unit_fields
 from .metrics import Metric, resolve
-from .units import UnitStats, crossing_label, unit_diagnostics, unit_stats_from_codes, widen_units
+from .units import (
+    DOMINANT_SHARE,
+    FEW_UNITS,
+    UnitStats,
+    crossing_label,
+    unit_diagnostics,
+    unit_stats_from_codes,
+    widen_units,
+)
 
 __all__ = [
     "compare",
@@ -114,10 +122,6 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-FEW_UNITS = 30
-"""Below this many units a report warns that intervals and tests are approximate."""
-DOMINANT_SHARE = 0.15
-"""A report warns when one unit holds more than this share of a labelling's pairs."""
 _INTERVAL_NAMES = {"bca": "BCa", "percentile": "percentile", "studentized": "studentized"}
 _JACKKNIFE_GROUPS = 1000  # leave-one-unit-out up to this many units, groups of units beyond
 
