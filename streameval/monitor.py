@@ -21,6 +21,8 @@ A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keep
   (:class:`~streameval.BootstrapEvaluator`, elements given with their resampling ``unit``): a drop
   is then flagged only when the window's confidence interval of the watched metric lies entirely
   below the reference (the all-time value, or ``reference=``) — a small window's noise is no drop.
+  The interval is studentized unless ``interval_method=`` says otherwise, and reports name it
+  beside the window's few-units and dominant-unit warnings.
 
 Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_every`` elements and/or
 ``report_seconds`` of wall time) and passed to ``on_report``.

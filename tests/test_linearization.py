@@ -274,7 +274,7 @@ def test_streaming_bootstrap_intervals_equal_brute_force_ones_from_rebuilt_table
     for r in range(B):  # the replicas are the rebuilt tables, exactly
         assert bs.replica_stats(r) == tables[r] or not m[:, r].any()
     studentized, bca = bs.intervals("studentized"), bs.intervals("bca")
-    for k, name in enumerate(METRICS):
+    for name in METRICS:
         theta = _formula(name, observed).real
         se0 = np.sqrt(((z := _scores(name, observed, vecs)) - z.mean()) @ (z - z.mean()))
         t = []
