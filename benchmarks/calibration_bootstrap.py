@@ -125,7 +125,7 @@ def _summary(results) -> list:
     and the method the default is chosen by: the best worst case over the settings."""
     lines = ["| setting | documents | " + " | ".join(f"{NAMES[m]}: lowest" for m in METHODS) + " |",
              "|---|---:|" + "---:|" * len(METHODS)]
-    worst = {m: 100.0 for m in METHODS}
+    worst = dict.fromkeys(METHODS, 100.0)
     for r in results:
         low = [100 * float(r["cover"][0, j].min()) for j in range(len(METHODS))]
         lines.append(f"| {r['setting']} | {r['docs']} | " + " | ".join(f"{x:.1f}" for x in low) + " |")

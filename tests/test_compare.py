@@ -499,3 +499,20 @@ def test_blocks_of_resamples_give_the_same_report(monkeypatch, resampling, metho
     monkeypatch.setattr(cmp, "_BLOCK", 30 * 7)  # blocks of 7 resamples of the 30 units
     blocks = compare(y, {"A": a, "B": b}, **args)
     assert blocks.to_dict() == whole.to_dict()
+
+
+@pytest.mark.parametrize("n_units", [1, 7, 1001])
+def test_bootstrap_multiplicities_count_the_one_int64_draw_of_every_resample(n_units):
+    # drawn a resample at a time as 32-bit integers: the same numbers, and the same generator
+    # state afterwards, as counting one (B, U) int64 draw (the reported figures of a seed rest on it)
+    B = 13
+    ref, rng = np.random.default_rng(n_units), np.random.default_rng(n_units)
+    idx = ref.integers(0, n_units, size=(B, n_units))
+    want = np.array([np.bincount(row, minlength=n_units) for row in idx])
+    out = np.full((B, n_units), -1.0)
+    got = bootstrap_multiplicities(n_units, B, rng, np.float64, out=out)
+    assert got is out and np.array_equal(got, want)
+    assert rng.random() == ref.random()
+    assert np.array_equal(bootstrap_multiplicities(n_units, B, np.random.default_rng(n_units)), want)
+    with pytest.raises(ValueError, match="out has shape"):
+        bootstrap_multiplicities(n_units, B, rng, out=np.empty((B + 1, n_units)))

@@ -312,3 +312,51 @@ def test_a_resample_of_copies_of_one_unit_has_no_spread():
     m = np.array([[2, 0, 0], [0, 0, 3], [1, 1, 0], [0, 0, 0]])
     (se,), _ = standard_errors([us], metrics, m, [us.combine(m)])
     assert (se[:, :2] == 0).all() and (se[:, 2] > 0).all() and np.isnan(se[:, 3]).all()
+
+
+def test_moments_over_more_fields_or_held_once_give_the_same_standard_errors():
+    # compare builds one Moments from the observed slopes for every block: extra fields (zero
+    # slopes) add exact zeros, and a block with a slope elsewhere gets moments of its own
+    from streameval.linearization import Moments, slope_fields
+
+    rng = np.random.default_rng(9)
+    metrics = _metrics(METRICS)
+    ua = unit_stats(_documents(rng, 25, 20, 60), metrics)
+    ub = unit_stats(_documents(rng, 25, 20, 60), metrics)
+    m = bootstrap_multiplicities(25, 15, rng).astype(np.float64)
+    rows = [ua.combine(m), ub.combine(m)]
+    fields = [unit_fields(ua), unit_fields(ub)]
+    grads = [gradients(us, metrics, r) for us, r in zip((ua, ub), rows)]
+    want = standard_errors([ua, ub], metrics, m, rows, [(0, 1)])
+    own = slope_fields(grads)
+    wide = [[sorted(set(o) | {0, 1, 2}) for o in per] for per in own]  # n, cells, k_true added
+    for mo in (Moments(fields, own, [(0, 1)]), Moments(fields, wide, [(0, 1)])):
+        assert mo.covers(grads)
+        got = mo.standard_errors(grads, m)
+        for x, y in zip(want[0] + want[1], got[0] + got[1]):
+            # the same moments summed in another order (see the test above): ~1e-10 relative
+            np.testing.assert_allclose(x, y, rtol=1e-9)
+    narrow = [[o[:1] for o in per] for per in own]
+    assert not Moments(fields, narrow, [(0, 1)]).covers(grads)
+
+
+def test_compare_gives_the_same_report_when_a_block_needs_moments_of_its_own(monkeypatch):
+    import streameval.linearization as lin
+
+    rng = np.random.default_rng(10)
+    cells = _documents(rng, 30, 10, 30)
+    y_true = [f"{u}:{a}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    y_pred = [f"{u}:{b}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    args = {"units": units, "metrics": METRICS, "n_resamples": 60, "seed": 4}
+    # B: every third element of a unit moved to its own cluster 'x' of that unit
+    b = [f"{u}:{t if i % 3 else 'x'}" for i, (u, t) in enumerate(zip(units, y_true))]
+    whole = compare(y_true, {"A": y_pred, "B": b}, **args)
+    monkeypatch.setattr(lin.Moments, "covers", lambda self, grads: False)
+    alone = compare(y_true, {"A": y_pred, "B": b}, **args)
+    for sys_name in ("A", "B"):
+        for k, iv in whole.values[sys_name].items():
+            np.testing.assert_allclose(alone.values[sys_name][k], iv, rtol=1e-9)
+    for k, d in whole.differences["A", "B"].items():
+        dd = alone.differences["A", "B"][k]
+        np.testing.assert_allclose((dd.low, dd.high), (d.low, d.high), rtol=1e-9)
