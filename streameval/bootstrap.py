@@ -577,6 +577,14 @@ class BootstrapEvaluator(Guarded):
         metric reads per field a metric reads) and one ``(B, U) × (U, Σ F_k²)`` BLAS product of the
         multiplicities with the units' fields and their pairwise products (``F_k`` the 2 to 6
         fields metric ``k`` reads).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=4, seed=2)
+        >>> for u in range(3):
+        ...     bs.update((u, 0), (u, 0), unit=u); bs.update((u, 1), (u, u % 2), unit=u)
+        >>> se, se0 = bs.standard_errors()
+        >>> se.shape, bool(se0[0] > 0)
+        ((1, 4), True)
         """
         us, m = self._live()
         metrics = [mt for _, mt in self._metrics]
@@ -592,7 +600,14 @@ class BootstrapEvaluator(Guarded):
     def jackknife(self) -> np.ndarray:
         """``(metrics, G)`` leave-one-unit-out values (``G`` = units; groups of units beyond
         :data:`JACKKNIFE_GROUPS`): the observed sums minus one unit's, exact integers, then one read
-        of every metric. What BCa's acceleration is taken from. O(U · fields + G · metrics)."""
+        of every metric. What BCa's acceleration is taken from. O(U · fields + G · metrics).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=4)
+        >>> bs.update("a", "x", unit=1); bs.update("a", "x", unit=1); bs.update("b", "y", unit=2)
+        >>> bs.jackknife().tolist()  # without unit 1: one singleton; without unit 2: one pair
+        [[1.0, 1.0]]
+        """
         us, _ = self._live()
         g = min(us.n_units, JACKKNIFE_GROUPS)
         if not g:
@@ -611,7 +626,16 @@ class BootstrapEvaluator(Guarded):
         - ``"bca"``: bias-corrected and accelerated (:func:`~streameval.intervals.bca_interval`,
           the acceleration from :meth:`jackknife`).
 
-        Empty replicas are left out; NaN bounds before any element.
+        Empty replicas are left out; NaN bounds before any element. Cost: the pending
+        multiply-adds, ``B`` reads of every metric and the method's own work (see each).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=50, seed=3)
+        >>> for u in range(40):
+        ...     bs.update((u, 0), (u, 0), unit=u); bs.update((u, 1), (u, u % 3 == 0), unit=u)
+        >>> all(lo <= iv.value <= hi for m in ("percentile", "studentized", "bca")
+        ...     for iv in bs.intervals(m).values() for lo, hi in [(iv.low, iv.high)])
+        True
         """
         method = self.interval_method if method is None else _check_method(method)
         c = self.confidence if confidence is None else _check_confidence(confidence)
@@ -685,7 +709,13 @@ class BootstrapEvaluator(Guarded):
 
     def settings(self) -> dict:
         """What the intervals are: method, confidence, replicas, seed, live units, the largest
-        unit's share of the pairs, and :meth:`warnings` (JSON-safe)."""
+        unit's share of the pairs, and :meth:`warnings` (JSON-safe). O(U · fields), cached.
+
+        >>> from streameval import ELM
+        >>> s = BootstrapEvaluator([ELM()], interval="bca").settings()
+        >>> s["interval_method"], s["units"], s["warnings"]
+        ('bca', 0, [])
+        """
         us, _ = self._live()
         share = unit_diagnostics([us])["pairs_share"] if us.n_units else 0.0
         return {"interval_method": self.interval_method, "confidence": self.confidence,
