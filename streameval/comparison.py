@@ -75,6 +75,7 @@ warning: only 3 units: ...
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import cast
@@ -83,6 +84,7 @@ import numpy as np
 
 from ._version import __version__
 from .bootstrap import poisson_draws, seed64, unit_hash
+from .detect import _one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
     INTERVAL_METHODS,
@@ -361,7 +363,7 @@ def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64
     return out
 
 
-_BLOCK = 1 << 24  # multiplicities per block of resamples (a few hundred rows: BLAS runs well)
+_BLOCK = 1 << 22  # multiplicities per block of resamples (32 MB of float64; BLAS on one thread)
 
 
 def _block_rows(n_units: int) -> int:
@@ -671,6 +673,21 @@ def _warnings(g: _Grouped, diag: dict) -> list:
     return out
 
 
+def _on_one_blas_thread(fn):
+    """``fn`` run with BLAS on one thread (threadpoolctl's, when installed): a product of a block
+    of resamples with the units' columns is a few hundred rows by ``U``, a shape whose split over
+    OpenBLAS's threads costs, on a loaded machine, up to 30 times the CPU of one thread (its
+    threads spin waiting for each other); compare's other work is single-threaded anyway."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with _one_blas_thread():
+            return fn(*args, **kwargs)
+
+    return run
+
+
+@_on_one_blas_thread
 def compare(
     y_true,
     systems: dict,
@@ -725,14 +742,18 @@ def compare(
         system instead (reported, with the largest component's size, in the warnings).
 
     Returns a :class:`ComparisonReport`. Cost: grouping O(N log N) numpy; per system one
-    :class:`~streameval.units.UnitStats` (vectorised, O(N log N)), one exact product of the
-    ``(B, U)`` multiplicities with the unit statistics (a BLAS product), ``B`` metric reads (O(1)
+    :class:`~streameval.units.UnitStats` (vectorised, O(N log N)); for all systems at once one
+    exact product of the ``(B, U)`` multiplicities with the limbs of the fields the metrics read
+    (a BLAS product, :class:`~streameval.units.Combiner`), ``B`` metric reads per system (O(1)
     each) and (BCa) a jackknife of at most 1,000 groups of units; the studentized interval adds
     per resample and system one gradient (two metric reads per field a metric reads) and, for all
-    systems and pairs at once, one product of the multiplicities with the units' fields and, metric
-    by metric, their pairwise products (``O(U · Σ F_k²)`` per resample, ``F_k`` the 2 to 4 fields
-    metric ``k`` reads); randomization adds one product and ``R`` reads per pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the
-    same numbers as one draw), so memory is O(U · columns + B · metrics · systems), not O(B · U).
+    systems and pairs at once, one product of the multiplicities with the units' centred fields
+    and their distinct pairwise products (``O(U · P)`` per resample,
+    :class:`~streameval.linearization.Moments`); randomization adds one product and ``R`` reads
+    per pair. So ``O(N log N + B · U · columns)``: linear in the resamples and, but for the sort,
+    in the elements. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the same
+    numbers as one draw) and BLAS runs on one thread, so memory is O(U · columns + B · metrics ·
+    systems), not O(B · U).
 
     >>> r = compare([0, 0, 1, 1, 2, 2], {"A": [0, 0, 1, 1, 2, 2], "B": [0, 1, 1, 1, 2, 2]},
     ...             units=[0, 0, 0, 0, 1, 1], metrics=["BCubed"], n_resamples=100, seed=0)
