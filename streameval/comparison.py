@@ -106,6 +106,8 @@ from .linearization import (
 )
 from .metrics import Metric, resolve
 from .units import (
+    DOMINANT_SHARE,
+    FEW_UNITS,
     Combiner,
     UnitStats,
     Unread,
@@ -131,10 +133,6 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-FEW_UNITS = 30
-"""Below this many units a report warns that intervals and tests are approximate."""
-DOMINANT_SHARE = 0.15
-"""A report warns when one unit holds more than this share of a labelling's pairs."""
 _INTERVAL_NAMES = {"bca": "BCa", "percentile": "percentile", "studentized": "studentized"}
 _JACKKNIFE_GROUPS = 1000  # leave-one-unit-out up to this many units, groups of units beyond
 

@@ -45,7 +45,14 @@ __all__ = [
     "crossing_label",
     "widen_units",
     "unit_diagnostics",
+    "FEW_UNITS",
+    "DOMINANT_SHARE",
 ]
+
+FEW_UNITS = 30
+"""Below this many units a report warns that intervals and tests are approximate."""
+DOMINANT_SHARE = 0.15
+"""A report warns when one unit holds more than this share of a labelling's pairs."""
 
 _NSTAT = len(STAT_NAMES)
 _EXACT = 52  # a float64 holds every integer below 2**53; keep one bit of slack
