@@ -84,7 +84,7 @@ import numpy as np
 
 from ._version import __version__
 from .bootstrap import poisson_draws, seed64, unit_hash
-from .detect import _one_blas_thread
+from .detect import one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
     INTERVAL_METHODS,
@@ -679,7 +679,7 @@ def _on_one_blas_thread(fn):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        with _one_blas_thread():
+        with one_blas_thread():
             return fn(*args, **kwargs)
 
     return run
