@@ -299,12 +299,12 @@ class Moments:
             total += w[:, lo:hi] @ self._columns(lo, hi)
         return total
 
-    def standard_errors(self, grads: list, w: np.ndarray) -> tuple[list, list]:
+    def standard_errors(self, grads: list, w: np.ndarray, tot=None) -> tuple[list, list]:
         """``([se of each system], [se of each pair])``, each ``(metrics, B)``, at the resamples
-        ``w`` (``(B, U)`` float64) with the ``(metrics, B, fields)`` gradients of each system (whose
-        non-zero slopes these moments must cover: :meth:`covers`)."""
+        ``w`` (``(B, U)`` float64, row sums ``tot`` if known) with the ``(metrics, B, fields)``
+        gradients of each system (whose non-zero slopes these moments must cover: :meth:`covers`)."""
         s = self.sums(w)
-        tot = w.sum(axis=1)
+        tot = w.sum(axis=1) if tot is None else np.asarray(tot, dtype=np.float64)
         tot = np.where(tot > 0, tot, np.nan)
         n_metrics = grads[0].shape[0] if grads else 0
         se = [np.empty((n_metrics, len(w))) for _ in grads]
@@ -322,7 +322,17 @@ class Moments:
                 cross = (grads[a][k][:, fa] * grads[b][k][:, fb] * s[:, col]) @ coef  # Σ w z_a z_b
                 d1 = s1[a] - s1[b]
                 sed[j][k] = np.sqrt(np.maximum(s2[a] + s2[b] - 2 * cross - d1 * d1 / tot, 0.0))
+        one = _one_unit(w)
+        for x in se + sed:
+            x[:, one] = 0.0
         return se, sed
+
+
+def _one_unit(w: np.ndarray) -> np.ndarray:
+    """The resamples that drew exactly one distinct unit (``k ≥ 1`` copies of it): every score
+    equals the mean, so the spread is 0 exactly — the moment formula's ``s2 − s1²/tot`` would leave
+    a rounding residue (``~10⁻⁹``) that the bootstrap-t would divide by."""
+    return np.count_nonzero(w > 0, axis=1) == 1
 
 
 def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -335,9 +345,12 @@ def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
     w = np.asarray(m, dtype=np.float64)
     tot = w.sum(axis=1)
     tot = np.where(tot > 0, tot, np.nan)
+    one = _one_unit(w)
     out = []
     for v in np.asarray(per_unit, dtype=np.float64):
         c = v - v.mean()  # centred: the spread is shift-invariant, the moments stay small
         s1, s2 = w @ c, w @ (c * c)
-        out.append(np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0)) / tot)
+        se = np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0)) / tot
+        se[one] = 0.0
+        out.append(se)
     return np.array(out)
