@@ -30,9 +30,12 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Interval", "percentile_interval", "bca_interval", "studentized_interval", "hybrid_interval",
-           "p_value", "json_number", "INTERVAL_METHODS"]
+           "p_value", "json_number", "INTERVAL_METHODS", "COMPARE_INTERVAL_METHODS"]
 
-INTERVAL_METHODS = ("adaptive", "bca", "hybrid", "percentile", "studentized")
+INTERVAL_METHODS = ("bca", "percentile", "studentized")
+"""The interval methods of both the batch comparison and the streaming bootstrap."""
+COMPARE_INTERVAL_METHODS = ("adaptive", "bca", "hybrid", "percentile", "studentized")
+"""The interval methods of :func:`streameval.compare` (``hybrid`` and ``adaptive``: batch only)."""
 _N = NormalDist()
 
 

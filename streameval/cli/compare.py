@@ -31,7 +31,7 @@ import os
 import sys
 
 from ..errors import CLIError
-from ..intervals import INTERVAL_METHODS
+from ..intervals import COMPARE_INTERVAL_METHODS
 from .options import metric_classes, non_negative, positive
 
 __all__ = ["add_parser", "cmd_compare", "add_score_ci_options", "cmd_score_ci", "cmd_pss_compare"]
@@ -60,7 +60,7 @@ def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
                        help="the test behind the p-values: approximate randomization (default: "
                        "calibrated with few, heavy-tailed or widened units) or the centred paired "
                        "bootstrap (intervals always come from the bootstrap over units)")
-    p.add_argument("--interval", choices=INTERVAL_METHODS, default="adaptive",
+    p.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
                    help="bootstrap interval: adaptive (default: studentized, or hybrid where one "
                    "unit holds more than 15%% of a labelling's pairs), studentized (bootstrap-t with "
                    "each resample's linearization standard error), hybrid (the union of the "
@@ -200,7 +200,7 @@ def add_score_ci_options(p) -> None:
     g = p.add_argument_group("confidence intervals (--ci)")
     g.add_argument("--ci", action="store_true",
                    help="also report bootstrap intervals over the units of --unit")
-    g.add_argument("--interval", choices=INTERVAL_METHODS, default="adaptive",
+    g.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
                    help="with --ci: adaptive (default: studentized, or hybrid where one unit "
                    "dominates), studentized (bootstrap-t), hybrid, percentile or bca")
     g.add_argument("--unit", metavar="COL", help="column of the resampling unit (needed by --ci)")
