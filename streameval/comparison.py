@@ -139,7 +139,8 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-_INTERVAL_NAMES = {"adaptive": "adaptive", "bca": "BCa", "hybrid": "hybrid", "percentile": "percentile",
+#: each interval method's name in the printed reports (the CLI's too)
+INTERVAL_NAMES = {"adaptive": "adaptive", "bca": "BCa", "hybrid": "hybrid", "percentile": "percentile",
                    "studentized": "studentized"}
 _STUDENTIZED = ("adaptive", "hybrid", "studentized")  # the methods that need standard errors
 _INTERVAL_DESCRIPTIONS = {
@@ -608,7 +609,7 @@ class ComparisonReport:
         lines = [
             f"{st['method']} over {st['units']} units, {st['elements']} elements, "
             f"{st['n_resamples']} resamples, {conf:g}% "
-            f"{_INTERVAL_NAMES[st.get('interval_applied', st.get('interval_method', 'percentile'))]} "
+            f"{INTERVAL_NAMES[st.get('interval_applied', st.get('interval_method', 'percentile'))]} "
             f"intervals, seed {st['seed']}"
             + ("" if st.get("aggregate", "pooled") == "pooled" else f", aggregate {st['aggregate']}")
         ]

@@ -249,7 +249,7 @@ def cmd_score_ci(args) -> int:
     The file is read twice (labels and weight; unit), the rows joined by their line number; with
     ``--on-error skip`` a row bad in either read is skipped (and reported once).
     """
-    from ..comparison import _INTERVAL_NAMES, compare
+    from ..comparison import INTERVAL_NAMES, compare
     from ..io import RowSpec
 
     if not args.unit:
@@ -300,7 +300,7 @@ def cmd_score_ci(args) -> int:
     else:
         conf = f"{args.confidence * 100:g}%"
         print(f"{args.file}: {len(keys)} rows, {n_units} units, {args.n_resamples} resamples, "
-              f"{conf} {_INTERVAL_NAMES[report.settings['interval_applied']]} bootstrap "
+              f"{conf} {INTERVAL_NAMES[report.settings['interval_applied']]} bootstrap "
               f"intervals over units, seed {args.seed}")
         rows = [("metric", "value", "low", "high")]
         rows += [(k, *(f"{v:.6f}" for v in iv)) for k, iv in ci.items()]
