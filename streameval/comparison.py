@@ -75,6 +75,7 @@ warning: only 3 units: ...
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import cast
@@ -83,6 +84,7 @@ import numpy as np
 
 from ._version import __version__
 from .bootstrap import poisson_draws, seed64, unit_hash
+from .detect import one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
     INTERVAL_METHODS,
@@ -94,9 +96,26 @@ from .intervals import (
 )
 from .intervals import json_number as _num
 from .labels import factorize
-from .linearization import mean_standard_errors, standard_errors, unit_fields
+from .linearization import (
+    Moments,
+    gradients,
+    mean_standard_errors,
+    read_fields,
+    slope_fields,
+    unit_fields,
+)
 from .metrics import Metric, resolve
-from .units import UnitStats, crossing_label, unit_diagnostics, unit_stats_from_codes, widen_units
+from .units import (
+    DOMINANT_SHARE,
+    FEW_UNITS,
+    Combiner,
+    UnitStats,
+    Unread,
+    crossing_label,
+    unit_diagnostics,
+    unit_stats_from_codes,
+    widen_units,
+)
 
 __all__ = [
     "compare",
@@ -114,10 +133,6 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-FEW_UNITS = 30
-"""Below this many units a report warns that intervals and tests are approximate."""
-DOMINANT_SHARE = 0.15
-"""A report warns when one unit holds more than this share of a labelling's pairs."""
 _INTERVAL_NAMES = {"bca": "BCa", "percentile": "percentile", "studentized": "studentized"}
 _JACKKNIFE_GROUPS = 1000  # leave-one-unit-out up to this many units, groups of units beyond
 
@@ -313,22 +328,40 @@ def unit_stats(cells_per_unit: list, metrics, bound: int | None = None) -> UnitS
                                  bound)
 
 
-def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64) -> np.ndarray:
+def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64,
+                             out: np.ndarray | None = None) -> np.ndarray:
     """``(B, U)`` counts of each unit in ``B`` uniform resamples of ``U`` units with replacement
-    (int64, or ``dtype``: float64 feeds the exact product without a copy).
+    (int64, or ``dtype``: float64 feeds the exact product without a copy; ``out``: an array of that
+    shape to fill instead, so that blocks of resamples reuse one buffer).
+
+    Resample ``b`` is the ``U`` draws ``rng.integers(0, U)`` after those of resamples ``0..b-1``,
+    counted. The draws are made a few resamples at a time as 32-bit integers: numpy draws a range
+    below ``2**32`` from the generator's 32-bit output whatever the dtype asked for, so these are
+    the same numbers (and leave ``rng`` in the same state) as one ``(B, U)`` int64 draw, at a fifth
+    of its cost and without the ``(B, U)`` index matrix. O(B · U).
 
     >>> m = bootstrap_multiplicities(5, 3, np.random.default_rng(0))
     >>> m.shape, m.sum(axis=1).tolist()
     ((3, 5), [5, 5, 5])
     """
-    idx = rng.integers(0, n_units, size=(n_resamples, n_units))
-    out = np.empty((n_resamples, n_units), dtype=dtype)
-    for b in range(n_resamples):
-        out[b] = np.bincount(idx[b], minlength=n_units)
+    if out is None:
+        out = np.empty((n_resamples, n_units), dtype=dtype)
+    elif out.shape != (n_resamples, n_units):
+        raise ValueError(f"out has shape {out.shape}, not ({n_resamples}, {n_units})")
+    if n_units >= 1 << 31:  # pragma: no cover - 2**31 units
+        for b in range(n_resamples):
+            out[b] = np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units)
+        return out
+    ones = np.ones(n_units)
+    step = max(1, (1 << 16) // max(1, n_units))  # resamples drawn at once (small U: fewer calls)
+    for lo in range(0, n_resamples, step):
+        idx = rng.integers(0, n_units, size=(min(step, n_resamples - lo), n_units), dtype=np.int32)
+        for b, row in enumerate(idx, lo):  # float64 counts from bincount: exact sums of ones
+            out[b] = np.bincount(row.astype(np.intp), weights=ones, minlength=n_units)
     return out
 
 
-_BLOCK = 1 << 24  # multiplicities per block of resamples (a few hundred rows: BLAS runs well)
+_BLOCK = 1 << 22  # multiplicities per block of resamples (32 MB of float64; BLAS on one thread)
 
 
 def _block_rows(n_units: int) -> int:
@@ -336,18 +369,22 @@ def _block_rows(n_units: int) -> int:
 
 
 def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: str):
-    """The ``(b, U)`` multiplicity matrices of consecutive blocks of resamples."""
+    """The ``(b, U)`` float64 multiplicity matrices of consecutive blocks of resamples. One buffer
+    is filled block after block (fresh pages for every block cost more than drawing into them):
+    a block is valid until the next one is asked for."""
     rows = _block_rows(len(order))
     hashes = None
     if resampling == "poisson":
         hashes = [unit_hash(u) for u in order]
         s64 = seed64(seed)
+    buf = np.empty((min(rows, n_resamples), len(order)))
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
         if hashes is None:
-            yield bootstrap_multiplicities(len(order), size, rng, np.float64)
+            yield bootstrap_multiplicities(len(order), size, rng, np.float64, out=buf[:size])
         else:
-            yield np.ascontiguousarray(poisson_draws(s64, hashes, size, start).T)
+            buf[:size] = poisson_draws(s64, hashes, size, start).T
+            yield buf[:size]
 
 
 def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=None) -> np.ndarray:
@@ -421,30 +458,45 @@ def _difference_bounds(bounds):
 
 class _StandardErrors:
     """The linearization standard errors of every system and every pair, observed and per resample
-    (``interval="studentized"``), gathered block by block."""
+    (``interval="studentized"``), gathered block by block. Pooled: one :class:`Moments` for every
+    block, over the fields whose slopes are non-zero at the observed table (a block with a slope
+    elsewhere, a branch of a formula, gets moments of its own)."""
 
     def __init__(self, stats: dict, metrics, pairs: list, aggregate: str, per_unit: dict):
         self.stats, self.metrics, self.aggregate, self.per_unit = stats, metrics, aggregate, per_unit
         self.names = list(stats)
         self.pairs = [(self.names.index(a), self.names.index(b)) for a, b in pairs]
-        self.fields = ([unit_fields(us) for us in stats.values()] if aggregate == "pooled" else None)
         self.parts: list = [[] for _ in self.names]
         self.pair_parts: list = [[] for _ in pairs]
         n = next(iter(stats.values())).n_units
         ones = np.ones((1, n))
-        self.observed, self.observed_pairs = self._block(ones, [[us.totals] for us in stats.values()])
+        if aggregate == "pooled":
+            self.fields = [unit_fields(us) for us in stats.values()]
+            grads = self._gradients([[us.totals] for us in stats.values()])
+            self.moments = Moments(self.fields, slope_fields(grads), self.pairs)
+            self.observed, self.observed_pairs = self.moments.standard_errors(grads, ones)
+        else:
+            self.observed, self.observed_pairs = self.block(ones, None)
 
-    def _block(self, m: np.ndarray, rows):
+    def _gradients(self, rows) -> list:
+        return [gradients(us, self.metrics, r) for us, r in zip(self.stats.values(), rows)]
+
+    def block(self, m: np.ndarray, rows, tot=None) -> tuple:
+        """The standard errors of one block of resamples (``rows``: each system's combined rows;
+        ``tot``: ``m``'s row sums if known)."""
         if self.aggregate == "mean":
             se = [mean_standard_errors(self.per_unit[name], m) for name in self.names]
             sed = [mean_standard_errors(self.per_unit[self.names[a]] - self.per_unit[self.names[b]], m)
                    for a, b in self.pairs]
             return se, sed
-        return standard_errors(list(self.stats.values()), self.metrics, m, rows, self.pairs, self.fields)
+        grads = self._gradients(rows)
+        if self.moments.covers(grads):
+            return self.moments.standard_errors(grads, m, tot)
+        return Moments(self.fields, slope_fields(grads), self.pairs).standard_errors(grads, m, tot)
 
-    def add(self, m: np.ndarray, rows) -> None:
-        """The standard errors of one block of resamples (``rows``: each system's combined rows)."""
-        se, sed = self._block(m, rows)
+    def append(self, block: tuple) -> None:
+        """Keep one block's standard errors (:meth:`block`)."""
+        se, sed = block
         for part, x in zip(self.parts + self.pair_parts, se + sed):
             part.append(x)
 
@@ -619,6 +671,21 @@ def _warnings(g: _Grouped, diag: dict) -> list:
     return out
 
 
+def _on_one_blas_thread(fn):
+    """``fn`` run with BLAS on one thread (threadpoolctl's, when installed): a product of a block
+    of resamples with the units' columns is a few hundred rows by ``U``, a shape whose split over
+    OpenBLAS's threads costs, on a loaded machine, up to 30 times the CPU of one thread (its
+    threads spin waiting for each other); compare's other work is single-threaded anyway."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with one_blas_thread():
+            return fn(*args, **kwargs)
+
+    return run
+
+
+@_on_one_blas_thread
 def compare(
     y_true,
     systems: dict,
@@ -673,14 +740,18 @@ def compare(
         system instead (reported, with the largest component's size, in the warnings).
 
     Returns a :class:`ComparisonReport`. Cost: grouping O(N log N) numpy; per system one
-    :class:`~streameval.units.UnitStats` (vectorised, O(N log N)), one exact product of the
-    ``(B, U)`` multiplicities with the unit statistics (a BLAS product), ``B`` metric reads (O(1)
+    :class:`~streameval.units.UnitStats` (vectorised, O(N log N)); for all systems at once one
+    exact product of the ``(B, U)`` multiplicities with the limbs of the fields the metrics read
+    (a BLAS product, :class:`~streameval.units.Combiner`), ``B`` metric reads per system (O(1)
     each) and (BCa) a jackknife of at most 1,000 groups of units; the studentized interval adds
     per resample and system one gradient (two metric reads per field a metric reads) and, for all
-    systems and pairs at once, one product of the multiplicities with the units' fields and, metric
-    by metric, their pairwise products (``O(U · Σ F_k²)`` per resample, ``F_k`` the 2 to 4 fields
-    metric ``k`` reads); randomization adds one product and ``R`` reads per pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the
-    same numbers as one draw), so memory is O(U · columns + B · metrics · systems), not O(B · U).
+    systems and pairs at once, one product of the multiplicities with the units' centred fields
+    and their distinct pairwise products (``O(U · P)`` per resample,
+    :class:`~streameval.linearization.Moments`); randomization adds one product and ``R`` reads
+    per pair. So ``O(N log N + B · U · columns)``: linear in the resamples and, but for the sort,
+    in the elements. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the same
+    numbers as one draw) and BLAS runs on one thread, so memory is O(U · columns + B · metrics ·
+    systems), not O(B · U).
 
     >>> r = compare([0, 0, 1, 1, 2, 2], {"A": [0, 0, 1, 1, 2, 2], "B": [0, 1, 1, 1, 2, 2]},
     ...             units=[0, 0, 0, 0, 1, 1], metrics=["BCubed"], n_resamples=100, seed=0)
@@ -725,17 +796,25 @@ def compare(
     # resamples in blocks of at most _BLOCK multiplicities (memory O(_BLOCK), whatever B and U);
     # every system reads the same block, so the resamples are paired
     parts: dict = {name: [] for name in stats}
+    # the pooled resamples combine only the fields the metrics read (the others are UNREAD: a
+    # formula that reads one after all, on some branch, has its block combined in full)
+    read = _fields_read(list(stats.values()), metrics) if aggregate == "pooled" else None
+    combiner = Combiner(list(stats.values()), read) if aggregate == "pooled" else None
     for m in _resample_blocks(order, n_resamples, seed, rng, resampling):
-        combined = None
-        if aggregate == "pooled":
-            combined = UnitStats.combine_all(list(stats.values()), m)
-            for (name, us), rows in zip(stats.items(), combined):
-                parts[name].append(_read(us, metrics, rows))
+        if combiner is not None:
+            tot = m.sum(axis=1)
+            try:
+                vals, block_se = _pooled_block(stats, metrics, m, combiner.combine(m, tot), ses, tot)
+            except Unread:
+                full = UnitStats.combine_all(list(stats.values()), m)
+                vals, block_se = _pooled_block(stats, metrics, m, full, ses, tot)
         else:
-            for name, us in stats.items():
-                parts[name].append(_values(us, metrics, m, aggregate, per_unit.get(name)))
+            vals = [_values(us, metrics, m, aggregate, per_unit.get(name)) for name, us in stats.items()]
+            block_se = ses.block(m, None) if ses is not None else None
+        for name, v in zip(stats, vals):
+            parts[name].append(v)
         if ses is not None:
-            ses.add(m, combined)
+            ses.append(block_se)
     samples = {name: np.concatenate(p, axis=1) for name, p in parts.items()}
     values = {}
     for name in stats:
@@ -752,12 +831,18 @@ def compare(
     if method == "randomization" and pairs:
         rparts = {pair: [] for pair in pairs}
         rows_r = _block_rows(n_units)
+        draws = np.empty((min(rows_r, n_resamples), n_units))  # one buffer for every block
         for start in range(0, n_resamples, rows_r):
             size = min(rows_r, n_resamples - start)
-            block = (rng.random((size, n_units)) < 0.5).astype(np.float64)  # 0/1, exact
+            block = rng.random(out=draws[:size])
+            np.less(block, 0.5, out=block)  # the swaps: 0/1, exact
             for a, b in pairs:
-                rparts[a, b].append(_randomized_deltas(stats[a], stats[b], metrics, block, aggregate,
-                                                       per_unit.get(a), per_unit.get(b)))
+                try:
+                    d = _randomized_deltas(stats[a], stats[b], metrics, block, aggregate,
+                                           per_unit.get(a), per_unit.get(b), read)
+                except Unread:  # a formula read a field left out: this block in full
+                    d = _randomized_deltas(stats[a], stats[b], metrics, block, aggregate)
+                rparts[a, b].append(d)
     for a, b in pairs:
         delta_obs = observed[a] - observed[b]
         deltas = samples[a] - samples[b]
@@ -814,8 +899,27 @@ def compare(
     return ComparisonReport(values, differences, settings, samples)
 
 
-def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, pa=None, pb=None):
-    """``(metrics, R)`` differences after swapping A's and B's outputs on the units where swaps=1."""
+def _fields_read(stats: list, metrics) -> list:
+    """The fields (indices into ``UnitStats.fields``) some metric reads at some system's observed
+    table, and ``n`` (every read checks it)."""
+    out = {0}
+    for us in stats:
+        tot = us.totals
+        for metric in metrics:
+            out.update(read_fields(us, metric, tot))
+    return sorted(out)
+
+
+def _pooled_block(stats: dict, metrics, m, combined: list, ses, tot):
+    """The values of every system at one block of resamples, and their standard errors."""
+    vals = [_read(us, metrics, rows) for us, rows in zip(stats.values(), combined)]
+    return vals, (ses.block(m, combined, tot) if ses is not None else None)
+
+
+def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, pa=None, pb=None,
+                       fields=None):
+    """``(metrics, R)`` differences after swapping A's and B's outputs on the units where swaps=1
+    (pooled: combining the ``fields`` only, the others :data:`~streameval.units.UNREAD`)."""
     if aggregate == "mean":
         s = swaps.astype(np.float64)
         diff = pa - pb  # (metrics, U)
@@ -823,7 +927,7 @@ def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, 
         return (signs @ diff.T / diff.shape[1]).T
     # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): the
     # totals plus and minus one exact product of the swaps with the units' differences B - A
-    ra, rb = sa.swapped(sb, swaps)
+    ra, rb = sa.swapped(sb, swaps, fields)
     return _read(sa, metrics, ra) - _read(sa, metrics, rb)
 
 

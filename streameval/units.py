@@ -38,11 +38,21 @@ from .stats import (
 
 __all__ = [
     "UnitStats",
+    "Combiner",
+    "Unread",
+    "UNREAD",
     "unit_stats_from_codes",
     "crossing_label",
     "widen_units",
     "unit_diagnostics",
+    "FEW_UNITS",
+    "DOMINANT_SHARE",
 ]
+
+FEW_UNITS = 30
+"""Below this many units a report warns that intervals and tests are approximate."""
+DOMINANT_SHARE = 0.15
+"""A report warns when one unit holds more than this share of a labelling's pairs."""
 
 _NSTAT = len(STAT_NAMES)
 _EXACT = 52  # a float64 holds every integer below 2**53; keep one bit of slack
@@ -51,6 +61,41 @@ _SMALL_N = 1 << 31  # below this many elements every square and every sum of squ
 
 def _bits(x: int) -> int:
     return max(1, int(x).bit_length())
+
+
+class Unread(Exception):
+    """A statistic left out of a combination (:data:`UNREAD`) was used: combine in full instead."""
+
+
+class _UnreadField:
+    """Stands for a statistic that a combination left out (the metrics at hand do not read it):
+    any use of it (arithmetic, comparison, truth value, conversion) raises :class:`Unread`, so a
+    formula that reads it after all, on some branch, is never given a wrong number.
+
+    >>> UNREAD + 1
+    Traceback (most recent call last):
+    ...
+    streameval.units.Unread: a statistic left out of the combination was read
+    """
+
+    __slots__ = ()
+
+    def _unread(self, *args):
+        raise Unread("a statistic left out of the combination was read")
+
+    __bool__ = __int__ = __index__ = __float__ = __complex__ = __round__ = _unread
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _unread
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unread
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unread
+    __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = __lshift__ = __rshift__ = _unread
+    __and__ = __rand__ = __or__ = __ror__ = __divmod__ = __rdivmod__ = _unread
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+UNREAD = _UnreadField()
 
 
 class UnitStats:
@@ -138,13 +183,14 @@ class UnitStats:
         """Every unit's fields as Python ints (O(U · fields) Python operations: for small U)."""
         return [self._join(self._x[u:u + 1])[0] for u in range(self.n_units)]
 
-    def _join(self, prod: np.ndarray) -> list:
-        """Rows of exact Python ints from rows of limb sums (int64 or exact float64)."""
+    def _join(self, prod: np.ndarray, layout: list | None = None) -> list:
+        """Rows of exact Python ints from rows of limb sums (int64 or exact float64), of every
+        field (or of the fields whose ``(first column, limbs)`` in ``prod`` are ``layout``)."""
         prod = np.asarray(prod)
         if prod.dtype != np.int64:
             prod = prod.astype(np.int64)
         cols = []
-        for c, n in self._layout:
+        for c, n in self._layout if layout is None else layout:
             col = prod[:, c].tolist()
             for k in range(1, n):
                 hi = prod[:, c + k].tolist()
@@ -155,8 +201,12 @@ class UnitStats:
 
     @property
     def totals(self) -> list:
-        """Every field summed over the units (each once): exact Python ints. O(U · columns)."""
-        return self._join(self._x.sum(axis=0, keepdims=True))[0]
+        """Every field summed over the units (each once): exact Python ints. O(U · columns) the
+        first time, then a copy of the cached list."""
+        got = self.__dict__.get("_totals")
+        if got is None:
+            got = self.__dict__["_totals"] = self._join(self._x.sum(axis=0, keepdims=True))[0]
+        return list(got)
 
     def limbs(self) -> np.ndarray:
         """The ``(U, columns)`` int64 limb matrix (read-only view)."""
@@ -209,27 +259,17 @@ class UnitStats:
     @staticmethod
     def combine_all(stats: list, m: np.ndarray) -> list:
         """:meth:`combine` of several unit statistics over the same units with the same
-        multiplicities, as one BLAS product (their limb columns side by side): a list of row
-        lists, one per element of ``stats``."""
-        m = np.asarray(m)
-        if (len(stats) < 2 or not m.size or len({(s.n_units, s.bound) for s in stats}) != 1
-                or int(m.sum(axis=1).max()) > stats[0].bound or m.min() < 0):
-            return [s.combine(m) for s in stats]
-        x = np.hstack([s.float_limbs() for s in stats])
-        prod = m.astype(np.float64, copy=False) @ x
-        out, c = [], 0
-        for s in stats:
-            w = s._x.shape[1]
-            out.append(s._join(prod[:, c:c + w]))
-            c += w
-        return out
+        multiplicities, as one BLAS product (their limb columns side by side, each distinct column
+        once: :class:`Combiner`): a list of row lists, one per element of ``stats``."""
+        return Combiner(stats).combine(m)
 
-    def swapped(self, other: UnitStats, swaps: np.ndarray) -> tuple[list, list]:
+    def swapped(self, other: UnitStats, swaps: np.ndarray, fields=None) -> tuple[list, list]:
         """The combined rows of ``self`` and ``other`` after exchanging their units where
         ``swaps[r, u] = 1``: ``(Σ_u [s ? other : self]_u, Σ_u [s ? self : other]_u)`` for every
         round ``r``. One product of the 0/1 swaps with the limb differences ``other − self``
         (signed limbs, ``|Σ| < U · 2**W``: exact), added to and taken from the two totals.
-        O(R · U · columns) BLAS plus O(R · fields) Python."""
+        ``fields``: the indices of the fields to combine (default all; the others are
+        :data:`UNREAD`). O(R · U · columns) BLAS plus O(R · fields) Python."""
         if (other.n_units, other.f_keys) != (self.n_units, self.f_keys):
             raise ValueError("swapped needs the statistics of the same units and fields")
         swaps = np.asarray(swaps)
@@ -238,32 +278,39 @@ class UnitStats:
             keep = 1 - swaps
             rows = both.combine(np.vstack([np.hstack([keep, swaps]), np.hstack([swaps, keep])]))
             return rows[:len(swaps)], rows[len(swaps):]
+        chosen = tuple(range(len(self.fields)) if fields is None else fields)
         cache: dict = self.__dict__.setdefault("_swaps", {})
-        cached = cache.get(id(other))
+        cached = cache.get((id(other), chosen))
         if cached is None or cached[0] is not other:
-            cached = cache[id(other)] = (other, *self._difference(other))
-        _, common, diff = cached
-        prod = swaps.astype(np.float64, copy=False) @ diff
-        moved = common._join(prod)
+            cached = cache[id(other), chosen] = (other, *self._difference(other, chosen))
+        _, layout, diff = cached
+        moved = self._join(swaps.astype(np.float64, copy=False) @ diff, layout)
         ta, tb = self.totals, other.totals
-        rows_a = [[x + d for x, d in zip(ta, row)] for row in moved]
-        rows_b = [[x - d for x, d in zip(tb, row)] for row in moved]
+        rows_a, rows_b = [], []
+        for row in moved:
+            a = [UNREAD] * len(ta) if len(chosen) < len(ta) else list(ta)
+            b = list(a)
+            for f, d in zip(chosen, row):
+                a[f] = ta[f] + d
+                b[f] = tb[f] - d
+            rows_a.append(a)
+            rows_b.append(b)
         return rows_a, rows_b
 
-    def _difference(self, other: UnitStats) -> tuple[UnitStats, np.ndarray]:
-        """``other − self`` limb by limb in a layout holding both (float64, signed), and a
-        statistics object of that layout to join the products with."""
+    def _difference(self, other: UnitStats, fields) -> tuple[list, np.ndarray]:
+        """``other − self`` limb by limb for the ``fields``, in a layout holding both (float64,
+        signed), and that layout (``(first column, limbs)`` of each field) to join products with."""
         layout, c = [], 0
-        for (_, n1), (_, n2) in zip(self._layout, other._layout):
-            layout.append((c, max(n1, n2)))
-            c += max(n1, n2)
+        for f in fields:
+            n = max(self._layout[f][1], other._layout[f][1])
+            layout.append((c, n))
+            c += n
         diff = np.zeros((self.n_units, c), dtype=np.float64)
         for us, sign in ((other, 1.0), (self, -1.0)):
-            for (c0, n), (d0, _) in zip(us._layout, layout):
+            for f, (d0, _) in zip(fields, layout):
+                c0, n = us._layout[f]
                 diff[:, d0:d0 + n] += sign * us._x[:, c0:c0 + n]
-        common = self._empty_like(self.n_units)
-        common._layout = layout
-        return common, diff
+        return layout, diff
 
     def _narrow(self, bound: int) -> UnitStats:
         new = object.__new__(UnitStats)
@@ -322,6 +369,89 @@ class UnitStats:
         return [self.stats(r) for r in self._join(rest)]
 
 
+class Combiner:
+    """:meth:`UnitStats.combine` of several unit statistics over the same units, for many blocks of
+    multiplicities: their limb columns side by side in one float64 matrix built once, a column
+    that several share (the truth's fields are the same for every system: ``n``, the row sums)
+    held once. :meth:`combine` is then one ``(B, U) × (U, distinct columns)`` BLAS product, exact
+    as :meth:`UnitStats.combine` is (same limbs, same bound), and the joins. Statistics of other
+    units or bounds, or multiplicities beyond the bound, are combined one by one.
+
+    >>> a = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
+    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
+    >>> b = UnitStats([ContingencyStats.from_cells([(0, 0, 1), (0, 1, 1)], ()),
+    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
+    >>> c = Combiner([a, b])
+    >>> c.columns < 2 * a.limbs().shape[1]  # shared columns (n, the row sums) held once
+    True
+    >>> c.combine(np.array([[2, 1]]))[1] == b.combine(np.array([[2, 1]]))
+    True
+    """
+
+    def __init__(self, stats: list, fields=None):
+        self.stats = list(stats)
+        self._x = None
+        self.columns = sum(s.limbs().shape[1] for s in self.stats)
+        if len(self.stats) < 2 or len({(s.n_units, s.bound) for s in self.stats}) != 1:
+            return
+        nf = len(self.stats[0].fields)
+        self.fields = list(range(nf)) if fields is None else sorted(set(fields))
+        cols: list = []  # (system, column) of each distinct column
+        seen: dict = {}
+        self._index, self._layouts = [], []
+        for i, s in enumerate(self.stats):
+            x = s.limbs()
+            idx: list = []
+            layout: list = []
+            for f in self.fields:
+                c0, n = s._layout[f]
+                layout.append((len(idx), n))
+                for c in range(c0, c0 + n):
+                    col = x[:, c]
+                    key = col[:8].tobytes() + col.sum().tobytes()
+                    j = next((j for j in seen.get(key, ()) if np.array_equal(
+                        self.stats[cols[j][0]].limbs()[:, cols[j][1]], col)), None)
+                    if j is None:
+                        j = len(cols)
+                        cols.append((i, c))
+                        seen.setdefault(key, []).append(j)
+                    idx.append(j)
+            self._index.append(np.array(idx, dtype=np.intp))
+            self._layouts.append(layout)
+        self.columns = len(cols)
+        # (U, columns), column-major (BLAS reads it as the transpose of a row-major matrix): each
+        # distinct column written once, straight from the int64 limbs
+        xt = np.empty((len(cols), self.stats[0].n_units))
+        for j, (i, c) in enumerate(cols):
+            xt[j] = self.stats[i].limbs()[:, c]
+        self._x = xt.T
+
+    def combine(self, m: np.ndarray, totals: np.ndarray | None = None) -> list:
+        """``[s.combine(m) for s in stats]``, from one product where it can; the fields left out
+        (``fields``) are :data:`UNREAD`. ``totals``: ``m``'s row sums if known (then ``m`` is
+        taken to be ``>= 0``, as drawn)."""
+        m = np.asarray(m)
+        if (self._x is None or not m.size or m.ndim != 2 or m.shape[1] != self._x.shape[0]
+                or (totals is None and m.min() < 0)
+                or int((m.sum(axis=1) if totals is None else totals).max()) > self.stats[0].bound):
+            return [s.combine(m) for s in self.stats]
+        prod = m.astype(np.float64, copy=False) @ self._x
+        nf = len(self.stats[0].fields)
+        out = []
+        for s, idx, layout in zip(self.stats, self._index, self._layouts):
+            rows = s._join(prod[:, idx], layout)
+            if len(self.fields) < nf:
+                full = []
+                for r in rows:
+                    row = [UNREAD] * nf
+                    for f, v in zip(self.fields, r):
+                        row[f] = v
+                    full.append(row)
+                rows = full
+            out.append(rows)
+        return out
+
+
 # --------------------------------------------------------------------------- vectorised build
 def _groups(keys: np.ndarray):
     """``(order, starts)``: a stable sort of ``keys`` and where each run of equal keys starts."""
@@ -331,11 +461,47 @@ def _groups(keys: np.ndarray):
     return order, starts
 
 
-def _terms(fn, *cols: np.ndarray) -> tuple[list, np.ndarray]:
-    """``fn`` of every row of ``cols`` computed once per distinct row: ``(values, inverse)``."""
+def _distinct(*cols: np.ndarray) -> tuple[list, np.ndarray]:
+    """The distinct rows of the non-negative int64 columns ``cols``, as tuples of Python ints, and
+    each row's index among them: ``(rows, inverse)``. The columns are read as the digits of one
+    mixed-radix key; a key range within a few times the row count is counted in a table (O(n)),
+    a wider one sorted (one int64 key, or the columns themselves beyond ``2**62``).
+
+    >>> rows, inverse = _distinct(np.array([3, 1, 3]), np.array([9, 1, 9]))
+    >>> rows, inverse.tolist()
+    ([(1, 1), (3, 9)], [1, 0, 1])
+    """
     n = len(cols[0])
     if not n:
         return [], np.zeros(0, dtype=np.int64)
+    radix = [int(c.max()) + 1 for c in cols]
+    span = 1
+    for r in radix:
+        span *= r
+    if min(int(c.min()) for c in cols) < 0 or span >= 1 << 62:
+        return _distinct_sorted(*cols)
+    key = cols[0].astype(np.int64)
+    for c, r in zip(cols[1:], radix[1:]):
+        key = key * r + c
+    if span <= max(4 * n, 1 << 16):
+        present = np.zeros(span, dtype=bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        inverse = (np.cumsum(present) - 1)[key]
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    digits = []
+    for r in radix[:0:-1]:
+        digits.append((uniq % r).tolist())
+        uniq = uniq // r
+    digits.append(uniq.tolist())
+    return list(zip(*digits[::-1])), inverse
+
+
+def _distinct_sorted(*cols: np.ndarray) -> tuple[list, np.ndarray]:
+    """:func:`_distinct` by a lexicographic sort of the columns (any int64 values)."""
+    n = len(cols[0])
     order = np.lexsort(cols[::-1])
     srt = [c[order] for c in cols]
     new = np.zeros(n, dtype=bool)
@@ -345,7 +511,21 @@ def _terms(fn, *cols: np.ndarray) -> tuple[list, np.ndarray]:
     firsts = np.flatnonzero(new)
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
-    rows = zip(*(c[firsts].tolist() for c in srt))
+    return list(zip(*(c[firsts].tolist() for c in srt))), inverse
+
+
+def _terms(fn, *cols: np.ndarray, memo: dict | None = None) -> tuple[list, np.ndarray]:
+    """``fn`` of every row of ``cols`` computed once per distinct row: ``(values, inverse)``
+    (``memo``: the distinct rows of columns seen before, by identity)."""
+    key = tuple(id(c) for c in cols)
+    got = memo.get(key) if memo is not None else None
+    if got is None:
+        got = _distinct(*cols)
+        if memo is not None:
+            memo[key] = (got, cols)  # the columns kept alive: their ids stay theirs
+    else:
+        got = got[0]
+    rows, inverse = got
     return [fn(*row) for row in rows], inverse
 
 
@@ -374,7 +554,8 @@ class _Builder:
                          dtype=np.int64).reshape(len(values), n)
         s = np.zeros((self.n_units, n), dtype=np.int64)
         if len(inverse):
-            np.add.at(s, units, table[inverse])
+            for k in range(n):  # limb by limb: numpy's one-dimensional add.at is the fast one
+                np.add.at(s[:, k], units, table[inverse, k])
         self.sums.append(s)
 
     def build(self, f_keys: list, bound: int) -> UnitStats:
@@ -459,6 +640,7 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
     a_cell, b_cell = a[row_of_cell], b[col_of_cell]
 
     bld = _Builder(n_units, bound)
+    memo: dict = {}  # the BCubed and ELM terms read the same (sq, size) pairs, every F sum its cells
     ones_cells = np.ones(len(cnt), dtype=np.int64)
     for name in STAT_NAMES:
         if name == "n":
@@ -476,19 +658,19 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
         elif name == "sum_col_sq":
             bld.add_ints(cu_col, b * b)
         elif name == "sum_cell_xlogx":
-            bld.add_terms(cu, *_terms(xlogx, cnt))
+            bld.add_terms(cu, *_terms(xlogx, cnt, memo=memo))
         elif name == "sum_row_xlogx":
-            bld.add_terms(ru, *_terms(xlogx, a))
+            bld.add_terms(ru, *_terms(xlogx, a, memo=memo))
         elif name == "sum_col_xlogx":
-            bld.add_terms(cu_col, *_terms(xlogx, b))
+            bld.add_terms(cu_col, *_terms(xlogx, b, memo=memo))
         elif name == "bcubed_p_sum":
-            bld.add_terms(cu_col, *_terms(bcubed_term, b_sq, b))
+            bld.add_terms(cu_col, *_terms(bcubed_term, b_sq, b, memo=memo))
         elif name == "bcubed_r_sum":
-            bld.add_terms(ru, *_terms(bcubed_term, a_sq, a))
+            bld.add_terms(ru, *_terms(bcubed_term, a_sq, a, memo=memo))
         elif name == "elm_p_sum":
-            bld.add_terms(cu_col, *_terms(elm_term, b_sq, b))
+            bld.add_terms(cu_col, *_terms(elm_term, b_sq, b, memo=memo))
         elif name == "elm_r_sum":
-            bld.add_terms(ru, *_terms(elm_term, a_sq, a))
+            bld.add_terms(ru, *_terms(elm_term, a_sq, a, memo=memo))
         elif name == "sum_col_max":
             bld.add_ints(cu_col, b_mx)
         elif name == "sum_row_max":
@@ -504,7 +686,8 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
     for kind, beta in f_keys:
         num, den = beta_ratio(beta)
         bld.add_terms(cu, *_terms(lambda n, x, y, kind=kind, num=num, den=den:
-                                  f_term(kind, num, den, n, x, y), cnt, a_cell, b_cell))
+                                  f_term(kind, num, den, n, x, y), cnt, a_cell, b_cell,
+                                  memo=memo))
     return bld.build(f_keys, bound)
 
 

@@ -18,7 +18,15 @@ from streameval.cli import main
 from streameval.comparison import _metrics
 from streameval.intervals import Interval, bca_interval, p_value, percentile_interval
 from streameval.stats import ContingencyStats
-from streameval.units import UnitStats, crossing_label, unit_stats_from_codes, widen_units
+from streameval.units import (
+    Combiner,
+    UnitStats,
+    _distinct,
+    _distinct_sorted,
+    crossing_label,
+    unit_stats_from_codes,
+    widen_units,
+)
 
 
 # --------------------------------------------------------------------------- never cut a cluster
@@ -195,6 +203,87 @@ def test_vectorised_unit_stats_equal_the_reference_per_unit_bit_for_bit(rows, mu
     groups = np.array([0, 1, 0, 1])
     for g, s in enumerate(us.leave_out(groups, 2)):
         assert s == us.stats(us.combine(np.array([(groups != g).astype(int)]))[0])
+
+
+def test_combiner_holds_a_shared_column_once_and_combines_as_each_system():
+    rng = np.random.default_rng(2)
+    u = np.repeat(np.arange(20), 6)
+    t = u * 3 + rng.integers(0, 3, len(u))
+    keys = [("elm", 1.0), ("bcubed", 1.0)]
+    sa = unit_stats_from_codes(u, t, u * 4 + rng.integers(0, 4, len(u)), None, 20, keys)
+    sb = unit_stats_from_codes(u, t, u * 4 + rng.integers(0, 4, len(u)), None, 20, keys)
+    c = Combiner([sa, sb])
+    # the truth's fields (n, k_true, the row sums of squares and of x log x, true singletons)
+    # are the same columns in both systems
+    assert c.columns <= sa.limbs().shape[1] + sb.limbs().shape[1] - 5
+    m = rng.integers(0, 3, size=(9, 20))
+    assert c.combine(m) == [sa.combine(m), sb.combine(m)]
+    big = np.full((1, 20), sa.bound)  # beyond the bound: each system on its own (narrower limbs)
+    assert c.combine(big) == [sa.combine(big), sb.combine(big)]
+
+
+@pytest.mark.parametrize("scale", [1, 1000, 1 << 21])
+def test_distinct_rows_by_table_sort_or_lexsort_are_the_rows_of_the_columns(scale):
+    # scale 1: a narrow key counted in a table; 1000: a wide key sorted; 2**21: three columns
+    # beyond 2**62 together, sorted column by column
+    rng = np.random.default_rng(scale)
+    cols = [rng.integers(0, 6, 500) * scale + rng.integers(0, 2, 500) for _ in range(3)]
+    for got in (_distinct(*cols), _distinct_sorted(*cols)):
+        rows, inverse = got
+        want = sorted(set(zip(*(c.tolist() for c in cols))))
+        assert sorted(rows) == want and len(rows) == len(want)
+        assert [rows[i] for i in inverse] == list(zip(*(c.tolist() for c in cols)))
+
+
+class _Branchy(se.metrics.base.Metric):
+    """Reads ``both_singletons`` only above ``top`` predicted clusters: a field that the observed
+    tables do not show compare reading."""
+
+    def __init__(self, top: int):
+        super().__init__(top=top)
+
+    def value(self, s) -> float:
+        top = self._params["top"]
+        return s.sum_cell_sq / s.n ** 2 if s.k_pred <= top else s.both_singletons / s.n
+
+
+@pytest.mark.parametrize("method", ["paired_bootstrap", "randomization"])
+def test_a_field_left_out_of_the_combination_and_read_after_all_gives_the_full_result(
+        monkeypatch, method):
+    import streameval.comparison as cmp
+    from streameval.stats import STAT_NAMES
+    from streameval.units import UnitStats
+
+    rng = np.random.default_rng(5)
+    units = np.repeat(np.arange(40), 4)
+    y = units * 3 + rng.integers(0, 3, len(units))
+    a = np.where(rng.random(len(units)) < 0.7, y, units * 3 + rng.integers(0, 3, len(units)))
+    b = np.where(rng.random(len(units)) < 0.5, y, units * 3 + rng.integers(0, 3, len(units)))
+    top = max(len(np.unique(a)), len(np.unique(b)))  # resamples and swaps go above it
+    args = {"units": units, "metrics": [_Branchy(top), "ARI"], "n_resamples": 200, "seed": 2,
+            "method": method}
+    stats = [cmp.unit_stats([{(0, 0): 2}], [AdjustedRand()])]
+    assert "both_singletons" not in [STAT_NAMES[f] for f in cmp._fields_read(stats, [_Branchy(1)])]
+    full_blocks: list = []
+    combine_all = UnitStats.combine_all
+    monkeypatch.setattr(UnitStats, "combine_all", staticmethod(
+        lambda st, m: full_blocks.append(len(m)) or combine_all(st, m)))
+    left_out = compare(y, {"A": a, "B": b}, **args)
+    assert full_blocks  # a block was combined again in full
+    monkeypatch.setattr(cmp, "_fields_read", lambda stats, metrics: None)  # every field
+    full = compare(y, {"A": a, "B": b}, **args)
+    assert left_out.to_dict() == full.to_dict()
+    for name in ("A", "B"):
+        assert np.array_equal(left_out.samples[name], full.samples[name], equal_nan=True)
+
+
+def test_an_unread_field_refuses_every_use():
+    from streameval.units import UNREAD, Unread
+
+    for use in (lambda x: x + 1, lambda x: 1 - x, lambda x: x == 0, lambda x: bool(x),
+                lambda x: float(x), lambda x: x // 2, lambda x: max(x, 1), lambda x: -x):
+        with pytest.raises(Unread):
+            use(UNREAD)
 
 
 # --------------------------------------------------------------------------- streaming homes
