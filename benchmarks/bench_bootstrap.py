@@ -15,7 +15,9 @@
    baselines (unit = stream), 10,000 resamples, ELM and BCubed, both aggregates, both tests.
    Needs ``../shared/data/pss`` (or ``--data``); skipped without it.
 
-Writes ``docs/benchmarks/bootstrap.md``.
+Writes ``docs/benchmarks/bootstrap.md`` (keeping its calibration section, which
+``benchmarks/calibration_bootstrap.py`` writes). Instruction counts through the shared
+``benchmarks/instructions.py``.
 
     PYTHONPATH=. python benchmarks/bench_bootstrap.py [--elements 20000] [--replicas 10 50 200]
         [--scale 100000 1000000]
@@ -24,13 +26,9 @@ Writes ``docs/benchmarks/bootstrap.md``.
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import platform
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -83,9 +81,12 @@ def time_single(stream) -> float:
     return best
 
 
+METHODS = ("percentile", "studentized", "bca")
+
+
 def time_bootstrap(stream, b: int) -> tuple:
-    """(update CPU seconds, live units, CPU of the first get(), CPU of a get() after one more
-    element)."""
+    """(update CPU seconds, live units, CPU of the first get(), {method: CPU of intervals(method)
+    after one more element})."""
     bs = se.BootstrapEvaluator(metrics(), n_replicas=b, seed=1)
     c0 = cpu()
     for u, t, p in stream:
@@ -94,51 +95,55 @@ def time_bootstrap(stream, b: int) -> tuple:
     c1 = cpu()
     bs.get()
     first = cpu() - c1
+    again = {}
     u, t, p = stream[-1]
-    bs.update(t, p, unit=u)
-    c2 = cpu()
-    bs.get()
-    return seconds, bs.units, first, cpu() - c2
+    for method in METHODS:
+        bs.update(t, p, unit=u)
+        c2 = cpu()
+        bs.intervals(method)
+        again[method] = cpu() - c2
+    return seconds, bs.units, first, again
 
 
-def child_callgrind(case: str, m: int) -> None:
-    """The loop measured under callgrind (only ``functools.reduce`` is collected): ``m`` updates
-    of a fresh ``Evaluator`` or ``BootstrapEvaluator`` (B = 200), or of nothing (``empty``)."""
+def child_callgrind(m: int) -> None:
+    """The calls measured under callgrind (:func:`instructions.measured`), in order: ``m``
+    updates of a fresh ``Evaluator``, ``m`` updates of a fresh ``BootstrapEvaluator`` (B = 200),
+    then, method by method, one more element (not measured) and one ``intervals(method)`` read."""
+    from instructions import measured
+
     stream = make_stream(m)
-    if case == "evaluator":
-        upd = se.Evaluator(metrics()).update
+    ev, bs = se.Evaluator(metrics()), se.BootstrapEvaluator(metrics(), n_replicas=200, seed=1)
+    bs.get()  # the read's code paths warmed up (imports) before anything is measured
 
-        def step(acc, x):
-            upd(x[1], x[2])
-    elif case == "bootstrap":
-        bupd = se.BootstrapEvaluator(metrics(), n_replicas=200, seed=1).update
+    def single():
+        for _, t, p in stream:
+            ev.update(t, p)
 
-        def step(acc, x):
-            bupd(x[1], x[2], unit=x[0])
-    else:
-        def step(acc, x):
-            pass
-    functools.reduce(step, stream, None)
+    def bootstrap():
+        for u, t, p in stream:
+            bs.update(t, p, unit=u)
+
+    measured(single)
+    measured(bootstrap)
+    bs.get()  # settles the whole stream (the first read), not measured
+    u, t, p = stream[-1]
+    for method in METHODS:
+        bs.update(t, p, unit=u)
+        measured(bs.intervals, method)
 
 
 def callgrind(m: int) -> dict:
-    """``{case: instructions per element}`` (empty without valgrind)."""
-    if shutil.which("valgrind") is None:
+    """``{"evaluator", "bootstrap": instructions per element; method: instructions of a read}``
+    (empty without valgrind)."""
+    import instructions
+
+    if not instructions.available():
         return {}
-    totals = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in ("empty", "evaluator", "bootstrap"):
-            f = Path(tmp) / f"cg.{case}"
-            subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no",
-                            "--toggle-collect=functools_reduce", f"--callgrind-out-file={f}",
-                            sys.executable, __file__, "--child-callgrind", case, str(m)],
-                           check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-            line = next(x for x in f.read_text(errors="replace").splitlines()
-                        if x.startswith(("summary:", "totals:")))
-            totals[case] = int(line.split()[1])
-    if not totals["empty"]:
-        return {}
-    return {c: (totals[c] - totals["empty"]) / m for c in ("evaluator", "bootstrap")}
+    cases = ["evaluator", "bootstrap", *METHODS]
+    totals = dict(zip(cases, instructions.counts(
+        [sys.executable, __file__, "--child-callgrind", str(m)], len(cases),
+        env={**os.environ, "PYTHONPATH": str(ROOT)})))
+    return {c: (v / m if c in ("evaluator", "bootstrap") else v) for c, v in totals.items()}
 
 
 def scale(sizes, n_resamples: int = 1000) -> list:
@@ -213,11 +218,11 @@ def main(argv=None) -> int:
                     help="element counts of the compare scale run (none: skip it)")
     ap.add_argument("--callgrind", type=int, default=3000, metavar="M",
                     help="elements of the callgrind runs (0: skip)")
-    ap.add_argument("--child-callgrind", nargs=2, metavar=("CASE", "M"), help=argparse.SUPPRESS)
+    ap.add_argument("--child-callgrind", type=int, metavar="M", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks" / "bootstrap.md")
     args = ap.parse_args(argv)
     if args.child_callgrind:
-        child_callgrind(args.child_callgrind[0], int(args.child_callgrind[1]))
+        child_callgrind(args.child_callgrind)
         return 0
 
     load = os.getloadavg()[0]
@@ -239,33 +244,45 @@ def main(argv=None) -> int:
         "BCubed tracked). CPU times from `time.process_time`; the one table is the best of five "
         "passes, and every row is measured in the same run.",
         "",
-        "| set-up | update CPU time | per element | time / one table | first get() | get() after one more element |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| set-up | update CPU time | per element | time / one table | first get() | "
+        + " | ".join(f"{m} read" for m in METHODS) + " |",
+        "|---|---:|---:|---:|---:|" + "---:|" * len(METHODS),
     ]
     ok = True
     for name, b, seconds, _units, ratio, first, again in rows:
         if b == 200:
             ok &= ratio <= 10
         lines.append(f"| {name} | {seconds:.2f} s | {seconds / args.elements * 1e6:.2f} µs | {ratio:.1f}× | "
-                     + (f"{first * 1000:.1f} ms | {again * 1000:.2f} ms |" if first is not None
-                        else "– | – |"))
+                     + (f"{first * 1000:.1f} ms | " + " | ".join(f"{again[m] * 1000:.2f} ms" for m in METHODS)
+                        + " |" if first is not None else " | ".join(["–"] * (len(METHODS) + 1)) + " |"))
     lines += [
         "",
         "Goal: an update at most 10× the one table's at B = 200: "
         + ("met." if ok else "**not met** (see the table)."),
         "An update touches the observed table and its unit's table, whatever B; the replicas' "
         "sums catch up at the next read, by adding each touched unit's change of statistics times "
-        "its B multiplicities (the first get() settles every unit of the stream at once; a get() "
-        "after one more element settles one unit, then reads the B replicas' metrics).",
+        "its B multiplicities (the first get(), studentized, settles every unit of the stream at "
+        "once). The method columns: `intervals(method)` after one more element (one unit to "
+        "settle, then B reads of every metric). The percentile interval sorts the B values; the "
+        "studentized one adds each replica's linearization standard error (a gradient: two metric "
+        "reads per field a metric reads, 28 reads per replica for these four metrics) and one BLAS "
+        "product of the B × U multiplicities with the live units' fields and their pairwise "
+        "products; BCa adds the leave-one-unit-out reads (U per metric, at most 1,000 groups).",
         "",
     ]
     cg = callgrind(args.callgrind) if args.callgrind else {}
     if cg:
+        units = time_bootstrap(make_stream(args.callgrind), 1)[1]
         lines += [
-            f"Instructions per element (`valgrind --tool=callgrind`, {args.callgrind:,} updates of a "
-            "fresh object, only the update loop collected; stable on a loaded machine): "
+            f"Instructions (`valgrind --tool=callgrind`, {args.callgrind:,} updates of a fresh "
+            "object, only the measured calls collected: `benchmarks/instructions.py`; stable on a "
+            "loaded machine). Update, per element: "
             f"Evaluator {cg['evaluator']:,.0f}, BootstrapEvaluator (B = 200) "
-            f"{cg['bootstrap']:,.0f}: **{cg['bootstrap'] / cg['evaluator']:.1f}×**.",
+            f"{cg['bootstrap']:,.0f}: **{cg['bootstrap'] / cg['evaluator']:.1f}×**. "
+            f"A read after one more element ({units:,} live units, B = 200, four metrics): "
+            + ", ".join(f"{m} {cg[m] / 1e6:,.1f} M" for m in METHODS)
+            + f" ({cg['studentized'] / cg['percentile']:.1f}× and {cg['bca'] / cg['percentile']:.1f}× "
+            "the percentile read).",
             "",
         ]
     if args.scale:
@@ -314,7 +331,11 @@ def main(argv=None) -> int:
     else:
         lines += [f"The page-stream data was not found at `{args.data}`: no batch figures.", ""]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines), encoding="utf-8")
+    from calibration_bootstrap import section
+
+    # the calibration section (benchmarks/calibration_bootstrap.py writes it) is kept as it was
+    kept = section(args.out.read_text(encoding="utf-8")) if args.out.is_file() else ""
+    args.out.write_text("\n".join(lines) + (f"\n{kept}\n" if kept else ""), encoding="utf-8")
     print("\n".join(lines))
     return 0
 

@@ -22,9 +22,20 @@ Because the multiplicity depends only on ``(seed, u, r)``:
 - replica ``r`` equals, bit for bit, the batch computation of the same resample
   (:func:`streameval.compare` with ``resampling="poisson"`` and the same seed).
 
+The interval is one of :func:`streameval.compare`'s, from the same replicas (``interval=``):
+``"studentized"`` (default: the bootstrap-t, each replica divided by its own linearization
+standard error, :mod:`streameval.linearization`), ``"percentile"`` or ``"bca"`` (the acceleration
+from the leave-one-unit-out values: the observed sums minus one unit's). The default is the
+choice of a streaming calibration on ``compare``'s processes (``docs/benchmarks/bootstrap.md``):
+as good as the others with light-tailed units, the closest to the nominal coverage where they are
+heavy-tailed. :meth:`~BootstrapEvaluator.warnings` are ``compare``'s few-units and dominant-unit
+warnings on the live units.
+
 Cost per element: an update of the observed table and one of the unit's table, plus O(B) once per
 new unit to draw its multiplicities. A read costs O(B · fields) per unit touched since the last
-read (the multiply-adds) and ``B`` O(1) reads of every metric. Memory: one table per live unit
+read (the multiply-adds) and ``B`` O(1) reads of every metric; the studentized interval adds one
+gradient per replica (two reads per field a metric reads) and one BLAS product over the live
+units, BCa one read per live unit (at most 1,000 groups). Memory: one table per live unit
 (dropped with its last element) and ``B × fields`` integers.
 
 >>> from streameval import ELM
@@ -50,13 +61,17 @@ from ._validate import check_weight
 from .contingency import Contingency
 from .errors import UnknownElementError
 from .evaluator import Evaluator
-from .intervals import Interval, percentile_interval
+from .intervals import INTERVAL_METHODS, Interval, bca_interval, percentile_interval, studentized_interval
+from .linearization import standard_errors, unit_fields
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 from .sync import Guarded, concurrent_use
+from .units import DOMINANT_SHARE, FEW_UNITS, UnitStats, unit_diagnostics
 
 __all__ = [
     "BootstrapEvaluator",
+    "DEFAULT_INTERVAL",
+    "JACKKNIFE_GROUPS",
     "poisson_multiplicities",
     "poisson_draws",
     "unit_hash",
@@ -66,8 +81,9 @@ __all__ = [
 ]
 
 _M64 = (1 << 64) - 1
-
-
+JACKKNIFE_GROUPS = 1000
+"""BCa's jackknife leaves out one unit at a time up to this many units, one group of units (unit
+``i`` of the units in hash order in group ``i mod 1000``) beyond: O(units) reads at most 1,000."""
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -191,14 +207,35 @@ def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
     return poisson_draws(s, hashes, int(n_replicas))
 
 
+DEFAULT_INTERVAL = "studentized"
+"""The interval :class:`BootstrapEvaluator` reports unless told otherwise: the streaming
+calibration's choice (``docs/benchmarks/bootstrap.md``)."""
+_DOMINANT_NOTE = ("(docs/benchmarks/bootstrap.md, 100 and 300 units) 95% studentized intervals "
+                  "covered 86-90% for ELM and BCubed, 84-85% for NMI and 63-74% for ARI, missing "
+                  "mostly on one side")
+
+
+def _check_method(method) -> str:
+    if method not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {', '.join(map(repr, INTERVAL_METHODS))}, got {method!r}")
+    return method
+
+
+def _check_confidence(confidence) -> float:
+    if isinstance(confidence, bool) or not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    return float(confidence)
+
+
 class _Unit:
-    """One live unit: its own table, its replica multiplicities, and the statistics last added to
-    the replicas' sums (``synced``)."""
+    """One live unit: its own table, its stable hash, its replica multiplicities, and the
+    statistics last added to the replicas' sums (``synced``)."""
 
-    __slots__ = ("table", "k", "nz", "synced")
+    __slots__ = ("table", "h", "k", "nz", "synced")
 
-    def __init__(self, table: Contingency, k: np.ndarray | None, width: int):
+    def __init__(self, table: Contingency, h: int, k: np.ndarray | None, width: int):
         self.table = table
+        self.h = h  # unit_hash of the key: the multiplicities' input and the units' read order
         self.k = k  # drawn at the first read that needs it (many units at once)
         self.nz = None if k is None else np.flatnonzero(k)
         self.synced = [0] * width
@@ -220,7 +257,9 @@ class BootstrapEvaluator(Guarded):
         O(1) metrics; ``None``: every O(1) metric).
     n_replicas : ``B``, the number of bootstrap replicas.
     seed : an int >= 0; with the unit keys it fixes every multiplicity.
-    confidence : the coverage of the intervals :meth:`get` reports (percentile intervals).
+    confidence : the coverage of the intervals :meth:`get` reports.
+    interval : the interval :meth:`get` reports: ``"studentized"`` (default), ``"percentile"`` or
+        ``"bca"`` (:meth:`intervals`; any of them can be read from the same replicas).
 
     Elements arrive with their unit (``update(y_true, y_pred, w=1, unit=...)``); a unit must hold
     whole true and predicted clusters: a label seen in one unit and then given in another is refused
@@ -239,7 +278,8 @@ class BootstrapEvaluator(Guarded):
     Cost: :meth:`update` and :meth:`revert` are two table updates and a few dict operations (plus
     O(B) once per new unit to draw its multiplicities), whatever ``B``; :meth:`get` is
     O(units touched since the last read · B · fields) for the multiply-adds, then ``B`` reads of
-    every metric (O(1) each) and a sort of the ``B`` values; :meth:`merge` is O(cells of both).
+    every metric (O(1) each) and a sort of the ``B`` values, plus the method's own work
+    (:meth:`standard_errors`, :meth:`jackknife`); :meth:`merge` is O(cells of both).
     Memory: one small table per live unit and ``B × fields`` integers.
 
     >>> from streameval import BCubed
@@ -264,15 +304,18 @@ class BootstrapEvaluator(Guarded):
     _dirty: set
     _homes: tuple[dict, dict]  # label -> [unit, elements] for the true and the predicted side
     _sums: np.ndarray  # (B, fields) object array of the replicas' exact sums
+    _cache: tuple | None  # (UnitStats of the live units, multiplicities), until the next change
+    interval_method: str
 
-    def __init__(self, metrics=None, n_replicas: int = 200, seed: int = 0, confidence: float = 0.95):
+    def __init__(self, metrics=None, n_replicas: int = 200, seed: int = 0, confidence: float = 0.95,
+                 interval: str = DEFAULT_INTERVAL):
         if isinstance(n_replicas, bool) or not isinstance(n_replicas, numbers.Integral) or n_replicas < 1:
             raise ValueError(f"n_replicas must be an int >= 1, got {n_replicas!r}")
-        if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
-            raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
         self.seed = seed64(seed)
         self.n_replicas = int(n_replicas)
-        self.confidence = float(confidence)
+        self.confidence = _check_confidence(confidence)
+        self.interval_method = _check_method(interval)
+        self._cache = None
         self.evaluator = Evaluator(metrics)
         for name, m in self.evaluator.metrics.items():
             if m.on_demand:
@@ -285,11 +328,11 @@ class BootstrapEvaluator(Guarded):
         self._sums = np.zeros((self.n_replicas, len(STAT_NAMES) + len(self._f_keys)), dtype=object)
         self._init_guard()
 
-    def _new_unit(self, unit, k=None) -> _Unit:
+    def _new_unit(self, unit, k=None, h=None) -> _Unit:
         t = Contingency()
         for kind, beta in self._f_keys:
             t.track_f(kind, beta)
-        return _Unit(t, k, self._sums.shape[1])
+        return _Unit(t, unit_hash(unit) if h is None else h, k, self._sums.shape[1])
 
     # -------------------------------------------------------------- multiplicities
     def multiplicities(self, unit) -> np.ndarray:
@@ -345,16 +388,21 @@ class BootstrapEvaluator(Guarded):
             ht, hp = th.get(y_true), ph.get(y_pred)
         except TypeError:  # an unhashable unit or label: checked and named below
             entry = ht = hp = None
+        h = None
         if entry is None or (ht is not None and ht[0] != unit) or (hp is not None and hp[0] != unit):
-            self._entry(unit)
+            if entry is None:
+                if unit is None:
+                    self._entry(unit)  # raises: the unit is required
+                h = unit_hash(unit)  # an unsupported unit raises here, before anything changes
             try:
                 self._check_home(y_true, y_pred, unit)
             except TypeError:  # an unhashable label: the evaluator names the problem
                 self.evaluator.update(y_true, y_pred, w)
                 raise  # pragma: no cover - the line above raises
         self.evaluator.update(y_true, y_pred, w)  # validates the labels first
+        self._cache = None
         if entry is None:
-            entry = self._units[unit] = self._new_unit(unit)
+            entry = self._units[unit] = self._new_unit(unit, h=h)
         entry.table.update(y_true, y_pred, w)
         self._dirty.add(unit)
         if ht is None:
@@ -387,6 +435,7 @@ class BootstrapEvaluator(Guarded):
                 f"holds {have} such element(s)"
             )
         self.evaluator.revert(y_true, y_pred, w)
+        self._cache = None
         entry.table.revert(y_true, y_pred, w)
         for side, label in ((0, y_true), (1, y_pred)):
             home = self._homes[side][label]
@@ -394,16 +443,16 @@ class BootstrapEvaluator(Guarded):
             if not home[1]:
                 del self._homes[side][label]
         if not entry.table.n and not entry.table.skipped:  # the unit is gone: settle it now
-            self._sync_unit(entry, unit)
+            self._sync_unit(entry)
             del self._units[unit]
             self._dirty.discard(unit)
         else:
             self._dirty.add(unit)
 
     # -------------------------------------------------------------- the replicas' sums
-    def _sync_unit(self, entry: _Unit, unit=None) -> None:
+    def _sync_unit(self, entry: _Unit) -> None:
         if entry.k is None:
-            entry.k = self.multiplicities(unit)
+            entry.k = _draws(self.seed, entry.h, self.n_replicas)
             entry.nz = np.flatnonzero(entry.k)
         now = _stat_values(entry.table)
         delta = [a - b for a, b in zip(now, entry.synced)]
@@ -447,7 +496,7 @@ class BootstrapEvaluator(Guarded):
             units = self._units
             fresh = [u for u in self._dirty if units[u].k is None]
             if fresh:  # the new units' multiplicities, drawn in one vectorised call
-                draws = poisson_draws(self.seed, [unit_hash(u) for u in fresh], self.n_replicas)
+                draws = poisson_draws(self.seed, [units[u].h for u in fresh], self.n_replicas)
                 for u, k in zip(fresh, draws):
                     units[u].k, units[u].nz = k, np.flatnonzero(k)
             if len(self._dirty) < 8:
@@ -481,34 +530,197 @@ class BootstrapEvaluator(Guarded):
         self._sync()
         return self._stats_of(self._sums[r])
 
-    def replica_values(self) -> dict:
-        """``{name: array of the B replica values}`` (NaN for a replica that drew none of the units
-        seen). O(B · (fields + metrics)) after the pending multiply-adds."""
-        self._sync()
-        out = np.empty((len(self._metrics), self.n_replicas))
-        for r in range(self.n_replicas):
-            s = self._stats_of(self._sums[r])
-            if not s.n:  # the replica drew none of the units seen: no value
+    def _read_rows(self, stats: list) -> np.ndarray:
+        """``(metrics, len(stats))`` values of these statistics (NaN for an empty table)."""
+        out = np.empty((len(self._metrics), len(stats)))
+        for r, s in enumerate(stats):
+            if not s.n:  # a replica that drew none of the units seen (or an empty jackknife table)
                 out[:, r] = np.nan
                 continue
             for i, (_, m) in enumerate(self._metrics):
                 out[i, r] = m.value(s)
-        return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
-
-    def get(self) -> dict:
-        """``{name: Interval(value, low, high)}``: the observed value and the percentile interval
-        of the replicas at :attr:`confidence` (empty replicas left out; NaN bounds before any
-        element). An :class:`~streameval.Interval` unpacks and compares as a tuple."""
-        out = {}
-        for name, vals in self.replica_values().items():
-            lo, hi = percentile_interval(vals, self.confidence)
-            out[name] = Interval(self.evaluator.metrics[name].get(), lo, hi)
         return out
 
-    def interval(self, name: str, confidence: float | None = None) -> tuple:
-        """``(low, high)`` of one metric at ``confidence`` (default :attr:`confidence`)."""
-        c = self.confidence if confidence is None else confidence
-        return percentile_interval(self.replica_values()[name], c)
+    def _values(self) -> np.ndarray:
+        """``(metrics, B)`` replica values after the pending multiply-adds."""
+        self._sync()
+        return self._read_rows([self._stats_of(row) for row in self._sums])
+
+    def replica_values(self) -> dict:
+        """``{name: array of the B replica values}`` (NaN for a replica that drew none of the units
+        seen). O(B · (fields + metrics)) after the pending multiply-adds."""
+        out = self._values()
+        return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
+
+    def _live(self) -> tuple:
+        """``(UnitStats of the live units, (B, U) multiplicities)``, the units in the order of their
+        hashes (a function of the state, not of the order elements, reverts and merges came in:
+        the float sums over units below then do not depend on it either). Cached until the next
+        change. O(U · fields) Python operations."""
+        self._sync()
+        cached = self._cache
+        if cached is None:
+            entries = sorted(self._units.values(), key=lambda e: e.h)
+            us = UnitStats.from_rows([e.synced for e in entries], self._f_keys)
+            m = (np.array([e.k for e in entries], dtype=np.int64).T if entries
+                 else np.zeros((self.n_replicas, 0), dtype=np.int64))
+            cached = self._cache = (us, m)
+        return cached
+
+    def standard_errors(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(se, se_observed)``: each replica's linearization standard error, ``(metrics, B)``, and
+        the observed table's, ``(metrics,)``: what the studentized interval divides by.
+
+        Replica ``r``'s is ``sqrt(Σ_u k_{u,r} (z_{u,r} − z̄_r)²)`` with ``z_{u,r} = ∇θ(S_r) · S_u``
+        the unit's linear score at the replica's sums (:func:`~streameval.linearization.standard_errors`,
+        the computation :func:`streameval.compare` runs). Cost: one gradient per replica (two
+        metric reads per field a metric reads) and one ``(B, U) × (U, Σ F_k²)`` BLAS product of the
+        multiplicities with the units' fields and their pairwise products (``F_k`` the 2 to 6
+        fields metric ``k`` reads).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=4, seed=2)
+        >>> for u in range(3):
+        ...     bs.update((u, 0), (u, 0), unit=u); bs.update((u, 1), (u, u % 2), unit=u)
+        >>> se, se0 = bs.standard_errors()
+        >>> se.shape, bool(se0[0] > 0)
+        ((1, 4), True)
+        """
+        us, m = self._live()
+        metrics = [mt for _, mt in self._metrics]
+        k = len(metrics)
+        if not us.n_units:
+            return np.full((k, self.n_replicas), np.nan), np.full(k, np.nan)
+        fields = [unit_fields(us)]
+        rows = [[int(v) for v in row] for row in self._sums]
+        (se,), _ = standard_errors([us], metrics, m, [rows], fields=fields)
+        (se0,), _ = standard_errors([us], metrics, np.ones((1, us.n_units)), [[us.totals]], fields=fields)
+        return se, se0[:, 0]
+
+    def jackknife(self) -> np.ndarray:
+        """``(metrics, G)`` leave-one-unit-out values (``G`` = units; groups of units beyond
+        :data:`JACKKNIFE_GROUPS`): the observed sums minus one unit's, exact integers, then one read
+        of every metric. What BCa's acceleration is taken from. O(U · fields + G · metrics).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=4)
+        >>> bs.update("a", "x", unit=1); bs.update("a", "x", unit=1); bs.update("b", "y", unit=2)
+        >>> bs.jackknife().tolist()  # without unit 1: one singleton; without unit 2: one pair
+        [[1.0, 1.0]]
+        """
+        us, _ = self._live()
+        g = min(us.n_units, JACKKNIFE_GROUPS)
+        if not g:
+            return np.zeros((len(self._metrics), 0))
+        return self._read_rows(us.leave_out(np.arange(us.n_units) % g, g))
+
+    def intervals(self, method: str | None = None, confidence: float | None = None) -> dict:
+        """``{name: Interval(value, low, high)}`` by ``method`` (default :attr:`interval_method`)
+        at ``confidence`` (default :attr:`confidence`), all from the same ``B`` replicas:
+
+        - ``"percentile"``: the ``(1 ∓ c)/2`` quantiles of the replica values
+          (:func:`~streameval.intervals.percentile_interval`); O(B log B) after the reads;
+        - ``"studentized"``: the bootstrap-t, ``t_r = (θ_r − θ̂) / se_r``, the interval
+          ``(θ̂ − t_{(1+c)/2} se, θ̂ − t_{(1−c)/2} se)`` kept within the metric's range
+          (:func:`~streameval.intervals.studentized_interval`, :meth:`standard_errors`);
+        - ``"bca"``: bias-corrected and accelerated (:func:`~streameval.intervals.bca_interval`,
+          the acceleration from :meth:`jackknife`).
+
+        Empty replicas are left out; NaN bounds before any element. Cost: the pending
+        multiply-adds, ``B`` reads of every metric and the method's own work (see each).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=50, seed=3)
+        >>> for u in range(40):
+        ...     bs.update((u, 0), (u, 0), unit=u); bs.update((u, 1), (u, u % 3 == 0), unit=u)
+        >>> all(lo <= iv.value <= hi for m in ("percentile", "studentized", "bca")
+        ...     for iv in bs.intervals(m).values() for lo, hi in [(iv.low, iv.high)])
+        True
+        """
+        method = self.interval_method if method is None else _check_method(method)
+        c = self.confidence if confidence is None else _check_confidence(confidence)
+        vals = self._values()
+        if method == "studentized":
+            se, se0 = self.standard_errors()
+        elif method == "bca":
+            jack = self.jackknife()
+        out = {}
+        for i, (name, m) in enumerate(self._metrics):
+            v = m.get()
+            if method == "studentized":
+                lo, hi = studentized_interval(vals[i], v, se[i], float(se0[i]), c)
+                lo, hi = max(lo, m.bounds[0]), min(hi, m.bounds[1])  # its ends are not replica values
+            elif method == "bca":
+                lo, hi = bca_interval(vals[i], v, jack[i], c)
+            else:
+                lo, hi = percentile_interval(vals[i], c)
+            out[name] = Interval(v, lo, hi)
+        return out
+
+    def get(self) -> dict:
+        """``{name: Interval(value, low, high)}``: the observed value and the interval of the
+        replicas by :attr:`interval_method` at :attr:`confidence` (:meth:`intervals`). An
+        :class:`~streameval.Interval` unpacks and compares as a tuple."""
+        return self.intervals()
+
+    def interval(self, name: str, confidence: float | None = None, method: str | None = None) -> tuple:
+        """``(low, high)`` of one metric at ``confidence`` by ``method`` (defaults: the
+        evaluator's)."""
+        if name not in self.evaluator.metrics:
+            raise KeyError(f"no metric {name!r}; have {list(self.evaluator.metrics)}")
+        _, lo, hi = self.intervals(method, confidence)[name]
+        return lo, hi
+
+    def warnings(self) -> list:
+        """What the reader should know before trusting the intervals (strings; empty when
+        nothing): fewer than :data:`~streameval.units.FEW_UNITS` live units, or one unit holding
+        more than :data:`~streameval.units.DOMINANT_SHARE` of the true or the predicted
+        within-cluster pairs (heavy-tailed clusters) — the thresholds of
+        :func:`streameval.compare`'s warnings. O(U · fields) (cached until the next change).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=20)
+        >>> bs.update(0, 0, unit="a"); bs.update(1, 1, unit="b")
+        >>> bs.warnings()[0][:12]
+        'only 2 units'
+        """
+        us, _ = self._live()
+        u = us.n_units
+        if not u:
+            return []
+        out = []
+        if u < FEW_UNITS:
+            out.append(
+                f"only {u} units: with fewer than about {FEW_UNITS} units the bootstrap intervals "
+                "are rough (95% intervals cover noticeably less than 95% of the time)"
+                + (" (with 1 unit there is no resampling variation: the intervals are a point)"
+                   if u == 1 else "")
+            )
+        share = unit_diagnostics([us])["pairs_share"]
+        if share > DOMINANT_SHARE:
+            out.append(
+                f"one unit holds {share:.0%} of the true or predicted within-cluster pairs (more "
+                f"than {DOMINANT_SHARE:.0%}): the cluster sizes look heavy-tailed, and the "
+                "population value is then carried by clusters rarer than any in this window. On "
+                f"simulated data of that kind {_DOMINANT_NOTE}; read the interval as a lower "
+                "bound on the uncertainty"
+            )
+        return out
+
+    def settings(self) -> dict:
+        """What the intervals are: method, confidence, replicas, seed, live units, the largest
+        unit's share of the pairs, and :meth:`warnings` (JSON-safe). O(U · fields), cached.
+
+        >>> from streameval import ELM
+        >>> s = BootstrapEvaluator([ELM()], interval="bca").settings()
+        >>> s["interval_method"], s["units"], s["warnings"]
+        ('bca', 0, [])
+        """
+        us, _ = self._live()
+        share = unit_diagnostics([us])["pairs_share"] if us.n_units else 0.0
+        return {"interval_method": self.interval_method, "confidence": self.confidence,
+                "n_replicas": self.n_replicas, "seed": self.seed, "units": us.n_units,
+                "largest_unit_pairs_share": round(share, 6), "warnings": self.warnings()}
 
     # -------------------------------------------------------------- merging
     def merge(self, other: BootstrapEvaluator) -> None:
@@ -541,10 +753,11 @@ class BootstrapEvaluator(Guarded):
                     raise ValueError(f"cannot merge: {what} label {label!r} is in unit {home[0]!r} "
                                      f"here and in unit {unit!r} in the other shard")
         self.evaluator.table.merge(other.evaluator.table)
+        self._cache = None
         for unit, theirs in other._units.items():
             entry = self._units.get(unit)
             if entry is None:
-                entry = self._units[unit] = self._new_unit(unit, theirs.k)
+                entry = self._units[unit] = self._new_unit(unit, theirs.k, theirs.h)
             entry.table.merge(theirs.table)
             self._dirty.add(unit)
         for side in (0, 1):

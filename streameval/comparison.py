@@ -94,9 +94,24 @@ from .intervals import (
 )
 from .intervals import json_number as _num
 from .labels import factorize
-from .linearization import mean_standard_errors, standard_errors, unit_fields
+from .linearization import (
+    Moments,
+    gradients,
+    mean_standard_errors,
+    slope_fields,
+    unit_fields,
+)
 from .metrics import Metric, resolve
-from .units import UnitStats, crossing_label, unit_diagnostics, unit_stats_from_codes, widen_units
+from .units import (
+    DOMINANT_SHARE,
+    FEW_UNITS,
+    Combiner,
+    UnitStats,
+    crossing_label,
+    unit_diagnostics,
+    unit_stats_from_codes,
+    widen_units,
+)
 
 __all__ = [
     "compare",
@@ -114,10 +129,6 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-FEW_UNITS = 30
-"""Below this many units a report warns that intervals and tests are approximate."""
-DOMINANT_SHARE = 0.15
-"""A report warns when one unit holds more than this share of a labelling's pairs."""
 _INTERVAL_NAMES = {"bca": "BCa", "percentile": "percentile", "studentized": "studentized"}
 _JACKKNIFE_GROUPS = 1000  # leave-one-unit-out up to this many units, groups of units beyond
 
@@ -313,18 +324,36 @@ def unit_stats(cells_per_unit: list, metrics, bound: int | None = None) -> UnitS
                                  bound)
 
 
-def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64) -> np.ndarray:
+def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64,
+                             out: np.ndarray | None = None) -> np.ndarray:
     """``(B, U)`` counts of each unit in ``B`` uniform resamples of ``U`` units with replacement
-    (int64, or ``dtype``: float64 feeds the exact product without a copy).
+    (int64, or ``dtype``: float64 feeds the exact product without a copy; ``out``: an array of that
+    shape to fill instead, so that blocks of resamples reuse one buffer).
+
+    Resample ``b`` is the ``U`` draws ``rng.integers(0, U)`` after those of resamples ``0..b-1``,
+    counted. The draws are made a few resamples at a time as 32-bit integers: numpy draws a range
+    below ``2**32`` from the generator's 32-bit output whatever the dtype asked for, so these are
+    the same numbers (and leave ``rng`` in the same state) as one ``(B, U)`` int64 draw, at a fifth
+    of its cost and without the ``(B, U)`` index matrix. O(B · U).
 
     >>> m = bootstrap_multiplicities(5, 3, np.random.default_rng(0))
     >>> m.shape, m.sum(axis=1).tolist()
     ((3, 5), [5, 5, 5])
     """
-    idx = rng.integers(0, n_units, size=(n_resamples, n_units))
-    out = np.empty((n_resamples, n_units), dtype=dtype)
-    for b in range(n_resamples):
-        out[b] = np.bincount(idx[b], minlength=n_units)
+    if out is None:
+        out = np.empty((n_resamples, n_units), dtype=dtype)
+    elif out.shape != (n_resamples, n_units):
+        raise ValueError(f"out has shape {out.shape}, not ({n_resamples}, {n_units})")
+    if n_units >= 1 << 31:  # pragma: no cover - 2**31 units
+        for b in range(n_resamples):
+            out[b] = np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units)
+        return out
+    ones = np.ones(n_units)
+    step = max(1, (1 << 16) // max(1, n_units))  # resamples drawn at once (small U: fewer calls)
+    for lo in range(0, n_resamples, step):
+        idx = rng.integers(0, n_units, size=(min(step, n_resamples - lo), n_units), dtype=np.int32)
+        for b, row in enumerate(idx, lo):  # float64 counts from bincount: exact sums of ones
+            out[b] = np.bincount(row.astype(np.intp), weights=ones, minlength=n_units)
     return out
 
 
@@ -336,18 +365,22 @@ def _block_rows(n_units: int) -> int:
 
 
 def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: str):
-    """The ``(b, U)`` multiplicity matrices of consecutive blocks of resamples."""
+    """The ``(b, U)`` float64 multiplicity matrices of consecutive blocks of resamples. One buffer
+    is filled block after block (fresh pages for every block cost more than drawing into them):
+    a block is valid until the next one is asked for."""
     rows = _block_rows(len(order))
     hashes = None
     if resampling == "poisson":
         hashes = [unit_hash(u) for u in order]
         s64 = seed64(seed)
+    buf = np.empty((min(rows, n_resamples), len(order)))
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
         if hashes is None:
-            yield bootstrap_multiplicities(len(order), size, rng, np.float64)
+            yield bootstrap_multiplicities(len(order), size, rng, np.float64, out=buf[:size])
         else:
-            yield np.ascontiguousarray(poisson_draws(s64, hashes, size, start).T)
+            buf[:size] = poisson_draws(s64, hashes, size, start).T
+            yield buf[:size]
 
 
 def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=None) -> np.ndarray:
@@ -421,18 +454,28 @@ def _difference_bounds(bounds):
 
 class _StandardErrors:
     """The linearization standard errors of every system and every pair, observed and per resample
-    (``interval="studentized"``), gathered block by block."""
+    (``interval="studentized"``), gathered block by block. Pooled: one :class:`Moments` for every
+    block, over the fields whose slopes are non-zero at the observed table (a block with a slope
+    elsewhere, a branch of a formula, gets moments of its own)."""
 
     def __init__(self, stats: dict, metrics, pairs: list, aggregate: str, per_unit: dict):
         self.stats, self.metrics, self.aggregate, self.per_unit = stats, metrics, aggregate, per_unit
         self.names = list(stats)
         self.pairs = [(self.names.index(a), self.names.index(b)) for a, b in pairs]
-        self.fields = ([unit_fields(us) for us in stats.values()] if aggregate == "pooled" else None)
         self.parts: list = [[] for _ in self.names]
         self.pair_parts: list = [[] for _ in pairs]
         n = next(iter(stats.values())).n_units
         ones = np.ones((1, n))
-        self.observed, self.observed_pairs = self._block(ones, [[us.totals] for us in stats.values()])
+        if aggregate == "pooled":
+            self.fields = [unit_fields(us) for us in stats.values()]
+            grads = self._gradients([[us.totals] for us in stats.values()])
+            self.moments = Moments(self.fields, slope_fields(grads), self.pairs)
+            self.observed, self.observed_pairs = self.moments.standard_errors(grads, ones)
+        else:
+            self.observed, self.observed_pairs = self._block(ones, None)
+
+    def _gradients(self, rows) -> list:
+        return [gradients(us, self.metrics, r) for us, r in zip(self.stats.values(), rows)]
 
     def _block(self, m: np.ndarray, rows):
         if self.aggregate == "mean":
@@ -440,7 +483,10 @@ class _StandardErrors:
             sed = [mean_standard_errors(self.per_unit[self.names[a]] - self.per_unit[self.names[b]], m)
                    for a, b in self.pairs]
             return se, sed
-        return standard_errors(list(self.stats.values()), self.metrics, m, rows, self.pairs, self.fields)
+        grads = self._gradients(rows)
+        if self.moments.covers(grads):
+            return self.moments.standard_errors(grads, m)
+        return Moments(self.fields, slope_fields(grads), self.pairs).standard_errors(grads, m)
 
     def add(self, m: np.ndarray, rows) -> None:
         """The standard errors of one block of resamples (``rows``: each system's combined rows)."""
@@ -725,10 +771,11 @@ def compare(
     # resamples in blocks of at most _BLOCK multiplicities (memory O(_BLOCK), whatever B and U);
     # every system reads the same block, so the resamples are paired
     parts: dict = {name: [] for name in stats}
+    combiner = Combiner(list(stats.values())) if aggregate == "pooled" else None
     for m in _resample_blocks(order, n_resamples, seed, rng, resampling):
         combined = None
-        if aggregate == "pooled":
-            combined = UnitStats.combine_all(list(stats.values()), m)
+        if combiner is not None:
+            combined = combiner.combine(m)
             for (name, us), rows in zip(stats.items(), combined):
                 parts[name].append(_read(us, metrics, rows))
         else:

@@ -654,9 +654,11 @@ class BlockDrops:
         n = len(y_true)
         first = len(self.drops)
         start = 0
+        bulk = True  # tried once per call: a refusal (labels not codes) holds for the whole input
         while start < n:
             whole = (n - start) // self.block * self.block
-            if not self._len and whole:
+            if bulk and not self._len and whole:
+                bulk = False
                 cut = slice(start, start + whole)
                 values = self._block_values(y_true[cut], y_pred[cut],
                                             None if w is None else w[cut])

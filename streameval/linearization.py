@@ -41,11 +41,12 @@ import numpy as np
 from .stats import STAT_NAMES, ContingencyStats
 from .units import UnitStats
 
-__all__ = ["read_fields", "gradients", "unit_fields", "standard_errors", "mean_standard_errors"]
+__all__ = ["read_fields", "gradients", "unit_fields", "standard_errors", "slope_fields", "Moments",
+           "mean_standard_errors"]
 
 _NSTAT = len(STAT_NAMES)
 _REL_STEP = 1e-7
-_CHUNK = 1 << 21  # unit-side products held at once: 16 MB
+_CHUNK = 1 << 24  # unit-side columns held at once: 128 MB (as much as a block of multiplicities)
 
 
 class _Recorder:
@@ -155,13 +156,14 @@ def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
     ``i``'s combined rows (``systems[i].combine(m)``), ``pairs`` index pairs ``(i, j)`` whose
     difference ``θ_i − θ_j`` is wanted (scores ``z_i − z_j``: the pairing is in), ``fields`` the
     systems' :func:`unit_fields` if already computed. The module's ``se² = Σ_u m_u (z_u − z̄)²``.
-    Computed from the moments of the units' (centred) fields rather than from the ``(B, U)`` scores:
-    with ``x_u`` unit ``u``'s fields, ``Σ_u m_u z_u = g · Σ_u m_u x_u`` and
+    Computed from the moments of the units' (centred) fields rather than from the ``(B, U)`` scores
+    (:class:`Moments`): with ``x_u`` unit ``u``'s fields, ``Σ_u m_u z_u = g · Σ_u m_u x_u`` and
     ``Σ_u m_u z_u² = gᵀ (Σ_u m_u x_u x_uᵀ) g`` (over the fields the metric reads), one BLAS product
     of the multiplicities with the units' fields and their pairwise products for all metrics,
     systems and pairs at once. Cost per resample: the gradients (two reads per field read), plus
-    ``O(U · Σ_k F_k²)`` multiply-adds with ``F_k`` the 2 to 4 fields metric ``k`` reads, per system
-    and pair; memory ``O(B · Σ_k F_k²)``.
+    ``O(U · P)`` multiply-adds, ``P`` the distinct products of two fields some metric, system or
+    pair needs (each metric ``k`` reads 2 to 4 fields); memory ``O(B · P)`` and the unit-side
+    columns.
 
     >>> import numpy as np
     >>> from streameval import ELM
@@ -176,57 +178,161 @@ def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
         fields = [unit_fields(us) for us in systems]
     w = np.asarray(m, dtype=np.float64)
     grads = [gradients(us, metrics, r) for us, r in zip(systems, rows)]  # (metrics, B, fields)
-    # the fields some metric's slope touches, centred over the units (a shift of every unit's
-    # fields leaves the spread of the scores unchanged, and keeps the moments below small)
-    cols = [np.flatnonzero(np.any(g != 0, axis=(0, 1))) for g in grads]
-    xs = [f[:, c] - f[:, c].mean(axis=0) for f, c in zip(fields, cols)]
-    gs = [g[:, :, c] for g, c in zip(grads, cols)]
-    # each metric's own fields (positions in xs[i]): its second moments need only those
-    own = [[np.flatnonzero(np.any(g[k] != 0, axis=0)) for k in range(len(metrics))] for g in gs]
-    blocks = [(x, None) for x in xs]
-    blocks += [(xs[i][:, own[i][k]], xs[i][:, own[i][k]]) for i in range(len(systems))
-               for k in range(len(metrics))]
-    blocks += [(xs[a][:, own[a][k]], xs[b][:, own[b][k]]) for a, b in pairs for k in range(len(metrics))]
-    mom = iter(_moments(w, blocks))
-    m1 = [next(mom) for _ in systems]
-    m2 = [[next(mom) for _ in metrics] for _ in systems]
-    m12 = [[next(mom) for _ in metrics] for _ in pairs]
-    tot = w.sum(axis=1)
-    tot = np.where(tot > 0, tot, np.nan)
-    se = [np.empty((len(metrics), len(w))) for _ in systems]
-    sed = [np.empty((len(metrics), len(w))) for _ in pairs]
-    for k in range(len(metrics)):
-        s1 = [np.einsum("bf,bf->b", g[k], x) for g, x in zip(gs, m1)]  # Σ w z
-        gk = [g[k][:, o[k]] for g, o in zip(gs, own)]  # the metric's own slopes
-        s2 = [np.einsum("bf,bfg,bg->b", g, x[k], g) for g, x in zip(gk, m2)]  # Σ w z²
-        for i in range(len(systems)):
-            se[i][k] = np.sqrt(np.maximum(s2[i] - s1[i] * s1[i] / tot, 0.0))
-        for j, (a, b) in enumerate(pairs):
-            cross = np.einsum("bf,bfg,bg->b", gk[a], m12[j][k], gk[b])  # Σ w z_a z_b
-            d1 = s1[a] - s1[b]
-            sed[j][k] = np.sqrt(np.maximum(s2[a] + s2[b] - 2 * cross - d1 * d1 / tot, 0.0))
-    return se, sed
+    return Moments(fields, slope_fields(grads), pairs).standard_errors(grads, w)
 
 
-def _moments(w: np.ndarray, blocks: list) -> list:
-    """For each block ``(x, y)`` of per-unit rows: ``Σ_u w_bu x_u`` (``y`` None, shape ``(B, F)``)
-    or ``Σ_u w_bu x_u y_uᵀ`` (shape ``(B, F, G)``), all from one ``(B, U) × (U, columns)``
-    product taken over blocks of units (memory ``O(_CHUNK)`` floats on the unit side)."""
-    widths = [x.shape[1] * (1 if y is None else y.shape[1]) for x, y in blocks]
-    total = np.zeros((len(w), sum(widths)))
-    n_units = w.shape[1]
-    step = max(1, _CHUNK // max(1, sum(widths)))
-    for lo in range(0, n_units, step):
-        hi = min(n_units, lo + step)
-        part = [x[lo:hi] if y is None else
-                np.einsum("uf,ug->ufg", x[lo:hi], y[lo:hi]).reshape(hi - lo, -1) for x, y in blocks]
-        total += w[:, lo:hi] @ np.hstack(part)
-    out, c = [], 0
-    for (x, y), width in zip(blocks, widths):
-        block = total[:, c:c + width]
-        out.append(block if y is None else block.reshape(len(w), x.shape[1], y.shape[1]))
-        c += width
-    return out
+def slope_fields(grads: list) -> list:
+    """``[[fields with a non-zero slope somewhere, for each metric] for each system]`` of the
+    ``(metrics, B, fields)`` gradients of each system (:func:`gradients`).
+
+    >>> slope_fields([np.array([[[0.0, 2.0, 0.0]], [[1.0, 0.0, 0.0]]])])
+    [[[1], [0]]]
+    """
+    return [[np.flatnonzero(np.any(g[k] != 0, axis=0)).tolist() for k in range(g.shape[0])]
+            for g in grads]
+
+
+class Moments:
+    """The units' centred fields and their pairwise products that the standard errors need, held
+    once for every block of resamples (:func:`standard_errors` builds one per call; ``compare``
+    one per call of its own, for all its blocks).
+
+    ``fields[i]`` is system ``i``'s ``(U, fields)`` :func:`unit_fields`, ``own[i][k]`` the fields
+    whose slope metric ``k`` of system ``i`` may use (:func:`slope_fields`), ``pairs`` the index
+    pairs of the differences. A field is centred over the units (a shift of every unit's fields
+    leaves the spread of the scores unchanged, and keeps the moments small); a centred column
+    that two systems share (the truth's: ``n``, the row sums) is one variable, and each product of
+    two variables is one column, whichever metric, system or pair needs it. :meth:`sums` is the
+    product of the multiplicities with these columns, held whole up to ``_CHUNK`` floats and
+    otherwise rebuilt block by block over groups of units. Cost: ``O(U · (V + P))`` to build
+    (``V`` variables, ``P`` products), ``O(B · U · (V + P))`` BLAS per call of :meth:`sums`.
+
+    >>> x = np.array([[1.0, 2.0], [3.0, 5.0], [2.0, 2.0]])
+    >>> mo = Moments([x, x], [[[0, 1]], [[0, 1]]], [(0, 1)])
+    >>> mo.n_vars, len(mo.products)  # the two systems share both fields
+    (2, 3)
+    """
+
+    def __init__(self, fields: list, own: list, pairs=()):
+        self.own = [[list(o) for o in per] for per in own]
+        self.pairs = list(pairs)
+        cols: list = []
+        seen: dict = {}
+        self.var: list = []  # per system: field -> variable
+        for i, f in enumerate(fields):
+            d = {}
+            for fi in sorted({x for o in self.own[i] for x in o}):
+                col = np.ascontiguousarray(f[:, fi] - f[:, fi].mean())
+                key = col[:8].tobytes() + np.float64(col.sum()).tobytes()
+                v = next((v for v in seen.get(key, ()) if np.array_equal(cols[v], col)), None)
+                if v is None:
+                    v = len(cols)
+                    cols.append(col)
+                    seen.setdefault(key, []).append(v)
+                d[fi] = v
+            self.var.append(d)
+        self.n_vars = len(cols)
+        self._cols = cols
+        need: set = set()
+        for i, per in enumerate(self.own):
+            for o in per:
+                need.update(self._pair(self.var[i][a], self.var[i][b]) for a in o for b in o)
+        for a, b in self.pairs:
+            for oa, ob in zip(self.own[a], self.own[b]):
+                need.update(self._pair(self.var[a][f], self.var[b][g]) for f in oa for g in ob)
+        self.products = sorted(need)
+        self._col = {p: self.n_vars + j for j, p in enumerate(self.products)}
+        self.n_units = len(fields[0]) if fields else 0
+        width = self.n_vars + len(self.products)
+        self._x = self._columns(0, self.n_units) if self.n_units * width <= _CHUNK else None
+        # each quadratic form as (slope index, slope index, column, coefficient) arrays
+        self._quad = [[self._form(o, o, self.var[i], self.var[i], True) for o in per]
+                      for i, per in enumerate(self.own)]
+        self._cross = [[self._form(oa, ob, self.var[a], self.var[b], False)
+                        for oa, ob in zip(self.own[a], self.own[b])] for a, b in self.pairs]
+
+    @staticmethod
+    def _pair(v: int, w: int) -> tuple:
+        return (v, w) if v <= w else (w, v)
+
+    def _form(self, oa, ob, va, vb, symmetric: bool):
+        fa, fb, col, coef = [], [], [], []
+        for i, f in enumerate(oa):
+            for j, g in enumerate(ob):
+                if symmetric and j < i:
+                    continue
+                fa.append(f)
+                fb.append(g)
+                col.append(self._col[self._pair(va[f], vb[g])])
+                coef.append(1.0 if (not symmetric or i == j) else 2.0)
+        return (np.array(fa, dtype=np.intp), np.array(fb, dtype=np.intp),
+                np.array(col, dtype=np.intp), np.array(coef))
+
+    def _columns(self, lo: int, hi: int) -> np.ndarray:
+        """The ``(hi - lo, V + P)`` columns of units ``lo .. hi-1``: centred variables, products."""
+        out = np.empty((hi - lo, self.n_vars + len(self.products)))
+        for v, col in enumerate(self._cols):
+            out[:, v] = col[lo:hi]
+        for j, (v, w) in enumerate(self.products):
+            np.multiply(self._cols[v][lo:hi], self._cols[w][lo:hi], out=out[:, self.n_vars + j])
+        return out
+
+    def covers(self, grads: list) -> bool:
+        """Whether every non-zero slope of ``grads`` lies in the fields these moments hold."""
+        for g, per in zip(grads, self.own):
+            for k, o in enumerate(per):
+                rest = np.ones(g.shape[2], dtype=bool)
+                rest[o] = False
+                if np.any(g[k][:, rest] != 0):
+                    return False
+        return True
+
+    def sums(self, w: np.ndarray) -> np.ndarray:
+        """``(B, V + P)``: ``Σ_u w_bu c_u`` for every column ``c``."""
+        if self._x is not None:
+            return w @ self._x
+        width = self.n_vars + len(self.products)
+        total = np.zeros((len(w), width))
+        step = max(1, _CHUNK // max(1, width))
+        for lo in range(0, self.n_units, step):
+            hi = min(self.n_units, lo + step)
+            total += w[:, lo:hi] @ self._columns(lo, hi)
+        return total
+
+    def standard_errors(self, grads: list, w: np.ndarray) -> tuple[list, list]:
+        """``([se of each system], [se of each pair])``, each ``(metrics, B)``, at the resamples
+        ``w`` (``(B, U)`` float64) with the ``(metrics, B, fields)`` gradients of each system (whose
+        non-zero slopes these moments must cover: :meth:`covers`)."""
+        s = self.sums(w)
+        tot = w.sum(axis=1)
+        tot = np.where(tot > 0, tot, np.nan)
+        n_metrics = grads[0].shape[0] if grads else 0
+        se = [np.empty((n_metrics, len(w))) for _ in grads]
+        sed = [np.empty((n_metrics, len(w))) for _ in self.pairs]
+        for k in range(n_metrics):
+            s1, s2 = [], []
+            for i, g in enumerate(grads):
+                gk, o = g[k], self.own[i][k]
+                s1.append(np.einsum("bf,bf->b", gk[:, o], s[:, [self.var[i][f] for f in o]]))  # Σ w z
+                fa, fb, col, coef = self._quad[i][k]
+                s2.append((gk[:, fa] * gk[:, fb] * s[:, col]) @ coef)  # Σ w z²
+                se[i][k] = np.sqrt(np.maximum(s2[i] - s1[i] * s1[i] / tot, 0.0))
+            for j, (a, b) in enumerate(self.pairs):
+                fa, fb, col, coef = self._cross[j][k]
+                cross = (grads[a][k][:, fa] * grads[b][k][:, fb] * s[:, col]) @ coef  # Σ w z_a z_b
+                d1 = s1[a] - s1[b]
+                sed[j][k] = np.sqrt(np.maximum(s2[a] + s2[b] - 2 * cross - d1 * d1 / tot, 0.0))
+        one = _one_unit(w)
+        for x in se + sed:
+            x[:, one] = 0.0
+        return se, sed
+
+
+def _one_unit(w: np.ndarray) -> np.ndarray:
+    """The resamples that drew exactly one distinct unit (``k ≥ 1`` copies of it): every score
+    equals the mean, so the spread is 0 exactly — the moment formula's ``s2 − s1²/tot`` would leave
+    a rounding residue (``~10⁻⁹``) that the bootstrap-t would divide by."""
+    return np.count_nonzero(w > 0, axis=1) == 1
 
 
 def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -239,9 +345,12 @@ def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
     w = np.asarray(m, dtype=np.float64)
     tot = w.sum(axis=1)
     tot = np.where(tot > 0, tot, np.nan)
+    one = _one_unit(w)
     out = []
     for v in np.asarray(per_unit, dtype=np.float64):
         c = v - v.mean()  # centred: the spread is shift-invariant, the moments stay small
         s1, s2 = w @ c, w @ (c * c)
-        out.append(np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0)) / tot)
+        se = np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0)) / tot
+        se[one] = 0.0
+        out.append(se)
     return np.array(out)

@@ -21,6 +21,8 @@ A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keep
   (:class:`~streameval.BootstrapEvaluator`, elements given with their resampling ``unit``): a drop
   is then flagged only when the window's confidence interval of the watched metric lies entirely
   below the reference (the all-time value, or ``reference=``) — a small window's noise is no drop.
+  The interval is studentized unless ``interval_method=`` says otherwise, and reports name it
+  beside the window's few-units and dominant-unit warnings.
 
 Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_every`` elements and/or
 ``report_seconds`` of wall time) and passed to ``on_report``.
@@ -156,6 +158,10 @@ class Monitor(Guarded):
         with ``detector=False`` (or ``"interval"``) the interval alone is checked every ``block``
         elements, and a drop is flagged when the interval newly falls below the reference
         (:class:`~streameval.detect.IntervalRule`).
+    interval_method : with an int ``interval=``, the bootstrap interval: ``"studentized"``
+        (default, the streaming calibration's choice: ``docs/benchmarks/bootstrap.md``),
+        ``"percentile"`` or ``"bca"`` (:meth:`BootstrapEvaluator.intervals
+        <streameval.BootstrapEvaluator.intervals>`).
     reference : the value the window is compared with (default: the all-time value when checked).
     sample : ``None`` (default), or a sampling design (``"uniform"``, ``"size"``, a
         :class:`~streameval.SampleDesign`): the labelled elements are a sample of whole entities
@@ -196,6 +202,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         cost: str = "elm",
         top: int = 5,
         interval=None,
+        interval_method: str | None = None,
         reference: float | None = None,
         sample=None,
     ):
@@ -232,7 +239,9 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         self.reference = reference
         self.sample: SampleEstimator | None = None if sample is None else SampleEstimator(sample)
         if interval is not None:
-            self._setup_interval(interval)
+            self._setup_interval(interval, interval_method)
+        elif interval_method is not None:
+            raise ValueError("interval_method= needs interval= (the bootstrap it describes)")
         self.detection: BlockDrops | None = None
         if watch is not None and (detector is not False or self.interval is not None):
             self.detection = BlockDrops(self.all_time.metrics[watch], block,
@@ -294,8 +303,8 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             self.account.refresh(y_true, y_pred, w)
 
     # ------------------------------------------------------------------ bootstrap interval
-    def _setup_interval(self, interval) -> None:
-        from .bootstrap import BootstrapEvaluator
+    def _setup_interval(self, interval, method: str | None) -> None:
+        from .bootstrap import DEFAULT_INTERVAL, BootstrapEvaluator
 
         if self.watch is None:
             raise ValueError("interval= needs a watched metric (watch=)")
@@ -306,10 +315,14 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
                 raise ValueError(
                     f"interval= must be a fresh BootstrapEvaluator holding {self.watch!r}"
                 )
+            if method is not None and method != interval.interval_method:
+                raise ValueError(f"interval_method={method!r} differs from the BootstrapEvaluator's "
+                                 f"{interval.interval_method!r}: give it to the BootstrapEvaluator")
             self.interval = interval
         elif isinstance(interval, int) and not isinstance(interval, bool) and interval >= 1:
             self.interval = BootstrapEvaluator(
-                {self.watch: self.all_time.metrics[self.watch].clone()}, n_replicas=interval
+                {self.watch: self.all_time.metrics[self.watch].clone()}, n_replicas=interval,
+                interval=DEFAULT_INTERVAL if method is None else method,
             )
         else:
             raise ValueError(f"interval must be an int >= 1 or a BootstrapEvaluator, got {interval!r}")
@@ -505,7 +518,10 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         split across most predicted clusters and the clusters merging most entities
         (:meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`). With
         ``interval=`` the report also has ``window_interval``: ``(value, low, high)`` of the
-        watched metric; with ``sample=``, ``estimates`` and ``labelled_share``.
+        watched metric, ``window_interval_method`` (``"studentized"``, ``"percentile"`` or
+        ``"bca"``) and ``window_interval_warnings`` (few units, a dominant unit:
+        :meth:`BootstrapEvaluator.warnings <streameval.BootstrapEvaluator.warnings>`); with
+        ``sample=``, ``estimates`` and ``labelled_share``.
 
         >>> from streameval import BCubed
         >>> mon = Monitor([BCubed()], window=None, watch=None, sample="uniform")
@@ -532,7 +548,11 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         {'ELM': 1.0}
         """
         new_drop = len(self.drops) > self._reported_drops
-        extra: dict[str, Any] = {} if self.interval is None else {"window_interval": self.window_interval()}
+        extra: dict[str, Any] = {}
+        if self.interval is not None:
+            extra["window_interval"] = self.window_interval()
+            extra["window_interval_method"] = self.interval.interval_method
+            extra["window_interval_warnings"] = self.interval.warnings()
         if self.sample is not None:
             extra["estimates"] = self.sample.get()
             extra["labelled_share"] = self.sample.labelled_share

@@ -38,11 +38,19 @@ from .stats import (
 
 __all__ = [
     "UnitStats",
+    "Combiner",
     "unit_stats_from_codes",
     "crossing_label",
     "widen_units",
     "unit_diagnostics",
+    "FEW_UNITS",
+    "DOMINANT_SHARE",
 ]
+
+FEW_UNITS = 30
+"""Below this many units a report warns that intervals and tests are approximate."""
+DOMINANT_SHARE = 0.15
+"""A report warns when one unit holds more than this share of a labelling's pairs."""
 
 _NSTAT = len(STAT_NAMES)
 _EXACT = 52  # a float64 holds every integer below 2**53; keep one bit of slack
@@ -209,20 +217,9 @@ class UnitStats:
     @staticmethod
     def combine_all(stats: list, m: np.ndarray) -> list:
         """:meth:`combine` of several unit statistics over the same units with the same
-        multiplicities, as one BLAS product (their limb columns side by side): a list of row
-        lists, one per element of ``stats``."""
-        m = np.asarray(m)
-        if (len(stats) < 2 or not m.size or len({(s.n_units, s.bound) for s in stats}) != 1
-                or int(m.sum(axis=1).max()) > stats[0].bound or m.min() < 0):
-            return [s.combine(m) for s in stats]
-        x = np.hstack([s.float_limbs() for s in stats])
-        prod = m.astype(np.float64, copy=False) @ x
-        out, c = [], 0
-        for s in stats:
-            w = s._x.shape[1]
-            out.append(s._join(prod[:, c:c + w]))
-            c += w
-        return out
+        multiplicities, as one BLAS product (their limb columns side by side, each distinct column
+        once: :class:`Combiner`): a list of row lists, one per element of ``stats``."""
+        return Combiner(stats).combine(m)
 
     def swapped(self, other: UnitStats, swaps: np.ndarray) -> tuple[list, list]:
         """The combined rows of ``self`` and ``other`` after exchanging their units where
@@ -322,6 +319,60 @@ class UnitStats:
         return [self.stats(r) for r in self._join(rest)]
 
 
+class Combiner:
+    """:meth:`UnitStats.combine` of several unit statistics over the same units, for many blocks of
+    multiplicities: their limb columns side by side in one float64 matrix built once, a column
+    that several share (the truth's fields are the same for every system: ``n``, the row sums)
+    held once. :meth:`combine` is then one ``(B, U) × (U, distinct columns)`` BLAS product, exact
+    as :meth:`UnitStats.combine` is (same limbs, same bound), and the joins. Statistics of other
+    units or bounds, or multiplicities beyond the bound, are combined one by one.
+
+    >>> a = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
+    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
+    >>> b = UnitStats([ContingencyStats.from_cells([(0, 0, 1), (0, 1, 1)], ()),
+    ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
+    >>> c = Combiner([a, b])
+    >>> c.columns < 2 * a.limbs().shape[1]  # shared columns (n, the row sums) held once
+    True
+    >>> c.combine(np.array([[2, 1]]))[1] == b.combine(np.array([[2, 1]]))
+    True
+    """
+
+    def __init__(self, stats: list):
+        self.stats = list(stats)
+        self._x = None
+        self.columns = sum(s.limbs().shape[1] for s in self.stats)
+        if len(self.stats) < 2 or len({(s.n_units, s.bound) for s in self.stats}) != 1:
+            return
+        cols: list = []
+        seen: dict = {}
+        self._index = []
+        for s in self.stats:
+            xt = np.ascontiguousarray(s.limbs().T)  # a limb column per row
+            idx = []
+            for col in xt:
+                key = col[:8].tobytes() + col.sum().tobytes()
+                j = next((j for j in seen.get(key, ()) if np.array_equal(cols[j], col)), None)
+                if j is None:
+                    j = len(cols)
+                    cols.append(col)
+                    seen.setdefault(key, []).append(j)
+                idx.append(j)
+            self._index.append(np.array(idx, dtype=np.intp))
+        self.columns = len(cols)
+        # (U, columns), column-major: BLAS reads it as the transpose of a row-major matrix
+        self._x = np.array(cols, dtype=np.float64).T
+
+    def combine(self, m: np.ndarray) -> list:
+        """``[s.combine(m) for s in stats]``, from one product where it can."""
+        m = np.asarray(m)
+        if (self._x is None or not m.size or m.ndim != 2 or m.shape[1] != self._x.shape[0]
+                or m.min() < 0 or int(m.sum(axis=1).max()) > self.stats[0].bound):
+            return [s.combine(m) for s in self.stats]
+        prod = m.astype(np.float64, copy=False) @ self._x
+        return [s._join(prod[:, idx]) for s, idx in zip(self.stats, self._index)]
+
+
 # --------------------------------------------------------------------------- vectorised build
 def _groups(keys: np.ndarray):
     """``(order, starts)``: a stable sort of ``keys`` and where each run of equal keys starts."""
@@ -331,11 +382,47 @@ def _groups(keys: np.ndarray):
     return order, starts
 
 
-def _terms(fn, *cols: np.ndarray) -> tuple[list, np.ndarray]:
-    """``fn`` of every row of ``cols`` computed once per distinct row: ``(values, inverse)``."""
+def _distinct(*cols: np.ndarray) -> tuple[list, np.ndarray]:
+    """The distinct rows of the non-negative int64 columns ``cols``, as tuples of Python ints, and
+    each row's index among them: ``(rows, inverse)``. The columns are read as the digits of one
+    mixed-radix key; a key range within a few times the row count is counted in a table (O(n)),
+    a wider one sorted (one int64 key, or the columns themselves beyond ``2**62``).
+
+    >>> rows, inverse = _distinct(np.array([3, 1, 3]), np.array([9, 1, 9]))
+    >>> rows, inverse.tolist()
+    ([(1, 1), (3, 9)], [1, 0, 1])
+    """
     n = len(cols[0])
     if not n:
         return [], np.zeros(0, dtype=np.int64)
+    radix = [int(c.max()) + 1 for c in cols]
+    span = 1
+    for r in radix:
+        span *= r
+    if min(int(c.min()) for c in cols) < 0 or span >= 1 << 62:
+        return _distinct_sorted(*cols)
+    key = cols[0].astype(np.int64)
+    for c, r in zip(cols[1:], radix[1:]):
+        key = key * r + c
+    if span <= max(4 * n, 1 << 16):
+        present = np.zeros(span, dtype=bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        inverse = (np.cumsum(present) - 1)[key]
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    digits = []
+    for r in radix[:0:-1]:
+        digits.append((uniq % r).tolist())
+        uniq = uniq // r
+    digits.append(uniq.tolist())
+    return list(zip(*digits[::-1])), inverse
+
+
+def _distinct_sorted(*cols: np.ndarray) -> tuple[list, np.ndarray]:
+    """:func:`_distinct` by a lexicographic sort of the columns (any int64 values)."""
+    n = len(cols[0])
     order = np.lexsort(cols[::-1])
     srt = [c[order] for c in cols]
     new = np.zeros(n, dtype=bool)
@@ -345,7 +432,21 @@ def _terms(fn, *cols: np.ndarray) -> tuple[list, np.ndarray]:
     firsts = np.flatnonzero(new)
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
-    rows = zip(*(c[firsts].tolist() for c in srt))
+    return list(zip(*(c[firsts].tolist() for c in srt))), inverse
+
+
+def _terms(fn, *cols: np.ndarray, memo: dict | None = None) -> tuple[list, np.ndarray]:
+    """``fn`` of every row of ``cols`` computed once per distinct row: ``(values, inverse)``
+    (``memo``: the distinct rows of columns seen before, by identity)."""
+    key = tuple(id(c) for c in cols)
+    got = memo.get(key) if memo is not None else None
+    if got is None:
+        got = _distinct(*cols)
+        if memo is not None:
+            memo[key] = (got, cols)  # the columns kept alive: their ids stay theirs
+    else:
+        got = got[0]
+    rows, inverse = got
     return [fn(*row) for row in rows], inverse
 
 
@@ -459,6 +560,7 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
     a_cell, b_cell = a[row_of_cell], b[col_of_cell]
 
     bld = _Builder(n_units, bound)
+    memo: dict = {}  # the BCubed and ELM terms read the same (sq, size) pairs, every F sum its cells
     ones_cells = np.ones(len(cnt), dtype=np.int64)
     for name in STAT_NAMES:
         if name == "n":
@@ -476,19 +578,19 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
         elif name == "sum_col_sq":
             bld.add_ints(cu_col, b * b)
         elif name == "sum_cell_xlogx":
-            bld.add_terms(cu, *_terms(xlogx, cnt))
+            bld.add_terms(cu, *_terms(xlogx, cnt, memo=memo))
         elif name == "sum_row_xlogx":
-            bld.add_terms(ru, *_terms(xlogx, a))
+            bld.add_terms(ru, *_terms(xlogx, a, memo=memo))
         elif name == "sum_col_xlogx":
-            bld.add_terms(cu_col, *_terms(xlogx, b))
+            bld.add_terms(cu_col, *_terms(xlogx, b, memo=memo))
         elif name == "bcubed_p_sum":
-            bld.add_terms(cu_col, *_terms(bcubed_term, b_sq, b))
+            bld.add_terms(cu_col, *_terms(bcubed_term, b_sq, b, memo=memo))
         elif name == "bcubed_r_sum":
-            bld.add_terms(ru, *_terms(bcubed_term, a_sq, a))
+            bld.add_terms(ru, *_terms(bcubed_term, a_sq, a, memo=memo))
         elif name == "elm_p_sum":
-            bld.add_terms(cu_col, *_terms(elm_term, b_sq, b))
+            bld.add_terms(cu_col, *_terms(elm_term, b_sq, b, memo=memo))
         elif name == "elm_r_sum":
-            bld.add_terms(ru, *_terms(elm_term, a_sq, a))
+            bld.add_terms(ru, *_terms(elm_term, a_sq, a, memo=memo))
         elif name == "sum_col_max":
             bld.add_ints(cu_col, b_mx)
         elif name == "sum_row_max":
@@ -504,7 +606,8 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
     for kind, beta in f_keys:
         num, den = beta_ratio(beta)
         bld.add_terms(cu, *_terms(lambda n, x, y, kind=kind, num=num, den=den:
-                                  f_term(kind, num, den, n, x, y), cnt, a_cell, b_cell))
+                                  f_term(kind, num, den, n, x, y), cnt, a_cell, b_cell,
+                                  memo=memo))
     return bld.build(f_keys, bound)
 
 

@@ -248,14 +248,22 @@ def test_streaming_replicas_equal_the_batch_poisson_resamples_bit_for_bit(elemen
         for c in range(m[0, u]):
             copies.update((t, c), (p, c))
     assert bs.replica_stats(0) == copies.table.stats()
-    # and the batch API with resampling="poisson" reports the same intervals
+    # and the batch API with resampling="poisson" reports the same intervals, method by method
     units = [u for u, _, _ in elements]
-    r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
-                metrics=_suite(), n_resamples=6, seed=seed, resampling="poisson",
-                interval="percentile")
-    got = bs.get()
-    for name, iv in r.values["S"].items():
-        np.testing.assert_array_equal(tuple(iv), got[name])  # NaN bounds agree too
+    for method in ("percentile", "bca", "studentized"):
+        r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
+                    metrics=_suite(), n_resamples=6, seed=seed, resampling="poisson",
+                    interval=method)
+        got = bs.intervals(method)
+        for name, iv in r.values["S"].items():
+            if method == "percentile":  # the same replica values, the same quantiles: bit for bit
+                np.testing.assert_array_equal(tuple(iv), got[name])  # NaN bounds agree too
+            else:
+                # the same exact sums; the float sums over units (the jackknife's moments, the
+                # standard errors' moments) run over the units in another order (first seen here,
+                # hash order in the evaluator): a few ulps each, at most ~1e-12 of the interval
+                # after the subtractions (measured cancellation below 1e3 on these tables)
+                np.testing.assert_allclose(tuple(iv), got[name], rtol=1e-9, atol=1e-12)
 
 
 @settings(max_examples=30)
@@ -270,7 +278,8 @@ def test_revert_law(elements, data):
     rest = BootstrapEvaluator([ELM(), BCubed(), AdjustedRand()], n_replicas=5, seed=3)
     _feed(rest, [e for e, k in zip(elements, keep) if k])
     assert full == rest
-    assert full.get() == rest.get()
+    for method in ("percentile", "bca", "studentized"):  # a function of the state: bit for bit
+        assert full.intervals(method) == rest.intervals(method)
 
 
 @settings(max_examples=30)
@@ -289,7 +298,8 @@ def test_merge_law(elements, data):
     for p in reversed(parts):
         right.merge(p)
     assert left == one and right == one
-    assert left.get() == one.get()
+    for method in ("percentile", "bca", "studentized"):  # units read in hash order: bit for bit
+        assert left.intervals(method) == one.intervals(method) == right.intervals(method)
 
 
 def test_weights_enter_every_copy():
@@ -327,6 +337,63 @@ def test_bad_input_leaves_the_evaluator_unchanged():
     with pytest.raises(UnknownElementError, match="in unit 'v': the unit holds 0 such element"):
         bs.revert(1, 1, unit="v")
     assert bs == before
+
+
+def test_streaming_warnings_are_compares_few_and_dominant_units():
+    bs = BootstrapEvaluator([ELM(), AdjustedRand()], n_replicas=20, seed=0)
+    assert bs.warnings() == [] and bs.settings()["units"] == 0
+    for u in range(29):
+        bs.update((u, 0), (u, 0), 2, unit=u)  # 29 units of one pair each
+    (few,) = bs.warnings()
+    assert few.startswith("only 29 units") and "fewer than about 30" in few
+    bs.update((29, 0), (29, 0), 2, unit=29)
+    assert bs.warnings() == []  # 30 units, each 1/30 of the pairs
+    bs.update((29, 0), (29, 0), 2, unit=29)  # unit 29: 4 elements, 6 of the 35 true pairs = 17%
+    (dominant,) = bs.warnings()
+    assert dominant.startswith("one unit holds 17% of the true or predicted within-cluster pairs")
+    assert "more than 15%" in dominant
+    s = bs.settings()
+    assert s["largest_unit_pairs_share"] == pytest.approx(6 / 35, abs=1e-6)
+    assert (s["interval_method"], s["units"], s["warnings"]) == ("studentized", 30, [dominant])
+    # the same thresholds as compare's warnings, on the same data
+    r = compare([t for u in range(30) for t in [(u, 0)] * (4 if u == 29 else 2)],
+                {"A": [t for u in range(30) for t in [(u, 0)] * (4 if u == 29 else 2)]},
+                units=[u for u in range(30) for _ in range(4 if u == 29 else 2)], metrics=["ELM"],
+                n_resamples=10, seed=0)
+    assert len(r.warnings) == 1 and r.warnings[0].startswith("one unit holds 17%")
+    bs.revert((29, 0), (29, 0), 2, unit=29)
+    assert bs.warnings() == []  # the reads follow the state
+
+
+def test_interval_methods_are_checked_and_reported():
+    with pytest.raises(ValueError, match="interval must be one of 'bca', 'percentile', 'studentized'"):
+        BootstrapEvaluator([ELM()], interval="normal")
+    bs = BootstrapEvaluator([ELM()], n_replicas=30, seed=1, interval="bca")
+    for u in range(5):
+        bs.update((u, 0), (u, u % 2), unit=u)
+        bs.update((u, 0), (u, 0), unit=u)
+    assert bs.get() == bs.intervals("bca") != bs.intervals("percentile")
+    assert bs.interval("ELM") == tuple(bs.get()["ELM"][1:])
+    assert bs.interval("ELM", 0.5, "percentile") == tuple(bs.intervals("percentile", 0.5)["ELM"][1:])
+    with pytest.raises(ValueError, match="confidence must be strictly between 0 and 1"):
+        bs.intervals(confidence=1.0)
+    with pytest.raises(KeyError, match="no metric 'BCubed'"):
+        bs.interval("BCubed")
+    mon = se.Monitor([ELM()], window=20, detector=False, interval=25, interval_method="percentile")
+    for u in range(4):
+        mon.update((u, 0), (u, 0), unit=u)
+    r = mon.report()
+    assert r["window_interval_method"] == "percentile"
+    assert r["window_interval_warnings"][0].startswith("only 4 units")
+    assert r["window_interval"] == mon.interval.intervals("percentile")["ELM"]
+    assert se.Monitor([ELM()], window=20, interval=5).interval.interval_method == "studentized"
+    with pytest.raises(ValueError, match="interval_method= needs interval="):
+        se.Monitor([ELM()], window=20, interval_method="bca")
+    with pytest.raises(ValueError, match="differs from the BootstrapEvaluator's 'bca'"):
+        se.Monitor([ELM()], window=20, interval=BootstrapEvaluator([ELM()], interval="bca"),
+                   interval_method="percentile")
+    with pytest.raises(ValueError, match="interval must be one of"):
+        se.Monitor([ELM()], window=20, interval=5, interval_method="normal")
 
 
 def test_merge_refuses_different_resamples():
@@ -432,3 +499,20 @@ def test_blocks_of_resamples_give_the_same_report(monkeypatch, resampling, metho
     monkeypatch.setattr(cmp, "_BLOCK", 30 * 7)  # blocks of 7 resamples of the 30 units
     blocks = compare(y, {"A": a, "B": b}, **args)
     assert blocks.to_dict() == whole.to_dict()
+
+
+@pytest.mark.parametrize("n_units", [1, 7, 1001])
+def test_bootstrap_multiplicities_count_the_one_int64_draw_of_every_resample(n_units):
+    # drawn a resample at a time as 32-bit integers: the same numbers, and the same generator
+    # state afterwards, as counting one (B, U) int64 draw (the reported figures of a seed rest on it)
+    B = 13
+    ref, rng = np.random.default_rng(n_units), np.random.default_rng(n_units)
+    idx = ref.integers(0, n_units, size=(B, n_units))
+    want = np.array([np.bincount(row, minlength=n_units) for row in idx])
+    out = np.full((B, n_units), -1.0)
+    got = bootstrap_multiplicities(n_units, B, rng, np.float64, out=out)
+    assert got is out and np.array_equal(got, want)
+    assert rng.random() == ref.random()
+    assert np.array_equal(bootstrap_multiplicities(n_units, B, np.random.default_rng(n_units)), want)
+    with pytest.raises(ValueError, match="out has shape"):
+        bootstrap_multiplicities(n_units, B, rng, out=np.empty((B + 1, n_units)))

@@ -18,7 +18,15 @@ from streameval.cli import main
 from streameval.comparison import _metrics
 from streameval.intervals import Interval, bca_interval, p_value, percentile_interval
 from streameval.stats import ContingencyStats
-from streameval.units import UnitStats, crossing_label, unit_stats_from_codes, widen_units
+from streameval.units import (
+    Combiner,
+    UnitStats,
+    _distinct,
+    _distinct_sorted,
+    crossing_label,
+    unit_stats_from_codes,
+    widen_units,
+)
 
 
 # --------------------------------------------------------------------------- never cut a cluster
@@ -195,6 +203,36 @@ def test_vectorised_unit_stats_equal_the_reference_per_unit_bit_for_bit(rows, mu
     groups = np.array([0, 1, 0, 1])
     for g, s in enumerate(us.leave_out(groups, 2)):
         assert s == us.stats(us.combine(np.array([(groups != g).astype(int)]))[0])
+
+
+def test_combiner_holds_a_shared_column_once_and_combines_as_each_system():
+    rng = np.random.default_rng(2)
+    u = np.repeat(np.arange(20), 6)
+    t = u * 3 + rng.integers(0, 3, len(u))
+    keys = [("elm", 1.0), ("bcubed", 1.0)]
+    sa = unit_stats_from_codes(u, t, u * 4 + rng.integers(0, 4, len(u)), None, 20, keys)
+    sb = unit_stats_from_codes(u, t, u * 4 + rng.integers(0, 4, len(u)), None, 20, keys)
+    c = Combiner([sa, sb])
+    # the truth's fields (n, k_true, the row sums of squares and of x log x, true singletons)
+    # are the same columns in both systems
+    assert c.columns <= sa.limbs().shape[1] + sb.limbs().shape[1] - 5
+    m = rng.integers(0, 3, size=(9, 20))
+    assert c.combine(m) == [sa.combine(m), sb.combine(m)]
+    big = np.full((1, 20), sa.bound)  # beyond the bound: each system on its own (narrower limbs)
+    assert c.combine(big) == [sa.combine(big), sb.combine(big)]
+
+
+@pytest.mark.parametrize("scale", [1, 1000, 1 << 21])
+def test_distinct_rows_by_table_sort_or_lexsort_are_the_rows_of_the_columns(scale):
+    # scale 1: a narrow key counted in a table; 1000: a wide key sorted; 2**21: three columns
+    # beyond 2**62 together, sorted column by column
+    rng = np.random.default_rng(scale)
+    cols = [rng.integers(0, 6, 500) * scale + rng.integers(0, 2, 500) for _ in range(3)]
+    for got in (_distinct(*cols), _distinct_sorted(*cols)):
+        rows, inverse = got
+        want = sorted(set(zip(*(c.tolist() for c in cols))))
+        assert sorted(rows) == want and len(rows) == len(want)
+        assert [rows[i] for i in inverse] == list(zip(*(c.tolist() for c in cols)))
 
 
 # --------------------------------------------------------------------------- streaming homes

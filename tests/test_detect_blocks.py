@@ -116,3 +116,29 @@ def test_labels_outside_the_codes_go_through_the_tables():
         for a, b in zip(t.tolist(), p.tolist()):
             slow.update(a, b)
         assert list(fast.values) == list(slow.values) and fast.n == 4
+
+
+def test_labels_outside_the_codes_are_checked_once_per_call(monkeypatch):
+    """A long array the bulk path refuses (negative labels) is checked once, not once per block
+    (each check scans the rest of the array: once per block made a call quadratic), and its
+    blocks go through the tables with the same values as one element at a time."""
+    calls = []
+    check = BlockDrops._block_values
+
+    def counted(self, t, p, w):
+        calls.append(len(t))
+        return check(self, t, p, w)
+
+    monkeypatch.setattr(BlockDrops, "_block_values", counted)
+    rng = np.random.default_rng(3)
+    t = rng.integers(-20, 20, 2_003)
+    p = rng.integers(-5, 5, 2_003)
+    (cls,) = resolve("ELM")
+    fast = BlockDrops(cls(), 10, Cusum(reference=20, h=5.0))
+    fast.update_many(t[:7], p[:7])  # an unfinished block first: no whole block, no check
+    fast.update_many(t[7:], p[7:])
+    assert calls == [1_990]  # after the first block is completed: the rest's whole blocks, once
+    slow = BlockDrops(cls(), 10, Cusum(reference=20, h=5.0))
+    for a, b in zip(t.tolist(), p.tolist()):
+        slow.update(a, b)
+    assert list(fast.values) == list(slow.values) and fast.n == slow.n == 2_003

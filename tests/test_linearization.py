@@ -247,3 +247,116 @@ def test_mean_aggregate_studentized_interval_is_the_t_interval_of_the_per_unit_m
     # values and standard errors agree to rounding (1e-15 relative); the quantiles interpolate
     # between the same order statistics, so the ends agree to ~1e-12 of the interval
     np.testing.assert_allclose((lo, hi), want, rtol=0, atol=1e-9 * (want[1] - want[0]))
+
+
+def test_streaming_bootstrap_intervals_equal_brute_force_ones_from_rebuilt_tables():
+    """BootstrapEvaluator: each replica's table rebuilt from tagged copies of its units (Poisson
+    multiplicities from (seed, unit, replica)), the bootstrap-t from complex-step scores, and BCa
+    from the leave-one-unit-out tables."""
+    from streameval import BootstrapEvaluator
+    from streameval.bootstrap import poisson_multiplicities
+    from streameval.comparison import _metrics as metric_objects
+    from streameval.intervals import bca_interval
+
+    rng = np.random.default_rng(9)
+    cells = _documents(rng, 15, 60, 120)
+    B, seed, conf = 120, 4, 0.9
+    bs = BootstrapEvaluator(metric_objects(METRICS), n_replicas=B, seed=seed, confidence=conf)
+    for u in rng.permutation(15).tolist():  # units in any order: the evaluator reads them by hash
+        for (a, b), n in cells[u].items():
+            bs.update(f"{u}:{a}", f"{u}:{b}", n, unit=u)
+    assert bs.interval_method == "studentized"
+    m = poisson_multiplicities(range(15), B, seed)  # (units, replicas)
+    vecs = _unit_vectors(cells)
+    observed = _vector(ContingencyStats.from_cells(_tagged_cells(cells, np.ones(15))))
+    tables = [ContingencyStats.from_cells(_tagged_cells(cells, m[:, r])) for r in range(B)]
+    jack_tables = [ContingencyStats.from_cells(_tagged_cells(cells, np.arange(15) != u)) for u in range(15)]
+    for r in range(B):  # the replicas are the rebuilt tables, exactly
+        assert bs.replica_stats(r) == tables[r] or not m[:, r].any()
+    studentized, bca = bs.intervals("studentized"), bs.intervals("bca")
+    for name in METRICS:
+        theta = _formula(name, observed).real
+        se0 = np.sqrt(((z := _scores(name, observed, vecs)) - z.mean()) @ (z - z.mean()))
+        t = []
+        for r in range(B):
+            row = m[:, r]
+            if (row > 0).sum() < 2:  # no unit, or copies of one: no spread, no t (left out)
+                continue
+            s = _vector(tables[r])
+            z = _scores(name, s, vecs)
+            mean = (row * z).sum() / row.sum()
+            t.append((_formula(name, s).real - theta) / np.sqrt((row * (z - mean) ** 2).sum()))
+        lo_t, hi_t = np.quantile(t, [(1 - conf) / 2, (1 + conf) / 2])
+        want = (theta - hi_t * se0, min(theta - lo_t * se0, 1.0))
+        v, lo, hi = studentized[name]
+        assert v == pytest.approx(theta, rel=1e-12)
+        # as for compare above: the scores' relative error (<= 1e-4) moves the ends by <= 3e-4 of
+        # the interval's half-width
+        np.testing.assert_allclose((lo, hi), want, rtol=0, atol=3e-4 * (want[1] - want[0]))
+        # BCa: the same replica values (exact tables, the same metric code) and the jackknife
+        # of the rebuilt leave-one-out tables; only the order of the float sums of the
+        # acceleration differs (units by hash in the evaluator): a few ulps of a level
+        metric = metric_objects([name])[0]
+        values = np.array([metric.value(s) if s.n else np.nan for s in tables])
+        jack = np.array([metric.value(s) for s in jack_tables])
+        want = bca_interval(values, v, jack, conf)
+        np.testing.assert_allclose(bca[name][1:], want, rtol=1e-12)
+        assert bca[name].value == v
+
+
+def test_a_resample_of_copies_of_one_unit_has_no_spread():
+    """Copies of one unit: every score equals the mean, the standard error is 0 exactly (the
+    moments' rounding residue would otherwise enter the bootstrap-t as a huge t)."""
+    metrics = _metrics(METRICS)
+    us = unit_stats(_documents(np.random.default_rng(10), 3, 5, 9), metrics)
+    m = np.array([[2, 0, 0], [0, 0, 3], [1, 1, 0], [0, 0, 0]])
+    (se,), _ = standard_errors([us], metrics, m, [us.combine(m)])
+    assert (se[:, :2] == 0).all() and (se[:, 2] > 0).all() and np.isnan(se[:, 3]).all()
+
+
+def test_moments_over_more_fields_or_held_once_give_the_same_standard_errors():
+    # compare builds one Moments from the observed slopes for every block: extra fields (zero
+    # slopes) add exact zeros, and a block with a slope elsewhere gets moments of its own
+    from streameval.linearization import Moments, slope_fields
+
+    rng = np.random.default_rng(9)
+    metrics = _metrics(METRICS)
+    ua = unit_stats(_documents(rng, 25, 20, 60), metrics)
+    ub = unit_stats(_documents(rng, 25, 20, 60), metrics)
+    m = bootstrap_multiplicities(25, 15, rng).astype(np.float64)
+    rows = [ua.combine(m), ub.combine(m)]
+    fields = [unit_fields(ua), unit_fields(ub)]
+    grads = [gradients(us, metrics, r) for us, r in zip((ua, ub), rows)]
+    want = standard_errors([ua, ub], metrics, m, rows, [(0, 1)])
+    own = slope_fields(grads)
+    wide = [[sorted(set(o) | {0, 1, 2}) for o in per] for per in own]  # n, cells, k_true added
+    for mo in (Moments(fields, own, [(0, 1)]), Moments(fields, wide, [(0, 1)])):
+        assert mo.covers(grads)
+        got = mo.standard_errors(grads, m)
+        for x, y in zip(want[0] + want[1], got[0] + got[1]):
+            # the same moments summed in another order (see the test above): ~1e-10 relative
+            np.testing.assert_allclose(x, y, rtol=1e-9)
+    narrow = [[o[:1] for o in per] for per in own]
+    assert not Moments(fields, narrow, [(0, 1)]).covers(grads)
+
+
+def test_compare_gives_the_same_report_when_a_block_needs_moments_of_its_own(monkeypatch):
+    import streameval.linearization as lin
+
+    rng = np.random.default_rng(10)
+    cells = _documents(rng, 30, 10, 30)
+    y_true = [f"{u}:{a}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    y_pred = [f"{u}:{b}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    args = {"units": units, "metrics": METRICS, "n_resamples": 60, "seed": 4}
+    # B: every third element of a unit moved to its own cluster 'x' of that unit
+    b = [f"{u}:{t if i % 3 else 'x'}" for i, (u, t) in enumerate(zip(units, y_true))]
+    whole = compare(y_true, {"A": y_pred, "B": b}, **args)
+    monkeypatch.setattr(lin.Moments, "covers", lambda self, grads: False)
+    alone = compare(y_true, {"A": y_pred, "B": b}, **args)
+    for sys_name in ("A", "B"):
+        for k, iv in whole.values[sys_name].items():
+            np.testing.assert_allclose(alone.values[sys_name][k], iv, rtol=1e-9)
+    for k, d in whole.differences["A", "B"].items():
+        dd = alone.differences["A", "B"][k]
+        np.testing.assert_allclose((dd.low, dd.high), (d.low, d.high), rtol=1e-9)
