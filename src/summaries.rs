@@ -108,7 +108,7 @@ pub struct Block<'a> {
 /// steps of [`welford`], in order, so the state is bit for bit the one single updates give.
 /// Returns the new global scatter. O(m·d).
 ///
-/// In chunks of rows: first the counts each row meets (integers, in order), then Welford's
+/// For d ≤ 4, in chunks of rows: first the counts each row meets (integers, in order), then Welford's
 /// factors of every row of the chunk ([`ratios`]: the same correctly rounded quotients of the
 /// same doubles, divided four at a time where the CPU has AVX2), then the steps. The divisions
 /// are off the chain of dependent additions that the steps are, so the chunk runs at the speed
@@ -117,6 +117,18 @@ pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n
     const CHUNK: usize = 256;
     let d = b.d;
     let (mut n, mut gm2) = (n, gm2);
+    if d > 4 {
+        // the O(d) steps outweigh the factors: row by row, the factors with them
+        for (i, (&s, &w)) in slots.iter().zip(ws).enumerate() {
+            let x = &data[i * d..(i + 1) * d];
+            let c = b.count[s];
+            b.m2[s] = welford(&mut b.mean[s * d..(s + 1) * d], b.m2[s], c, w, x);
+            b.count[s] = c + w;
+            gm2 = welford(b.gmean, gm2, n, w, x);
+            n += w;
+        }
+        return gm2;
+    }
     // per row of a chunk: numerators and denominators (cluster, global), then the factors
     let mut num = [[0.0f64; CHUNK]; 3]; // w, w·c, w·n
     let mut den = [[0.0f64; CHUNK]; 2]; // c + w, n + w
@@ -154,15 +166,7 @@ pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n
             1 => steps::<1>(b, sl, rows, &f, gm2),
             2 => steps::<2>(b, sl, rows, &f, gm2),
             3 => steps::<3>(b, sl, rows, &f, gm2),
-            4 => steps::<4>(b, sl, rows, &f, gm2),
-            _ => {
-                for (r, &s) in sl.iter().enumerate() {
-                    let x = &rows[r * d..(r + 1) * d];
-                    b.m2[s] = welford_with(&mut b.mean[s * d..(s + 1) * d], b.m2[s], out[0][r], out[1][r], n2[0][r], x);
-                    gm2 = welford_with(b.gmean, gm2, out[2][r], out[3][r], n2[1][r], x);
-                }
-                gm2
-            }
+            _ => steps::<4>(b, sl, rows, &f, gm2),
         };
     }
     gm2
@@ -675,49 +679,41 @@ fn ratio_row(si: f64, s: &[f64], di: &[f64], out: &mut [f64]) {
 }
 
 /// The minimum of `row` (NaN left out) and its first position (`inf, 0` when there is none
-/// below `inf`), as [`arg_max`] finds the maximum.
+/// below `inf`): [`arg_extreme`].
 #[inline]
 fn arg_min(row: &[f64]) -> (f64, usize) {
-    let mut lanes = [f64::INFINITY; 4];
-    let quads = row.chunks_exact(4);
-    let rest = quads.remainder();
-    for q in quads {
-        for l in 0..4 {
-            lanes[l] = if q[l] < lanes[l] { q[l] } else { lanes[l] };
-        }
-    }
-    let mut best = f64::INFINITY;
-    for &v in lanes.iter().chain(rest) {
-        if v < best {
-            best = v;
-        }
-    }
-    if best == f64::INFINITY {
-        return (best, 0);
-    }
-    (best, row.iter().position(|&v| v == best).unwrap_or(0))
+    arg_extreme::<false>(row)
 }
 
 /// The maximum of `row` (NaN left out) and its first position (`-inf, 0` when there is none
-/// above `-inf`): the maximum in four lanes (vector code; the maximum of a set whatever the
-/// order), then the first entry equal to it.
+/// above `-inf`): [`arg_extreme`].
 #[inline]
 fn arg_max(row: &[f64]) -> (f64, usize) {
-    let mut lanes = [f64::NEG_INFINITY; 4];
+    arg_extreme::<true>(row)
+}
+
+/// The maximum (`MAX`) or minimum of `row`, NaN left out, in four lanes (vector code; the
+/// extreme of a set whatever the order), then the first entry equal to it; `(∓inf, 0)` when
+/// no entry passes the starting `∓inf`.
+#[inline(always)]
+fn arg_extreme<const MAX: bool>(row: &[f64]) -> (f64, usize) {
+    let none = if MAX { f64::NEG_INFINITY } else { f64::INFINITY };
+    let better = |v: f64, b: f64| if MAX { v > b } else { v < b };
+    let mut lanes = [none; 4];
     let quads = row.chunks_exact(4);
     let rest = quads.remainder();
     for q in quads {
         for l in 0..4 {
-            lanes[l] = if q[l] > lanes[l] { q[l] } else { lanes[l] };
+            lanes[l] = if better(q[l], lanes[l]) { q[l] } else { lanes[l] };
         }
     }
-    let mut best = f64::NEG_INFINITY;
+    let mut best = none;
     for &v in lanes.iter().chain(rest) {
-        if v > best {
+        if better(v, best) {
             best = v;
         }
     }
-    if best == f64::NEG_INFINITY {
+    if best == none {
         return (best, 0);
     }
     (best, row.iter().position(|&v| v == best).unwrap_or(0))
@@ -971,21 +967,30 @@ mod tests {
         let data: Vec<f64> = (0..m * d).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0).collect();
         let slots: Vec<usize> = (0..m).map(|i| (i * 31 + i / 7) % cap).collect();
         let ws: Vec<i64> = (0..m).map(|i| 1 + (i % 3) as i64).collect();
-        let (mut count, mut mean, mut m2, mut gmean) = (vec![1i64; cap], vec![0.5; cap * d], vec![0.0; cap], vec![0.5; d]);
-        let (mut c2, mut mean2, mut m22, mut g2) = (count.clone(), mean.clone(), m2.clone(), gmean.clone());
-        let gm2 = {
+        let state = (vec![1i64; cap], vec![0.5; cap * d], vec![0.0; cap], vec![0.5; d]);
+        block_equals_rows(d, &slots, &ws, &data, state, cap as i64, 0.0);
+    }
+
+    type State = (Vec<i64>, Vec<f64>, Vec<f64>, Vec<f64>); // counts, means, scatters, global mean
+
+    /// `welford_block` from `state` (and `n` elements of scatter `gm2`) leaves the very state
+    /// the rows' `welford` steps one by one leave.
+    fn block_equals_rows(d: usize, slots: &[usize], ws: &[i64], data: &[f64], state: State, n: i64, gm2: f64) {
+        let (mut count, mut mean, mut m2, mut gmean) = state.clone();
+        let (mut c2, mut mean2, mut m22, mut g2) = state;
+        let got = {
             let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d };
-            welford_block(&mut b, &slots, &ws, &data, cap as i64, 0.0)
+            welford_block(&mut b, slots, ws, data, n, gm2)
         };
-        let (mut n, mut gq) = (cap as i64, 0.0);
-        for i in 0..m {
+        let (mut n, mut gq) = (n, gm2);
+        for i in 0..slots.len() {
             let (s, w, x) = (slots[i], ws[i], &data[i * d..(i + 1) * d]);
             m22[s] = welford(&mut mean2[s * d..(s + 1) * d], m22[s], c2[s], w, x);
             c2[s] += w;
             gq = welford(&mut g2, gq, n, w, x);
             n += w;
         }
-        assert_eq!((count, mean, m2, gmean, gm2.to_bits()), (c2, mean2, m22, g2, gq.to_bits()));
+        assert_eq!((count, mean, m2, gmean, got.to_bits()), (c2, mean2, m22, g2, gq.to_bits()), "d {d}");
     }
 
     #[test]
@@ -1010,21 +1015,8 @@ mod tests {
         let big = 1i64 << 62;
         let data = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
         let (slots, ws) = ([0usize, 1, 0], [3i64, 1, 2]);
-        let (mut count, mut mean, mut m2, mut gmean) = (vec![big, 5], vec![0.5; cap * d], vec![1.0; cap], vec![0.5; d]);
-        let (mut c2, mut mean2, mut m22, mut g2) = (count.clone(), mean.clone(), m2.clone(), gmean.clone());
-        let gm2 = {
-            let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d };
-            welford_block(&mut b, &slots, &ws, &data, big + 5, 1.0)
-        };
-        let (mut n, mut gq) = (big + 5, 1.0);
-        for i in 0..3 {
-            let (s, w, x) = (slots[i], ws[i], &data[i * d..(i + 1) * d]);
-            m22[s] = welford(&mut mean2[s * d..(s + 1) * d], m22[s], c2[s], w, x);
-            c2[s] += w;
-            gq = welford(&mut g2, gq, n, w, x);
-            n += w;
-        }
-        assert_eq!((count, mean, m2, gmean, gm2.to_bits()), (c2, mean2, m22, g2, gq.to_bits()));
+        let state = (vec![big, 5], vec![0.5; cap * d], vec![1.0; cap], vec![0.5; d]);
+        block_equals_rows(d, &slots, &ws, &data, state, big + 5, 1.0);
     }
 
     #[test]
