@@ -30,7 +30,7 @@ with ``--quick``). The window the goals refer to is ``Monitor``'s default, 1,000
 
 Writes ``docs/benchmarks/drift.md``:
 
-    PYTHONPATH=. python benchmarks/bench_drift.py            # the full run (about 10 minutes)
+    PYTHONPATH=. python benchmarks/bench_drift.py            # the full run (several minutes of CPU)
     PYTHONPATH=. python benchmarks/bench_drift.py --quick    # 2 seeds, 10⁵ stable elements
 """
 
@@ -252,9 +252,12 @@ def markdown(delays, alarms, seeds, stable_n, seconds) -> str:
             "(a fraction of a standard deviation per block); `Cusum(k=...)` trades the smallest "
             "shift it is tuned to against the delay on large ones. River's ADWIN and "
             "Page-Hinkley are not calibrated to a run length: their false-alarm rate depends on "
-            "the stream. The interval rule compares the window's bootstrap interval with the "
+            "the stream. The interval rule compares the window's bootstrap interval (studentized, "
+            "`Monitor`'s default) with the "
             "all-time value: it needs many resampling units per window (a window holding one "
-            "segment has a zero-width interval) and flags every dip of a window below the "
+            "segment has a zero-width interval; at K = 10 and 1,000 a window holds one or two "
+            "segments, the few-units warning fires, and the rule misses most sudden changes) and "
+            "flags every dip of a window below the "
             "running average, so it suits a gate on another detector (`Monitor(interval=B)` "
             "with a detector) better than a detector of its own.", ""]
     return "\n".join(out)

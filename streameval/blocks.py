@@ -10,8 +10,9 @@ object per line and no ``\\u`` escape) is parsed in C by pyarrow and validated i
 (labels not empty, not null, of one scalar type; weights positive integers in range, the total
 under the bound). Any other block goes through the row-by-row reader, which reports its bad rows
 with their line numbers: a block with a bad row on its own (its lines are its rows), the rest of
-the file once a CSV quote appears (a quoted field may span lines). Standard input, followed files
-and files read without pyarrow go row by row, gathered into blocks.
+the file once a CSV quote appears (a quoted field may span lines). Without pyarrow, numpy parses
+CSV/TSV blocks and one ``json.loads`` a block parses JSON lines, under the same conditions.
+Standard input and followed files go row by row, gathered into blocks.
 
 >>> import tempfile, os
 >>> from streameval.io import LineSource, RowSpec
@@ -137,11 +138,10 @@ def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_erro
 
 def columnar(source: LineSource, fmt: str = "csv") -> bool:
     """Whether :func:`iter_blocks` parses ``source`` a block at a time: a regular file, not
-    followed; JSON lines need pyarrow to parse them (CSV and TSV without it: numpy)."""
+    followed, whatever ``fmt`` (without pyarrow, CSV and TSV by numpy, JSON lines by one
+    ``json.loads`` a block)."""
     fd = source.fileno()
-    if fd is None or source.follow or not stat.S_ISREG(os.fstat(fd).st_mode):
-        return False
-    return fmt != "jsonl" or _has_pyarrow("json")
+    return fd is not None and not source.follow and stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 def _has_pyarrow(part: str) -> bool:
@@ -177,10 +177,11 @@ def _row_positions(chunk: bytes, line: int, offset: int):
 
 def _text_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, block_bytes: int,
                  start, total: int, positions: bool):
-    parse: _Parser | _JsonParser | _NumpyParser
+    parse: _Parser | _JsonParser | _NumpyParser | _PyJsonParser
     if fmt == "jsonl":
         layout = None
-        parse = _JsonParser(spec, source.max_line)
+        parse = (_JsonParser(spec, source.max_line) if _has_pyarrow("json")
+                 else _PyJsonParser(spec, source.max_line))
     else:
         layout = csv_layout(source, fmt, spec)
         parse = (_Parser(layout, spec, source.max_line) if _has_pyarrow("csv")
@@ -398,9 +399,13 @@ class _NumpyParser:
         n = len(starts)
         if not n:
             return (([], np.zeros(0, np.int64)), ([], np.zeros(0, np.int64)), None, 0, total)
-        delims = np.flatnonzero(u8 == self.delimiter)
-        first = np.searchsorted(delims, starts)
-        fields = np.searchsorted(delims, stops) - first + 1
+        is_delim = u8 == self.delimiter
+        delims = np.flatnonzero(is_delim)
+        wide = np.int32 if len(u8) < 1 << 31 else np.int64
+        before = np.zeros(len(u8) + 1, wide)  # the delimiters before each offset
+        np.cumsum(is_delim, dtype=wide, out=before[1:])
+        first = before[starts]
+        fields = before[stops] - first + 1
         layout = self.layout
         width = layout.ncols if layout.ncols is not None else int(fields[0])
         if (fields != width).any() or width < layout.need:
@@ -420,16 +425,10 @@ class _NumpyParser:
         w = None
         if layout.weight is not None:
             w = self._weights(u8, *column(layout.weight))
-            if w is None or w.min() < 1 or w.max() > MAX_TOTAL:
+            if w is None:
                 return None
-            if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
-                return None  # (as _checked: the total stays exact in int64)
-            total += int(w.sum())
-            if (w == 1).all():
-                w = None
-        else:
-            total += n
-        return out[0], out[1], w, n, total
+        weighed = _weighed(w, n, total)
+        return None if weighed is None else (out[0], out[1], weighed[0], n, weighed[1])
 
     def _matrix(self, u8, lo, hi):
         """The fields ``u8[lo:hi]`` as rows of a byte matrix padded with NULs (``None`` if one is
@@ -444,12 +443,24 @@ class _NumpyParser:
 
     def _labels(self, u8, lo, hi):
         """``(distinct labels, each row's index among them)`` of a text column."""
+        size = hi - lo
+        if len(size) and size.min() >= 1 and size.max() <= 8:
+            # labels of up to 8 bytes: grouped as integers, the 8 bytes from each label's first
+            # read big-endian with those past its end zeroed (its NUL-padded bytes, ordered as
+            # the bytes: the same groups in the same order as below), a faster sort
+            padded = np.concatenate((u8, np.zeros(8, np.uint8)))
+            raw = np.lib.stride_tricks.sliding_window_view(padded, 8)[lo]
+            keys = raw.view(">u8").ravel().astype(np.uint64)
+            keys &= np.uint64(0xFFFF_FFFF_FFFF_FFFF) << (8 * (8 - size)).astype(np.uint64)
+            distinct, index = np.unique(keys, return_inverse=True)
+            return ([b.decode("utf-8") for b in distinct.astype(">u8").view("S8").tolist()],
+                    index.astype(np.int64))
         m, _ = self._matrix(u8, lo, hi)
         if m is None:
             return None
         fixed = np.ascontiguousarray(m).view(f"S{m.shape[1]}").ravel()
-        distinct, index = np.unique(fixed, return_inverse=True)
-        return [b.decode("utf-8") for b in distinct.tolist()], index.astype(np.int64)
+        fixed, index = np.unique(fixed, return_inverse=True)
+        return [b.decode("utf-8") for b in fixed.tolist()], index.astype(np.int64)
 
     def _weights(self, u8, lo, hi):
         """The integers of a column of 1 to 18 decimal digits; ``None`` if one is not."""
@@ -465,6 +476,21 @@ class _NumpyParser:
             step = inside[:, j]
             value = np.where(step, value * 10 + digits[:, j], value)
         return value
+
+
+def _weighed(w, n: int, total: int):
+    """``(weights, total)`` of a block of ``n`` rows with int64 weights ``w`` (``None``: each 1):
+    ``None`` for weights all 1, the total plus the block's; or ``None`` when a weight is not from
+    1 to 2**57 or the total would come near the bound (the row-by-row reader then names the row).
+    The total stays exact in int64: each weight is under 2**57 and a block has under 2**22 rows;
+    a block that would take it over half the bound is read row by row."""
+    if w is None:
+        return None, total + n
+    if w.min() < 1 or w.max() > MAX_TOTAL:
+        return None
+    if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
+        return None
+    return (None if (w == 1).all() else w), total + int(w.sum())
 
 
 def _checked(pa, pc, t, p, raw, n: int, total: int, text_weights: bool):
@@ -489,18 +515,10 @@ def _checked(pa, pc, t, p, raw, n: int, total: int, text_weights: bool):
         elif not pa.types.is_int64(raw.type):  # 2.0, true, "2": the row-by-row reader decides
             return None
         w = raw.to_numpy()
-        if w.min() < 1 or w.max() > MAX_TOTAL:
-            return None
-        # the total stays exact in int64: each weight is under 2**57 and a block has under
-        # 2**22 rows; a block that would take it over the bound is read row by row
-        if total + float(w.sum(dtype=np.float64)) >= MAX_TOTAL / 2:
-            return None
-        total += int(w.sum())
-        if (w == 1).all():
-            w = None
-    else:
-        total += n
-    return t.dictionary_encode(), p.dictionary_encode(), w, n, total
+    weighed = _weighed(w, n, total)
+    if weighed is None:
+        return None
+    return t.dictionary_encode(), p.dictionary_encode(), weighed[0], n, weighed[1]
 
 
 class _JsonParser:
@@ -553,3 +571,99 @@ class _JsonParser:
                 return None
         w = table.column(self.cols[2]).combine_chunks() if len(self.cols) == 3 else None
         return _checked(pa, pc, t, p, w, n, total, text_weights=False)
+
+
+def _json_blocked(chunk: bytes, longest: int, at_start: bool):
+    """``(ends, stops)`` of a block of whole JSON lines that each hold one object on its own, as
+    bytes can tell it: every line starts with ``{`` and ends with ``}`` (before a ``\\r\\n``),
+    and the block holds as many ``{`` as lines (one a line, its first byte; see
+    :class:`_PyJsonParser`); else ``None``."""
+    ends = _plain(chunk, at_start, longest)
+    if ends is None or not len(ends) or ends[-1] != len(chunk) - 1:
+        return None  # (an unterminated last line: the row-by-row reader)
+    u8 = np.frombuffer(chunk, np.uint8)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    stops = ends - (u8[ends - 1] == 13)  # a CRLF ending (_plain: no lone carriage return)
+    if (stops <= starts).any() or (u8[starts] != 123).any() or (u8[stops - 1] != 125).any():
+        return None
+    if chunk.count(b"{") != len(ends):
+        return None
+    return ends
+
+
+def _json_label(value) -> bool:
+    """Whether the row-by-row reader takes ``value`` as a label as it is (not missing, a string,
+    number or boolean; :func:`~streameval.io._label`; a missing true label, which ``--sample``
+    allows, goes row by row)."""
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, float):
+        return value == value
+    return isinstance(value, int)
+
+
+class _PyJsonParser:
+    """Parse one block of whole JSON lines without pyarrow: one ``json.loads`` of the block made
+    an array (``"[" + lines joined by "," + "]"``), or say it needs the row-by-row reader.
+
+    It takes a block only when that array holds each line's own object: every line starts with
+    ``{``, ends with ``}`` and holds no other ``{``, and the array holds as many elements as lines,
+    all objects. An object opens at a ``{``, so the k-th element opens at the k-th line's ``{``;
+    it closes before the next line's ``{``, with nothing but blanks and the ``,`` joined in after
+    it (another ``,`` would start another element), so at its line's last ``}``: each element is
+    its line's text, which ``json.loads`` alone reads the same. The rows are then checked in whole columns
+    as the row-by-row reader checks each (labels: strings not empty, numbers not NaN, booleans;
+    weights: ``int`` from 1 to 2**57, the total staying under the bound); a block where one is not
+    goes row by row, which names the row. Labels keep their values and types: each distinct one
+    (as a dict groups them: ``1``, ``1.0`` and ``True`` alike) in order of first appearance, as
+    :class:`Codes` would meet them row by row. O(bytes) in C, plus two dictionary lookups a row
+    (C loops, no Python frame per row).
+    """
+
+    def __init__(self, spec: RowSpec, max_line: int):
+        import json
+
+        self.loads = json.loads
+        self.spec = spec
+        self.longest = _longest(max_line)
+
+    @staticmethod
+    def may_parse(chunk: bytes) -> bool:
+        return True
+
+    def __call__(self, chunk: bytes, total: int, at_start: bool):
+        """``(true, pred, weight, rows, total)`` of a block of whole lines, or ``None``."""
+        ends = _json_blocked(chunk, self.longest, at_start)
+        if ends is None:
+            return None
+        n = len(ends)
+        text = chunk.decode("utf-8")  # valid (_plain)
+        try:
+            rows = self.loads("[" + text[:-1].replace("\n", ",") + "]")
+        except (ValueError, RecursionError):
+            return None  # a line that is not JSON: row by row, which names it
+        if len(rows) != n or set(map(type, rows)) != {dict}:
+            return None
+        spec = self.spec
+        out = []
+        for name in (spec.true, spec.pred):
+            values = [row.get(name) for row in rows]
+            try:
+                distinct = dict.fromkeys(values)
+            except TypeError:  # a list or an object: not a label
+                return None
+            if not all(map(_json_label, distinct)):
+                return None
+            index = {v: k for k, v in enumerate(distinct)}
+            out.append((list(distinct), np.fromiter(map(index.__getitem__, values), np.int64, n)))
+        w = None
+        if spec.weight is not None:
+            ws = [row.get(spec.weight) for row in rows]
+            if set(map(type, ws)) != {int}:
+                return None  # (a float, a string, a boolean, a null: row by row decides)
+            try:
+                w = np.array(ws, np.int64)
+            except OverflowError:
+                return None
+        weighed = _weighed(w, n, total)
+        return None if weighed is None else (out[0], out[1], weighed[0], n, weighed[1])

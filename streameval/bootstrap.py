@@ -59,6 +59,7 @@ import numpy as np
 
 from ._validate import check_weight
 from .contingency import Contingency
+from .detect import one_blas_thread
 from .errors import UnknownElementError
 from .evaluator import Evaluator
 from .intervals import INTERVAL_METHODS, Interval, bca_interval, percentile_interval, studentized_interval
@@ -593,8 +594,10 @@ class BootstrapEvaluator(Guarded):
             return np.full((k, self.n_replicas), np.nan), np.full(k, np.nan)
         fields = [unit_fields(us)]
         rows = [[int(v) for v in row] for row in self._sums]
-        (se,), _ = standard_errors([us], metrics, m, [rows], fields=fields)
-        (se0,), _ = standard_errors([us], metrics, np.ones((1, us.n_units)), [[us.totals]], fields=fields)
+        with one_blas_thread():  # small products: a thread pool's wake-up costs more than they do
+            (se,), _ = standard_errors([us], metrics, m, [rows], fields=fields)
+            (se0,), _ = standard_errors([us], metrics, np.ones((1, us.n_units)), [[us.totals]],
+                                        fields=fields)
         return se, se0[:, 0]
 
     def jackknife(self) -> np.ndarray:

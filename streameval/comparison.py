@@ -75,6 +75,7 @@ warning: only 3 units: ...
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import cast
@@ -83,6 +84,7 @@ import numpy as np
 
 from ._version import __version__
 from .bootstrap import poisson_draws, seed64, unit_hash
+from .detect import one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
     INTERVAL_METHODS,
@@ -98,6 +100,7 @@ from .linearization import (
     Moments,
     gradients,
     mean_standard_errors,
+    read_fields,
     slope_fields,
     unit_fields,
 )
@@ -107,6 +110,7 @@ from .units import (
     FEW_UNITS,
     Combiner,
     UnitStats,
+    Unread,
     crossing_label,
     unit_diagnostics,
     unit_stats_from_codes,
@@ -357,7 +361,7 @@ def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64
     return out
 
 
-_BLOCK = 1 << 24  # multiplicities per block of resamples (a few hundred rows: BLAS runs well)
+_BLOCK = 1 << 22  # multiplicities per block of resamples (32 MB of float64; BLAS on one thread)
 
 
 def _block_rows(n_units: int) -> int:
@@ -472,12 +476,14 @@ class _StandardErrors:
             self.moments = Moments(self.fields, slope_fields(grads), self.pairs)
             self.observed, self.observed_pairs = self.moments.standard_errors(grads, ones)
         else:
-            self.observed, self.observed_pairs = self._block(ones, None)
+            self.observed, self.observed_pairs = self.block(ones, None)
 
     def _gradients(self, rows) -> list:
         return [gradients(us, self.metrics, r) for us, r in zip(self.stats.values(), rows)]
 
-    def _block(self, m: np.ndarray, rows):
+    def block(self, m: np.ndarray, rows, tot=None) -> tuple:
+        """The standard errors of one block of resamples (``rows``: each system's combined rows;
+        ``tot``: ``m``'s row sums if known)."""
         if self.aggregate == "mean":
             se = [mean_standard_errors(self.per_unit[name], m) for name in self.names]
             sed = [mean_standard_errors(self.per_unit[self.names[a]] - self.per_unit[self.names[b]], m)
@@ -485,12 +491,12 @@ class _StandardErrors:
             return se, sed
         grads = self._gradients(rows)
         if self.moments.covers(grads):
-            return self.moments.standard_errors(grads, m)
-        return Moments(self.fields, slope_fields(grads), self.pairs).standard_errors(grads, m)
+            return self.moments.standard_errors(grads, m, tot)
+        return Moments(self.fields, slope_fields(grads), self.pairs).standard_errors(grads, m, tot)
 
-    def add(self, m: np.ndarray, rows) -> None:
-        """The standard errors of one block of resamples (``rows``: each system's combined rows)."""
-        se, sed = self._block(m, rows)
+    def append(self, block: tuple) -> None:
+        """Keep one block's standard errors (:meth:`block`)."""
+        se, sed = block
         for part, x in zip(self.parts + self.pair_parts, se + sed):
             part.append(x)
 
@@ -665,6 +671,21 @@ def _warnings(g: _Grouped, diag: dict) -> list:
     return out
 
 
+def _on_one_blas_thread(fn):
+    """``fn`` run with BLAS on one thread (threadpoolctl's, when installed): a product of a block
+    of resamples with the units' columns is a few hundred rows by ``U``, a shape whose split over
+    OpenBLAS's threads costs, on a loaded machine, up to 30 times the CPU of one thread (its
+    threads spin waiting for each other); compare's other work is single-threaded anyway."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with one_blas_thread():
+            return fn(*args, **kwargs)
+
+    return run
+
+
+@_on_one_blas_thread
 def compare(
     y_true,
     systems: dict,
@@ -719,14 +740,18 @@ def compare(
         system instead (reported, with the largest component's size, in the warnings).
 
     Returns a :class:`ComparisonReport`. Cost: grouping O(N log N) numpy; per system one
-    :class:`~streameval.units.UnitStats` (vectorised, O(N log N)), one exact product of the
-    ``(B, U)`` multiplicities with the unit statistics (a BLAS product), ``B`` metric reads (O(1)
+    :class:`~streameval.units.UnitStats` (vectorised, O(N log N)); for all systems at once one
+    exact product of the ``(B, U)`` multiplicities with the limbs of the fields the metrics read
+    (a BLAS product, :class:`~streameval.units.Combiner`), ``B`` metric reads per system (O(1)
     each) and (BCa) a jackknife of at most 1,000 groups of units; the studentized interval adds
     per resample and system one gradient (two metric reads per field a metric reads) and, for all
-    systems and pairs at once, one product of the multiplicities with the units' fields and, metric
-    by metric, their pairwise products (``O(U · Σ F_k²)`` per resample, ``F_k`` the 2 to 4 fields
-    metric ``k`` reads); randomization adds one product and ``R`` reads per pair. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the
-    same numbers as one draw), so memory is O(U · columns + B · metrics · systems), not O(B · U).
+    systems and pairs at once, one product of the multiplicities with the units' centred fields
+    and their distinct pairwise products (``O(U · P)`` per resample,
+    :class:`~streameval.linearization.Moments`); randomization adds one product and ``R`` reads
+    per pair. So ``O(N log N + B · U · columns)``: linear in the resamples and, but for the sort,
+    in the elements. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the same
+    numbers as one draw) and BLAS runs on one thread, so memory is O(U · columns + B · metrics ·
+    systems), not O(B · U).
 
     >>> r = compare([0, 0, 1, 1, 2, 2], {"A": [0, 0, 1, 1, 2, 2], "B": [0, 1, 1, 1, 2, 2]},
     ...             units=[0, 0, 0, 0, 1, 1], metrics=["BCubed"], n_resamples=100, seed=0)
@@ -771,18 +796,25 @@ def compare(
     # resamples in blocks of at most _BLOCK multiplicities (memory O(_BLOCK), whatever B and U);
     # every system reads the same block, so the resamples are paired
     parts: dict = {name: [] for name in stats}
-    combiner = Combiner(list(stats.values())) if aggregate == "pooled" else None
+    # the pooled resamples combine only the fields the metrics read (the others are UNREAD: a
+    # formula that reads one after all, on some branch, has its block combined in full)
+    read = _fields_read(list(stats.values()), metrics) if aggregate == "pooled" else None
+    combiner = Combiner(list(stats.values()), read) if aggregate == "pooled" else None
     for m in _resample_blocks(order, n_resamples, seed, rng, resampling):
-        combined = None
         if combiner is not None:
-            combined = combiner.combine(m)
-            for (name, us), rows in zip(stats.items(), combined):
-                parts[name].append(_read(us, metrics, rows))
+            tot = m.sum(axis=1)
+            try:
+                vals, block_se = _pooled_block(stats, metrics, m, combiner.combine(m, tot), ses, tot)
+            except Unread:
+                full = UnitStats.combine_all(list(stats.values()), m)
+                vals, block_se = _pooled_block(stats, metrics, m, full, ses, tot)
         else:
-            for name, us in stats.items():
-                parts[name].append(_values(us, metrics, m, aggregate, per_unit.get(name)))
+            vals = [_values(us, metrics, m, aggregate, per_unit.get(name)) for name, us in stats.items()]
+            block_se = ses.block(m, None) if ses is not None else None
+        for name, v in zip(stats, vals):
+            parts[name].append(v)
         if ses is not None:
-            ses.add(m, combined)
+            ses.append(block_se)
     samples = {name: np.concatenate(p, axis=1) for name, p in parts.items()}
     values = {}
     for name in stats:
@@ -799,12 +831,18 @@ def compare(
     if method == "randomization" and pairs:
         rparts = {pair: [] for pair in pairs}
         rows_r = _block_rows(n_units)
+        draws = np.empty((min(rows_r, n_resamples), n_units))  # one buffer for every block
         for start in range(0, n_resamples, rows_r):
             size = min(rows_r, n_resamples - start)
-            block = (rng.random((size, n_units)) < 0.5).astype(np.float64)  # 0/1, exact
+            block = rng.random(out=draws[:size])
+            np.less(block, 0.5, out=block)  # the swaps: 0/1, exact
             for a, b in pairs:
-                rparts[a, b].append(_randomized_deltas(stats[a], stats[b], metrics, block, aggregate,
-                                                       per_unit.get(a), per_unit.get(b)))
+                try:
+                    d = _randomized_deltas(stats[a], stats[b], metrics, block, aggregate,
+                                           per_unit.get(a), per_unit.get(b), read)
+                except Unread:  # a formula read a field left out: this block in full
+                    d = _randomized_deltas(stats[a], stats[b], metrics, block, aggregate)
+                rparts[a, b].append(d)
     for a, b in pairs:
         delta_obs = observed[a] - observed[b]
         deltas = samples[a] - samples[b]
@@ -861,8 +899,27 @@ def compare(
     return ComparisonReport(values, differences, settings, samples)
 
 
-def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, pa=None, pb=None):
-    """``(metrics, R)`` differences after swapping A's and B's outputs on the units where swaps=1."""
+def _fields_read(stats: list, metrics) -> list:
+    """The fields (indices into ``UnitStats.fields``) some metric reads at some system's observed
+    table, and ``n`` (every read checks it)."""
+    out = {0}
+    for us in stats:
+        tot = us.totals
+        for metric in metrics:
+            out.update(read_fields(us, metric, tot))
+    return sorted(out)
+
+
+def _pooled_block(stats: dict, metrics, m, combined: list, ses, tot):
+    """The values of every system at one block of resamples, and their standard errors."""
+    vals = [_read(us, metrics, rows) for us, rows in zip(stats.values(), combined)]
+    return vals, (ses.block(m, combined, tot) if ses is not None else None)
+
+
+def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, pa=None, pb=None,
+                       fields=None):
+    """``(metrics, R)`` differences after swapping A's and B's outputs on the units where swaps=1
+    (pooled: combining the ``fields`` only, the others :data:`~streameval.units.UNREAD`)."""
     if aggregate == "mean":
         s = swaps.astype(np.float64)
         diff = pa - pb  # (metrics, U)
@@ -870,7 +927,7 @@ def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, 
         return (signs @ diff.T / diff.shape[1]).T
     # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): the
     # totals plus and minus one exact product of the swaps with the units' differences B - A
-    ra, rb = sa.swapped(sb, swaps)
+    ra, rb = sa.swapped(sb, swaps, fields)
     return _read(sa, metrics, ra) - _read(sa, metrics, rb)
 
 

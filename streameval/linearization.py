@@ -299,12 +299,12 @@ class Moments:
             total += w[:, lo:hi] @ self._columns(lo, hi)
         return total
 
-    def standard_errors(self, grads: list, w: np.ndarray) -> tuple[list, list]:
+    def standard_errors(self, grads: list, w: np.ndarray, tot=None) -> tuple[list, list]:
         """``([se of each system], [se of each pair])``, each ``(metrics, B)``, at the resamples
-        ``w`` (``(B, U)`` float64) with the ``(metrics, B, fields)`` gradients of each system (whose
-        non-zero slopes these moments must cover: :meth:`covers`)."""
+        ``w`` (``(B, U)`` float64, row sums ``tot`` if known) with the ``(metrics, B, fields)``
+        gradients of each system (whose non-zero slopes these moments must cover: :meth:`covers`)."""
         s = self.sums(w)
-        tot = w.sum(axis=1)
+        tot = w.sum(axis=1) if tot is None else np.asarray(tot, dtype=np.float64)
         tot = np.where(tot > 0, tot, np.nan)
         n_metrics = grads[0].shape[0] if grads else 0
         se = [np.empty((n_metrics, len(w))) for _ in grads]

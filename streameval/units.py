@@ -39,6 +39,8 @@ from .stats import (
 __all__ = [
     "UnitStats",
     "Combiner",
+    "Unread",
+    "UNREAD",
     "unit_stats_from_codes",
     "crossing_label",
     "widen_units",
@@ -59,6 +61,41 @@ _SMALL_N = 1 << 31  # below this many elements every square and every sum of squ
 
 def _bits(x: int) -> int:
     return max(1, int(x).bit_length())
+
+
+class Unread(Exception):
+    """A statistic left out of a combination (:data:`UNREAD`) was used: combine in full instead."""
+
+
+class _UnreadField:
+    """Stands for a statistic that a combination left out (the metrics at hand do not read it):
+    any use of it (arithmetic, comparison, truth value, conversion) raises :class:`Unread`, so a
+    formula that reads it after all, on some branch, is never given a wrong number.
+
+    >>> UNREAD + 1
+    Traceback (most recent call last):
+    ...
+    streameval.units.Unread: a statistic left out of the combination was read
+    """
+
+    __slots__ = ()
+
+    def _unread(self, *args):
+        raise Unread("a statistic left out of the combination was read")
+
+    __bool__ = __int__ = __index__ = __float__ = __complex__ = __round__ = _unread
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _unread
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unread
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unread
+    __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = __lshift__ = __rshift__ = _unread
+    __and__ = __rand__ = __or__ = __ror__ = __divmod__ = __rdivmod__ = _unread
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+UNREAD = _UnreadField()
 
 
 class UnitStats:
@@ -146,13 +183,14 @@ class UnitStats:
         """Every unit's fields as Python ints (O(U · fields) Python operations: for small U)."""
         return [self._join(self._x[u:u + 1])[0] for u in range(self.n_units)]
 
-    def _join(self, prod: np.ndarray) -> list:
-        """Rows of exact Python ints from rows of limb sums (int64 or exact float64)."""
+    def _join(self, prod: np.ndarray, layout: list | None = None) -> list:
+        """Rows of exact Python ints from rows of limb sums (int64 or exact float64), of every
+        field (or of the fields whose ``(first column, limbs)`` in ``prod`` are ``layout``)."""
         prod = np.asarray(prod)
         if prod.dtype != np.int64:
             prod = prod.astype(np.int64)
         cols = []
-        for c, n in self._layout:
+        for c, n in self._layout if layout is None else layout:
             col = prod[:, c].tolist()
             for k in range(1, n):
                 hi = prod[:, c + k].tolist()
@@ -163,8 +201,12 @@ class UnitStats:
 
     @property
     def totals(self) -> list:
-        """Every field summed over the units (each once): exact Python ints. O(U · columns)."""
-        return self._join(self._x.sum(axis=0, keepdims=True))[0]
+        """Every field summed over the units (each once): exact Python ints. O(U · columns) the
+        first time, then a copy of the cached list."""
+        got = self.__dict__.get("_totals")
+        if got is None:
+            got = self.__dict__["_totals"] = self._join(self._x.sum(axis=0, keepdims=True))[0]
+        return list(got)
 
     def limbs(self) -> np.ndarray:
         """The ``(U, columns)`` int64 limb matrix (read-only view)."""
@@ -221,12 +263,13 @@ class UnitStats:
         once: :class:`Combiner`): a list of row lists, one per element of ``stats``."""
         return Combiner(stats).combine(m)
 
-    def swapped(self, other: UnitStats, swaps: np.ndarray) -> tuple[list, list]:
+    def swapped(self, other: UnitStats, swaps: np.ndarray, fields=None) -> tuple[list, list]:
         """The combined rows of ``self`` and ``other`` after exchanging their units where
         ``swaps[r, u] = 1``: ``(Σ_u [s ? other : self]_u, Σ_u [s ? self : other]_u)`` for every
         round ``r``. One product of the 0/1 swaps with the limb differences ``other − self``
         (signed limbs, ``|Σ| < U · 2**W``: exact), added to and taken from the two totals.
-        O(R · U · columns) BLAS plus O(R · fields) Python."""
+        ``fields``: the indices of the fields to combine (default all; the others are
+        :data:`UNREAD`). O(R · U · columns) BLAS plus O(R · fields) Python."""
         if (other.n_units, other.f_keys) != (self.n_units, self.f_keys):
             raise ValueError("swapped needs the statistics of the same units and fields")
         swaps = np.asarray(swaps)
@@ -235,32 +278,39 @@ class UnitStats:
             keep = 1 - swaps
             rows = both.combine(np.vstack([np.hstack([keep, swaps]), np.hstack([swaps, keep])]))
             return rows[:len(swaps)], rows[len(swaps):]
+        chosen = tuple(range(len(self.fields)) if fields is None else fields)
         cache: dict = self.__dict__.setdefault("_swaps", {})
-        cached = cache.get(id(other))
+        cached = cache.get((id(other), chosen))
         if cached is None or cached[0] is not other:
-            cached = cache[id(other)] = (other, *self._difference(other))
-        _, common, diff = cached
-        prod = swaps.astype(np.float64, copy=False) @ diff
-        moved = common._join(prod)
+            cached = cache[id(other), chosen] = (other, *self._difference(other, chosen))
+        _, layout, diff = cached
+        moved = self._join(swaps.astype(np.float64, copy=False) @ diff, layout)
         ta, tb = self.totals, other.totals
-        rows_a = [[x + d for x, d in zip(ta, row)] for row in moved]
-        rows_b = [[x - d for x, d in zip(tb, row)] for row in moved]
+        rows_a, rows_b = [], []
+        for row in moved:
+            a = [UNREAD] * len(ta) if len(chosen) < len(ta) else list(ta)
+            b = list(a)
+            for f, d in zip(chosen, row):
+                a[f] = ta[f] + d
+                b[f] = tb[f] - d
+            rows_a.append(a)
+            rows_b.append(b)
         return rows_a, rows_b
 
-    def _difference(self, other: UnitStats) -> tuple[UnitStats, np.ndarray]:
-        """``other − self`` limb by limb in a layout holding both (float64, signed), and a
-        statistics object of that layout to join the products with."""
+    def _difference(self, other: UnitStats, fields) -> tuple[list, np.ndarray]:
+        """``other − self`` limb by limb for the ``fields``, in a layout holding both (float64,
+        signed), and that layout (``(first column, limbs)`` of each field) to join products with."""
         layout, c = [], 0
-        for (_, n1), (_, n2) in zip(self._layout, other._layout):
-            layout.append((c, max(n1, n2)))
-            c += max(n1, n2)
+        for f in fields:
+            n = max(self._layout[f][1], other._layout[f][1])
+            layout.append((c, n))
+            c += n
         diff = np.zeros((self.n_units, c), dtype=np.float64)
         for us, sign in ((other, 1.0), (self, -1.0)):
-            for (c0, n), (d0, _) in zip(us._layout, layout):
+            for f, (d0, _) in zip(fields, layout):
+                c0, n = us._layout[f]
                 diff[:, d0:d0 + n] += sign * us._x[:, c0:c0 + n]
-        common = self._empty_like(self.n_units)
-        common._layout = layout
-        return common, diff
+        return layout, diff
 
     def _narrow(self, bound: int) -> UnitStats:
         new = object.__new__(UnitStats)
@@ -338,39 +388,68 @@ class Combiner:
     True
     """
 
-    def __init__(self, stats: list):
+    def __init__(self, stats: list, fields=None):
         self.stats = list(stats)
         self._x = None
         self.columns = sum(s.limbs().shape[1] for s in self.stats)
         if len(self.stats) < 2 or len({(s.n_units, s.bound) for s in self.stats}) != 1:
             return
-        cols: list = []
+        nf = len(self.stats[0].fields)
+        self.fields = list(range(nf)) if fields is None else sorted(set(fields))
+        cols: list = []  # (system, column) of each distinct column
         seen: dict = {}
-        self._index = []
-        for s in self.stats:
-            xt = np.ascontiguousarray(s.limbs().T)  # a limb column per row
-            idx = []
-            for col in xt:
-                key = col[:8].tobytes() + col.sum().tobytes()
-                j = next((j for j in seen.get(key, ()) if np.array_equal(cols[j], col)), None)
-                if j is None:
-                    j = len(cols)
-                    cols.append(col)
-                    seen.setdefault(key, []).append(j)
-                idx.append(j)
+        self._index, self._layouts = [], []
+        for i, s in enumerate(self.stats):
+            x = s.limbs()
+            idx: list = []
+            layout: list = []
+            for f in self.fields:
+                c0, n = s._layout[f]
+                layout.append((len(idx), n))
+                for c in range(c0, c0 + n):
+                    col = x[:, c]
+                    key = col[:8].tobytes() + col.sum().tobytes()
+                    j = next((j for j in seen.get(key, ()) if np.array_equal(
+                        self.stats[cols[j][0]].limbs()[:, cols[j][1]], col)), None)
+                    if j is None:
+                        j = len(cols)
+                        cols.append((i, c))
+                        seen.setdefault(key, []).append(j)
+                    idx.append(j)
             self._index.append(np.array(idx, dtype=np.intp))
+            self._layouts.append(layout)
         self.columns = len(cols)
-        # (U, columns), column-major: BLAS reads it as the transpose of a row-major matrix
-        self._x = np.array(cols, dtype=np.float64).T
+        # (U, columns), column-major (BLAS reads it as the transpose of a row-major matrix): each
+        # distinct column written once, straight from the int64 limbs
+        xt = np.empty((len(cols), self.stats[0].n_units))
+        for j, (i, c) in enumerate(cols):
+            xt[j] = self.stats[i].limbs()[:, c]
+        self._x = xt.T
 
-    def combine(self, m: np.ndarray) -> list:
-        """``[s.combine(m) for s in stats]``, from one product where it can."""
+    def combine(self, m: np.ndarray, totals: np.ndarray | None = None) -> list:
+        """``[s.combine(m) for s in stats]``, from one product where it can; the fields left out
+        (``fields``) are :data:`UNREAD`. ``totals``: ``m``'s row sums if known (then ``m`` is
+        taken to be ``>= 0``, as drawn)."""
         m = np.asarray(m)
         if (self._x is None or not m.size or m.ndim != 2 or m.shape[1] != self._x.shape[0]
-                or m.min() < 0 or int(m.sum(axis=1).max()) > self.stats[0].bound):
+                or (totals is None and m.min() < 0)
+                or int((m.sum(axis=1) if totals is None else totals).max()) > self.stats[0].bound):
             return [s.combine(m) for s in self.stats]
         prod = m.astype(np.float64, copy=False) @ self._x
-        return [s._join(prod[:, idx]) for s, idx in zip(self.stats, self._index)]
+        nf = len(self.stats[0].fields)
+        out = []
+        for s, idx, layout in zip(self.stats, self._index, self._layouts):
+            rows = s._join(prod[:, idx], layout)
+            if len(self.fields) < nf:
+                full = []
+                for r in rows:
+                    row = [UNREAD] * nf
+                    for f, v in zip(self.fields, r):
+                        row[f] = v
+                    full.append(row)
+                rows = full
+            out.append(rows)
+        return out
 
 
 # --------------------------------------------------------------------------- vectorised build
@@ -475,7 +554,8 @@ class _Builder:
                          dtype=np.int64).reshape(len(values), n)
         s = np.zeros((self.n_units, n), dtype=np.int64)
         if len(inverse):
-            np.add.at(s, units, table[inverse])
+            for k in range(n):  # limb by limb: numpy's one-dimensional add.at is the fast one
+                np.add.at(s[:, k], units, table[inverse, k])
         self.sums.append(s)
 
     def build(self, f_keys: list, bound: int) -> UnitStats:

@@ -156,16 +156,24 @@ json_odd = st.one_of(
     st.sampled_from(['{"t": "a", "p": "x", "t": "b"}', '{"t": "a", "p": "x"}{"t": "a", "p": "x"}',
                      '[1, 2]', "", "  ", '{"t": "a"}', ' {"t": "a", "p": "x"}', "{", "x",
                      '{"t": "a", "p": "x", "w": 2.0}', '{"t": "a", "p": "x", "w": "2"}',
-                     '{"t": "a", "p": "x", "w": 72057594037927935}']))
+                     '{"t": "a", "p": "x", "w": 72057594037927935}',
+                     # lines that are no object on their own but join into objects across lines
+                     '{"t": "a", "p": "x}', '{", "p": "y"}', '{"t": "a", "p": "x"}, "}',
+                     '{"t": "{", "p": "x"}', '{"t": "a", "p": {}}', '{"t": "a", "p": "x"}\r']))
 json_line = st.one_of(json_clean, json_clean, json_int, json_odd)
 
 
+@pytest.mark.parametrize("parser", ["pyarrow", "json"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.tuples(json_line, ending), max_size=25),
        weighted=st.booleans(), block_bytes=st.sampled_from([8, 64, 200, 1 << 22]))
-def test_json_blocks_equal_rows_on_any_lines(tmp_path, lines, weighted, block_bytes):
-    """pyarrow's JSON reader takes only the blocks on which it agrees with ``json.loads``: the
-    same rows (labels of the same values and types), errors and positions as row by row."""
+def test_json_blocks_equal_rows_on_any_lines(tmp_path, monkeypatch, parser, lines, weighted,
+                                             block_bytes):
+    """pyarrow's JSON reader, or one ``json.loads`` a block without it, takes only the blocks on
+    which it agrees with ``json.loads`` line by line: the same rows (labels of the same values and
+    types), errors and positions as row by row."""
+    if parser == "json":
+        monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
     path = tmp_path / "x.jsonl"
     text = "".join(a + (e or "\n") for a, e in lines[:-1])
     if lines:
@@ -197,6 +205,31 @@ def test_json_lines_are_parsed_a_block_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(json, "loads", refused)
     got = by_blocks(path, "jsonl", RowSpec("t", "p", "w"), 1 << 14)
     assert got == want and len(got[0]) == 5000
+
+
+def test_without_pyarrow_json_lines_are_parsed_a_block_at_a_time(tmp_path, monkeypatch):
+    """No pyarrow: a plain JSON-lines file goes through one ``json.loads`` a block, not one a
+    line; a bad line in it is still named by its line (its block read row by row)."""
+    import json
+
+    monkeypatch.setattr(blocks, "_has_pyarrow", lambda part: False)
+    path = tmp_path / "x.jsonl"
+    good = "".join(f'{{"t": {k % 7}, "p": "c{k % 5}", "w": {1 + k % 2}}}\n' for k in range(5000))
+    path.write_text(good + '{"t": 1, "p": ""}\n' + good)
+    spec = RowSpec("t", "p", "w")
+    want = by_rows(path, "jsonl", spec)
+    calls = []
+    real = json.loads
+    monkeypatch.setattr(json, "loads", lambda s, **k: calls.append(len(s)) or real(s, **k))
+    got = by_blocks(path, "jsonl", spec, 1 << 14)
+    assert got == want and len(got[0]) == 10000
+    assert [e[0] for e in got[1]] == [f"{path}, line 5001: missing predicted label (column 'p' "
+                                      "is empty)"]
+    # one call a block, but for the block holding the bad line (one a line)
+    line_calls = [c for c in calls if c < 100]
+    assert len(calls) - len(line_calls) < 20 and len(line_calls) < 1000
+    with pytest.raises(InputError, match=r"x.jsonl, line 5001: missing predicted label"):
+        by_blocks(path, "jsonl", spec, 1 << 14, stop=True)
 
 
 def test_without_pyarrow_csv_blocks_are_parsed_by_numpy(tmp_path, monkeypatch):

@@ -114,3 +114,37 @@ def test_update_then_revert_restores_the_account_bit_for_bit():
     table.revert(1, "c", 3)
     acc.refresh(1, "c", -3)
     assert (dict(acc._row_xlogx), acc.report(5)) == before
+
+
+def _ranked(acc) -> tuple:
+    """Both lists in order, each entry as its label and its key without the tie-breaking id."""
+    return ([(acc._row_label[k[2]], k[:2]) for k in acc._rows],
+            [(acc._col_label[k[2]], k[:2]) for k in acc._cols])
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=80),
+       batch=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(-2, 3)),
+                      max_size=40))
+def test_refresh_many_is_refresh_one_by_one(start, batch):
+    """A batch of cell changes refreshed at once (each cluster ranked once, the lists rebuilt
+    when many are touched) leaves the account as refreshing each cell in turn."""
+    table = Contingency()
+    table.update_many([t for t, _ in start], [p for _, p in start])
+    one, many = ErrorAccount(table), ErrorAccount(table)
+    changes: dict = {}
+    for t, p, w in batch:
+        w = max(w, -table[t, p])  # a revert takes at most the cell's count
+        if w > 0:
+            table.update(t, p, w)
+        elif w < 0:
+            table.revert(t, p, -w)
+        changes[t, p] = changes.get((t, p), 0) + w
+    for (t, p), w in changes.items():
+        one.refresh(t, p, w)
+    many.refresh_many((t, p, w) for (t, p), w in changes.items())
+    assert _ranked(many) == _ranked(one)
+    assert (many._row_xlogx, many._row_cells, many._col_cells) == (
+        one._row_xlogx, one._row_cells, one._col_cells)
+    assert many.report(10) == one.report(10) == ErrorAccount(table.copy()).report(10)
+    check(many, table)

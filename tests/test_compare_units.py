@@ -235,6 +235,57 @@ def test_distinct_rows_by_table_sort_or_lexsort_are_the_rows_of_the_columns(scal
         assert [rows[i] for i in inverse] == list(zip(*(c.tolist() for c in cols)))
 
 
+class _Branchy(se.metrics.base.Metric):
+    """Reads ``both_singletons`` only above ``top`` predicted clusters: a field that the observed
+    tables do not show compare reading."""
+
+    def __init__(self, top: int):
+        super().__init__(top=top)
+
+    def value(self, s) -> float:
+        top = self._params["top"]
+        return s.sum_cell_sq / s.n ** 2 if s.k_pred <= top else s.both_singletons / s.n
+
+
+@pytest.mark.parametrize("method", ["paired_bootstrap", "randomization"])
+def test_a_field_left_out_of_the_combination_and_read_after_all_gives_the_full_result(
+        monkeypatch, method):
+    import streameval.comparison as cmp
+    from streameval.stats import STAT_NAMES
+    from streameval.units import UnitStats
+
+    rng = np.random.default_rng(5)
+    units = np.repeat(np.arange(40), 4)
+    y = units * 3 + rng.integers(0, 3, len(units))
+    a = np.where(rng.random(len(units)) < 0.7, y, units * 3 + rng.integers(0, 3, len(units)))
+    b = np.where(rng.random(len(units)) < 0.5, y, units * 3 + rng.integers(0, 3, len(units)))
+    top = max(len(np.unique(a)), len(np.unique(b)))  # resamples and swaps go above it
+    args = {"units": units, "metrics": [_Branchy(top), "ARI"], "n_resamples": 200, "seed": 2,
+            "method": method}
+    stats = [cmp.unit_stats([{(0, 0): 2}], [AdjustedRand()])]
+    assert "both_singletons" not in [STAT_NAMES[f] for f in cmp._fields_read(stats, [_Branchy(1)])]
+    full_blocks: list = []
+    combine_all = UnitStats.combine_all
+    monkeypatch.setattr(UnitStats, "combine_all", staticmethod(
+        lambda st, m: full_blocks.append(len(m)) or combine_all(st, m)))
+    left_out = compare(y, {"A": a, "B": b}, **args)
+    assert full_blocks  # a block was combined again in full
+    monkeypatch.setattr(cmp, "_fields_read", lambda stats, metrics: None)  # every field
+    full = compare(y, {"A": a, "B": b}, **args)
+    assert left_out.to_dict() == full.to_dict()
+    for name in ("A", "B"):
+        assert np.array_equal(left_out.samples[name], full.samples[name], equal_nan=True)
+
+
+def test_an_unread_field_refuses_every_use():
+    from streameval.units import UNREAD, Unread
+
+    for use in (lambda x: x + 1, lambda x: 1 - x, lambda x: x == 0, lambda x: bool(x),
+                lambda x: float(x), lambda x: x // 2, lambda x: max(x, 1), lambda x: -x):
+        with pytest.raises(Unread):
+            use(UNREAD)
+
+
 # --------------------------------------------------------------------------- streaming homes
 def test_streaming_bootstrap_refuses_a_cluster_across_units_and_changes_nothing():
     bs = BootstrapEvaluator([ELM()], n_replicas=10, seed=0)

@@ -249,9 +249,8 @@ class WatchState:
         if account is None:
             return
         lt, lp = self.codes[0].labels, self.codes[1].labels
-        refresh = account.refresh
-        for a, b, c in zip(*(x.tolist() for x in _cells(t, p, w))):
-            refresh(lt[a], lp[b], c)
+        account.refresh_many((lt[a], lp[b], c)
+                             for a, b, c in zip(*(x.tolist() for x in _cells(t, p, w))))
 
     def _window_pop(self, rows: int) -> tuple:
         """Take the first ``rows`` rows out of the window: their codes and weights."""
@@ -298,9 +297,8 @@ class WatchState:
         came = ~gone
         add_codes(self.win, self.codes, ct[came], cp[came], cw[came])
         if self.account is not None:
-            refresh = self.account.refresh
-            for a, b, c in zip(ct.tolist(), cp.tolist(), cw.tolist()):
-                refresh(lt[a], lp[b], c)
+            self.account.refresh_many((lt[a], lp[b], c)
+                                      for a, b, c in zip(ct.tolist(), cp.tolist(), cw.tolist()))
 
     def window_codes(self) -> tuple:
         """``(t, p, w)``: the codes and weights (``None``: each 1) of the window's rows."""
