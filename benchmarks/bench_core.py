@@ -39,12 +39,14 @@ with a chart next to it (``img/<page name>.png``):
    (``--only-density`` runs just this).
 
 The targets in the tables are those of the native core's issue; the ratios are to bare dict
-counting at the same K.
+counting at the same K. ``--pure-python`` measures the pure-Python reference table
+(:class:`streameval.reference.ReferenceContingency`, the package's fallback without its native
+extension: the extension's import is made to fail, in the children too).
 
 Run::
 
     python benchmarks/bench_core.py                          # full run, writes docs/benchmarks/core.md
-    python benchmarks/bench_core.py --out docs/benchmarks/core-python.md
+    python benchmarks/bench_core.py --pure-python --out docs/benchmarks/core-python.md --skip detail density --callgrind-ks 10 1000
     python benchmarks/bench_core.py --quick --out /tmp/core.md   # smoke run, small sizes (~1 min)
     python benchmarks/bench_core.py --only-density --out /tmp/density.md   # the density sweep only
 """
@@ -66,6 +68,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# --pure-python: streameval without its native extension (Contingency is then the reference table);
+# the children inherit it through the environment
+PURE = "--pure-python" in sys.argv[1:] or os.environ.get("STREAMEVAL_BENCH_PURE_PYTHON") == "1"
+if PURE:
+    os.environ["STREAMEVAL_BENCH_PURE_PYTHON"] = "1"
+    sys.modules["streameval._native"] = None  # type: ignore[assignment]  # its import fails
 
 import numpy as np  # noqa: E402
 
@@ -712,7 +720,8 @@ def render(res: dict, command: str, chart: str | None) -> str:
     mach = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
             f"numpy {np.__version__}, {platform.system()} {platform.release()}")
     lines = [
-        "# Benchmarks: the core table and metrics",
+        "# Benchmarks: the core table and metrics"
+        + (" (the pure-Python reference table)" if PURE else ""),
         "",
         f"Command: `{command}`  ",
         f"Machine: {mach}  ",
@@ -911,8 +920,8 @@ def plot(res: dict, path: Path) -> bool:
 
 
 def core_name() -> str:
-    mod = type(se.Contingency()).__module__
-    return f"{mod}.Contingency"
+    cls = type(se.Contingency())
+    return f"{cls.__module__}.{cls.__name__}"
 
 
 def main(argv=None) -> None:
@@ -932,6 +941,8 @@ def main(argv=None) -> None:
     ap.add_argument("--density-cs", type=int, nargs="+", help="cells per row of the density sweep")
     ap.add_argument("--callgrind-ks", type=int, nargs="+",
                     help="the K values of the callgrind section (default: those of the run)")
+    ap.add_argument("--pure-python", action="store_true",
+                    help="measure the pure-Python reference table (no native extension)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -989,7 +1000,9 @@ def main(argv=None) -> None:
             args.callgrind_ks or ([10] if quick else ks), res["cg_m"],
             ("dict", "update") if quick else tuple(CG_CASES))
     if "callgrind" not in args.skip and "degenerate" not in args.skip:
-        res["deg_callgrind"] = bench_degenerate_callgrind([1000, 10_000] if quick else [10_000, 1_000_000])
+        # the pure-Python table is quadratic on these baselines (see their timings): small sizes
+        res["deg_callgrind"] = bench_degenerate_callgrind(
+            [300, 3000] if PURE else [1000, 10_000] if quick else [10_000, 1_000_000])
     if "memory" not in args.skip:
         cells = 10_000 if quick else 1_000_000
         res["memory"] = {kind: run_child(["memory", kind, str(cells)]) for kind in ("dense", "sparse")}
@@ -1005,7 +1018,8 @@ def main(argv=None) -> None:
     out = Path(args.out)
     chart = out.parent / "img" / f"{out.stem}.png"
     has_chart = plot(res, chart)
-    command = "python benchmarks/bench_core.py" + (" --quick" if quick else "")
+    command = ("python benchmarks/bench_core.py" + (" --quick" if quick else "")
+               + (" --pure-python" if PURE else ""))
     if out.resolve() != (ROOT / "docs" / "benchmarks" / "core.md").resolve():
         try:
             command += f" --out {out.resolve().relative_to(ROOT)}"

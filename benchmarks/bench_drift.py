@@ -30,7 +30,7 @@ with ``--quick``). The window the goals refer to is ``Monitor``'s default, 1,000
 
 Writes ``docs/benchmarks/drift.md``:
 
-    PYTHONPATH=. python benchmarks/bench_drift.py            # the full run (about 10 minutes)
+    PYTHONPATH=. python benchmarks/bench_drift.py            # the full run (several minutes of CPU)
     PYTHONPATH=. python benchmarks/bench_drift.py --quick    # 2 seeds, 10⁵ stable elements
 """
 

@@ -134,6 +134,19 @@ def main(argv=None) -> int:
         per = sec / (n * r) * 1e9
         ratio = per / (base[3] / (base[0] * base[2]) * 1e9)
         lines.append(f"| {n:,} | {u:,} | {r:,} | {sec:.2f} s | {per:.2f} ns | {ratio:.2f}× |")
+    big = [row for row in dflt if row[0] == args.sizes[-1]]
+    marginal = [(r0, r1, (t1 - t0) / (r1 - r0)) for (_, _, r0, t0), (_, _, r1, t1) in zip(big, big[1:])]
+    small = next((row for row in dflt if row[0] == args.sizes[0] and row[2] == 1000), None)
+    if small is not None and small is not base:
+        lines += ["", f"Elements ×{base[0] / small[0]:g} (at 1,000 resamples): CPU time "
+                  f"×{base[3] / small[3]:.2f}."]
+    if marginal:
+        lines += ["", "Resamples at " + f"{args.sizes[-1]:,}" + " elements: each added resample costs "
+                  + ", ".join(f"{c * 1e3:.2f} ms from {r0:,} to {r1:,}" for r0, r1, c in marginal)
+                  + " (" + ", ".join(f"{c / args.sizes[-1] * 1e9:.2f} ns" for *_, c in marginal)
+                  + " per element); a cost linear in the resamples keeps these equal, on top of a "
+                  "fixed part (grouping, the units' statistics), which is why the per-resample "
+                  "figure above falls as resamples are added."]
     lines += ["", "The studentized interval's extra cost is one gradient per resample and system "
               "(two O(1) metric reads per field each metric reads) and, for the standard errors, "
               "one product of the multiplicities with the units' centred fields and their "

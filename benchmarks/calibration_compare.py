@@ -5,8 +5,10 @@ Each repetition draws a fresh dataset of ``n`` documents (units) from a process,
 own resampling (the same code :func:`streameval.compare` runs: unit statistics, one exact product per
 block of resamples, the metric reads, the linearization standard errors), and records
 
-- whether the 95% percentile, BCa and studentized (bootstrap-t) intervals of system A cover each of
-  two targets:
+- whether the 95% percentile, BCa, studentized (bootstrap-t), hybrid (the union of the percentile
+  interval and the bootstrap-t centred at the resamples' mean) and adaptive (``compare``'s default:
+  hybrid where one unit holds more than 15% of a labelling's pairs, else studentized) intervals of
+  system A cover each of two targets:
 
   - the *population value*, what ``compare``'s intervals are for: the metric at the expected
     statistics of an ``n``-document dataset, estimated from one dataset of ``--population``
@@ -17,7 +19,7 @@ block of resamples, the metric reads, the linearization standard errors), and re
   - the *expected value*: the metric's mean over ``--datasets`` fresh ``n``-document datasets.
 
   and whether the interval lies below or above the target when it misses;
-- whether ``compare``'s warnings fire (fewer than 30 units, or one unit holding more than 10% of a
+- whether ``compare``'s warnings fire (fewer than 30 units, or one unit holding more than 15% of a
   labelling's within-cluster pairs), and the coverage with and without them;
 - whether the paired bootstrap and the approximate randomization test reject (p < 0.05) the true
   null "A and B are equally good" (B is drawn from the same process as A, independently).
@@ -68,9 +70,16 @@ from streameval.comparison import (
     _metrics,
     _randomized_deltas,
     _read,
+    adaptive_choice,
     bootstrap_multiplicities,
 )
-from streameval.intervals import bca_interval, p_value, percentile_interval, studentized_interval
+from streameval.intervals import (
+    bca_interval,
+    hybrid_interval,
+    p_value,
+    percentile_interval,
+    studentized_interval,
+)
 from streameval.linearization import standard_errors
 from streameval.units import UnitStats, unit_diagnostics, unit_stats_from_codes
 
@@ -132,7 +141,7 @@ def unit_stats_of(doc, t, a, b, metrics, widen: bool):
 
 
 # --------------------------------------------------------------------------- one repetition
-INTERVALS = ("percentile", "BCa", "studentized")
+INTERVALS = ("percentile", "BCa", "studentized", "hybrid", "adaptive")
 TRUTHS = ("population value", "expected value")
 
 
@@ -154,11 +163,15 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95):
     cover = np.zeros((len(truths), len(INTERVALS), len(metrics)), dtype=bool)
     below = np.zeros_like(cover)
     reject = np.zeros((2, len(metrics)), dtype=bool)
+    diag = unit_diagnostics([sa, sb])
+    adaptive = INTERVALS.index(adaptive_choice(diag["pairs_share"]))
     for k, metric in enumerate(metrics):
         lo_b, hi_b = metric.bounds
         ivs = [percentile_interval(va[k], conf), bca_interval(va[k], oa[k], ja[k], conf),
-               studentized_interval(va[k], oa[k], se[k], se0[k, 0], conf)]
-        ivs[2] = (max(ivs[2][0], lo_b), min(ivs[2][1], hi_b))  # as compare clips it
+               studentized_interval(va[k], oa[k], se[k], se0[k, 0], conf),
+               hybrid_interval(va[k], oa[k], se[k], se0[k, 0], conf)]
+        ivs[2:] = [(max(lo, lo_b), min(hi, hi_b)) for lo, hi in ivs[2:]]  # as compare clips them
+        ivs.append(ivs[adaptive])
         for j, (lo, hi) in enumerate(ivs):
             for i, theta in enumerate(truths):
                 cover[i, j, k] = lo <= theta[k] <= hi
@@ -166,7 +179,6 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95):
         d = oa[k] - ob[k]
         reject[0, k] = p_value(va[k] - vb[k] - d, d) < 0.05
         reject[1, k] = p_value(rand[k], d) < 0.05
-    diag = unit_diagnostics([sa, sb])
     warned = u < FEW_UNITS or diag["pairs_share"] > DOMINANT_SHARE
     return cover, below, reject, u, warned
 
@@ -269,7 +281,7 @@ def _below(results, truth: int) -> list:
     for r in results:
         for j, name in enumerate(INTERVALS):
             below = r["below"][truth, j]
-            above = 1 - r["cover"][truth, j] - below
+            above = np.maximum(1 - r["cover"][truth, j] - below, 0.0)  # no -0.0 from rounding
             lines.append(_row(r, name, [f"{100 * b:.1f} / {100 * a:.1f}" for b, a in zip(below, above)]))
     return lines
 
@@ -319,12 +331,19 @@ def render(results, args) -> str:
         "## The targets",
         "",
         "*Population value*: the metric at the expected statistics of a dataset of this many "
-        "documents (what `compare` reports an interval for; for ELM and BCubed, ratios of sums, "
+        "documents (what the studentized interval is built for; for ELM and BCubed, ratios of sums, "
         "the population's value whatever the size). *Expected value*: the metric's mean over "
-        "datasets of this many documents. They differ where a few rare, giant clusters carry much "
+        "datasets of this many documents (what the hybrid interval's bootstrap-t, centred at the "
+        "resamples' mean, is built for). They differ where a few rare, giant clusters carry much "
         "of the expected sums (heavy tails): most datasets hold none of them, so the population "
         "value of ARI lies above most datasets' values (giant clusters are easy to keep whole), "
         "and that of ELM, BCubed and NMI somewhat below.",
+        "",
+        "The intervals: *percentile*, *BCa* (jackknife over units), *studentized* (bootstrap-t, "
+        "`t = (value_b - value) / se_b`), *hybrid* (the union of the percentile interval and the "
+        "bootstrap-t centred at the resamples' mean, `t = (value_b - mean value_b) / se_b`) and "
+        f"*adaptive* (`compare`'s default: hybrid where one unit holds more than {DOMINANT_SHARE:.0%} "
+        "of a labelling's within-cluster pairs, else studentized).",
         "",
         *_truths(results),
         "",
@@ -341,14 +360,14 @@ def render(results, args) -> str:
         "",
         *_coverage(results, 1),
         "",
-        "## Where the warnings fire (studentized intervals, population value)",
+        "## Where the warnings fire (adaptive intervals, expected value)",
         "",
         f"A dataset is *warned* when it has fewer than {FEW_UNITS} units or one unit holds more "
         f"than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs (`compare`'s warnings). "
         "Coverage in percent, "
         "metric by metric (" + ", ".join(METRICS) + ").",
         "",
-        *_warned(results, 0, INTERVALS.index("studentized")),
+        *_warned(results, 1, INTERVALS.index("adaptive")),
         "",
         "## Rejections of a true null at p < 0.05 (A and B from the same process)",
         "",

@@ -6,6 +6,8 @@
 //! steps give the same bits; sums of `d` terms (dot products) are summed left to right here and
 //! in numpy's order there, so they agree to `d` ulps of the sum of their absolute terms.
 
+use smallvec::SmallVec;
+
 /// `sum_i a_i·b_i`, left to right.
 #[inline]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -105,18 +107,147 @@ pub struct Block<'a> {
 /// `slots[i]` and to the global summary of `n` elements and scatter `gm2`, row by row: the very
 /// steps of [`welford`], in order, so the state is bit for bit the one single updates give.
 /// Returns the new global scatter. O(m·d).
+///
+/// For d ≤ 4, in chunks of rows: first the counts each row meets (integers, in order), then Welford's
+/// factors of every row of the chunk ([`ratios`]: the same correctly rounded quotients of the
+/// same doubles, divided four at a time where the CPU has AVX2), then the steps. The divisions
+/// are off the chain of dependent additions that the steps are, so the chunk runs at the speed
+/// of that chain.
 pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n: i64, gm2: f64) -> f64 {
+    const CHUNK: usize = 256;
     let d = b.d;
     let (mut n, mut gm2) = (n, gm2);
-    for (i, (&s, &w)) in slots.iter().zip(ws).enumerate() {
-        let x = &data[i * d..(i + 1) * d];
-        let c = b.count[s];
-        b.m2[s] = welford(&mut b.mean[s * d..(s + 1) * d], b.m2[s], c, w, x);
-        b.count[s] = c + w;
-        gm2 = welford(b.gmean, gm2, n, w, x);
-        n += w;
+    if d > 4 {
+        // the O(d) steps outweigh the factors: row by row, the factors with them
+        for (i, (&s, &w)) in slots.iter().zip(ws).enumerate() {
+            let x = &data[i * d..(i + 1) * d];
+            let c = b.count[s];
+            b.m2[s] = welford(&mut b.mean[s * d..(s + 1) * d], b.m2[s], c, w, x);
+            b.count[s] = c + w;
+            gm2 = welford(b.gmean, gm2, n, w, x);
+            n += w;
+        }
+        return gm2;
+    }
+    // per row of a chunk: numerators and denominators (cluster, global), then the factors
+    let mut num = [[0.0f64; CHUNK]; 3]; // w, w·c, w·n
+    let mut den = [[0.0f64; CHUNK]; 2]; // c + w, n + w
+    let mut out = [[0.0f64; CHUNK]; 4]; // w/(c+w), w·c/(c+w), w/(n+w), w·n/(n+w)
+    let mut n2 = [[0i64; CHUNK]; 2];
+    let mut wide: SmallVec<[(usize, i64, i64, i64); 4]> = SmallVec::new(); // products beyond i64
+    for (ci, (sl, wl)) in slots.chunks(CHUNK).zip(ws.chunks(CHUNK)).enumerate() {
+        let len = sl.len();
+        wide.clear();
+        for r in 0..len {
+            let (s, w) = (sl[r], wl[r]);
+            let c = b.count[s];
+            b.count[s] = c + w;
+            num[0][r] = w as f64;
+            den[0][r] = (c + w) as f64;
+            den[1][r] = (n + w) as f64;
+            (n2[0][r], n2[1][r]) = (c + w, n + w);
+            match (w.checked_mul(c), w.checked_mul(n)) {
+                (Some(pc), Some(pn)) => (num[1][r], num[2][r]) = (pc as f64, pn as f64),
+                _ => wide.push((r, c, n, w)),
+            }
+            n += w;
+        }
+        divide(&num[0][..len], &den[0][..len], &mut out[0][..len]);
+        divide(&num[1][..len], &den[0][..len], &mut out[1][..len]);
+        divide(&num[0][..len], &den[1][..len], &mut out[2][..len]);
+        divide(&num[2][..len], &den[1][..len], &mut out[3][..len]);
+        for &(r, c, nn, w) in &wide {
+            (out[0][r], out[1][r]) = ratios(c, w);
+            (out[2][r], out[3][r]) = ratios(nn, w);
+        }
+        let rows = &data[ci * CHUNK * d..(ci * CHUNK + len) * d];
+        let f = Factors { out: &out, n2: &n2 };
+        gm2 = match d {
+            1 => steps::<1>(b, sl, rows, &f, gm2),
+            2 => steps::<2>(b, sl, rows, &f, gm2),
+            3 => steps::<3>(b, sl, rows, &f, gm2),
+            _ => steps::<4>(b, sl, rows, &f, gm2),
+        };
     }
     gm2
+}
+
+/// A chunk's Welford factors and new counts, per row (see [`welford_block`]).
+struct Factors<'a, const C: usize> {
+    out: &'a [[f64; C]; 4],
+    n2: &'a [[i64; C]; 2],
+}
+
+/// The steps of a chunk for a dimension `D` known when compiling: [`welford_with`]'s
+/// operations on arrays of `D` (the same per element, so the same bits), without loops or
+/// bounds checks per element.
+#[inline(always)]
+fn steps<const D: usize>(b: &mut Block, slots: &[usize], rows: &[f64], f: &Factors<'_, 256>, gm2: f64) -> f64 {
+    #[inline(always)]
+    fn step<const D: usize>(mean: &mut [f64; D], m2: f64, f: f64, wn: f64, n2: i64, x: &[f64; D]) -> f64 {
+        let mut sq = 0.0;
+        for i in 0..D {
+            let delta = x[i] - mean[i];
+            sq += delta * delta;
+            mean[i] += delta * f;
+        }
+        let m2 = m2 + wn * sq;
+        if m2 > 0.0 && n2 > 1 {
+            m2
+        } else {
+            0.0
+        }
+    }
+    let mut gm2 = gm2;
+    let g: &mut [f64; D] = (&mut b.gmean[..D]).try_into().expect("dimension D");
+    let mut gv = *g; // the global mean in registers for the chunk
+    let (means, _) = b.mean.as_chunks_mut::<D>();
+    let (xs, _) = rows.as_chunks::<D>();
+    for (r, (&s, x)) in slots.iter().zip(xs).enumerate() {
+        let m = &mut means[s];
+        b.m2[s] = step(m, b.m2[s], f.out[0][r], f.out[1][r], f.n2[0][r], x);
+        gm2 = step(&mut gv, gm2, f.out[2][r], f.out[3][r], f.n2[1][r], x);
+    }
+    *g = gv;
+    gm2
+}
+
+/// `out[i] = a[i] / b[i]`: each a correctly rounded quotient, whatever the vector width.
+fn divide(a: &[f64], b: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { divide_avx2(a, b, out) };
+            return;
+        }
+    }
+    divide_any(a, b, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn divide_avx2(a: &[f64], b: &[f64], out: &mut [f64]) {
+    divide_any(a, b, out)
+}
+
+#[inline(always)]
+fn divide_any(a: &[f64], b: &[f64], out: &mut [f64]) {
+    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+        *o = x / y;
+    }
+}
+
+/// The index of the first of `values` that is NaN or infinite, if any: blocks of 512 tested
+/// at once (the exponent bits or-ed: vector code), the rare block with a hit searched. O(len).
+pub fn first_non_finite(values: &[f64]) -> Option<usize> {
+    const EXP: u64 = 0x7ff0_0000_0000_0000;
+    for (bi, block) in values.chunks(512).enumerate() {
+        if block.iter().fold(false, |acc, t| acc | (t.to_bits() & EXP == EXP)) {
+            return block.iter().position(|t| !t.is_finite()).map(|i| bi * 512 + i);
+        }
+    }
+    None
 }
 
 /// `a / b` as Python's true division of ints rounds it (correctly rounded) for `|a|, |b| < 2**53`;
@@ -351,18 +482,14 @@ pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, si
     let r = to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64);
     lb.clear();
     lb.resize(k, f64::INFINITY); // a scratch buffer of the caller's: no allocation per point
-    let mut first = usize::MAX;
-    let mut low = f64::INFINITY;
-    for j in 0..k {
-        if j != own && s.counts[j] > 0 {
-            let gap = (row[j] * SAFE - r).max(0.0);
-            let v = (gap * gap + cache.q[j]) * SAFE;
-            lb[j] = v;
-            if v < low {
-                (low, first) = (v, j);
-            }
-        }
+    for (((l, &rj), &qj), &n) in lb.iter_mut().zip(&row[..k]).zip(&cache.q[..k]).zip(s.counts) {
+        let gap = (rj * SAFE - r).max(0.0);
+        let v = (gap * gap + qj) * SAFE;
+        *l = if n > 0 { v } else { f64::INFINITY }; // a select: vector code
     }
+    lb[own] = f64::INFINITY;
+    let (low, at) = arg_min(lb);
+    let first = if low < f64::INFINITY { at } else { usize::MAX };
     let mut b = f64::INFINITY;
     if first != usize::MAX {
         b = sq_dist(x, &s.means[first * d..(first + 1) * d]) + cache.q[first];
@@ -417,29 +544,120 @@ pub fn distance_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, out: &
         return;
     }
     let mc = &s.means[c * d..(c + 1) * d];
-    for (j, o) in out.iter_mut().enumerate() {
-        *o = if j == c || s.counts[j] <= 0 { 0.0 } else { sq_dist(&s.means[j * d..(j + 1) * d], mc) };
+    let w = out.len();
+    sq_dists(&s.means[..w * d], mc, out);
+    for (o, &n) in out.iter_mut().zip(s.counts) {
+        *o = if n > 0 { o.sqrt() } else { 0.0 }; // a select: vector square roots
     }
-    for o in out.iter_mut() {
-        *o = o.sqrt(); // a loop of its own: vector square roots
+    out[c] = 0.0;
+}
+
+/// `out[j] = sq_dist(rows_j, b)` for the rows of `rows` (`out.len() × b.len()`, row-major),
+/// each the very value [`sq_dist`] gives (the same operations in the same order per row). Where
+/// the CPU has AVX2 (chosen at run time), eight rows at a time, each row's four lanes in one
+/// register, so that eight sums run side by side: which changes nothing in the result (no fused
+/// multiply-add, the same lanes, the same order; `rows_of_distances_are_sq_dist_bit_for_bit`).
+/// O(rows·d).
+pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
+    let (d, w) = (b.len(), out.len());
+    let rows = &rows[..w * d];
+    match d {
+        1 => {
+            for (o, r) in out.iter_mut().zip(rows) {
+                let t = r - b[0];
+                *o = t * t;
+            }
+        }
+        2 => {
+            let (b0, b1) = (b[0], b[1]);
+            for (o, r) in out.iter_mut().zip(rows.chunks_exact(2)) {
+                let (t0, t1) = (r[0] - b0, r[1] - b1);
+                *o = t0 * t0 + t1 * t1; // sq_dist's 0 + t0² + t1²: the same double
+            }
+        }
+        3 => {
+            let (b0, b1, b2) = (b[0], b[1], b[2]);
+            for (o, r) in out.iter_mut().zip(rows.chunks_exact(3)) {
+                let (t0, t1, t2) = (r[0] - b0, r[1] - b1, r[2] - b2);
+                *o = (t0 * t0 + t1 * t1) + t2 * t2;
+            }
+        }
+        _ => {
+            let mut done = 0;
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (checked just above); the slices' lengths are
+                    // checked inside.
+                    done = unsafe { sq_dists_avx2(rows, b, out) };
+                }
+            }
+            for j in done..w {
+                out[j] = sq_dist(&rows[j * d..(j + 1) * d], b);
+            }
+        }
     }
+}
+
+/// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `d >= 4`, in AVX2 registers: row `r`'s lane `l`
+/// sums the terms `i ≡ l (mod 4)` of its first `4·⌊d/4⌋`, then `(l0 + l1) + (l2 + l3)` and the
+/// tail, as [`sq_dist`]. Returns how many rows it did.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
+    use std::arch::x86_64::*;
+    const R: usize = 8;
+    let (d, w) = (b.len(), out.len());
+    assert!(d >= 4 && rows.len() >= w * d);
+    let full = d - d % 4;
+    let blocks = w / R;
+    let (rp, bp) = (rows.as_ptr(), b.as_ptr());
+    for q in 0..blocks {
+        let base = rp.add(q * R * d);
+        let mut acc = [_mm256_setzero_pd(); R];
+        let mut i = 0;
+        while i < full {
+            let y = _mm256_loadu_pd(bp.add(i));
+            for (r, a) in acc.iter_mut().enumerate() {
+                // b - x: the negation of x - b exactly (rounding is symmetric), so the same
+                // square; in this order the load folds into the subtraction
+                let t = _mm256_sub_pd(y, _mm256_loadu_pd(base.add(r * d + i)));
+                *a = _mm256_add_pd(*a, _mm256_mul_pd(t, t));
+            }
+            i += 4;
+        }
+        for (r, a) in acc.iter().enumerate() {
+            let mut l = [0.0f64; 4];
+            _mm256_storeu_pd(l.as_mut_ptr(), *a);
+            let mut s = (l[0] + l[1]) + (l[2] + l[3]);
+            for t in full..d {
+                let t = *base.add(r * d + t) - *bp.add(t);
+                s += t * t;
+            }
+            out[q * R + r] = s;
+        }
+    }
+    blocks * R
 }
 
 /// Incremental Davies-Bouldin (`intrinsic._DaviesBouldinCache`): `R[i,j] = (S_i + S_j)/d_ij`
 /// (0 where `d_ij = 0`), each row's maximum `m`, its first position `a`, and the sum of the
 /// maxima as `hi + lo` (each change of a maximum enters it by TwoSum). `dist` is the
-/// `cap × cap` matrix of distances between means, row-major; `s` the scatters `S_j`
-/// ([`SlotCache`]). A free slot's row and column are 0 (its distances are), so its maximum is 0
+/// `cap × cap` matrix of distances between means, row-major and symmetric; `s` the scatters
+/// `S_j` ([`SlotCache`]). `R` is not stored: an entry is `(S_i + S_j)·(1/d_ij)` from `s` and
+/// `dist` whenever it is read (the very operations that made it, so the same bits; `S_i + S_j`
+/// and `S_j + S_i` are the same double), which spares a `cap × cap` matrix and its strided
+/// column writes. A free slot's row and column are 0 (its distances are), so its maximum is 0
 /// and the index is the sum over all rows divided by the number of live ones.
 #[derive(Default)]
 pub struct DaviesBouldin {
     pub cap: usize,
-    r: Vec<f64>,
     m: Vec<f64>,
     a: Vec<usize>,
     s: Vec<f64>,
     sum: (f64, f64),
-    row: Vec<f64>, // scratch for `change`
+    row: Vec<f64>,   // scratch for `change`: row c
+    other: Vec<f64>, // and a row rescanned
 }
 
 #[inline]
@@ -452,29 +670,74 @@ fn inv(d: f64) -> f64 {
     }
 }
 
+/// `R[i, j]` for `j < out.len()` into `out`: `(s_i + s_j)·(1/d_ij)`. Vector code.
+#[inline]
+fn ratio_row(si: f64, s: &[f64], di: &[f64], out: &mut [f64]) {
+    for ((v, &sj), &dj) in out.iter_mut().zip(s).zip(di) {
+        *v = (si + sj) * inv(dj);
+    }
+}
+
+/// The minimum of `row` (NaN left out) and its first position (`inf, 0` when there is none
+/// below `inf`): [`arg_extreme`].
+#[inline]
+fn arg_min(row: &[f64]) -> (f64, usize) {
+    arg_extreme::<false>(row)
+}
+
+/// The maximum of `row` (NaN left out) and its first position (`-inf, 0` when there is none
+/// above `-inf`): [`arg_extreme`].
+#[inline]
+fn arg_max(row: &[f64]) -> (f64, usize) {
+    arg_extreme::<true>(row)
+}
+
+/// The maximum (`MAX`) or minimum of `row`, NaN left out, in four lanes (vector code; the
+/// extreme of a set whatever the order), then the first entry equal to it; `(∓inf, 0)` when
+/// no entry passes the starting `∓inf`.
+#[inline(always)]
+fn arg_extreme<const MAX: bool>(row: &[f64]) -> (f64, usize) {
+    let none = if MAX { f64::NEG_INFINITY } else { f64::INFINITY };
+    let better = |v: f64, b: f64| if MAX { v > b } else { v < b };
+    let mut lanes = [none; 4];
+    let quads = row.chunks_exact(4);
+    let rest = quads.remainder();
+    for q in quads {
+        for l in 0..4 {
+            lanes[l] = if better(q[l], lanes[l]) { q[l] } else { lanes[l] };
+        }
+    }
+    let mut best = none;
+    for &v in lanes.iter().chain(rest) {
+        if better(v, best) {
+            best = v;
+        }
+    }
+    if best == none {
+        return (best, 0);
+    }
+    (best, row.iter().position(|&v| v == best).unwrap_or(0))
+}
+
 impl DaviesBouldin {
-    /// Every entry anew: O(w²).
+    /// Every row anew: O(w²).
     pub fn rebuild(&mut self, scat: &[f64], dist: &[f64], cap: usize, w: usize) {
         self.cap = cap;
-        self.r = vec![0.0; cap * cap];
         self.m = vec![0.0; cap];
         self.a = vec![0; cap];
         self.s = vec![0.0; cap];
         self.sum = (0.0, 0.0);
         self.s[..w].copy_from_slice(&scat[..w]);
+        let mut row = std::mem::take(&mut self.row);
+        row.resize(w, 0.0);
         for i in 0..w {
-            let (mut best, mut at) = (f64::NEG_INFINITY, 0);
-            for j in 0..w {
-                let v = (self.s[i] + self.s[j]) * inv(dist[i * cap + j]);
-                self.r[i * cap + j] = v;
-                if v > best {
-                    (best, at) = (v, j);
-                }
-            }
+            ratio_row(self.s[i], &self.s[..w], &dist[i * cap..i * cap + w], &mut row[..w]);
+            let (best, at) = arg_max(&row[..w]);
             self.m[i] = best;
             self.a[i] = at;
             add_to(&mut self.sum, best);
         }
+        self.row = row;
     }
 
     fn set_max(&mut self, i: usize, v: f64, at: usize) {
@@ -484,40 +747,30 @@ impl DaviesBouldin {
         self.a[i] = at;
     }
 
-    /// Slot `c` changed (its scatter is `sc`): its row and column anew, the maxima that rose or
-    /// fell with them. O(w), plus O(w) per row whose maximum sat in column `c` and fell.
+    /// Slot `c` changed (its scatter is `sc`; `dist` holds its new row and column): the
+    /// maxima that rose or fell with row and column `c`. O(w), plus O(w) per row whose maximum
+    /// sat in column `c` and fell.
     pub fn change(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
         let cap = self.cap;
         self.s[c] = sc;
         let mut row = std::mem::take(&mut self.row);
-        row.clear();
-        row.resize(w, 0.0);
-        let dc = &dist[c * cap..c * cap + w];
-        for ((v, &sj), &dj) in row.iter_mut().zip(&self.s[..w]).zip(dc) {
-            *v = (sc + sj) * inv(dj);
-        }
-        for (i, &v) in row.iter().enumerate() {
-            let old = self.r[i * cap + c];
-            self.r[c * cap + i] = v;
-            self.r[i * cap + c] = v;
+        row.resize(w.max(row.len()), 0.0);
+        ratio_row(sc, &self.s[..w], &dist[c * cap..c * cap + w], &mut row[..w]);
+        for i in 0..w {
+            let v = row[i]; // R[i, c] = R[c, i]
             if v >= self.m[i] {
                 self.set_max(i, v, c);
-            } else if self.a[i] == c && v < old {
-                let (mut best, mut at) = (f64::NEG_INFINITY, 0);
-                for (j, &x) in self.r[i * cap..i * cap + w].iter().enumerate() {
-                    if x > best {
-                        (best, at) = (x, j);
-                    }
-                }
+            } else if self.a[i] == c {
+                // its maximum sat in column c and fell (v < m[i], the old R[i, c]): rescan row i
+                let mut other = std::mem::take(&mut self.other);
+                other.resize(w.max(other.len()), 0.0);
+                ratio_row(self.s[i], &self.s[..w], &dist[i * cap..i * cap + w], &mut other[..w]);
+                let (best, at) = arg_max(&other[..w]);
+                self.other = other;
                 self.set_max(i, best, at);
             }
         }
-        let (mut best, mut at) = (f64::NEG_INFINITY, 0);
-        for (j, &v) in row.iter().enumerate() {
-            if v > best {
-                (best, at) = (v, j);
-            }
-        }
+        let (best, at) = arg_max(&row[..w]);
         self.set_max(c, best, at);
         self.row = row;
     }
@@ -704,25 +957,77 @@ mod tests {
 
     #[test]
     fn a_block_is_bit_for_bit_its_rows_one_by_one() {
-        let (d, m, cap) = (3usize, 1500usize, 4usize);
+        for d in 1..=6 {
+            a_block_of_dimension(d);
+        }
+    }
+
+    fn a_block_of_dimension(d: usize) {
+        let (m, cap) = (1500usize, 4usize);
         let data: Vec<f64> = (0..m * d).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0).collect();
         let slots: Vec<usize> = (0..m).map(|i| (i * 31 + i / 7) % cap).collect();
         let ws: Vec<i64> = (0..m).map(|i| 1 + (i % 3) as i64).collect();
-        let (mut count, mut mean, mut m2, mut gmean) = (vec![1i64; cap], vec![0.5; cap * d], vec![0.0; cap], vec![0.5; d]);
-        let (mut c2, mut mean2, mut m22, mut g2) = (count.clone(), mean.clone(), m2.clone(), gmean.clone());
-        let gm2 = {
+        let state = (vec![1i64; cap], vec![0.5; cap * d], vec![0.0; cap], vec![0.5; d]);
+        block_equals_rows(d, &slots, &ws, &data, state, cap as i64, 0.0);
+    }
+
+    type State = (Vec<i64>, Vec<f64>, Vec<f64>, Vec<f64>); // counts, means, scatters, global mean
+
+    /// `welford_block` from `state` (and `n` elements of scatter `gm2`) leaves the very state
+    /// the rows' `welford` steps one by one leave.
+    fn block_equals_rows(d: usize, slots: &[usize], ws: &[i64], data: &[f64], state: State, n: i64, gm2: f64) {
+        let (mut count, mut mean, mut m2, mut gmean) = state.clone();
+        let (mut c2, mut mean2, mut m22, mut g2) = state;
+        let got = {
             let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d };
-            welford_block(&mut b, &slots, &ws, &data, cap as i64, 0.0)
+            welford_block(&mut b, slots, ws, data, n, gm2)
         };
-        let (mut n, mut gq) = (cap as i64, 0.0);
-        for i in 0..m {
+        let (mut n, mut gq) = (n, gm2);
+        for i in 0..slots.len() {
             let (s, w, x) = (slots[i], ws[i], &data[i * d..(i + 1) * d]);
             m22[s] = welford(&mut mean2[s * d..(s + 1) * d], m22[s], c2[s], w, x);
             c2[s] += w;
             gq = welford(&mut g2, gq, n, w, x);
             n += w;
         }
-        assert_eq!((count, mean, m2, gmean, gm2.to_bits()), (c2, mean2, m22, g2, gq.to_bits()));
+        assert_eq!((count, mean, m2, gmean, got.to_bits()), (c2, mean2, m22, g2, gq.to_bits()), "d {d}");
+    }
+
+    #[test]
+    fn rows_of_distances_are_sq_dist_bit_for_bit() {
+        for d in [1usize, 2, 3, 4, 5, 7, 8, 13, 64, 130] {
+            let w = 19; // two blocks of eight and a tail
+            let rows: Vec<f64> = (0..w * d).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0 + 1.0 / (1 + i) as f64).collect();
+            let b: Vec<f64> = (0..d).map(|i| (i as f64).sin() * 3.0).collect();
+            let mut out = vec![0.0; w];
+            sq_dists(&rows, &b, &mut out);
+            for j in 0..w {
+                let want = sq_dist(&rows[j * d..(j + 1) * d], &b);
+                assert_eq!(out[j].to_bits(), want.to_bits(), "d {d}, row {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_with_wide_products_is_still_its_rows_one_by_one() {
+        // counts near 2**62: w·c beyond i64, the factors by the wide path
+        let (d, cap) = (2usize, 2usize);
+        let big = 1i64 << 62;
+        let data = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let (slots, ws) = ([0usize, 1, 0], [3i64, 1, 2]);
+        let state = (vec![big, 5], vec![0.5; cap * d], vec![1.0; cap], vec![0.5; d]);
+        block_equals_rows(d, &slots, &ws, &data, state, big + 5, 1.0);
+    }
+
+    #[test]
+    fn the_first_non_finite_value_is_found_in_any_block() {
+        let mut v = vec![1.0; 2000];
+        assert_eq!(first_non_finite(&v), None);
+        v[1500] = f64::NAN;
+        v[1700] = f64::INFINITY;
+        assert_eq!(first_non_finite(&v), Some(1500));
+        v[3] = f64::NEG_INFINITY;
+        assert_eq!(first_non_finite(&v), Some(3));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, distance_row, dot, silhouette, silhouette_pruned, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, SlotCache, Slots, SsbAnchor};
+use crate::summaries::{add_to, changed_after, distance_row, dot, first_non_finite, silhouette, silhouette_pruned, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, SlotCache, Slots, SsbAnchor};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -68,7 +68,17 @@ pub struct SummaryKernel {
     // the object again; any other call of `score` reads its own
     last: Option<(usize, Vector)>,
     scratch: (Vec<f64>, Vec<f64>, Vec<f64>), // buffers reused by every call: a row, its old values, bounds
+    // the (version, slot) of the last updates made here, oldest first: with the current version
+    // known (`now`, told by the caller for the length of one call), the slots changed since a
+    // version that the log covers without a gap are read from it, not found by a scan of every
+    // slot's version (`changed`)
+    log: Vec<(i64, usize)>,
+    now: Option<i64>,
+    live: Option<usize>, // the number of live slots, when the caller told it for the call (`read`)
 }
+
+/// How many of the last updates the log keeps (it is cut back to half when it grows beyond).
+const LOG: usize = 64;
 
 impl SummaryKernel {
     /// The checked vector `x` in this space (scaled to unit length for cosine), or `None`.
@@ -91,6 +101,8 @@ impl SummaryKernel {
             }
         } else if x.is_instance_of::<PyDict>() {
             return None;
+        } else if let Some(got) = buffer_f64(x, d, &mut v) {
+            got?;
         } else {
             let ai = x.getattr("__array_interface__").ok()?;
             let ts: String = ai.get_item("typestr").ok()?.extract().ok()?;
@@ -154,6 +166,34 @@ impl SummaryKernel {
         Some(unsafe { std::slice::from_raw_parts_mut(*addr as *mut f64, cap * cap) })
     }
 
+    /// The slots `[:width]` changed after version `since`, in order: from the log when the
+    /// caller told the current version and the log holds every version since (O(changes)),
+    /// else by their versions (O(width)). Then the version they bring the reader to.
+    fn changed(&self, since: i64, width: usize) -> (Vec<usize>, i64) {
+        let touched = &self.touched()[..width.min(self.cap)];
+        if let Some(now) = self.now {
+            if since >= now {
+                return (Vec::new(), since);
+            }
+            let need = (now - since) as usize;
+            if need <= self.log.len() {
+                let tail = &self.log[self.log.len() - need..];
+                // versions are unique and rise by one per change: an unbroken run since+1..=now
+                // in the log is every change since
+                if tail.iter().enumerate().all(|(i, &(v, _))| v == since + 1 + i as i64) {
+                    let mut out: Vec<usize> = tail.iter().map(|&(_, j)| j).filter(|&j| j < touched.len()).collect();
+                    out.sort_unstable();
+                    out.dedup();
+                    return (out, now);
+                }
+            }
+            return (changed_after(touched, since), now);
+        }
+        let out = changed_after(touched, since);
+        let seen = out.iter().map(|&j| touched[j]).max().unwrap_or(since).max(since);
+        (out, seen)
+    }
+
     /// Bring the per-slot cache up to date: the slots `[:width]` changed since the last call,
     /// found by their version (O(width) compares, O(d) per changed slot).
     fn sync(&mut self, width: usize) {
@@ -162,17 +202,16 @@ impl SummaryKernel {
             self.cache = SlotCache::new(self.cap, self.d, self.cosine);
             self.cache_seen = -1;
         }
-        let touched = changed_after(&self.touched()[..width], self.cache_seen);
+        let (touched, seen) = self.changed(self.cache_seen, width);
         if touched.is_empty() {
+            self.cache_seen = seen;
             return;
         }
         let mut cache = std::mem::take(&mut self.cache);
-        let mut seen = self.cache_seen;
         {
             let sl = self.slots(width);
             for &j in &touched {
                 cache.set(&sl, j);
-                seen = seen.max(self.touched()[j]);
             }
         }
         self.cache = cache;
@@ -187,11 +226,11 @@ impl SummaryKernel {
             return false;
         }
         self.sync(width);
-        let changed = changed_after(&self.touched()[..width], self.dist_seen);
+        let (changed, seen) = self.changed(self.dist_seen, width);
+        self.dist_seen = seen;
         if changed.is_empty() {
             return true;
         }
-        self.dist_seen = self.dist_seen.max(changed.iter().map(|&c| self.touched()[c]).max().unwrap_or(-1));
         let (cap, cosine) = (self.cap, self.cosine);
         let (mut row, mut olds) = (std::mem::take(&mut self.scratch.0), std::mem::take(&mut self.scratch.1));
         row.resize(width, 0.0); // every entry written before it is read: no zeroing per call
@@ -202,11 +241,13 @@ impl SummaryKernel {
         for &c in &changed {
             distance_row(&slots, &self.cache, c, cosine, &mut row);
             let old = &mut olds[..width];
-            for (j, o) in old.iter_mut().enumerate() {
-                *o = dist[j * cap + c];
-                dist[j * cap + c] = row[j];
-            }
+            // the matrix is symmetric (every write here is a row and its column): row c holds
+            // column c's old values, read contiguously
+            old.copy_from_slice(&dist[c * cap..c * cap + width]);
             dist[c * cap..c * cap + width].copy_from_slice(&row);
+            for (j, &v) in row.iter().enumerate() {
+                dist[j * cap + c] = v;
+            }
             // four interleaved hi + lo partial sums of new - old (TwoSum, vector code)
             let (mut hi, mut lo) = ([0.0f64; 4], [0.0f64; 4]);
             let step = |hi: &mut [f64; 4], lo: &mut [f64; 4], x: &[f64]| {
@@ -218,8 +259,9 @@ impl SummaryKernel {
                 }
             };
             let (rv, ro) = (row.chunks_exact(4), old.chunks_exact(4));
-            let tail: Vec<f64> = rv.remainder().iter().chain([0.0; 4].iter()).take(4).copied().collect();
-            let tail_old: Vec<f64> = ro.remainder().iter().chain([0.0; 4].iter()).take(4).copied().collect();
+            let (mut tail, mut tail_old) = ([0.0f64; 4], [0.0f64; 4]);
+            tail[..rv.remainder().len()].copy_from_slice(rv.remainder());
+            tail_old[..ro.remainder().len()].copy_from_slice(ro.remainder());
             for (v, o) in rv.zip(ro).chain(std::iter::once((&tail[..], &tail_old[..]))) {
                 step(&mut hi, &mut lo, v);
                 let neg = [-o[0], -o[1], -o[2], -o[3]];
@@ -236,6 +278,39 @@ impl SummaryKernel {
         true
     }
 
+    /// `score` with `self.now` set.
+    fn score_at<'py>(&mut self, py: Python<'py>, own: usize, x: &Bound<'py, PyAny>, width: usize, singleton: f64, scored: bool) -> Option<(Bound<'py, PyBytes>, Option<f64>)> {
+        if self.d == 0 || own >= width || width > self.cap {
+            return None;
+        }
+        let obj = x.as_ptr() as usize;
+        let mut x = match self.last.take() {
+            Some((o, v)) if o == obj => v, // checked by the `update` just made
+            _ => self.vector(x)?,
+        };
+        for t in x.iter_mut() {
+            *t += 0.0;
+        }
+        let bytes: Vec<u8> = x.iter().flat_map(|t| t.to_ne_bytes()).collect();
+        let key = PyBytes::new(py, &bytes);
+        if !scored {
+            return Some((key, None));
+        }
+        if !self.cosine && self.refresh_rows(width) {
+            // the distances between means at hand (the views that read them are there): prune
+            let cap = self.cap;
+            let mut lb = std::mem::take(&mut self.scratch.2);
+            let row = &self.dist_mut().expect("refreshed")[own * cap..own * cap + width];
+            let slots = self.slots(width);
+            let v = silhouette_pruned(&slots, &self.cache, &x, own, singleton, row, &mut lb);
+            self.scratch.2 = lb;
+            return Some((key, Some(v)));
+        }
+        self.sync(width);
+        let slots = self.slots(width);
+        Some((key, Some(silhouette(&slots, &self.cache, &x, own, singleton, self.cosine))))
+    }
+
     fn slices(&mut self) -> (&mut [i64], &mut [f64], &mut [f64], &mut [f64], &mut [i64]) {
         let (cap, d) = (self.cap, self.d);
         // SAFETY: the arrays bound by `bind` (kept alive in `keep`, shapes checked there) are
@@ -250,6 +325,68 @@ impl SummaryKernel {
             )
         }
     }
+}
+
+/// The layout of CPython's `Py_buffer` (stable since Python 3.0; part of the limited API from
+/// 3.11, which is why pyo3 does not declare it for an `abi3-py310` build).
+#[cfg(unix)]
+#[repr(C)]
+struct RawBuffer {
+    buf: *mut std::ffi::c_void,
+    obj: *mut pyo3::ffi::PyObject,
+    len: isize,
+    itemsize: isize,
+    readonly: std::ffi::c_int,
+    ndim: std::ffi::c_int,
+    format: *mut std::ffi::c_char,
+    shape: *mut isize,
+    strides: *mut isize,
+    suboffsets: *mut isize,
+    internal: *mut std::ffi::c_void,
+}
+
+#[cfg(unix)]
+extern "C" {
+    fn PyObject_GetBuffer(obj: *mut pyo3::ffi::PyObject, view: *mut RawBuffer, flags: std::ffi::c_int) -> std::ffi::c_int;
+    fn PyBuffer_Release(view: *mut RawBuffer);
+}
+
+/// `x`'s `d` values appended to `v` through the buffer protocol (a C-contiguous float64 buffer
+/// of one dimension in the native byte order: a numpy array, `array.array("d")`, a
+/// memoryview): `Some(Some(()))` read, `Some(None)` a buffer of another kind (the reference path
+/// takes it), `None` no buffer at all (read `__array_interface__`). One C call, no Python
+/// object made: what keeps a numpy vector's update near the cost of the arithmetic.
+#[cfg(unix)]
+fn buffer_f64(x: &Bound<'_, PyAny>, d: usize, v: &mut Vector) -> Option<Option<()>> {
+    const PYBUF_FORMAT: std::ffi::c_int = 0x0004;
+    const PYBUF_C_CONTIGUOUS: std::ffi::c_int = 0x0020 | 0x0010 | 0x0008;
+    // SAFETY: a zeroed Py_buffer is what PyObject_GetBuffer fills; it is released below exactly
+    // when it was filled. The GIL is held (`x` is bound).
+    unsafe {
+        let mut view: RawBuffer = std::mem::zeroed();
+        if PyObject_GetBuffer(x.as_ptr(), &mut view, PYBUF_FORMAT | PYBUF_C_CONTIGUOUS) != 0 {
+            pyo3::ffi::PyErr_Clear(); // no buffer, or not C-contiguous
+            return if x.hasattr("__array_interface__").unwrap_or(false) { Some(None) } else { None };
+        }
+        let fmt = if view.format.is_null() { &b"B"[..] } else { std::ffi::CStr::from_ptr(view.format).to_bytes() };
+        let native_d = matches!(fmt, b"d" | b"@d" | b"=d") || (cfg!(target_endian = "little") && fmt == b"<d") || (cfg!(target_endian = "big") && fmt == b">d");
+        let ok = native_d
+            && view.itemsize == 8
+            && view.ndim == 1
+            && !view.shape.is_null()
+            && *view.shape == d as isize
+            && (view.buf as usize) % 8 == 0;
+        if ok {
+            v.extend_from_slice(std::slice::from_raw_parts(view.buf as *const f64, d));
+        }
+        PyBuffer_Release(&mut view);
+        Some(if ok { Some(()) } else { None })
+    }
+}
+
+#[cfg(not(unix))]
+fn buffer_f64(_x: &Bound<'_, PyAny>, _d: usize, _v: &mut Vector) -> Option<Option<()>> {
+    None // elsewhere `__array_interface__` is read (pyo3's abi3-py310 build declares no buffer API)
 }
 
 /// A vector element as numpy's `float64` conversion takes it, for the common types (`float`,
@@ -312,6 +449,9 @@ impl SummaryKernel {
             anchor: SsbAnchor::new(),
             last: None,
             scratch: Default::default(),
+            log: Vec::new(),
+            now: None,
+            live: None,
         }
     }
 
@@ -378,12 +518,19 @@ impl SummaryKernel {
         }
         let g = welford(gmean, gm2, n, w, &x);
         self.anchor = anchor;
+        if self.log.len() >= LOG {
+            self.log.drain(..LOG / 2);
+        }
+        self.log.push((version, slot));
         Some(g)
     }
 
     /// `(key, score)` for the silhouettes: `key` is the checked vector's bytes (`-0.0` folded into
     /// `0.0`), `score` the silhouette of `x` in slot `own` against the slots `[:width]`
-    /// (`None` unless `scored`). `None` when `x` cannot be read here.
+    /// (`None` unless `scored`). `None` when `x` cannot be read here. `version`, when given, is
+    /// the summaries' current one (the changed slots are then read from the update log).
+    #[pyo3(signature = (own, x, width, singleton, scored, version=None))]
+    #[allow(clippy::too_many_arguments)]
     fn score<'py>(
         &mut self,
         py: Python<'py>,
@@ -392,36 +539,12 @@ impl SummaryKernel {
         width: usize,
         singleton: f64,
         scored: bool,
+        version: Option<i64>,
     ) -> Option<(Bound<'py, PyBytes>, Option<f64>)> {
-        if self.d == 0 || own >= width || width > self.cap {
-            return None;
-        }
-        let obj = x.as_ptr() as usize;
-        let mut x = match self.last.take() {
-            Some((o, v)) if o == obj => v, // checked by the `update` just made
-            _ => self.vector(x)?,
-        };
-        for t in x.iter_mut() {
-            *t += 0.0;
-        }
-        let bytes: Vec<u8> = x.iter().flat_map(|t| t.to_ne_bytes()).collect();
-        let key = PyBytes::new(py, &bytes);
-        if !scored {
-            return Some((key, None));
-        }
-        if !self.cosine && self.refresh_rows(width) {
-            // the distances between means at hand (the views that read them are there): prune
-            let cap = self.cap;
-            let mut lb = std::mem::take(&mut self.scratch.2);
-            let row = &self.dist_mut().expect("refreshed")[own * cap..own * cap + width];
-            let slots = self.slots(width);
-            let v = silhouette_pruned(&slots, &self.cache, &x, own, singleton, row, &mut lb);
-            self.scratch.2 = lb;
-            return Some((key, Some(v)));
-        }
-        self.sync(width);
-        let slots = self.slots(width);
-        Some((key, Some(silhouette(&slots, &self.cache, &x, own, singleton, self.cosine))))
+        self.now = version;
+        let got = self.score_at(py, own, x, width, singleton, scored);
+        self.now = None;
+        got
     }
 
     /// The silhouettes' key of `x`: the checked vector's bytes (`-0.0` folded into `0.0`), as
@@ -433,6 +556,16 @@ impl SummaryKernel {
         let x = self.vector(x)?;
         let bytes: Vec<u8> = x.iter().flat_map(|t| (t + 0.0).to_ne_bytes()).collect();
         Some(PyBytes::new(py, &bytes))
+    }
+
+    /// The slots `[:width]` changed after version `since`, the current version being `version`:
+    /// from the update log when it holds every change since (O(changes)), else by the slots'
+    /// versions (O(width)). In slot order.
+    fn changed_slots(&mut self, since: i64, width: usize, version: i64) -> Vec<usize> {
+        self.now = Some(version);
+        let (out, _) = self.changed(since, width);
+        self.now = None;
+        out
     }
 
     /// Bind the `cap × cap` float64 cache of distances between means.
@@ -546,6 +679,8 @@ impl SummaryKernel {
         db: Option<PyRefMut<'_, DaviesBouldinKernel>>,
         db_rebuild: bool,
     ) -> (f64, f64, Option<f64>, f64, Option<f64>) {
+        slf.now = Some(version);
+        slf.live = Some(k);
         let ssw = slf.ssw(width);
         let ssb = if n == 0 {
             0.0
@@ -560,6 +695,8 @@ impl SummaryKernel {
             Some(mut db) if k >= 2 => db.value_of(&mut slf, width, version, db_rebuild),
             _ => None,
         };
+        slf.now = None;
+        slf.live = None;
         (ssw, ssb, sep, compact, dbv)
     }
 
@@ -569,15 +706,17 @@ impl SummaryKernel {
     fn check_block(&self, x: &Bound<'_, PyAny>) -> PyResult<Option<(usize, &'static str)>> {
         let d = self.d;
         let data = rows(x, d)?;
+        let first_bad = first_non_finite(data).map(|at| at / d.max(1));
+        if !self.cosine {
+            return Ok(first_bad.map(|i| (i, "has a non-finite value")));
+        }
         for (i, row) in data.chunks_exact(d.max(1)).enumerate() {
-            if !row.iter().all(|t| t.is_finite()) {
+            if first_bad == Some(i) {
                 return Ok(Some((i, "has a non-finite value")));
             }
-            if self.cosine {
-                let norm = dot(row, row).sqrt();
-                if norm == 0.0 || !norm.is_finite() {
-                    return Ok(Some((i, "has norm 0 or an infinite norm (the cosine space scales it to unit length)")));
-                }
+            let norm = dot(row, row).sqrt();
+            if norm == 0.0 || !norm.is_finite() {
+                return Ok(Some((i, "has norm 0 or an infinite norm (the cosine space scales it to unit length)")));
             }
         }
         Ok(None)
@@ -589,6 +728,7 @@ impl SummaryKernel {
     /// `n` elements and scatter `gm2`: the very steps of `update`, in order. Every touched slot
     /// is marked changed at `version`. Returns the new global scatter. O(m·d).
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (slots, x, w, n, gm2, version, table=None))]
     fn update_many(
         &mut self,
         slots: &Bound<'_, PyAny>,
@@ -597,11 +737,12 @@ impl SummaryKernel {
         n: i64,
         gm2: f64,
         version: i64,
+        table: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<f64> {
         let d = self.d;
         let data = rows(x, d)?;
         let m = data.len() / d.max(1);
-        let slots = ints(slots, m)?;
+        let given = ints(slots, m)?;
         let ones;
         let ws = if w.is_none() {
             ones = vec![1i64; m];
@@ -609,8 +750,38 @@ impl SummaryKernel {
         } else {
             ints(w, m)?
         };
-        let cap = self.cap;
-        if slots.iter().any(|&s| s < 0 || s as usize >= cap) || ws.iter().any(|&v| v <= 0) {
+        let cap = self.cap as u64;
+        // with `table`, `slots` holds integer labels and row i goes to slot table[slots[i]]: the
+        // gather made here, in the pass that checks the slots
+        let lut: &[i64] = match table {
+            Some(t) => {
+                let (addr, shape) = array_in(t, &native("i8"), 1)?;
+                // SAFETY: as in `rows`.
+                if shape[0] == 0 { &[] } else { unsafe { std::slice::from_raw_parts(addr as *const i64, shape[0]) } }
+            }
+            None => &[],
+        };
+        let mut bad = false;
+        let slots: Vec<usize> = if table.is_some() {
+            let len = lut.len() as u64;
+            given
+                .iter()
+                .map(|&v| {
+                    let s = if (v as u64) < len { lut[v as usize] } else { -1 };
+                    bad |= s as u64 >= cap;
+                    s as usize
+                })
+                .collect()
+        } else {
+            given
+                .iter()
+                .map(|&s| {
+                    bad |= s as u64 >= cap;
+                    s as usize
+                })
+                .collect()
+        };
+        if bad || ws.iter().fold(false, |acc, &v| acc | (v <= 0)) {
             return Err(PyValueError::new_err("slots must lie in the arrays and weights be positive"));
         }
         let cosine = self.cosine;
@@ -628,7 +799,6 @@ impl SummaryKernel {
         } else {
             data
         };
-        let slots: Vec<usize> = slots.iter().map(|&s| s as usize).collect();
         let (count, mean, m2, gmean, touched) = self.slices();
         for &s in &slots {
             touched[s] = version;
@@ -658,7 +828,10 @@ impl DaviesBouldinKernel {
     /// `rebuild`, on the first call, when the arrays grew, or when more than `width/8` changed.
     /// `None` when `kernel` has no fitting distance cache.
     fn value(&mut self, mut kernel: PyRefMut<'_, SummaryKernel>, width: usize, version: i64, rebuild: bool) -> Option<f64> {
-        self.value_of(&mut kernel, width, version, rebuild)
+        let before = kernel.now.replace(version);
+        let got = self.value_of(&mut kernel, width, version, rebuild);
+        kernel.now = before;
+        got
     }
 }
 
@@ -672,7 +845,7 @@ impl DaviesBouldinKernel {
         let dist = kernel.dist_mut()?;
         let s = kernel.slots(width);
         let scat = &kernel.cache.s;
-        let changed = changed_after(&kernel.touched()[..width], self.seen);
+        let (changed, _) = kernel.changed(self.seen, width);
         if rebuild || self.seen < 0 || self.db.cap != cap || 8 * changed.len() > width {
             self.db.rebuild(scat, dist, cap, width);
         } else {
@@ -681,7 +854,10 @@ impl DaviesBouldinKernel {
             }
         }
         self.seen = version;
-        let live = s.counts.iter().filter(|&&c| c > 0).count();
+        let live = match kernel.live {
+            Some(k) => k, // told by the caller (`read`)
+            None => s.counts.iter().filter(|&&c| c > 0).count(),
+        };
         Some(self.db.value(live))
     }
 }

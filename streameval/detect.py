@@ -175,7 +175,10 @@ def one_blas_thread():
     """A context in which BLAS/LAPACK runs on one thread (threadpoolctl's, when installed): the
     calibration's small solves (150 unknowns) would otherwise wake OpenBLAS's thread pool, whose
     start and spinning cost far more CPU than the solves (about 0.7 s against 4 ms on a loaded
-    2-core machine). :func:`streameval.compare` runs on one thread too. About 1 ms to enter.
+    2-core machine). :func:`streameval.compare` runs on one thread too. About 10 µs to enter: the
+    BLAS libraries are found once (a ``ThreadpoolController``, looked for again only after more
+    modules were imported, which may load another BLAS), not at every entry (0.3–7 ms, paid at
+    each studentized read of ``Monitor``'s window interval).
 
     >>> import numpy as np
     >>> with one_blas_thread():
@@ -183,12 +186,18 @@ def one_blas_thread():
     6.0
     """
     import contextlib
+    import sys
 
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:
         return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    if _BLAS[1] != len(sys.modules):
+        _BLAS[:] = [ThreadpoolController(), len(sys.modules)]
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
+_BLAS: list = [None, -1]  # one_blas_thread's controller, and len(sys.modules) when it was made
 
 
 class Cusum:

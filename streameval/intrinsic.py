@@ -689,7 +689,7 @@ class Silhouette(IntrinsicMetric, register=False):
 
     def _after_fast(self, x, y_pred, w):
         s = self._summaries
-        got = s.kernel.score(s.slot(y_pred), x, s.width, self.singleton, s.k >= 2)
+        got = s.kernel.score(s.slot(y_pred), x, s.width, self.singleton, s.k >= 2, s.version)
         if got is None:  # pragma: no cover - the kernel read x a moment ago
             self._after_update(s.vector(x), y_pred, w)
             return
@@ -846,6 +846,7 @@ class IntrinsicEvaluator:
         self.summaries: dict = {}
         self.metrics: dict = {}
         self._ordered: list = []  # the summaries, cosine first (see update)
+        self._hooked: list = []  # the metrics whose _after_fast does something, in order
         self._db: dict = {}  # space -> the one Davies-Bouldin view read by SummaryKernel.read (None: several)
         self._dists: dict = {}  # space -> True when a view reads the distances between means
         self._dim, self._features, self._native = dim, features, native
@@ -877,6 +878,7 @@ class IntrinsicEvaluator:
                 self._db[metric.space] = metric
         self.metrics[name] = metric
         self._ordered = sorted(self.summaries.values(), key=lambda s: s.space != "cosine")
+        self._hooked = [m for m in self.metrics.values() if type(m)._after_fast is not IntrinsicMetric._after_fast]
 
     def __getitem__(self, name: str) -> IntrinsicMetric:
         return self.metrics[name]
@@ -894,7 +896,7 @@ class IntrinsicEvaluator:
         cosine one first: it alone can still refuse ``x`` (a zero vector), and when it took
         ``x`` the Euclidean one, with the same clusters and count, takes it too."""
         if self._fast(x, y_pred, w):
-            for m in self.metrics.values():
+            for m in self._hooked:  # the views that keep per-point state (the others' hook is empty)
                 m._after_fast(x, y_pred, w)
             return
         changes = {space: s.check(x, y_pred, w) for space, s in self.summaries.items()}
@@ -944,16 +946,17 @@ class IntrinsicEvaluator:
             if kernel is None or s.dim is None:
                 continue
             db = self._db.get(space)
-            if self._dists.get(space) and s.k >= 2 and kernel.dist_sum(s.width) is None:
+            k, width = s.k, s.width
+            if self._dists.get(space) and k >= 2 and kernel.dist_sum(width) is None:
                 s.centroid_distances()  # the cache of distances between means made and bound to the kernel
-            cache = None if db is None or s.k < 2 else db._cache
+            cache = None if db is None or k < 2 else db._cache
             if cache is not None and cache.native is None:
                 cache.native = _DaviesBouldinKernel()
             native = None if cache is None else cache.native
-            r = kernel.read(s.width, s.n, s.k, s.version, native, cache is not None and cache.summaries is not s)
+            r = kernel.read(width, s.n, k, s.version, native, cache is not None and cache.summaries is not s)
             if cache is not None and r[4] is not None:
                 cache.summaries = s
-            reads[space] = (s.n, s.k, r)
+            reads[space] = (s.n, k, r)
         out = {}
         for name, m in self.metrics.items():
             got = reads.get(m.space)

@@ -137,7 +137,7 @@ class ClusterSummaries(Guarded):
         self._index: dict = {}  # label -> slot
         self._labels: list = []  # slot -> label (None when free)
         self._free: list = []
-        self._order: tuple | None = None  # (labels, their slots) in first-seen order (size_lists), or None: stale
+        self._order: tuple | None = None  # (labels, slot -> position, sizes, version) in first-seen order (size_lists), or None: stale
         cap = 8
         self._count = np.zeros(cap, dtype=np.int64)
         self._mean = np.zeros((cap, self.dim or 0))
@@ -316,12 +316,17 @@ class ClusterSummaries(Guarded):
                 first = np.unique(codes, return_index=True)[1]
                 for i in new[np.argsort(first[new], kind="stable")].tolist():
                     slot_of[i] = self._new_slot(uniques[i])
-            slots = slot_of[codes] if codes is not None else slot_of[dense[0]][y_pred]
             version = self.version + 1
             if kernel is not None:
-                self._gm2 = kernel.update_many(slots, vecs, ws, self.n, self._gm2, version)
+                if codes is None and y_pred.dtype == np.int64 and y_pred.flags.c_contiguous:
+                    # integer labels: the kernel gathers each row's slot through the table
+                    self._gm2 = kernel.update_many(y_pred, vecs, ws, self.n, self._gm2, version, slot_of[dense[0]])
+                else:
+                    slots = slot_of[codes] if codes is not None else slot_of[dense[0]][y_pred]
+                    self._gm2 = kernel.update_many(slots, vecs, ws, self.n, self._gm2, version)
                 self.n += total
             else:  # the reference: update's own steps, row by row
+                slots = slot_of[codes] if codes is not None else slot_of[dense[0]][y_pred]
                 weights = [1] * m if ws is None else ws.tolist()
                 for i, (slot, wi) in enumerate(zip(slots.tolist(), weights)):
                     self._apply_unguarded(vecs[i], self._labels[slot], wi)
@@ -565,8 +570,10 @@ class ClusterSummaries(Guarded):
 
     def size_lists(self) -> tuple[list, list]:
         """``(labels, counts)``: the non-empty clusters' labels and sizes as two lists, in
-        first-seen order (the keys and values of :meth:`sizes`, without building the dict). O(k),
-        in C loops (the slot order is cached until a cluster is added or emptied).
+        first-seen order (the keys and values of :meth:`sizes`, without building the dict). O(k)
+        for the two copies, in C loops: the order and the sizes are cached until a cluster is
+        added or emptied, and the sizes of the clusters changed since the last call are patched in
+        (found through the kernel's update log, O(changes), else by their versions, O(k)).
 
         >>> s = ClusterSummaries(); s.update([0.0], "b"); s.update([1.0], "a"); s.update([2.0], "b")
         >>> s.size_lists()
@@ -575,8 +582,22 @@ class ClusterSummaries(Guarded):
         cached = self._order
         if cached is None:
             index = self._index
-            cached = self._order = (list(index), np.fromiter(index.values(), dtype=np.intp, count=len(index)))
-        return cached[0].copy(), self._count[cached[1]].tolist()
+            slots = np.fromiter(index.values(), dtype=np.intp, count=len(index))
+            pos = {slot: i for i, slot in enumerate(index.values())}
+            cached = self._order = (list(index), pos, self._count[slots].tolist(), self.version)
+        elif cached[3] != self.version:
+            labels, pos, counts, seen = cached
+            kernel = self._kernel
+            w = len(self._labels)
+            changed = (kernel.changed_slots(seen, w, self.version) if kernel is not None
+                       else np.flatnonzero(self._touched[:w] > seen).tolist())
+            count = self._count
+            for slot in changed:
+                i = pos.get(slot)
+                if i is not None:
+                    counts[i] = int(count[slot])
+            cached = self._order = (labels, pos, counts, self.version)
+        return cached[0].copy(), cached[2].copy()
 
     def cluster(self, label):
         """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""

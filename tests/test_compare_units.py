@@ -149,11 +149,12 @@ def test_bca_without_bias_or_skew_is_the_percentile_interval_and_compare_reports
     a = [t if i % 7 else t + 10 for i, t in enumerate(y)]
     y = [u * 10 + t for u, t in zip(units, y)]
     a = [u * 100 + t for u, t in zip(units, a)]
-    for kind, text in (("bca", "BCa"), ("percentile", "percentile"), ("studentized", "studentized")):
+    for kind, text in (("bca", "BCa"), ("percentile", "percentile"), ("studentized", "studentized"),
+                       ("hybrid", "hybrid")):
         r = compare(y, {"A": a}, units=units, n_resamples=50, seed=0, interval=kind)
         assert r.settings["interval_method"] == kind and f"95% {text} intervals" in str(r)
     assert compare(y, {"A": a}, units=units, n_resamples=50, seed=0).settings["interval_method"] == \
-        "studentized"
+        "adaptive"
     with pytest.raises(ValueError, match="interval must be one of"):
         compare(y, {"A": a}, units=units, interval="bootstrap-t")
 

@@ -1,4 +1,5 @@
-"""The studentized (bootstrap-t) interval and the linearization standard errors behind it.
+"""The studentized (bootstrap-t) and hybrid intervals and the linearization standard errors
+behind them.
 
 Oracles: each metric's formula written again with complex numbers, so that the complex-step
 derivative ``Im f(S + i·ε·S_u) / ε`` gives the directional derivative of the metric along a unit's
@@ -21,8 +22,8 @@ import numpy as np
 import pytest
 
 from streameval import compare
-from streameval.comparison import _metrics, bootstrap_multiplicities, unit_stats
-from streameval.intervals import studentized_interval
+from streameval.comparison import _metrics, adaptive_choice, bootstrap_multiplicities, unit_stats
+from streameval.intervals import hybrid_interval, studentized_interval
 from streameval.linearization import gradients, read_fields, standard_errors, unit_fields
 from streameval.stats import ONE, ContingencyStats
 
@@ -139,7 +140,8 @@ def _tagged_cells(cells, counts) -> list:
     return out
 
 
-def test_compare_studentized_interval_equals_a_brute_force_bootstrap_t():
+@pytest.mark.parametrize("interval", ["studentized", "hybrid"])
+def test_compare_studentized_and_hybrid_intervals_equal_a_brute_force_bootstrap_t(interval):
     rng = np.random.default_rng(5)
     cells = _documents(rng, 15, 60, 120)
     y_true, y_pred, units = [], [], []
@@ -150,8 +152,8 @@ def test_compare_studentized_interval_equals_a_brute_force_bootstrap_t():
             units += [u] * n
     B, seed, conf = 300, 11, 0.9
     r = compare(y_true, {"A": y_pred}, units=units, metrics=METRICS, n_resamples=B, seed=seed,
-                interval="studentized", confidence=conf)
-    assert r.settings["interval_method"] == "studentized"
+                interval=interval, confidence=conf)
+    assert r.settings["interval_method"] == r.settings["interval_applied"] == interval
     # the documented resampling: numpy's default_rng(seed), units drawn uniformly with replacement
     order = sorted(set(units))  # units in order of first appearance = 0..14 here
     m = bootstrap_multiplicities(len(order), B, np.random.default_rng(seed))
@@ -160,14 +162,23 @@ def test_compare_studentized_interval_equals_a_brute_force_bootstrap_t():
     for name in METRICS:
         theta = _formula(name, observed).real
         se0 = np.sqrt(((z := _scores(name, observed, vecs)) - z.mean()) @ (z - z.mean()))
-        t = []
+        values, ses = [], []
         for row in m:
             s = _vector(ContingencyStats.from_cells(_tagged_cells(cells, row)))
             z = _scores(name, s, vecs)
             mean = (row * z).sum() / row.sum()
-            t.append((_formula(name, s).real - theta) / np.sqrt((row * (z - mean) ** 2).sum()))
-        lo_t, hi_t = np.quantile(t, [(1 - conf) / 2, (1 + conf) / 2])
-        want = (theta - hi_t * se0, min(theta - lo_t * se0, 1.0))
+            values.append(_formula(name, s).real)
+            ses.append(np.sqrt((row * (z - mean) ** 2).sum()))
+        values, ses = np.array(values), np.array(ses)
+        # the bootstrap-t pivot centred at the observed value (studentized) or at the resamples'
+        # mean (hybrid, whose interval is then widened to hold the percentile interval too)
+        centre = theta if interval == "studentized" else values.mean()
+        lo_t, hi_t = np.quantile((values - centre) / ses, [(1 - conf) / 2, (1 + conf) / 2])
+        want = (theta - hi_t * se0, theta - lo_t * se0)
+        if interval == "hybrid":
+            p_lo, p_hi = np.quantile(values, [(1 - conf) / 2, (1 + conf) / 2])
+            want = (min(want[0], p_lo), max(want[1], p_hi))
+        want = (want[0], min(want[1], 1.0))
         v, lo, hi = r.values["A"][name]
         assert v == pytest.approx(theta, rel=1e-12)
         # the scores' relative error (<= 1e-4, above) moves t and se by as much: ends within
@@ -185,6 +196,41 @@ def test_studentized_interval_quantiles_of_t():
     assert studentized_interval(values, 0.5, se, 0.0, 0.8) == (0.5, 0.5)
     lo, hi = studentized_interval(values, float("nan"), se, 0.1, 0.8)
     assert lo != lo and hi != hi
+
+
+def test_hybrid_interval_is_the_union_of_the_percentile_and_the_mean_centred_bootstrap_t():
+    values = np.array([0.2, 0.4, 0.5, 0.9, np.nan])
+    se = np.array([0.1, 0.2, 0.0, 0.1, 0.1])  # a resample without spread has no t: left out
+    centre = 0.5  # the mean of the four valid values (NaN left out), the zero-se one included
+    t = np.array([(0.2 - centre) / 0.1, (0.4 - centre) / 0.2, (0.9 - centre) / 0.1])
+    lo_t, hi_t = np.quantile(t, [0.1, 0.9])
+    s_lo, s_hi = 0.45 - hi_t * 0.05, 0.45 - lo_t * 0.05
+    p_lo, p_hi = np.quantile([0.2, 0.4, 0.5, 0.9], [0.1, 0.9])
+    assert hybrid_interval(values, 0.45, se, 0.05, 0.8) == pytest.approx(
+        (min(s_lo, p_lo), max(s_hi, p_hi)), abs=1e-15)
+    # without a usable standard error, the percentile interval alone; without a value, NaN
+    assert hybrid_interval(values, 0.45, np.zeros(5), 0.05, 0.8) == pytest.approx((p_lo, p_hi))
+    lo, hi = hybrid_interval(np.full(3, np.nan), 0.45, se[:3], 0.05, 0.8)
+    assert lo != lo and hi != hi
+
+
+def test_adaptive_interval_is_hybrid_exactly_where_one_unit_dominates():
+    rng = np.random.default_rng(9)
+    light = _documents(rng, 40, 5, 12)  # 40 units of similar size: none holds 15% of the pairs
+    heavy = light[:-1] + [{(0, 0): 300, (0, 1): 40, (1, 1): 30}]  # one giant unit
+    for cells, want in ((light, "studentized"), (heavy, "hybrid")):
+        y_true = [f"{u}:{a}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+        y_pred = [f"{u}:{b}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+        units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+        kw = {"units": units, "n_resamples": 100, "seed": 3}
+        r = compare(y_true, {"A": y_pred, "B": y_true}, **kw)
+        assert r.settings["interval_method"] == "adaptive"
+        assert r.settings["interval_applied"] == want == adaptive_choice(
+            r.settings["largest_unit_pairs_share"])
+        assert r.settings["interval"].startswith(f"adaptive: {want}")
+        assert f"95% {want} intervals" in str(r)
+        same = compare(y_true, {"A": y_pred, "B": y_true}, interval=want, **kw)
+        assert r.values == same.values and r.differences == same.differences
 
 
 def test_one_unit_gives_a_point_and_the_interval_stays_within_the_metric_range():
@@ -233,7 +279,7 @@ def test_mean_aggregate_studentized_interval_is_the_t_interval_of_the_per_unit_m
     units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
     B, seed = 200, 3
     r = compare(y_true, {"A": y_pred}, units=units, metrics=["BCubed"], n_resamples=B, seed=seed,
-                aggregate="mean")
+                aggregate="mean", interval="studentized")
     # the mean of per-unit values is linear: its standard error is the weighted spread / count
     v = np.array([_formula("BCubed", _vector(ContingencyStats.from_cells(
         [(a, b, n) for (a, b), n in d.items()]))).real for d in cells])

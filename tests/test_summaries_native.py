@@ -23,6 +23,7 @@ What must agree, from the arithmetic (``ε = 2⁻⁵³``):
   silhouettes' fixed-point sums within one unit of ``2⁻⁵³`` per scored point.
 """
 
+import array
 import math
 import pickle
 
@@ -89,9 +90,11 @@ class Pair:
 
 
 def vectors(rng, d):
-    """The forms a vector arrives in: list, tuple, float64 array, int array, numpy scalars."""
+    """The forms a vector arrives in: list, tuple, float64 array, int array, numpy scalars, and
+    the buffers the kernel reads or leaves to the reference: a strided view, a big-endian
+    array, float32, ``array.array("d")``, a memoryview."""
     v = rng.normal(size=d) * 3 + 1
-    kind = rng.integers(0, 5)
+    kind = rng.integers(0, 10)
     if kind == 0:
         return v.tolist()
     if kind == 1:
@@ -100,7 +103,17 @@ def vectors(rng, d):
         return v
     if kind == 3:
         return np.round(v).astype(np.int64)
-    return [np.float64(t) for t in v]
+    if kind == 4:
+        return [np.float64(t) for t in v]
+    if kind == 5:
+        return np.repeat(v, 2)[::2]  # not contiguous
+    if kind == 6:
+        return v.astype(">f8")
+    if kind == 7:
+        return v.astype(np.float32)
+    if kind == 8:
+        return array.array("d", v.tolist())
+    return memoryview(v)
 
 
 @pytest.mark.parametrize("space", ["euclidean", "cosine"])

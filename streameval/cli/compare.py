@@ -20,7 +20,7 @@ Output: a plain table (default) or JSON (``--format json``). Errors are one line
 >>> add_parser(p.add_subparsers(dest="command"))
 >>> a = p.parse_args(["compare", "g.csv", "a.csv", "b.csv", "--unit", "doc", "--seed", "3"])
 >>> a.gold, a.systems, a.unit, a.label, a.seed, a.method, a.interval
-('g.csv', ['a.csv', 'b.csv'], 'doc', 'label', 3, 'randomization', 'studentized')
+('g.csv', ['a.csv', 'b.csv'], 'doc', 'label', 3, 'randomization', 'adaptive')
 """
 
 from __future__ import annotations
@@ -31,13 +31,12 @@ import os
 import sys
 
 from ..errors import CLIError
-from ..intervals import INTERVAL_METHODS
+from ..intervals import COMPARE_INTERVAL_METHODS
 from .options import metric_classes, non_negative, positive
 
 __all__ = ["add_parser", "cmd_compare", "add_score_ci_options", "cmd_score_ci", "cmd_pss_compare"]
 
 
-_INTERVAL_NAMES = {"bca": "BCa", "percentile": "percentile", "studentized": "studentized"}
 
 
 class CompareError(CLIError):
@@ -61,10 +60,12 @@ def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
                        help="the test behind the p-values: approximate randomization (default: "
                        "calibrated with few, heavy-tailed or widened units) or the centred paired "
                        "bootstrap (intervals always come from the bootstrap over units)")
-    p.add_argument("--interval", choices=INTERVAL_METHODS, default="studentized",
-                   help="bootstrap interval: studentized (default: bootstrap-t with each resample's "
-                   "linearization standard error), percentile, or bias-corrected and accelerated "
-                   "(bca)")
+    p.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
+                   help="bootstrap interval: adaptive (default: studentized, or hybrid where one "
+                   "unit holds more than 15%% of a labelling's pairs), studentized (bootstrap-t with "
+                   "each resample's linearization standard error), hybrid (the union of the "
+                   "percentile interval and the bootstrap-t centred at the resamples' mean), "
+                   "percentile, or bias-corrected and accelerated (bca)")
     p.add_argument("--n-resamples", type=positive, default=n_default, metavar="B",
                    help=f"bootstrap resamples (and randomization rounds; default {n_default})")
     p.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
@@ -77,7 +78,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "compare", help="is system A better than B? intervals and paired tests over units",
         description="Score several systems against the gold labels with confidence intervals "
-        "(studentized bootstrap over units) and test every pair (paired bootstrap or approximate "
+        "(adaptive bootstrap over units) and test every pair (paired bootstrap or approximate "
         "randomization). Files: one row per element, in the same order, each with the unit column "
         "and a label column (CSV, TSV, JSON lines or Parquet).")
     p.add_argument("gold", help="gold file")
@@ -199,8 +200,9 @@ def add_score_ci_options(p) -> None:
     g = p.add_argument_group("confidence intervals (--ci)")
     g.add_argument("--ci", action="store_true",
                    help="also report bootstrap intervals over the units of --unit")
-    g.add_argument("--interval", choices=INTERVAL_METHODS, default="studentized",
-                   help="with --ci: studentized (default, bootstrap-t), percentile or bca")
+    g.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
+                   help="with --ci: adaptive (default: studentized, or hybrid where one unit "
+                   "dominates), studentized (bootstrap-t), hybrid, percentile or bca")
     g.add_argument("--unit", metavar="COL", help="column of the resampling unit (needed by --ci)")
     g.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
                    help="bootstrap resamples for --ci (default 1000)")
@@ -247,7 +249,7 @@ def cmd_score_ci(args) -> int:
     The file is read twice (labels and weight; unit), the rows joined by their line number; with
     ``--on-error skip`` a row bad in either read is skipped (and reported once).
     """
-    from ..comparison import compare
+    from ..comparison import INTERVAL_NAMES, compare
     from ..io import RowSpec
 
     if not args.unit:
@@ -290,7 +292,7 @@ def cmd_score_ci(args) -> int:
             "metrics": {k: iv.to_dict() for k, iv in ci.items()},
             "settings": {"rows": len(keys), "units": n_units, "n_resamples": args.n_resamples,
                          "confidence": args.confidence, "seed": args.seed, "labels": args.labels,
-                         "interval": f"{args.interval} bootstrap over units",
+                         "interval": report.settings["interval"],
                          "warnings": report.warnings},
         }))
         for w in report.warnings:
@@ -298,8 +300,8 @@ def cmd_score_ci(args) -> int:
     else:
         conf = f"{args.confidence * 100:g}%"
         print(f"{args.file}: {len(keys)} rows, {n_units} units, {args.n_resamples} resamples, "
-              f"{conf} {_INTERVAL_NAMES[args.interval]} bootstrap intervals over "
-              f"units, seed {args.seed}")
+              f"{conf} {INTERVAL_NAMES[report.settings['interval_applied']]} bootstrap "
+              f"intervals over units, seed {args.seed}")
         rows = [("metric", "value", "low", "high")]
         rows += [(k, *(f"{v:.6f}" for v in iv)) for k, iv in ci.items()]
         from ..comparison import align_columns
@@ -352,7 +354,7 @@ def cmd_pss_compare(argv) -> int:
     >>> _ = open(os.path.join(d, "g.json"), "w").write(js.dumps(gold))
     >>> cmd_pss_compare([os.path.join(d, "g.json"), "--baselines", "--metrics", "ELM",
     ...                  "--n-resamples", "100"])  # doctest: +ELLIPSIS
-    randomization over 6 units, 48 elements, 100 resamples, 95% studentized intervals, seed 0, aggregate mean
+    randomization over 6 units, 48 elements, 100 resamples, 95% hybrid intervals, seed 0, aggregate mean
     system          metric  value   low     high
     all_singletons  ELM     0.0000  0.0000  0.0000
     ...
