@@ -37,7 +37,7 @@ use smallvec::SmallVec;
 use crate::terms::{bcubed_term, elm_term, unit_move, unit_ok, unit_shift, xlogx, FSpec, Kind};
 
 /// A small cluster with more cells than this becomes big.
-pub const BIG_AT: usize = 32;
+pub const BIG_AT: usize = 16;
 /// A big cluster with fewer cells than this becomes small again (hysteresis).
 pub const SMALL_AT: usize = 8;
 /// A big cluster with more cells than this keeps its cells with small partners grouped by
@@ -921,17 +921,25 @@ impl Core {
     }
 
     /// Make cluster `x` of `side` big or small when its number of cells crossed a threshold.
-    /// With tracked F-scores the F sums are settled first: the groups are kept in settled terms.
+    /// With tracked F-scores the F sums are settled first when a grouping is involved (the
+    /// groups are kept in settled terms): `x` is or becomes grouped, or a partner is grouped.
+    /// Otherwise settling reads only current structure (listings hold current counts; the
+    /// settled counts and sizes are in [`Unsettled`]), and `x` changes class unsettled: O(1)
+    /// beside the class change's own O(cells of `x`).
     fn reclass(&mut self, side: usize, x: u32) {
         let cl = &self.sides[side][x as usize];
         let nc = cl.ncells();
         match cl.big.as_deref() {
             None if nc > BIG_AT => {
-                self.settle();
+                if nc > GROUP_AT || self.partner_grouped(side, x) {
+                    self.settle();
+                }
                 self.promote(side, x);
             }
             Some(_) if nc < SMALL_AT => {
-                self.settle();
+                if self.partner_grouped(side, x) {
+                    self.settle();
+                }
                 self.demote(side, x);
             }
             Some(b) if b.grouped != (if b.grouped { nc >= UNGROUP_AT } else { nc > GROUP_AT }) => {
@@ -944,6 +952,14 @@ impl Core {
             }
             _ => {}
         }
+    }
+
+    /// Whether a partner of cluster `x` of `side` keeps its cells grouped. O(cells of `x`).
+    fn partner_grouped(&self, side: usize, x: u32) -> bool {
+        let other = &self.sides[1 - side];
+        self.sides[side][x as usize]
+            .others()
+            .any(|z| other[z as usize].big.as_deref().is_some_and(|b| b.grouped))
     }
 
     fn promote(&mut self, side: usize, x: u32) {
@@ -2292,6 +2308,50 @@ mod tests {
             }
             c.settle();
             assert!(c.f_sums().iter().all(|&f| f == 0));
+            c.check().unwrap();
+        }
+    }
+
+    #[test]
+    fn clusters_turn_big_and_small_between_readings_beside_grouped_and_listing_partners() {
+        // row 5000 shares a cell with a grouped column (its class change moves that cell between
+        // the column's groups and its listing: settled first), row 6000 only with listing or
+        // small columns (its class changes unsettled); both gain and lose cells past BIG_AT and
+        // below SMALL_AT, read every few updates
+        for make in [tracked as fn() -> Core, unit_tracked] {
+            let mut c = make();
+            for i in 0..1100u32 {
+                c.change(i, 0, 1);
+            }
+            c.settle();
+            let mut ops = vec![(5000u32, 0u32)];
+            for j in 1..3 * BIG_AT as u32 {
+                ops.push((5000, j));
+                ops.push((6000, 100 + j));
+                ops.push((7000 + j % 5, 100 + j)); // the columns of row 6000 turn big too
+            }
+            let mut step = 0;
+            let mut check = |c: &mut Core| {
+                step += 1;
+                if step % 7 == 0 {
+                    let want = c.compute_sums().1;
+                    c.settle();
+                    assert_eq!(c.f_sums(), &want[..], "step {step}");
+                    c.check().unwrap();
+                }
+            };
+            for &(t, p) in &ops {
+                c.change(t, p, 2);
+                check(&mut c);
+            }
+            assert!(c.is_big(0, 5000) && c.is_big(0, 6000));
+            for &(t, p) in ops.iter().rev() {
+                c.change(t, p, -2);
+                check(&mut c);
+            }
+            assert!(!c.is_big(0, 5000) && !c.is_big(0, 6000));
+            c.settle();
+            assert_eq!(c.f_sums(), &c.compute_sums().1[..]);
             c.check().unwrap();
         }
     }
