@@ -67,7 +67,7 @@ from .linearization import standard_errors, unit_fields
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 from .sync import Guarded, concurrent_use
-from .units import DOMINANT_SHARE, FEW_UNITS, UnitStats, unit_diagnostics
+from .units import DOMINANT_SHARE, FEW_UNITS, JACKKNIFE_GROUPS, UnitStats, unit_diagnostics
 
 __all__ = [
     "BootstrapEvaluator",
@@ -82,9 +82,6 @@ __all__ = [
 ]
 
 _M64 = (1 << 64) - 1
-JACKKNIFE_GROUPS = 1000
-"""BCa's jackknife leaves out one unit at a time up to this many units, one group of units (unit
-``i`` of the units in hash order in group ``i mod 1000``) beyond: O(units) reads at most 1,000."""
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -114,6 +114,7 @@ from .metrics import Metric, resolve
 from .units import (
     DOMINANT_SHARE,
     FEW_UNITS,
+    JACKKNIFE_GROUPS,
     Combiner,
     UnitStats,
     Unread,
@@ -152,7 +153,6 @@ _INTERVAL_DESCRIPTIONS = {
               "linearization standard error)",
     "percentile": "percentile bootstrap over units",
 }
-_JACKKNIFE_GROUPS = 1000  # leave-one-unit-out up to this many units, groups of units beyond
 
 
 # --------------------------------------------------------------------------- metrics
@@ -435,10 +435,10 @@ def _per_unit(ustats: UnitStats, metrics) -> np.ndarray:
 
 def _jackknife(ustats: UnitStats, metrics, aggregate: str, per_unit=None) -> np.ndarray:
     """``(metrics, G)`` leave-one-group-out values: every unit its own group up to
-    ``_JACKKNIFE_GROUPS`` units, else unit ``u`` in group ``u mod G`` (a grouped jackknife, whose
+    ``JACKKNIFE_GROUPS`` units, else unit ``u`` in group ``u mod G`` (a grouped jackknife, whose
     skewness estimates the same acceleration). O(U · columns + G · fields)."""
     n = ustats.n_units
-    g = min(n, _JACKKNIFE_GROUPS)
+    g = min(n, JACKKNIFE_GROUPS)
     groups = np.arange(n) % g
     if aggregate == "mean":
         sums = np.zeros((per_unit.shape[0], g))
@@ -928,7 +928,7 @@ def compare(
              f" more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs; "
              if interval == "adaptive" else "")
             + _INTERVAL_DESCRIPTIONS[used].format(
-                jack="units" if n_units <= _JACKKNIFE_GROUPS else f"{_JACKKNIFE_GROUPS} groups of units")
+                jack="units" if n_units <= JACKKNIFE_GROUPS else f"{JACKKNIFE_GROUPS} groups of units")
         ),
         "p_value": (
             "paired bootstrap, centred: p = (1 + #{|d_b - d_obs| >= |d_obs|}) / (1 + #valid b)"

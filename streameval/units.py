@@ -47,12 +47,17 @@ __all__ = [
     "unit_diagnostics",
     "FEW_UNITS",
     "DOMINANT_SHARE",
+    "JACKKNIFE_GROUPS",
 ]
 
 FEW_UNITS = 30
 """Below this many units a report warns that intervals and tests are approximate."""
 DOMINANT_SHARE = 0.15
 """A report warns when one unit holds more than this share of a labelling's pairs."""
+JACKKNIFE_GROUPS = 1000
+"""BCa's jackknife (``compare`` and the streaming bootstrap) leaves out one unit at a time up to
+this many units, one group of units beyond (unit ``i`` in group ``i mod 1000``): O(units) reads
+at most 1,000."""
 
 _NSTAT = len(STAT_NAMES)
 _EXACT = 52  # a float64 holds every integer below 2**53; keep one bit of slack
