@@ -34,7 +34,7 @@
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
-use crate::terms::{bcubed_term, elm_term, unit_move, unit_ok, unit_shift, xlogx, FSpec, Kind};
+use crate::terms::{bcubed_term, elm_term, fixed_quot, unit_move, unit_ok, unit_shift, xlogx, FSpec, Kind};
 
 /// A small cluster with more cells than this becomes big.
 pub const BIG_AT: usize = 16;
@@ -357,6 +357,21 @@ impl Unsettled {
         self.list[0].is_empty() && self.list[1].is_empty()
     }
 
+    /// Room for `lens` clusters per side, so that noting one ([`Unsettled::add`]) never grows
+    /// these arrays: O(1) when they fit, else O(clusters) once (a 10⁵-cluster table's arrays,
+    /// grown one cluster id at a time by the updates, cost them about 1,700 instructions each
+    /// over the first 2,000).
+    fn fit(&mut self, lens: [usize; 2]) {
+        for (side, &n) in lens.iter().enumerate() {
+            if self.old[side].len() < n {
+                self.old[side].resize(n, 0);
+            }
+            if self.bits[side].len() < n.div_ceil(64) {
+                self.bits[side].resize(n.div_ceil(64), 0);
+            }
+        }
+    }
+
     fn clear(&mut self) {
         for side in 0..2 {
             for &x in &self.list[side] {
@@ -437,6 +452,20 @@ impl FCtx<'_> {
     #[allow(clippy::too_many_arguments)]
     fn listed_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &Listing, other: &[Cluster], sx: (u64, u64)) {
         let (sx0, sx1) = sx;
+        if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 {
+            // the common case: every settled partner's cell in one tight loop, the rest after it
+            let mut rest: SmallVec<[(u32, u64); 8]> = SmallVec::new();
+            let [e, b] = unit_listed::<E, B>(listed.items(), &un.bits[1 - side], other, sx0, sx1, &mut rest);
+            acc[0] = acc[0].wrapping_add(e);
+            acc[1] = acc[1].wrapping_add(b);
+            for &(z, n) in rest.iter() {
+                let oz = &other[z as usize];
+                if side == 0 && oz.big.is_some() {
+                    self.cell(un, acc, f, side, x, z, true, n, sx, oz.size);
+                }
+            }
+            return;
+        }
         let (mut e, mut b) = (0i128, 0i128);
         // the bounds of `unit_ok` on this end's sizes, once
         let unit = self.all_unit && (sx0 | sx1) < (1 << 62);
@@ -472,6 +501,16 @@ impl FCtx<'_> {
     #[allow(clippy::too_many_arguments)]
     fn small_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, partners: &[u32], other: &mut [Cluster], cells: &HashMap<u64, u64>, sx: (u64, u64)) {
         let (sx0, sx1) = sx;
+        let mut rest: SmallVec<[u32; 8]> = SmallVec::new();
+        let partners: &[u32] = if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 {
+            // the common case: every settled partner's cell in one tight loop, the rest below
+            let [e, b] = unit_small::<E, B>(partners, &un.bits[1 - side], other, cells, side, x, sx0, sx1, &mut rest);
+            acc[0] = acc[0].wrapping_add(e);
+            acc[1] = acc[1].wrapping_add(b);
+            &rest
+        } else {
+            partners
+        };
         let (mut e, mut b) = (0i128, 0i128); // the unit changes, in registers
         let unit = self.all_unit && (sx0 | sx1) < (1 << 62);
         for &z in partners {
@@ -545,6 +584,70 @@ impl FCtx<'_> {
             *fi += if m == 1 { diff } else { diff * m as i128 };
         }
     }
+}
+
+/// The unit changes (ELM, BCubed; each only when `E`, `B`) of the cells `items` of a big cluster
+/// whose size moved from `sx0` to `sx1` (different, both in `[2, 2**31)`), over the cells whose
+/// partner (`other[z]`) is settled (its bit in `obits` clear); the other cells are pushed to
+/// `rest`, for the caller. With `sx < 2**31` each count `n <= sx` is below `2**31`, and a
+/// partner's size is below `MAX_TOTAL = 2**57`, so every term is a [`unit_term`] (the bounds of
+/// `unit_ok`), and with `sx >= 2` no margin sum is 2 (a cell of one element has no ELM term).
+/// The same values as [`unit_shift`] cell by cell, in a loop without tests of those bounds:
+/// O(cells), no allocation while at most 8 partners are unsettled.
+#[inline(never)]
+fn unit_listed<const E: bool, const B: bool>(items: &[(u32, u64)], obits: &[u64], other: &[Cluster], sx0: u64, sx1: u64, rest: &mut SmallVec<[(u32, u64); 8]>) -> [i128; 2] {
+    let (mut e, mut b) = (0i128, 0i128);
+    for &(z, n) in items {
+        if obits.get((z >> 6) as usize).is_some_and(|w| w >> (z & 63) & 1 == 1) {
+            rest.push((z, n));
+            continue;
+        }
+        let y = other[z as usize].size;
+        // wrapping: no overflow check, none possible within the bounds above
+        let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
+        let nn = n.wrapping_mul(n).wrapping_mul(2);
+        if B {
+            b = b.wrapping_add(fixed_quot(nn, s1)).wrapping_sub(fixed_quot(nn, s0));
+        }
+        if E && n > 1 {
+            let top = nn.wrapping_sub(2 * n);
+            e = e.wrapping_add(fixed_quot(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot(top, s0.wrapping_sub(2)));
+        }
+    }
+    [e, b]
+}
+
+/// [`unit_listed`] for small cluster `x` of `side`, whose partners are `partners` (the counts
+/// read from the cell map `cells`): the unit changes of the cells whose partner is settled, each
+/// put back into its partner's groups when that partner is grouped; the unsettled partners are
+/// pushed to `rest`. Same bounds as [`unit_listed`]. O(partners): one cell-map lookup each.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn unit_small<const E: bool, const B: bool>(partners: &[u32], obits: &[u64], other: &mut [Cluster], cells: &HashMap<u64, u64>, side: usize, x: u32, sx0: u64, sx1: u64, rest: &mut SmallVec<[u32; 8]>) -> [i128; 2] {
+    let (mut e, mut b) = (0i128, 0i128);
+    for &z in partners {
+        if obits.get((z >> 6) as usize).is_some_and(|w| w >> (z & 63) & 1 == 1) {
+            rest.push(z);
+            continue;
+        }
+        let n = cells[&skey(side, x, z)];
+        let oz = &mut other[z as usize];
+        let y = oz.size;
+        // wrapping: no overflow check, none possible within the bounds of `unit_listed`
+        let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
+        let nn = n.wrapping_mul(n).wrapping_mul(2);
+        if B {
+            b = b.wrapping_add(fixed_quot(nn, s1)).wrapping_sub(fixed_quot(nn, s0));
+        }
+        if E && n > 1 {
+            let top = nn.wrapping_sub(2 * n);
+            e = e.wrapping_add(fixed_quot(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot(top, s0.wrapping_sub(2)));
+        }
+        if let Some(ob) = oz.big.as_deref_mut().filter(|b| b.grouped) {
+            inc(&mut ob.groups, (n, sx1), 1);
+        }
+    }
+    [e, b]
 }
 
 #[derive(Clone, Default, Debug)]
@@ -786,6 +889,9 @@ impl Core {
     /// No allocation; one cell-map lookup per cell of an unsettled small cluster (a big one
     /// lists its cells' counts).
     pub fn settle(&mut self) {
+        if self.tracking() {
+            self.unsettled.fit([self.sides[0].len(), self.sides[1].len()]);
+        }
         if self.unsettled.is_empty() {
             return;
         }
