@@ -34,7 +34,7 @@
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
-use crate::terms::{bcubed_term, elm_term, fixed_quot, unit_move, unit_ok, unit_shift, xlogx, FSpec, Kind};
+use crate::terms::{bcubed_term, elm_term, fixed_quot_nz, unit_move, unit_ok, unit_shift, xlogx, FSpec, Kind};
 
 /// A small cluster with more cells than this becomes big.
 pub const BIG_AT: usize = 16;
@@ -455,7 +455,12 @@ impl FCtx<'_> {
         if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 {
             // the common case: every settled partner's cell in one tight loop, the rest after it
             let mut rest: SmallVec<[(u32, u64); 8]> = SmallVec::new();
-            let [e, b] = unit_listed::<E, B>(listed.items(), &un.bits[1 - side], other, sx0, sx1, &mut rest);
+            let (olist, obits) = (&un.list[1 - side], &un.bits[1 - side]);
+            let [e, b] = match olist[..] {
+                // one unsettled partner (a reading after each update): a comparison a cell
+                [one] => unit_listed::<E, B, _>(listed.items(), |z| z == one, other, sx0, sx1, &mut rest),
+                _ => unit_listed::<E, B, _>(listed.items(), |z| is_set(obits, z), other, sx0, sx1, &mut rest),
+            };
             acc[0] = acc[0].wrapping_add(e);
             acc[1] = acc[1].wrapping_add(b);
             for &(z, n) in rest.iter() {
@@ -504,7 +509,11 @@ impl FCtx<'_> {
         let mut rest: SmallVec<[u32; 8]> = SmallVec::new();
         let partners: &[u32] = if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 {
             // the common case: every settled partner's cell in one tight loop, the rest below
-            let [e, b] = unit_small::<E, B>(partners, &un.bits[1 - side], other, cells, side, x, sx0, sx1, &mut rest);
+            let (olist, obits) = (&un.list[1 - side], &un.bits[1 - side]);
+            let [e, b] = match olist[..] {
+                [one] => unit_small::<E, B, _>(partners, |z| z == one, other, cells, side, x, sx0, sx1, &mut rest),
+                _ => unit_small::<E, B, _>(partners, |z| is_set(obits, z), other, cells, side, x, sx0, sx1, &mut rest),
+            };
             acc[0] = acc[0].wrapping_add(e);
             acc[1] = acc[1].wrapping_add(b);
             &rest
@@ -586,19 +595,26 @@ impl FCtx<'_> {
     }
 }
 
+/// Whether bit `z` of `bits` is set (beyond the words: not).
+#[inline(always)]
+fn is_set(bits: &[u64], z: u32) -> bool {
+    bits.get((z >> 6) as usize).is_some_and(|w| w >> (z & 63) & 1 == 1)
+}
+
 /// The unit changes (ELM, BCubed; each only when `E`, `B`) of the cells `items` of a big cluster
 /// whose size moved from `sx0` to `sx1` (different, both in `[2, 2**31)`), over the cells whose
-/// partner (`other[z]`) is settled (its bit in `obits` clear); the other cells are pushed to
+/// partner (`other[z]`) is settled (`unsettled(z)` false: a comparison when one partner is
+/// unsettled, else its bit); the other cells are pushed to
 /// `rest`, for the caller. With `sx < 2**31` each count `n <= sx` is below `2**31`, and a
 /// partner's size is below `MAX_TOTAL = 2**57`, so every term is a [`unit_term`] (the bounds of
 /// `unit_ok`), and with `sx >= 2` no margin sum is 2 (a cell of one element has no ELM term).
 /// The same values as [`unit_shift`] cell by cell, in a loop without tests of those bounds:
 /// O(cells), no allocation while at most 8 partners are unsettled.
 #[inline(never)]
-fn unit_listed<const E: bool, const B: bool>(items: &[(u32, u64)], obits: &[u64], other: &[Cluster], sx0: u64, sx1: u64, rest: &mut SmallVec<[(u32, u64); 8]>) -> [i128; 2] {
+fn unit_listed<const E: bool, const B: bool, U: Fn(u32) -> bool>(items: &[(u32, u64)], unsettled: U, other: &[Cluster], sx0: u64, sx1: u64, rest: &mut SmallVec<[(u32, u64); 8]>) -> [i128; 2] {
     let (mut e, mut b) = (0i128, 0i128);
     for &(z, n) in items {
-        if obits.get((z >> 6) as usize).is_some_and(|w| w >> (z & 63) & 1 == 1) {
+        if unsettled(z) {
             rest.push((z, n));
             continue;
         }
@@ -606,12 +622,13 @@ fn unit_listed<const E: bool, const B: bool>(items: &[(u32, u64)], obits: &[u64]
         // wrapping: no overflow check, none possible within the bounds above
         let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
         let nn = n.wrapping_mul(n).wrapping_mul(2);
+        // a present cell: n >= 1, so both tops below are positive
         if B {
-            b = b.wrapping_add(fixed_quot(nn, s1)).wrapping_sub(fixed_quot(nn, s0));
+            b = b.wrapping_add(fixed_quot_nz(nn, s1)).wrapping_sub(fixed_quot_nz(nn, s0));
         }
         if E && n > 1 {
-            let top = nn.wrapping_sub(2 * n);
-            e = e.wrapping_add(fixed_quot(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot(top, s0.wrapping_sub(2)));
+            let top = nn.wrapping_sub(n.wrapping_mul(2));
+            e = e.wrapping_add(fixed_quot_nz(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot_nz(top, s0.wrapping_sub(2)));
         }
     }
     [e, b]
@@ -623,10 +640,10 @@ fn unit_listed<const E: bool, const B: bool>(items: &[(u32, u64)], obits: &[u64]
 /// pushed to `rest`. Same bounds as [`unit_listed`]. O(partners): one cell-map lookup each.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn unit_small<const E: bool, const B: bool>(partners: &[u32], obits: &[u64], other: &mut [Cluster], cells: &HashMap<u64, u64>, side: usize, x: u32, sx0: u64, sx1: u64, rest: &mut SmallVec<[u32; 8]>) -> [i128; 2] {
+fn unit_small<const E: bool, const B: bool, U: Fn(u32) -> bool>(partners: &[u32], unsettled: U, other: &mut [Cluster], cells: &HashMap<u64, u64>, side: usize, x: u32, sx0: u64, sx1: u64, rest: &mut SmallVec<[u32; 8]>) -> [i128; 2] {
     let (mut e, mut b) = (0i128, 0i128);
     for &z in partners {
-        if obits.get((z >> 6) as usize).is_some_and(|w| w >> (z & 63) & 1 == 1) {
+        if unsettled(z) {
             rest.push(z);
             continue;
         }
@@ -636,12 +653,13 @@ fn unit_small<const E: bool, const B: bool>(partners: &[u32], obits: &[u64], oth
         // wrapping: no overflow check, none possible within the bounds of `unit_listed`
         let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
         let nn = n.wrapping_mul(n).wrapping_mul(2);
+        // a present cell: n >= 1, so both tops below are positive
         if B {
-            b = b.wrapping_add(fixed_quot(nn, s1)).wrapping_sub(fixed_quot(nn, s0));
+            b = b.wrapping_add(fixed_quot_nz(nn, s1)).wrapping_sub(fixed_quot_nz(nn, s0));
         }
         if E && n > 1 {
-            let top = nn.wrapping_sub(2 * n);
-            e = e.wrapping_add(fixed_quot(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot(top, s0.wrapping_sub(2)));
+            let top = nn.wrapping_sub(n.wrapping_mul(2));
+            e = e.wrapping_add(fixed_quot_nz(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot_nz(top, s0.wrapping_sub(2)));
         }
         if let Some(ob) = oz.big.as_deref_mut().filter(|b| b.grouped) {
             inc(&mut ob.groups, (n, sx1), 1);
@@ -895,8 +913,8 @@ impl Core {
         if self.unsettled.is_empty() {
             return;
         }
-        let un = std::mem::take(&mut self.unsettled);
-        let mut f = std::mem::take(&mut self.fsums);
+        let un = &self.unsettled; // borrowed beside the clusters, never moved (a copy of its arrays' headers)
+        let f = &mut self.fsums;
         let ctx = FCtx { specs: &self.fspecs, all_unit: self.all_unit, want: self.want };
         // the unit specs' changes, by kind (ELM, BCubed), added to `f` at the end
         let mut acc = [0i128; 2];
@@ -949,10 +967,10 @@ impl Core {
                 let (sx0, sx1) = (un.old[side][x as usize], cl.size);
                 if sx0 != sx1 {
                     for (&(c, sz), &m) in b.groups.iter() {
-                        ctx.delta(&mut acc, &mut f, side, c, sx0, sx1, sz, m);
+                        ctx.delta(&mut acc, f, side, c, sx0, sx1, sz, m);
                     }
                 }
-                ctx.listed(&un, &mut acc, &mut f, side, x, &b.listed, other, (sx0, sx1));
+                ctx.listed(un, &mut acc, f, side, x, &b.listed, other, (sx0, sx1));
             }
         }
         // unsettled small clusters: each cell, and back into grouped partners' groups
@@ -966,10 +984,10 @@ impl Core {
                 let sx = (un.old[side][x as usize], cl.size);
                 let partners: &[u32] = &cl.cells;
                 match ctx.want {
-                    [true, true] => ctx.small_k::<true, true>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
-                    [true, false] => ctx.small_k::<true, false>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
-                    [false, true] => ctx.small_k::<false, true>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
-                    [false, false] => ctx.small_k::<false, false>(&un, &mut acc, &mut f, side, x, partners, other, cells, sx),
+                    [true, true] => ctx.small_k::<true, true>(un, &mut acc, f, side, x, partners, other, cells, sx),
+                    [true, false] => ctx.small_k::<true, false>(un, &mut acc, f, side, x, partners, other, cells, sx),
+                    [false, true] => ctx.small_k::<false, true>(un, &mut acc, f, side, x, partners, other, cells, sx),
+                    [false, false] => ctx.small_k::<false, false>(un, &mut acc, f, side, x, partners, other, cells, sx),
                 }
             }
         }
@@ -978,8 +996,6 @@ impl Core {
                 *fi += acc[(spec.kind == Kind::Bcubed) as usize];
             }
         }
-        self.fsums = f;
-        self.unsettled = un;
         self.unsettled.clear();
     }
 

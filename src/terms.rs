@@ -99,6 +99,18 @@ pub fn fixed_quot(top: u64, d: u64) -> i128 {
     }
 }
 
+/// [`fixed_quot`] for `top > 0` (no test of zero): `floor(top * 2**64 / d)` for `d > 0`.
+#[inline(always)]
+pub fn fixed_quot_nz(top: u64, d: u64) -> i128 {
+    debug_assert!(top > 0 && d > 0);
+    if top < d {
+        div_wide(top, 0, d) as i128
+    } else {
+        let (q, r) = divrem(top, d);
+        (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128
+    }
+}
+
 /// `n * F_e` in fixed point for `beta == 1` ([`FSpec::term`] of a unit spec) of a cell of `n`
 /// elements whose margins sum to `s = a + b`; requires `n < 2**31` and `s < 2**63` (then
 /// `2n²` and `s` fit in 64 bits). The same value as `FSpec::term`. O(1): at most two divisions.

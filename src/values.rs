@@ -289,7 +289,17 @@ fn div_slow(a: i128, b: i128) -> Option<f64> {
 /// `a / n`, scaled by `2**-64` (exact: a power of two, far from the subnormal range).
 #[inline]
 pub fn div_fixed(a: i128, n: i128) -> Option<f64> {
-    Some(div(a, n)? * pow2(-(crate::terms::FRAC_BITS as i32)))
+    let scale = pow2(-(crate::terms::FRAC_BITS as i32));
+    if a >= 0 && n > 0 && n >> 64 == 0 {
+        // the common case (a mean of at least 2**-10 over n < 2**64 elements): the quotient
+        // has 55 bits or more, so it and the remainder's sticky bit round it, as
+        // `div_by_u64` does on that path (the same bits), without `div`'s general cases
+        let (q, r) = divrem_64(a as u128, n as u64);
+        if q >> 54 != 0 {
+            return Some(round_scaled(q, r != 0, 0) * scale);
+        }
+    }
+    Some(div(a, n)? * scale)
 }
 
 /// Python's `a / b` for a signed 256-bit numerator `(negative, |a|)` and `b > 0`.
@@ -727,6 +737,21 @@ mod tests {
         let s = p.add(U256::mul(b, b)).unwrap();
         assert_eq!(big(s), BigUint::from(a) * BigUint::from(b) + BigUint::from(b) * BigUint::from(b));
         assert_eq!(big(s.sub(p)), BigUint::from(b) * BigUint::from(b));
+    }
+
+    #[test]
+    fn the_fixed_mean_fast_path_equals_the_division() {
+        // div_fixed's common path against the general division, scaled the same way
+        let mut x: u128 = 7;
+        for i in 0..20000u128 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407 + i);
+            let n = ((x >> 64) as u64 >> (x % 64) as u32).max(1) as i128;
+            let a = (x.rotate_left(17) >> (1 + (x % 90) as u32)) as i128;
+            for a in [a, a >> 40, n << 64, (n << 64) + 1, (n << 63) - 1] {
+                let slow = div(a, n).map(|q| q * pow2(-64));
+                assert_eq!(div_fixed(a, n).map(f64::to_bits), slow.map(f64::to_bits), "{a} / {n}");
+            }
+        }
     }
 
     #[test]
