@@ -2659,6 +2659,68 @@ mod tests {
     }
 
     #[test]
+    fn the_settling_kernels_equal_the_terms_cell_by_cell() {
+        // unit_listed and unit_small against unit_shift cell by cell, over random counts and
+        // sizes within their bounds (small and large, tops below and above the divisors), with
+        // unsettled partners found by comparison or by bit, and a grouped partner's group
+        let mut rng = Rng(0x5151_7777);
+        for round in 0..300u64 {
+            let k = 1 + rng.below(40) as usize;
+            let big = round % 3 == 0;
+            let mut other: Vec<Cluster> = (0..k)
+                .map(|_| Cluster { size: 1 + rng.below(if big { 1 << 40 } else { 500 }), ..Cluster::default() })
+                .collect();
+            let grouped = rng.below(k as u64) as usize;
+            other[grouped].big = Some(Box::new(Big { grouped: true, ..Big::default() }));
+            let (sx0, sx1) = (2 + rng.below(1 << 20), 2 + rng.below(1 << 30));
+            let mut items: Vec<(u32, u64)> = Vec::new();
+            for z in 0..k as u32 {
+                if rng.below(4) > 0 {
+                    let top = if rng.below(2) == 0 { 3 } else { sx0.min(sx1) };
+                    items.push((z, 1 + rng.below(top)));
+                }
+            }
+            let un: Vec<u32> = (0..k as u32).filter(|_| rng.below(5) == 0).collect();
+            let mut bits = vec![0u64; k.div_ceil(64)];
+            for &z in &un {
+                bits[(z >> 6) as usize] |= 1 << (z & 63);
+            }
+            let (mut e, mut b) = (0i128, 0i128);
+            let mut rest_want = Vec::new();
+            for &(z, n) in &items {
+                if un.contains(&z) {
+                    rest_want.push((z, n));
+                } else {
+                    unit_shift::<true, true>(&mut e, &mut b, n, sx0 + other[z as usize].size, sx1 + other[z as usize].size);
+                }
+            }
+            let mut rest = SmallVec::new();
+            assert_eq!(unit_listed::<true, true, _>(&items, |z| is_set(&bits, z), &other, sx0, sx1, &mut rest), [e, b]);
+            assert_eq!(rest.to_vec(), rest_want);
+            if let [one] = un[..] {
+                let mut rest = SmallVec::new();
+                assert_eq!(unit_listed::<true, true, _>(&items, |z| z == one, &other, sx0, sx1, &mut rest), [e, b]);
+                assert_eq!(rest.to_vec(), rest_want);
+            }
+            let mut rest = SmallVec::new();
+            assert_eq!(unit_listed::<false, true, _>(&items, |z| is_set(&bits, z), &other, sx0, sx1, &mut rest)[1], b);
+            // the same cells seen from a small row 7 (side 0) and a small column 7 (side 1)
+            for side in 0..2 {
+                let cells: HashMap<u64, u64> = items.iter().map(|&(z, n)| (skey(side, 7, z), n)).collect();
+                let partners: Vec<u32> = items.iter().map(|&(z, _)| z).collect();
+                let mut rest = SmallVec::new();
+                let got = unit_small::<true, true, _>(&partners, |z| is_set(&bits, z), &mut other, &cells, side, 7, sx0, sx1, &mut rest);
+                assert_eq!(got, [e, b]);
+                assert_eq!(rest.to_vec(), rest_want.iter().map(|&(z, _)| z).collect::<Vec<_>>());
+                let g = other[grouped].big.as_deref_mut().unwrap();
+                let n = items.iter().find(|&&(z, _)| z as usize == grouped && !un.contains(&z)).map(|&(_, n)| n);
+                assert_eq!(g.groups.get(&(n.unwrap_or(0), sx1)).copied(), n.map(|_| 1), "the grouped partner's group");
+                g.groups.clear();
+            }
+        }
+    }
+
+    #[test]
     fn memoised_side_terms_equal_the_terms() {
         let mut rng = Rng(9);
         let mut memo = TermsMemo::new();
