@@ -28,8 +28,10 @@
 //! pays for its row and column once; a stream read rarely pays for each cluster once per reading.
 //! With every tracked F-score at `beta == 1` (the Evaluator's), a cell's change of terms is
 //! computed for both kinds at once, into sums kept in registers, with one hardware division per
-//! term for most cells (`crate::terms::unit_move`); no allocation, no hashing but the cell-map
-//! lookup of a small cluster's counts.
+//! term for most cells (`crate::terms::unit_move`): the cells whose partner is settled in one
+//! tight loop per cluster (`unit_listed`, `unit_small`: the terms' bounds checked once per
+//! cluster, while a reading finds few unsettled clusters); no allocation, no hashing but the
+//! cell-map lookup of a small cluster's counts.
 
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
@@ -452,8 +454,10 @@ impl FCtx<'_> {
     #[allow(clippy::too_many_arguments)]
     fn listed_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &Listing, other: &[Cluster], sx: (u64, u64)) {
         let (sx0, sx1) = sx;
-        if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 {
-            // the common case: every settled partner's cell in one tight loop, the rest after it
+        if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 && un.list[1 - side].len() <= 8 {
+            // the common case (a reading every few updates): every settled partner's cell in one
+            // tight loop, the few unsettled ones after it (a reading after many updates, with
+            // many unsettled partners, goes cell by cell below: no second pass over them)
             let mut rest: SmallVec<[(u32, u64); 8]> = SmallVec::new();
             let (olist, obits) = (&un.list[1 - side], &un.bits[1 - side]);
             let [e, b] = match olist[..] {
@@ -507,8 +511,9 @@ impl FCtx<'_> {
     fn small_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, partners: &[u32], other: &mut [Cluster], cells: &HashMap<u64, u64>, sx: (u64, u64)) {
         let (sx0, sx1) = sx;
         let mut rest: SmallVec<[u32; 8]> = SmallVec::new();
-        let partners: &[u32] = if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 {
-            // the common case: every settled partner's cell in one tight loop, the rest below
+        let partners: &[u32] = if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 && un.list[1 - side].len() <= 8 {
+            // the common case (as in `listed_k`): every settled partner's cell in one tight
+            // loop, the few unsettled ones below
             let (olist, obits) = (&un.list[1 - side], &un.bits[1 - side]);
             let [e, b] = match olist[..] {
                 [one] => unit_small::<E, B, _>(partners, |z| z == one, other, cells, side, x, sx0, sx1, &mut rest),
@@ -604,12 +609,11 @@ fn is_set(bits: &[u64], z: u32) -> bool {
 /// The unit changes (ELM, BCubed; each only when `E`, `B`) of the cells `items` of a big cluster
 /// whose size moved from `sx0` to `sx1` (different, both in `[2, 2**31)`), over the cells whose
 /// partner (`other[z]`) is settled (`unsettled(z)` false: a comparison when one partner is
-/// unsettled, else its bit); the other cells are pushed to
-/// `rest`, for the caller. With `sx < 2**31` each count `n <= sx` is below `2**31`, and a
-/// partner's size is below `MAX_TOTAL = 2**57`, so every term is a [`unit_term`] (the bounds of
+/// unsettled, else its bit); the other cells are pushed to `rest`, for the caller. With
+/// `sx < 2**31` each count `n <= sx` is below `2**31`, and a partner's size is below `MAX_TOTAL = 2**57`, so every term is a [`unit_term`] (the bounds of
 /// `unit_ok`), and with `sx >= 2` no margin sum is 2 (a cell of one element has no ELM term).
 /// The same values as [`unit_shift`] cell by cell, in a loop without tests of those bounds:
-/// O(cells), no allocation while at most 8 partners are unsettled.
+/// O(cells); its callers have at most 8 unsettled partners, so `rest` never allocates.
 #[inline(never)]
 fn unit_listed<const E: bool, const B: bool, U: Fn(u32) -> bool>(items: &[(u32, u64)], unsettled: U, other: &[Cluster], sx0: u64, sx1: u64, rest: &mut SmallVec<[(u32, u64); 8]>) -> [i128; 2] {
     let (mut e, mut b) = (0i128, 0i128);
@@ -904,8 +908,9 @@ impl Core {
     /// is visited once: from a small unsettled end (from the row when both are small), else
     /// from the row. The cells of unsettled small clusters leave their grouped partners' groups
     /// (keyed by settled count and size) first, so those groups then hold settled partners only.
-    /// No allocation; one cell-map lookup per cell of an unsettled small cluster (a big one
-    /// lists its cells' counts).
+    /// No allocation (once the notes' arrays fit the clusters: they are sized here); one
+    /// cell-map lookup per cell of an unsettled small cluster (a big one lists its cells'
+    /// counts).
     pub fn settle(&mut self) {
         if self.tracking() {
             self.unsettled.fit([self.sides[0].len(), self.sides[1].len()]);
