@@ -606,6 +606,24 @@ fn is_set(bits: &[u64], z: u32) -> bool {
     bits.get((z >> 6) as usize).is_some_and(|w| w >> (z & 63) & 1 == 1)
 }
 
+/// Add to `e` (ELM, when `E`) and `b` (BCubed, when `B`) the change of the unit terms of a
+/// present cell of `n` elements whose partner has `y` elements, its cluster moving from `sx0` to
+/// `sx1` elements: [`unit_shift`] within the bounds of [`unit_listed`], without their tests.
+#[inline(always)]
+fn unit_cell<const E: bool, const B: bool>(e: &mut i128, b: &mut i128, n: u64, y: u64, sx0: u64, sx1: u64) {
+    // wrapping: no overflow check, none possible within those bounds
+    let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
+    let nn = n.wrapping_mul(n).wrapping_mul(2);
+    // a present cell: n >= 1, so both tops below are positive
+    if B {
+        *b = b.wrapping_add(fixed_quot_nz(nn, s1)).wrapping_sub(fixed_quot_nz(nn, s0));
+    }
+    if E && n > 1 {
+        let top = nn.wrapping_sub(n.wrapping_mul(2));
+        *e = e.wrapping_add(fixed_quot_nz(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot_nz(top, s0.wrapping_sub(2)));
+    }
+}
+
 /// The unit changes (ELM, BCubed; each only when `E`, `B`) of the cells `items` of a big cluster
 /// whose size moved from `sx0` to `sx1` (different, both in `[2, 2**31)`), over the cells whose
 /// partner (`other[z]`) is settled (`unsettled(z)` false: a comparison when one partner is
@@ -622,18 +640,7 @@ fn unit_listed<const E: bool, const B: bool, U: Fn(u32) -> bool>(items: &[(u32, 
             rest.push((z, n));
             continue;
         }
-        let y = other[z as usize].size;
-        // wrapping: no overflow check, none possible within the bounds above
-        let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
-        let nn = n.wrapping_mul(n).wrapping_mul(2);
-        // a present cell: n >= 1, so both tops below are positive
-        if B {
-            b = b.wrapping_add(fixed_quot_nz(nn, s1)).wrapping_sub(fixed_quot_nz(nn, s0));
-        }
-        if E && n > 1 {
-            let top = nn.wrapping_sub(n.wrapping_mul(2));
-            e = e.wrapping_add(fixed_quot_nz(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot_nz(top, s0.wrapping_sub(2)));
-        }
+        unit_cell::<E, B>(&mut e, &mut b, n, other[z as usize].size, sx0, sx1);
     }
     [e, b]
 }
@@ -653,18 +660,7 @@ fn unit_small<const E: bool, const B: bool, U: Fn(u32) -> bool>(partners: &[u32]
         }
         let n = cells[&skey(side, x, z)];
         let oz = &mut other[z as usize];
-        let y = oz.size;
-        // wrapping: no overflow check, none possible within the bounds of `unit_listed`
-        let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
-        let nn = n.wrapping_mul(n).wrapping_mul(2);
-        // a present cell: n >= 1, so both tops below are positive
-        if B {
-            b = b.wrapping_add(fixed_quot_nz(nn, s1)).wrapping_sub(fixed_quot_nz(nn, s0));
-        }
-        if E && n > 1 {
-            let top = nn.wrapping_sub(n.wrapping_mul(2));
-            e = e.wrapping_add(fixed_quot_nz(top, s1.wrapping_sub(2))).wrapping_sub(fixed_quot_nz(top, s0.wrapping_sub(2)));
-        }
+        unit_cell::<E, B>(&mut e, &mut b, n, oz.size, sx0, sx1);
         if let Some(ob) = oz.big.as_deref_mut().filter(|b| b.grouped) {
             inc(&mut ob.groups, (n, sx1), 1);
         }
