@@ -129,6 +129,14 @@ pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n
         }
         return gm2;
     }
+    assert!(slots.len() == ws.len() && data.len() >= slots.len() * d);
+    let cap = b.count.len();
+    assert!(slots.iter().fold(true, |ok, &s| ok & (s < cap)), "a slot beyond the arrays");
+    assert!(b.mean.len() >= cap * d && b.m2.len() >= cap && b.gmean.len() >= d);
+    // every count below 2**53 during the block: each product w·c and w·n is then the correctly
+    // rounded product of the two doubles (both exact), the very double the integer product
+    // converts to; else the integer products (and the wide path beyond i64)
+    let small = ws.iter().try_fold(n, |acc, &w| acc.checked_add(w)).is_some_and(|end| end < 1 << 53) && ws.iter().all(|&w| w > 0);
     // per row of a chunk: numerators and denominators (cluster, global), then the factors
     let mut num = [[0.0f64; CHUNK]; 3]; // w, w·c, w·n
     let mut den = [[0.0f64; CHUNK]; 2]; // c + w, n + w
@@ -138,19 +146,46 @@ pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n
     for (ci, (sl, wl)) in slots.chunks(CHUNK).zip(ws.chunks(CHUNK)).enumerate() {
         let len = sl.len();
         wide.clear();
-        for r in 0..len {
-            let (s, w) = (sl[r], wl[r]);
-            let c = b.count[s];
-            b.count[s] = c + w;
-            num[0][r] = w as f64;
-            den[0][r] = (c + w) as f64;
-            den[1][r] = (n + w) as f64;
-            (n2[0][r], n2[1][r]) = (c + w, n + w);
-            match (w.checked_mul(c), w.checked_mul(n)) {
-                (Some(pc), Some(pn)) => (num[1][r], num[2][r]) = (pc as f64, pn as f64),
-                _ => wide.push((r, c, n, w)),
+        if small {
+            let count = b.count.as_mut_ptr();
+            let len = len.min(CHUNK);
+            let (num0, num1, num2) = (num[0].as_mut_ptr(), num[1].as_mut_ptr(), num[2].as_mut_ptr());
+            let (den0, den1) = (den[0].as_mut_ptr(), den[1].as_mut_ptr());
+            let (c2, g2) = (n2[0].as_mut_ptr(), n2[1].as_mut_ptr());
+            for r in 0..len {
+                // SAFETY: r < len <= CHUNK (the arrays' length) and <= sl.len() = wl.len();
+                // every slot < cap = b.count.len() (asserted above).
+                unsafe {
+                    let (s, w) = (*sl.get_unchecked(r), *wl.get_unchecked(r));
+                    let c = *count.add(s);
+                    let (cw, nw) = (c.wrapping_add(w), n.wrapping_add(w)); // below 2**53: no overflow
+                    *count.add(s) = cw;
+                    let wf = w as f64;
+                    *num0.add(r) = wf;
+                    *num1.add(r) = wf * c as f64;
+                    *num2.add(r) = wf * n as f64;
+                    *den0.add(r) = cw as f64;
+                    *den1.add(r) = nw as f64;
+                    *c2.add(r) = cw;
+                    *g2.add(r) = nw;
+                    n = nw;
+                }
             }
-            n += w;
+        } else {
+            for r in 0..len {
+                let (s, w) = (sl[r], wl[r]);
+                let c = b.count[s];
+                b.count[s] = c + w;
+                num[0][r] = w as f64;
+                den[0][r] = (c + w) as f64;
+                den[1][r] = (n + w) as f64;
+                (n2[0][r], n2[1][r]) = (c + w, n + w);
+                match (w.checked_mul(c), w.checked_mul(n)) {
+                    (Some(pc), Some(pn)) => (num[1][r], num[2][r]) = (pc as f64, pn as f64),
+                    _ => wide.push((r, c, n, w)),
+                }
+                n += w;
+            }
         }
         divide(&num[0][..len], &den[0][..len], &mut out[0][..len]);
         divide(&num[1][..len], &den[0][..len], &mut out[1][..len]);
@@ -183,30 +218,41 @@ struct Factors<'a, const C: usize> {
 /// bounds checks per element.
 #[inline(always)]
 fn steps<const D: usize>(b: &mut Block, slots: &[usize], rows: &[f64], f: &Factors<'_, 256>, gm2: f64) -> f64 {
+    // by value (the means in registers: the global one stays there for the chunk)
     #[inline(always)]
-    fn step<const D: usize>(mean: &mut [f64; D], m2: f64, f: f64, wn: f64, n2: i64, x: &[f64; D]) -> f64 {
+    fn step<const D: usize>(mean: [f64; D], m2: f64, f: f64, wn: f64, n2: i64, x: &[f64; D]) -> ([f64; D], f64) {
         let mut sq = 0.0;
+        let mut out = mean;
         for i in 0..D {
             let delta = x[i] - mean[i];
             sq += delta * delta;
-            mean[i] += delta * f;
+            out[i] = mean[i] + delta * f;
         }
         let m2 = m2 + wn * sq;
-        if m2 > 0.0 && n2 > 1 {
-            m2
-        } else {
-            0.0
-        }
+        (out, if m2 > 0.0 && n2 > 1 { m2 } else { 0.0 })
     }
     let mut gm2 = gm2;
     let g: &mut [f64; D] = (&mut b.gmean[..D]).try_into().expect("dimension D");
     let mut gv = *g; // the global mean in registers for the chunk
     let (means, _) = b.mean.as_chunks_mut::<D>();
     let (xs, _) = rows.as_chunks::<D>();
-    for (r, (&s, x)) in slots.iter().zip(xs).enumerate() {
-        let m = &mut means[s];
-        b.m2[s] = step(m, b.m2[s], f.out[0][r], f.out[1][r], f.n2[0][r], x);
-        gm2 = step(&mut gv, gm2, f.out[2][r], f.out[3][r], f.n2[1][r], x);
+    let m2 = &mut b.m2[..];
+    let len = slots.len().min(xs.len()).min(256);
+    let (nm, nq) = (means.len(), m2.len());
+    assert!(slots[..len].iter().fold(true, |ok, &s| ok & (s < nm) & (s < nq)), "a slot beyond the arrays");
+    let (mp, qp, xp, sp) = (means.as_mut_ptr(), m2.as_mut_ptr(), xs.as_ptr(), slots.as_ptr());
+    let (f0, f1, f2, f3) = (f.out[0].as_ptr(), f.out[1].as_ptr(), f.out[2].as_ptr(), f.out[3].as_ptr());
+    let (c2, g2) = (f.n2[0].as_ptr(), f.n2[1].as_ptr());
+    for r in 0..len {
+        // SAFETY: r < len <= 256 (the factors' length), <= slots.len() and xs.len(); every
+        // slot lies in `means` and `m2` (asserted above).
+        unsafe {
+            let s = *sp.add(r);
+            let x = &*xp.add(r);
+            let (q, m) = (qp.add(s), mp.add(s));
+            (*m, *q) = step(*m, *q, *f0.add(r), *f1.add(r), *c2.add(r), x);
+            (gv, gm2) = step(gv, gm2, *f2.add(r), *f3.add(r), *g2.add(r), x);
+        }
     }
     *g = gv;
     gm2

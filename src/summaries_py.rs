@@ -731,14 +731,15 @@ impl SummaryKernel {
         let mut bad = false;
         let slots: Vec<usize> = if table.is_some() {
             let len = lut.len() as u64;
-            given
-                .iter()
-                .map(|&v| {
-                    let s = if (v as u64) < len { lut[v as usize] } else { -1 };
-                    bad |= s as u64 >= cap;
-                    s as usize
-                })
-                .collect()
+            let mut out = vec![0usize; m];
+            for (o, &v) in out.iter_mut().zip(given) {
+                let inside = (v as u64) < len;
+                // SAFETY: read only when v lies in the table (else slot "-1", refused below).
+                let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
+                bad |= s as u64 >= cap;
+                *o = s as usize;
+            }
+            out
         } else {
             given
                 .iter()

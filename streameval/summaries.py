@@ -138,7 +138,7 @@ class ClusterSummaries(Guarded):
         self._labels: list = []  # slot -> label (None when free)
         self._free: list = []
         self._order: tuple | None = None  # (labels, slot -> position, sizes, version) in first-seen order (size_lists), or None: stale
-        self._arrays: tuple | None = None  # (labels tuple, slots array) in first-seen order (size_arrays), or None: stale
+        self._arrays: tuple | None = None  # (labels tuple, slots array or slice) in first-seen order (size_arrays), or None: stale
         cap = 8
         self._count = np.zeros(cap, dtype=np.int64)
         self._mean = np.zeros((cap, self.dim or 0))
@@ -604,7 +604,8 @@ class ClusterSummaries(Guarded):
         """``(labels, counts)``: the non-empty clusters' labels as a tuple and their sizes as a
         fresh int64 array, in first-seen order (what :meth:`size_lists` gives, without a Python
         object per cluster). The tuple is cached until a cluster is added or emptied (the same
-        object in between: it is immutable); the sizes are one numpy gather, O(k) in C.
+        object in between: it is immutable); the sizes are one copy of the counts (a gather once a
+        cluster was emptied), O(k) in C.
 
         >>> s = ClusterSummaries(); s.update([0.0], "b"); s.update([1.0], "a"); s.update([2.0], "b")
         >>> labels, counts = s.size_arrays()
@@ -614,8 +615,13 @@ class ClusterSummaries(Guarded):
         cached = getattr(self, "_arrays", None)
         if cached is None:
             index = self._index
-            cached = self._arrays = (tuple(index), np.fromiter(index.values(), dtype=np.intp, count=len(index)))
-        return cached[0], self._count[cached[1]]
+            slots = np.fromiter(index.values(), dtype=np.intp, count=len(index))
+            # slots in first-seen order are 0, 1, 2 ... until a cluster is emptied: then a copy
+            # of the first k counts (one memcpy), else a gather
+            plain = bool((slots == np.arange(len(slots))).all())
+            cached = self._arrays = (tuple(index), slice(0, len(slots)) if plain else slots)
+        got = cached[1]
+        return cached[0], (self._count[got].copy() if got.__class__ is slice else self._count.take(got))
 
     def cluster(self, label):
         """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""
