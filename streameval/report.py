@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_label, check_weight
+from ._validate import MAX_TOTAL, check_label, check_weight
 from .contingency import Contingency
 from .errors import UnknownElementError
 from .evaluator import Evaluator
@@ -69,6 +69,7 @@ from .metrics import AdjustedRand, NormalizedMutualInfo, Purity, Rand
 __all__ = ["cluster_report", "ClusterReport"]
 
 _DISTANCES = ("euclidean", "cosine")
+_PLAIN = (int, str)  # label types that are never missing and always hashable
 
 
 def _label_evaluator(table=None) -> Evaluator:
@@ -145,9 +146,11 @@ class ClusterReport:
 
     def update(self, x, y_pred, y_true=None, w=1) -> None:
         """Add ``w`` copies of vector ``x`` predicted in ``y_pred`` (true label ``y_true``)."""
-        t = self._true(y_true)
-        check_label(y_pred, "y_pred")
-        check_weight(w)
+        t = self._true(y_true) if self.labels or y_true is not None else None
+        if y_pred.__class__ not in _PLAIN:  # an int or a str is a label: nothing to check
+            check_label(y_pred, "y_pred")
+        if w.__class__ is not int or not 0 < w < MAX_TOTAL:
+            check_weight(w)
         self.intrinsic.update(x, y_pred, w)  # checks the vector before changing anything
         if self.table is not None:
             self.table.update(t, y_pred, w)
@@ -170,7 +173,7 @@ class ClusterReport:
         """Every metric that is exact while streaming, under the keys listed in the class doc."""
         s = self.summaries
         labels, counts = s.size_arrays()
-        out = {"count": s.n, "k": s.k, "cluster_array": labels, "count_array": counts}
+        out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
         out.update(self.intrinsic.get())
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())

@@ -620,8 +620,10 @@ class ClusterSummaries(Guarded):
             # of the first k counts (one memcpy), else a gather
             plain = bool((slots == np.arange(len(slots))).all())
             cached = self._arrays = (tuple(index), slice(0, len(slots)) if plain else slots)
-        got = cached[1]
-        return cached[0], (self._count[got].copy() if got.__class__ is slice else self._count.take(got))
+        labels, got = cached
+        if isinstance(got, slice):
+            return labels, self._count[got].copy()
+        return labels, np.take(self._count, got)
 
     def cluster(self, label):
         """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""
