@@ -706,7 +706,13 @@ fn replace_row_body(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: 
     step(&mut hi, &mut lo, neg);
     // column c (the diagonal, in row c too, gets the same value again)
     let base = dist.as_mut_ptr();
+    const AHEAD: usize = 16; // rows: the lines of the column asked for before they are written
     for (j, &v) in row.iter().enumerate() {
+        #[cfg(target_arch = "x86_64")]
+        if j + AHEAD < w {
+            // SAFETY: a prefetch reads nothing and the address lies in `dist` (j + AHEAD < w).
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(base.add((j + AHEAD) * cap + c) as *const i8) };
+        }
         // SAFETY: j < w <= cap and c < cap, so j·cap + c < cap² <= dist.len() (asserted above).
         unsafe { *base.add(j * cap + c) = v };
     }

@@ -97,6 +97,21 @@ class Change(NamedTuple):
     raw: Any
 
 
+def _capacity(n: int) -> int:
+    """The number of slots allocated for ``n``: a multiple of 8 with an odd number of groups of 8,
+    so that a row of the ``capacity × capacity`` matrix of distances between means spans an odd
+    number of 64-byte cache lines. A column's entries then fall in different cache sets; with a
+    power-of-two row every entry of a column maps to the same few sets, and each point's column
+    write (``ClusterReport``) missed the cache once per cluster (at k = 1,000, d = 2: 38 µs per
+    point with rows of 1,024 slots, 25 µs with 1,032 on the benchmark's machine). O(1).
+
+    >>> [_capacity(n) for n in (1, 8, 9, 16, 17, 1000, 1024)]
+    [8, 8, 24, 24, 24, 1000, 1032]
+    """
+    groups = -(-n // 8)
+    return 8 * (groups | 1)
+
+
 class ClusterSummaries(Guarded):
     """Count, mean vector and scatter per predicted cluster, and for the whole stream.
 
@@ -499,6 +514,7 @@ class ClusterSummaries(Guarded):
         self._free.append(slot)
 
     def _grow(self, cap: int) -> None:
+        cap = _capacity(cap)
         old = len(self._count)
         self._count = np.concatenate([self._count, np.zeros(cap - old, dtype=np.int64)])
         self._mean = np.vstack([self._mean, np.zeros((cap - old, self._mean.shape[1]))])
