@@ -23,9 +23,10 @@ A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keep
   below the reference (the all-time value, or ``reference=``) — a small window's noise is no drop.
   The interval is ``compare``'s default, adaptive (studentized, or hybrid where one unit holds more
   than 15% of the window's within-cluster pairs), unless ``interval_method=`` says otherwise, and
-  reports name it beside the window's few-units and dominant-unit warnings. With the interval
-  alone judging drops (``detector=False``), a window of fewer than 30 units is judged by a CUSUM
-  on the block values instead (:class:`~streameval.detect.IntervalRule`).
+  reports name it beside the window's few-units and dominant-unit warnings. An interval over
+  fewer than 30 units does not judge: with the interval alone (``detector=False``) a CUSUM on the
+  block values judges instead (:class:`~streameval.detect.IntervalRule`), and with a detector its
+  drops are kept ungated.
 
 Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_every`` elements and/or
 ``report_seconds`` of wall time) and passed to ``on_report``.
@@ -158,7 +159,8 @@ class Monitor(Guarded):
         length (the ranking and the lists of :class:`~streameval.breakdown.ErrorAccount`).
     interval : ``None`` (default), an int ``B`` or a fresh :class:`~streameval.BootstrapEvaluator`
         holding the watched metric: bootstrap the count window over units (``update(..., unit=)``).
-        A drop the detector finds is kept only if the window's interval lies below the reference;
+        A drop the detector finds is kept only if the window's interval lies below the reference
+        (or the window holds fewer than 30 units: the interval cannot judge there);
         with ``detector=False`` (or ``"interval"``) the interval alone is checked every ``block``
         elements, and a drop is flagged when the interval newly falls below the reference
         (:class:`~streameval.detect.IntervalRule`; while the window holds fewer than 30 units it
