@@ -98,13 +98,17 @@ from .detect import one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
     COMPARE_INTERVAL_METHODS,
+    INTERVAL_NAMES,
+    STUDENTIZED_METHODS,
+    SUBSAMPLE_SCALE,
+    SUBSAMPLED_FAMILIES,
     Interval,
-    bca_interval,
-    hybrid_interval,
+    adaptive_choice,
+    check_interval_method,
+    describe_interval,
+    interval_bounds,
     p_value,
-    percentile_interval,
-    studentized_interval,
-    subsampled_interval,
+    subsample_size,
 )
 from .intervals import json_number as _num
 from .labels import factorize
@@ -146,22 +150,8 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-#: each interval method's name in the printed reports (the CLI's too)
-INTERVAL_NAMES = {"adaptive": "adaptive", "bca": "BCa", "hybrid": "hybrid", "percentile": "percentile",
-                   "studentized": "studentized", "subsampled": "subsampled"}
-_STUDENTIZED = ("adaptive", "hybrid", "studentized", "subsampled")  # the methods that need standard errors
-_INTERVAL_DESCRIPTIONS = {
-    "bca": "BCa bootstrap over units (bias from the resamples, acceleration from the jackknife over {jack})",
-    "studentized": "studentized (bootstrap-t) over units: t = (value_b - value) / se_b, with each "
-                   "resample's linearization (delta-method) standard error",
-    "hybrid": "hybrid over units: the union of the percentile interval and the bootstrap-t centred at "
-              "the resamples' mean, t = (value_b - mean_b value_b) / se_b (each resample's "
-              "linearization standard error)",
-    "percentile": "percentile bootstrap over units",
-    "subsampled": "subsampled over units: the hybrid interval joined with the bootstrap-t, centred at "
-                  "the subsamples' mean, of {m}-out-of-{units} resamples (each its own "
-                  "linearization standard error)",
-}
+# re-exported: the interval rules live in streameval.intervals
+_INTERVAL_RULES = (INTERVAL_NAMES, SUBSAMPLE_SCALE, SUBSAMPLED_FAMILIES, adaptive_choice, subsample_size)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -467,82 +457,6 @@ def _jackknife(ustats: UnitStats, metrics, aggregate: str, per_unit=None) -> np.
     return _read(ustats, metrics, ustats.leave_out(groups, g))
 
 
-def _interval(kind: str, values: np.ndarray, observed: float, jack: np.ndarray, confidence: float,
-              se=None, se_observed: float = float("nan"), sub=None):
-    if kind == "subsampled":
-        if sub is None:  # m = U: no subsamples drawn, the hybrid interval
-            return hybrid_interval(values, observed, se, se_observed, confidence)
-        return subsampled_interval(values, observed, se, se_observed, confidence, *sub)
-    if kind == "bca":
-        return bca_interval(values, observed, jack, confidence)
-    if kind == "studentized":
-        return studentized_interval(values, observed, se, se_observed, confidence)
-    if kind == "hybrid":
-        return hybrid_interval(values, observed, se, se_observed, confidence)
-    return percentile_interval(values, confidence)
-
-
-SUBSAMPLED_FAMILIES = ("information",)
-"""The metric families (their modules under :mod:`streameval.metrics`) whose adaptive interval,
-where one unit dominates, is the :func:`~streameval.intervals.subsampled_interval`: the entropy
-family (NMI and its kin), whose hybrid interval fell short. The others keep the hybrid one (the
-simulation's choice: for ELM, BCubed and ARI the subsamples' bootstrap-t over-covers)."""
-SUBSAMPLE_SCALE = 7
-"""The ``m``-out-of-``U`` subsamples draw ``m = min(U, round(SUBSAMPLE_SCALE · √U))`` units (the
-simulation's choice between 5, which over-covered NMI with heavy tails, and 10, which under-covered
-it with merges across units)."""
-
-
-def subsample_size(n_units: int) -> int:
-    """``m = min(U, round(7 √U))``: the units each subsample of
-    :func:`~streameval.intervals.subsampled_interval` draws. It equals ``U`` up to 49 units (the
-    subsampled interval is then the hybrid one) and falls as a share of ``U`` beyond (``m/U → 0``,
-    as the ``m``-out-of-``n`` bootstrap's consistency under infinite variance needs): 70 of 100
-    units, 121 of 300, 221 of 1,000, 700 of 10,000.
-
-    >>> subsample_size(40), subsample_size(300), subsample_size(10_000)
-    (40, 121, 700)
-    """
-    return min(int(n_units), int(round(SUBSAMPLE_SCALE * np.sqrt(n_units))))
-
-
-def _family(metric) -> str:
-    return type(metric).__module__.rsplit(".", 1)[-1]
-
-
-def adaptive_choice(pairs_share: float, metric=None, n_units: int | None = None) -> str:
-    """The interval ``interval="adaptive"`` uses: where one unit holds more than
-    ``DOMINANT_SHARE`` of a labelling's within-cluster pairs (heavy-tailed units, where the
-    studentized interval under-covers), ``"subsampled"`` for a ``metric`` of the
-    :data:`SUBSAMPLED_FAMILIES` when ``m`` (:func:`subsample_size`) is below the ``n_units``, and
-    ``"hybrid"`` otherwise (other families, no metric given, or up to 49 units, where the
-    subsampled interval is the hybrid one); else ``"studentized"`` (calibrated with light tails,
-    where the hybrid one over-covers). The choice of the simulation,
-    ``docs/benchmarks/compare-calibration.md``.
-
-    >>> from streameval import AdjustedRand, NormalizedMutualInfo as NMI
-    >>> adaptive_choice(0.02, NMI(), 300), adaptive_choice(0.4, NMI(), 300)
-    ('studentized', 'subsampled')
-    >>> adaptive_choice(0.4, NMI(), 40), adaptive_choice(0.4, AdjustedRand(), 300)
-    ('hybrid', 'hybrid')
-    """
-    if pairs_share <= DOMINANT_SHARE:
-        return "studentized"
-    if metric is None or _family(metric) not in SUBSAMPLED_FAMILIES:
-        return "hybrid"
-    return "subsampled" if n_units is None or subsample_size(n_units) < n_units else "hybrid"
-
-
-def _clip(kind: str, bounds, iv):
-    """A studentized interval kept within the metric's range (its ends, ``θ̂ − t·se``, are not
-    resampled values and can step outside: an interval for a value in ``[a, b]`` loses nothing by
-    ending at ``a`` or ``b``). The quantile intervals are inside already."""
-    if kind not in _STUDENTIZED:
-        return iv
-    lo, hi = iv
-    return max(lo, bounds[0]), min(hi, bounds[1])
-
-
 def _difference_bounds(bounds):
     return bounds[0] - bounds[1], bounds[1] - bounds[0]
 
@@ -720,8 +634,7 @@ def _check_settings(method, n_resamples, confidence, aggregate, interval):
         raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
     if aggregate not in _AGGREGATES:
         raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {aggregate!r}")
-    if interval not in COMPARE_INTERVAL_METHODS:
-        raise ValueError(f"interval must be one of {COMPARE_INTERVAL_METHODS}, got {interval!r}")
+    check_interval_method(interval, COMPARE_INTERVAL_METHODS)
 
 
 def _seed(seed) -> int:
@@ -903,7 +816,7 @@ def compare(
     sys_names = list(stats)
     pairs = [(a, b) for i, a in enumerate(sys_names) for b in sys_names[i + 1:]]
     ses = (_StandardErrors(stats, metrics, pairs, aggregate, per_unit)
-           if any(k in _STUDENTIZED for k in kinds) else None)
+           if any(k in STUDENTIZED_METHODS for k in kinds) else None)
     read = _fields_read(list(stats.values()), metrics) if aggregate == "pooled" else None
     samples = _resampled(stats, metrics, _resample_blocks(order, n_resamples, seed, rng, resampling),
                          ses, aggregate, per_unit, read)
@@ -951,10 +864,10 @@ def compare(
         se, se0 = ses.system(name) if ses is not None else ([None] * len(names), [np.nan] * len(names))
         values[name] = {
             mn: Interval(float(observed[name][k]),
-                         *_clip(kinds[k], metrics[k].bounds,
-                                _interval(kinds[k], samples[name][k], float(observed[name][k]),
-                                          jack[name][k], confidence, se[k], float(se0[k]),
-                                          sub.get((name, k)))))
+                         *interval_bounds(kinds[k], samples[name][k], float(observed[name][k]),
+                                          confidence, jackknife=jack[name][k], se=se[k],
+                                          se_observed=float(se0[k]), bounds=metrics[k].bounds,
+                                          sub=sub.get((name, k))))
             for k, mn in enumerate(names)
         }
     for a, b in pairs:
@@ -966,9 +879,10 @@ def compare(
         d = {}
         for k, mn in enumerate(names):
             obs = float(delta_obs[k])
-            lo, hi = _clip(kinds[k], _difference_bounds(metrics[k].bounds),
-                           _interval(kinds[k], deltas[k], obs, jd[k], confidence, se[k], float(se0[k]),
-                                     sub_pairs.get((a, b, k))))
+            lo, hi = interval_bounds(kinds[k], deltas[k], obs, confidence, jackknife=jd[k], se=se[k],
+                                     se_observed=float(se0[k]),
+                                     bounds=_difference_bounds(metrics[k].bounds),
+                                     sub=sub_pairs.get((a, b, k)))
             sign = 1.0 if metrics[k].bigger_is_better else -1.0
             p = p_value(null[k], obs)
             pg = p_value(sign * null[k], sign * obs, two_sided=False)
@@ -998,7 +912,7 @@ def compare(
         "interval_applied": used,
         "interval_by_metric": dict(zip(names, kinds)),
         "subsample_units": m_sub if sub_idx else None,
-        "interval": _interval_description(interval, kinds, names, n_units, m_sub),
+        "interval": describe_interval(interval, used, n_units, dict(zip(names, kinds))),
         "p_value": (
             "paired bootstrap, centred: p = (1 + #{|d_b - d_obs| >= |d_obs|}) / (1 + #valid b)"
             if method == "paired_bootstrap"
@@ -1045,26 +959,6 @@ def _resampled(stats: dict, metrics, blocks, ses, aggregate: str, per_unit: dict
         if ses is not None:
             ses.append(block_se)
     return {name: np.concatenate(p, axis=1) for name, p in parts.items()}
-
-
-def _interval_description(interval: str, kinds: list, names: list, n_units: int, m_sub: int) -> str:
-    """``settings["interval"]``: the method(s) applied, and why (adaptive)."""
-    jack = "units" if n_units <= JACKKNIFE_GROUPS else f"{JACKKNIFE_GROUPS} groups of units"
-
-    def describe(kind: str) -> str:
-        if kind == "subsampled" and m_sub >= n_units:
-            return (f"subsampled, which with {n_units} units (m = U) is the "
-                    + _INTERVAL_DESCRIPTIONS["hybrid"])
-        return _INTERVAL_DESCRIPTIONS[kind].format(jack=jack, m=m_sub, units=n_units)
-
-    groups = {k: [n for n, kk in zip(names, kinds) if kk == k] for k in dict.fromkeys(kinds)}
-    body = "; ".join(describe(k) if len(groups) == 1 else f"{', '.join(g)}: {describe(k)}"
-                     for k, g in groups.items())
-    if interval != "adaptive":
-        return body
-    why = ("studentized, since no unit holds" if kinds[0] == "studentized"
-           else f"{kinds[0] if len(groups) == 1 else 'by metric family'}, since one unit holds")
-    return f"adaptive: {why} more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs; {body}"
 
 
 def _pooled_block(stats: dict, metrics, m, combined: list, ses, tot):

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import streameval.comparison as comparison
+import streameval.intervals as intervals_module
 from streameval import compare
 from streameval.comparison import (
     _metrics,
@@ -153,7 +153,7 @@ def _tagged_cells(cells, counts) -> list:
 def test_compare_studentized_and_hybrid_intervals_equal_a_brute_force_bootstrap_t(interval, monkeypatch):
     # subsampled: m = round(2 √15) = 8 of the 15 units (the default scale, 7, draws every unit up
     # to 49 units: the hybrid interval)
-    monkeypatch.setattr(comparison, "SUBSAMPLE_SCALE", 2)
+    monkeypatch.setattr(intervals_module, "SUBSAMPLE_SCALE", 2)
     rng = np.random.default_rng(5)
     cells = _documents(rng, 15, 60, 120)
     y_true, y_pred, units = [], [], []
@@ -415,7 +415,7 @@ def test_streaming_bootstrap_intervals_equal_brute_force_ones_from_rebuilt_table
     for u in rng.permutation(15).tolist():  # units in any order: the evaluator reads them by hash
         for (a, b), n in cells[u].items():
             bs.update(f"{u}:{a}", f"{u}:{b}", n, unit=u)
-    assert bs.interval_method == "studentized"
+    assert bs.interval_method == "adaptive"  # the methods are asked for by name below
     m = poisson_multiplicities(range(15), B, seed)  # (units, replicas)
     vecs = _unit_vectors(cells)
     observed = _vector(ContingencyStats.from_cells(_tagged_cells(cells, np.ones(15))))
