@@ -600,9 +600,9 @@ def add_parser(sub) -> None:
     p.add_argument("--window", type=non_negative, default=1000, metavar="N",
                    help="also report the metrics of the last N rows (default 1000; 0: off)")
     p.add_argument("--every", type=every_option, default=None, metavar="N|auto",
-                   help="print a line every N rows; auto (the default): every 10000 rows while "
-                   "the table is small, further apart as it grows (at least 8 rows per cell of "
-                   "the table between two lines) and at the first 10000-row mark after a drop")
+                   help="print a line every N rows; auto (the default): at a multiple of 10000 "
+                   "rows once 100000 rows plus 16 per cell of the table have come since the "
+                   "last line, and at the first multiple of 10000 after a drop")
     p.add_argument("--interval", type=seconds, default=5.0, metavar="T",
                    help="... or every T seconds when rows arrived (default 5; 0: off)")
     p.add_argument("--jsonl", metavar="PATH",
