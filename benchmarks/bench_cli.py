@@ -344,9 +344,9 @@ def bench_density(n: int, m: int, repeat: int, ours: list, tmp: Path, ks=DENSITY
 def render_density(rows: list, n: int, m: int) -> list:
     """The density section of the watch page."""
     cg = any("cg" in r for r in rows)
-    head = ("| K | cells per row | cells | `score` µs/row | `watch` µs/row | ratio | "
+    head = ("| K | c | cells per row | cells | `score` µs/row | `watch` µs/row | ratio | "
             "`watch --every 10000` µs/row | ratio |")
-    rule = "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    rule = "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     if cg:
         head += " `score` instructions/row | `watch` instructions/row | ratio |"
         rule += "---:|---:|---:|"
@@ -363,7 +363,7 @@ def render_density(rows: list, n: int, m: int) -> list:
         head, rule]
     for r in rows:
         cpu = r["cpu"]
-        line = (f"| {r['k']:,} | {r['cells'] / r['kt']:.1f} | {r['cells']:,} | "
+        line = (f"| {r['k']:,} | {r['c']} | {r['cells'] / r['kt']:.1f} | {r['cells']:,} | "
                 f"{cpu['score'] * 1e6:.3f} | {cpu['watch'] * 1e6:.3f} | "
                 f"{cpu['watch'] / cpu['score']:.2f}× | {cpu['watch --every 10000'] * 1e6:.3f} | "
                 f"{cpu['watch --every 10000'] / cpu['score']:.2f}× |")
@@ -375,7 +375,7 @@ def render_density(rows: list, n: int, m: int) -> list:
     lines += ["", f"The rows at which the default `watch` reported on {n:,} rows (then the final "
               "report at the end):", ""]
     for r in rows:
-        shown = ", ".join(f"{x:,}" for x in r["reports"])
+        shown = ", ".join(f"{x:,}" for x in r["reports"]) or "none before the final report"
         lines.append(f"- K = {r['k']:,}, c = {r['c']} ({r['cells']:,} cells): {shown}")
     return [*lines, ""]
 
