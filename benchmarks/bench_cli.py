@@ -10,9 +10,11 @@ rows), then runs each command in a fresh process on both:
 - the columnar floor: a script that reads the file with ``pyarrow.csv.read_csv`` (JSON lines:
   ``pyarrow.json.read_json``) and hands the two columns to ``Evaluator.update_many``, then ``get``
   (the same metrics): what ``score`` does without validating rows or naming bad ones;
-- ``streameval watch`` on the finished file (a line every 10,000 rows, a window of 1,000 rows, drop
-  detection over blocks of 100 rows), and variants without window and drops, with a single
-  report, with four metrics;
+- ``streameval watch`` on the finished file (the default ``--every auto``, a window of 1,000
+  rows, drop detection over blocks of 100 rows), ``--every 10000`` (the previous default), and
+  variants without window and drops, with a single report, with four metrics;
+- the judged streams (``make_density_csv``: K = 10, 10^3, 10^5 true clusters, 5 and 60 cells per
+  row): ``score``, ``watch`` and ``watch --every 10000`` on each;
 - the same without pyarrow (the process cannot import it): ``score`` and ``watch`` against a
   floor of pandas' C ``read_csv`` + ``update_many`` + ``get``;
 - pandas ``read_csv`` + scikit-learn's clustering metrics that exist there (on N rows only).
@@ -24,6 +26,7 @@ twice as many rows): stable on a loaded machine, where CPU times are not.
 
     python benchmarks/bench_cli.py                        # 10^6 rows: cli.md and cli-watch.md
     python benchmarks/bench_cli.py --rows 100000 --cg-rows 0 --out -   # a quick run, to stdout
+    python benchmarks/bench_cli.py --watch-only --repeat 2 --cg-rows 20000   # cli-watch.md only
 """
 
 from __future__ import annotations
@@ -439,47 +442,44 @@ def watch_page_text(args, n, m, head, stream, row, cols, rule, cg_note, cost_cel
         "Each `watch` is against the `score` of the same file and metrics. `watch` (a regular "
         "file, not followed) reads the file as `score` does, a block at a time, and hands the "
         "blocks of label codes to the main thread with each row's line and byte offset (for "
-        "checkpoints): no Python object per row. What it does beyond `score`: a report every "
-        "10,000 rows, for which the all-time table catches up by one bulk add of the rows since "
-        "the last report (each distinct label looked up once); the window of the last 1,000 "
-        "rows, rebuilt from its codes at each report; drop detection, which computes the watched "
-        "metric over each block of 100 rows, all the blocks since the last report at once "
+        "checkpoints): no Python object per row. What it does beyond `score`: drop detection "
+        "on every block of 100 rows, fed the codes every 10,000 rows "
         "(`streameval.detect.block_stats`: the block tables' exact sums in numpy, the metric's "
-        "formula per block; the same values, to the bit, as a table per block, so the same "
-        "alarms at the same rows), and feeds its detector; and what broke (`--top`), kept only "
-        "when JSON lines or the Prometheus endpoint show it (refreshed for the cells each "
-        "catch-up changed, each cluster re-ranked once; `--format json`). With a single report "
-        "(`--every 100000000`) `watch` costs what `score` costs, plus the hand-over of the "
-        "blocks between its two threads, each row's line and offset, and its one bulk "
-        "catch-up.", "",
-        "What remains of the default `watch`'s cost is the all-time table's catch-up at each "
-        "report, and in it the element-averaged F-sums of ELM and BCubed (the core's cost, "
-        "`docs/benchmarks/core.md`; without them, `--metrics ARI NMI VI Purity`, the catch-up "
-        "is cheap). That cost is in proportion to what changed since the previous report: the "
-        "clusters the new rows touch, and their cells, since a cell's F term depends on the "
-        "sizes of both its clusters. Measured in one process on an `Evaluator` holding the "
-        f"{n:,} rows of the smaller file ({cost_cells:,} cells), one report's bulk add of 10,000 rows and "
-        "`get` costs "
+        "formula per block, for ELM and BCubed read straight from the F sums; the same values, "
+        "to the bit, as a table per block, so the same alarms at the same rows); and the "
+        "reports. At a report the all-time table catches up by one bulk add of the rows since "
+        "the last one (each distinct label looked up once), the window of the last 1,000 rows "
+        "is rebuilt from its codes, every metric is read on both, and what broke (`--top`) is "
+        "refreshed when JSON lines or the Prometheus endpoint show it (`--format json`).", "",
+        "The default cadence is `--every auto` (`streameval/cli/cadence.py`): it looks every "
+        "10,000 rows and reports when the rows since its last report reach 100,000 plus 16 per "
+        "cell the table held then, or when a drop was flagged since (at the first look after "
+        "it); the last report is always at the end of the input. A report costs about a "
+        "millisecond of its own (the window rebuilt, 2 × 21 metrics read, a line written) plus "
+        "the all-time catch-up, which re-settles the element-averaged F terms (ELM, BCubed) of "
+        "every cluster the new rows touch and of every cell of those clusters, up to the whole "
+        "table. Measured in one process on an `Evaluator` holding the "
+        f"{n:,} rows of the smaller file of the first stream ({cost_cells:,} cells), one "
+        "catch-up of 10,000 rows and `get` costs "
         + ", ".join(f"{ms:.2f} ms when the rows touch {k:,} true clusters"
                     for k, ms in costs.items())
-        + ". On this stream every report's 10,000 random rows touch every one of the 1,000 true "
-        "clusters and nearly every predicted one, so each report re-reads the F terms of "
-        "nearly the whole table, and the default `watch`'s cost per row grows with the table: "
-        "cheap at the instruction counts' 2·10⁴ rows, the largest cost at 10⁶. A stream whose "
-        "reports touch a share of its clusters (many clusters, or rows arriving by entity) "
-        "pays for that share.", "",
+        + ": up to a few tenths of a µs per cell of the table, against a tenth to a half of a "
+        "µs to read a row. The rule keeps both parts a small share of reading the rows between "
+        "two reports. `watch --every 10000` is the previous default: a report every 10,000 rows "
+        "whatever the table, at the cost shown beside it. Which rows get a report follows from "
+        "the rows alone (the rows of each judged stream are listed above); `--interval T` "
+        "reports (default every 5 seconds, off in these runs) come on top.", "",
         "Reading the two columns: the CPU figures are per row at 10⁶ rows, on a machine "
         "shared with other jobs (the rows of one run compare); the instruction counts are per "
-        f"row at {m:,} rows, where the table is small, and being small differences of "
-        "whole-process counts they move by hundreds of instructions from run to run.", "",
-        "Before this run (the previous run of this page, load 1.1): `score` 0.173 µs per row, "
-        "`watch` 3.979 (23.01×), `watch --window 0 --drop-block 0 --every 100000000` 0.318 "
-        "(1.84×), `watch --metrics ARI NMI VI Purity` 0.495 against 0.118 (4.19×); JSON lines "
-        "without pyarrow, `score` 2.662 and `watch` 8.583 µs per row (row by row). "
-        "`watch --window 0 --format json` (what broke over the all-time table) cost 3.5 s CPU "
-        "on 10⁶ rows against `watch`'s 2.2 s before each cluster was re-ranked once a "
-        "catch-up (measured by hand, same machine).", "",
-        "Before this reader and catch-up (the previous run of this page, the same stream): "
+        f"row at {m:,} rows, where the table is small and the default `watch` reports only at "
+        "the end, and being small differences of whole-process counts they move by hundreds "
+        "of instructions from run to run.", "",
+        "Before `--every auto` (the previous run of this page, the first stream, load 11.0): "
+        "`score` 0.275 µs per row, `watch` (then a report every 10,000 rows) 7.562 (27.46×; "
+        "4,124 instructions per row, 2.34×), `watch --window 0 --drop-block 0 --every "
+        "100000000` 0.233 (0.84×; 1,895 instructions, 1.07×), `watch --metrics ARI NMI VI "
+        "Purity` 0.509 against 0.062 (8.23×).", "",
+        "Before that reader and catch-up (an earlier run of this page, the same stream): "
         "`score` 0.363 µs per row, `watch` 8.014 (22.06×; 45,394 instructions per row, 9.10×), "
         "`watch --window 0 --drop-block 0 --every 100000000` 2.328 (6.41×; 18,210 instructions, "
         "3.65×), `watch --metrics ARI NMI VI Purity` 2.739 against `score`'s 0.205 (13.35×).",
