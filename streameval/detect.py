@@ -425,19 +425,6 @@ def _groups(key):
     return first, np.diff(np.append(first, len(key)))
 
 
-def _element_averaged(metric) -> tuple | None:
-    """``(kind, beta)`` when ``metric``'s value is its element-averaged F sum over ``n``
-    (:class:`~streameval.ELM`, :class:`~streameval.BCubed` by default, their ``value`` and
-    ``_f`` not overridden), else ``None``."""
-    from .metrics.element import _ElementMetric
-
-    cls = type(metric)
-    if (isinstance(metric, _ElementMetric) and metric.f_convention == "element_averaged"
-            and cls.value is _ElementMetric.value and cls._f is _ElementMetric._f):
-        return (metric._kind, metric.beta)
-    return None
-
-
 def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: bool = False):
     """The sums ``names`` of the table of each block of ``block`` consecutive rows (int64 label
     codes ``t``, ``p`` at least 0, weights ``w`` or ``None``; a whole number of blocks), computed
@@ -676,7 +663,7 @@ class BlockDrops:
             self._fast = False
             return None
         value, specs = self.metric.value, self.metric.f_specs
-        spec = _element_averaged(self.metric)
+        spec = getattr(self.metric, "mean_f_spec", None)
         if spec is not None:  # its value is fixed_mean(its F sum, n): no object per block
             from .metrics.base import fixed_mean
 
