@@ -92,13 +92,14 @@ from .bootstrap import poisson_draws, seed64, unit_hash
 from .detect import one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
-    COMPARE_INTERVAL_METHODS,
+    INTERVAL_NAMES,
+    STUDENTIZED_METHODS,
     Interval,
-    bca_interval,
-    hybrid_interval,
+    adaptive_choice,
+    check_interval_method,
+    describe_interval,
+    interval_bounds,
     p_value,
-    percentile_interval,
-    studentized_interval,
 )
 from .intervals import json_number as _num
 from .labels import factorize
@@ -140,21 +141,6 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-#: each interval method's name in the printed reports (the CLI's too)
-INTERVAL_NAMES = {"adaptive": "adaptive", "bca": "BCa", "hybrid": "hybrid", "percentile": "percentile",
-                   "studentized": "studentized"}
-_STUDENTIZED = ("adaptive", "hybrid", "studentized")  # the methods that need standard errors
-_INTERVAL_DESCRIPTIONS = {
-    "bca": "BCa bootstrap over units (bias from the resamples, acceleration from the jackknife over {jack})",
-    "studentized": "studentized (bootstrap-t) over units: t = (value_b - value) / se_b, with each "
-                   "resample's linearization (delta-method) standard error",
-    "hybrid": "hybrid over units: the union of the percentile interval and the bootstrap-t centred at "
-              "the resamples' mean, t = (value_b - mean_b value_b) / se_b (each resample's "
-              "linearization standard error)",
-    "percentile": "percentile bootstrap over units",
-}
-
-
 # --------------------------------------------------------------------------- metrics
 def _metrics(metrics) -> list:
     """Fresh metric objects from names (as :func:`streameval.metrics.resolve` reads them), classes
@@ -451,39 +437,6 @@ def _jackknife(ustats: UnitStats, metrics, aggregate: str, per_unit=None) -> np.
     return _read(ustats, metrics, ustats.leave_out(groups, g))
 
 
-def _interval(kind: str, values: np.ndarray, observed: float, jack: np.ndarray, confidence: float,
-              se=None, se_observed: float = float("nan")):
-    if kind == "bca":
-        return bca_interval(values, observed, jack, confidence)
-    if kind == "studentized":
-        return studentized_interval(values, observed, se, se_observed, confidence)
-    if kind == "hybrid":
-        return hybrid_interval(values, observed, se, se_observed, confidence)
-    return percentile_interval(values, confidence)
-
-
-def adaptive_choice(pairs_share: float) -> str:
-    """The interval ``interval="adaptive"`` uses: ``"hybrid"`` where one unit holds more than
-    ``DOMINANT_SHARE`` of a labelling's within-cluster pairs (heavy-tailed units, where the
-    studentized interval under-covers), else ``"studentized"`` (calibrated with light tails, where
-    the hybrid one over-covers). The choice of the simulation, ``docs/benchmarks/compare-calibration.md``.
-
-    >>> adaptive_choice(0.02), adaptive_choice(0.4)
-    ('studentized', 'hybrid')
-    """
-    return "hybrid" if pairs_share > DOMINANT_SHARE else "studentized"
-
-
-def _clip(kind: str, bounds, iv):
-    """A studentized interval kept within the metric's range (its ends, ``θ̂ − t·se``, are not
-    resampled values and can step outside: an interval for a value in ``[a, b]`` loses nothing by
-    ending at ``a`` or ``b``). The quantile intervals are inside already."""
-    if kind not in _STUDENTIZED:
-        return iv
-    lo, hi = iv
-    return max(lo, bounds[0]), min(hi, bounds[1])
-
-
 def _difference_bounds(bounds):
     return bounds[0] - bounds[1], bounds[1] - bounds[0]
 
@@ -661,8 +614,7 @@ def _check_settings(method, n_resamples, confidence, aggregate, interval):
         raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
     if aggregate not in _AGGREGATES:
         raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {aggregate!r}")
-    if interval not in COMPARE_INTERVAL_METHODS:
-        raise ValueError(f"interval must be one of {COMPARE_INTERVAL_METHODS}, got {interval!r}")
+    check_interval_method(interval)
 
 
 def _seed(seed) -> int:
@@ -834,7 +786,7 @@ def compare(
                       else np.zeros((len(metrics), 0)))
     sys_names = list(stats)
     pairs = [(a, b) for i, a in enumerate(sys_names) for b in sys_names[i + 1:]]
-    ses = _StandardErrors(stats, metrics, pairs, aggregate, per_unit) if used in _STUDENTIZED else None
+    ses = _StandardErrors(stats, metrics, pairs, aggregate, per_unit) if used in STUDENTIZED_METHODS else None
     # resamples in blocks of at most _BLOCK multiplicities (memory O(_BLOCK), whatever B and U);
     # every system reads the same block, so the resamples are paired
     parts: dict = {name: [] for name in stats}
@@ -863,9 +815,9 @@ def compare(
         se, se0 = ses.system(name) if ses is not None else ([None] * len(names), [np.nan] * len(names))
         values[name] = {
             mn: Interval(float(observed[name][k]),
-                         *_clip(used, metrics[k].bounds,
-                                _interval(used, samples[name][k], float(observed[name][k]),
-                                          jack[name][k], confidence, se[k], float(se0[k]))))
+                         *interval_bounds(used, samples[name][k], float(observed[name][k]), confidence,
+                                          jackknife=jack[name][k], se=se[k], se_observed=float(se0[k]),
+                                          bounds=metrics[k].bounds))
             for k, mn in enumerate(names)
         }
     differences = {}
@@ -894,8 +846,9 @@ def compare(
         d = {}
         for k, mn in enumerate(names):
             obs = float(delta_obs[k])
-            lo, hi = _clip(used, _difference_bounds(metrics[k].bounds),
-                           _interval(used, deltas[k], obs, jd[k], confidence, se[k], float(se0[k])))
+            lo, hi = interval_bounds(used, deltas[k], obs, confidence, jackknife=jd[k], se=se[k],
+                                     se_observed=float(se0[k]),
+                                     bounds=_difference_bounds(metrics[k].bounds))
             sign = 1.0 if metrics[k].bigger_is_better else -1.0
             p = p_value(null[k], obs)
             pg = p_value(sign * null[k], sign * obs, two_sided=False)
@@ -923,13 +876,7 @@ def compare(
         "systems": sys_names,
         "interval_method": interval,
         "interval_applied": used,
-        "interval": (
-            (f"adaptive: {'hybrid, since one unit holds' if used == 'hybrid' else 'studentized, since no unit holds'}"
-             f" more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs; "
-             if interval == "adaptive" else "")
-            + _INTERVAL_DESCRIPTIONS[used].format(
-                jack="units" if n_units <= JACKKNIFE_GROUPS else f"{JACKKNIFE_GROUPS} groups of units")
-        ),
+        "interval": describe_interval(interval, used, n_units),
         "p_value": (
             "paired bootstrap, centred: p = (1 + #{|d_b - d_obs| >= |d_obs|}) / (1 + #valid b)"
             if method == "paired_bootstrap"

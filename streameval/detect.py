@@ -322,29 +322,64 @@ class RiverRule:
 
 class IntervalRule:
     """A drop when the windowed bootstrap interval of the watched metric newly lies entirely on
-    the bad side of the reference (``Monitor(..., interval=B)``; checked once per block).
+    the bad side of the reference (``Monitor(..., interval=B)``; checked once per block) — judged
+    by the interval only while the window holds at least ``min_units`` resampling units.
 
-    ``below`` is a callable returning whether the interval is below now (the Monitor binds its
-    own). O(the interval's reading) per block.
+    ``below`` is a callable returning whether the interval is below now, ``units`` one returning
+    the window's live units (the Monitor binds its own). With fewer than ``min_units`` units
+    (default :data:`~streameval.units.FEW_UNITS`, 30: below it the library warns that bootstrap
+    intervals are rough; with one unit the interval is a point, the window's own value) the
+    interval cannot tell a change from a window's noise, and the rule defers to ``fallback``
+    (default: the Monitor's default detector, :class:`Cusum`, calibrated on the block values),
+    which is fed every block value whatever the units, so it is calibrated when it is needed.
+    :attr:`deferred` counts the blocks it judged. A drop the fallback flags counts as the
+    interval's too (the rule does not flag the same drop again when the units come back).
+    ``min_units=1`` is the rule without the fallback. O(the interval's reading) per block while
+    the units suffice, O(1) (the fallback's update) otherwise.
+
+    >>> rule = IntervalRule(lambda: True, units=lambda: 40)
+    >>> rule.bind(block=25, bigger_is_better=True)
+    >>> rule.update(0.8), rule.update(0.8), rule.deferred   # newly below, then still below
+    (True, False, 0)
+    >>> few = IntervalRule(lambda: True, units=lambda: 2, fallback=Cusum(reference=4, h=3.0))
+    >>> few.bind(block=10, bigger_is_better=True)
+    >>> [few.update(v) for v in (0.8, 0.82, 0.78, 0.8, 0.8, 0.7, 0.6)], few.deferred
+    ([False, False, False, False, False, False, True], 7)
     """
 
-    def __init__(self, below=None):
+    def __init__(self, below=None, *, units=None, min_units: int | None = None, fallback=None):
+        from .units import FEW_UNITS
+
+        if min_units is None:
+            min_units = FEW_UNITS
+        if not isinstance(min_units, int) or isinstance(min_units, bool) or min_units < 1:
+            raise ValueError(f"min_units must be an int >= 1, got {min_units!r}")
         self.below = below
+        self.units = units
+        self.min_units = min_units
+        self.fallback = Cusum() if fallback is None else fallback
+        self.deferred = 0
         self._was = False
 
     def bind(self, block: int, bigger_is_better: bool) -> None:
-        pass
+        self.fallback.bind(block, bigger_is_better)
 
     def update(self, value: float) -> bool:
         if self.below is None:
             raise ValueError("IntervalRule needs the Monitor's interval (Monitor(..., interval=B))")
+        fell = bool(self.fallback.update(value))
+        if self.min_units > 1 and self.units is not None and self.units() < self.min_units:
+            self.deferred += 1
+            if fell:
+                self._was = True
+            return fell
         now = bool(self.below())
         drop = now and not self._was
         self._was = now
         return drop
 
     def __repr__(self) -> str:
-        return "IntervalRule()"
+        return f"IntervalRule(min_units={self.min_units}, fallback={self.fallback!r})"
 
 
 def make_detector(name: str, **params) -> Any:

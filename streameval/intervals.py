@@ -11,6 +11,10 @@ the streaming bootstrap.
   resamples' mean, ``centre=``, for the metric's mean over test sets).
 - :func:`hybrid_interval`: the union of the percentile interval and the bootstrap-t centred at the
   resamples' mean: what ``interval="adaptive"`` uses where one unit dominates (heavy tails).
+- :func:`adaptive_choice`: what ``interval="adaptive"`` applies (hybrid where one unit holds more
+  than 15% of a labelling's within-cluster pairs, else studentized), and :func:`interval_bounds`,
+  the one dispatch from a method's name to its interval (kept within the metric's range) that
+  :func:`streameval.compare` and :class:`streameval.BootstrapEvaluator` both call.
 - :func:`p_value`: the one rule for every resampling p-value,
   ``(1 + #{valid draws at least as extreme}) / (1 + #valid draws)``.
 
@@ -29,14 +33,112 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Interval", "percentile_interval", "bca_interval", "studentized_interval", "hybrid_interval",
-           "p_value", "json_number", "INTERVAL_METHODS", "COMPARE_INTERVAL_METHODS"]
+from .units import DOMINANT_SHARE, JACKKNIFE_GROUPS
 
-INTERVAL_METHODS = ("bca", "percentile", "studentized")
+__all__ = ["Interval", "percentile_interval", "bca_interval", "studentized_interval", "hybrid_interval",
+           "adaptive_choice", "interval_bounds", "describe_interval", "check_interval_method", "p_value", "json_number",
+           "INTERVAL_METHODS", "COMPARE_INTERVAL_METHODS", "STUDENTIZED_METHODS",
+           "INTERVAL_NAMES", "INTERVAL_DESCRIPTIONS"]
+
+INTERVAL_METHODS = ("adaptive", "bca", "hybrid", "percentile", "studentized")
 """The interval methods of both the batch comparison and the streaming bootstrap."""
-COMPARE_INTERVAL_METHODS = ("adaptive", "bca", "hybrid", "percentile", "studentized")
-"""The interval methods of :func:`streameval.compare` (``hybrid`` and ``adaptive``: batch only)."""
+COMPARE_INTERVAL_METHODS = INTERVAL_METHODS
+"""The interval methods of :func:`streameval.compare` (the same as the streaming bootstrap's)."""
+STUDENTIZED_METHODS = ("adaptive", "hybrid", "studentized")
+"""The methods that need standard errors (adaptive may apply the studentized or the hybrid one)."""
 _N = NormalDist()
+#: each interval method's name in the printed reports (the CLI's too)
+INTERVAL_NAMES = {"adaptive": "adaptive", "bca": "BCa", "hybrid": "hybrid", "percentile": "percentile",
+                  "studentized": "studentized"}
+#: what each applied method computes, in words (``settings["interval"]``)
+INTERVAL_DESCRIPTIONS = {
+    "bca": "BCa bootstrap over units (bias from the resamples, acceleration from the jackknife over {jack})",
+    "studentized": "studentized (bootstrap-t) over units: t = (value_b - value) / se_b, with each "
+                   "resample's linearization (delta-method) standard error",
+    "hybrid": "hybrid over units: the union of the percentile interval and the bootstrap-t centred at "
+              "the resamples' mean, t = (value_b - mean_b value_b) / se_b (each resample's "
+              "linearization standard error)",
+    "percentile": "percentile bootstrap over units",
+}
+
+
+def describe_interval(method: str, applied: str, n_units: int) -> str:
+    """The ``settings["interval"]`` sentence of :func:`streameval.compare` and
+    :meth:`streameval.BootstrapEvaluator.settings`: why adaptive applied what it did, then what the
+    applied method computes. O(1).
+
+    >>> describe_interval("adaptive", "hybrid", 40)[:45]
+    'adaptive: hybrid, since one unit holds more t'
+    """
+    why = ""
+    if method == "adaptive":
+        why = (f"adaptive: {'hybrid, since one unit holds' if applied == 'hybrid' else 'studentized, since no unit holds'}"
+               f" more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs; ")
+    jack = "units" if n_units <= JACKKNIFE_GROUPS else f"{JACKKNIFE_GROUPS} groups of units"
+    return why + INTERVAL_DESCRIPTIONS[applied].format(jack=jack)
+
+
+def check_interval_method(method) -> str:
+    """``method`` if it names an interval method, else a ``ValueError`` listing them. O(1).
+
+    >>> check_interval_method("hybrid")
+    'hybrid'
+    >>> check_interval_method("t")
+    Traceback (most recent call last):
+    ...
+    ValueError: interval must be one of 'adaptive', 'bca', 'hybrid', 'percentile', 'studentized', got 't'
+    """
+    if not isinstance(method, str) or method not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {', '.join(map(repr, INTERVAL_METHODS))}, got {method!r}")
+    return method
+
+
+def adaptive_choice(pairs_share: float) -> str:
+    """The interval ``interval="adaptive"`` applies: ``"hybrid"`` where one unit holds more than
+    ``DOMINANT_SHARE`` (15%) of a labelling's within-cluster pairs (heavy-tailed units, where the
+    studentized interval under-covers), else ``"studentized"`` (calibrated with light tails, where
+    the hybrid one over-covers). The choice of the simulations,
+    ``docs/benchmarks/compare-calibration.md`` and ``docs/benchmarks/bootstrap.md``. O(1).
+
+    >>> adaptive_choice(0.02), adaptive_choice(0.4)
+    ('studentized', 'hybrid')
+    """
+    return "hybrid" if pairs_share > DOMINANT_SHARE else "studentized"
+
+
+def interval_bounds(kind: str, values: np.ndarray, observed: float, confidence: float, *,
+                    jackknife=None, se=None, se_observed: float = math.nan,
+                    bounds: tuple | None = None) -> tuple[float, float]:
+    """The ``(low, high)`` interval of method ``kind`` (``"percentile"``, ``"bca"``,
+    ``"studentized"`` or ``"hybrid"``; ``"adaptive"`` is resolved by :func:`adaptive_choice`
+    before) from the resampled ``values``: :func:`percentile_interval`, :func:`bca_interval` (with
+    ``jackknife``), :func:`studentized_interval` or :func:`hybrid_interval` (with ``se`` and
+    ``se_observed``). An interval with a bootstrap-t end is kept within the metric's ``bounds``
+    (its ends, ``θ̂ − t·se``, are not resampled values and can step outside: an interval for a
+    value in ``[a, b]`` loses nothing by ending at ``a`` or ``b``); the quantile intervals are
+    inside already. The cost of the method called.
+
+    >>> vals = np.array([0.4, 0.5, 0.9])
+    >>> interval_bounds("studentized", vals, 0.5, 0.5, se=np.full(3, 0.5), se_observed=0.5,
+    ...                 bounds=(0.0, 1.0))
+    (0.3, 0.55)
+    >>> interval_bounds("percentile", vals, 0.5, 0.5)
+    (0.45, 0.7)
+    """
+    if kind == "bca":
+        return bca_interval(values, observed, jackknife, confidence)
+    if kind == "percentile":
+        return percentile_interval(values, confidence)
+    if kind == "studentized":
+        lo, hi = studentized_interval(values, observed, se, se_observed, confidence)
+    elif kind == "hybrid":
+        lo, hi = hybrid_interval(values, observed, se, se_observed, confidence)
+    else:
+        check_interval_method(kind)
+        raise ValueError(f"interval {kind!r} is resolved before (adaptive_choice), not computed")
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return lo, hi
 
 
 def json_number(v):

@@ -688,8 +688,8 @@ class Silhouette(IntrinsicMetric, register=False):
         self._record(self._key(x, y_pred, raw), w, score)
 
     def _after_fast(self, x, y_pred, w):
-        s = self._summaries
-        got = s.kernel.score(s.slot(y_pred), x, s.width, self.singleton, s.k >= 2, s.version)
+        s = self._summaries  # the attributes behind kernel, slot, width and k (a call per point each)
+        got = s._kernel.score(s._index[y_pred], x, len(s._labels), self.singleton, len(s._index) >= 2, s.version)
         if got is None:  # pragma: no cover - the kernel read x a moment ago
             self._after_update(s.vector(x), y_pred, w)
             return
@@ -847,6 +847,7 @@ class IntrinsicEvaluator:
         self.metrics: dict = {}
         self._ordered: list = []  # the summaries, cosine first (see update)
         self._hooked: list = []  # the metrics whose _after_fast does something, in order
+        self._plan: list = []  # what get reads per metric (see add)
         self._db: dict = {}  # space -> the one Davies-Bouldin view read by SummaryKernel.read (None: several)
         self._dists: dict = {}  # space -> True when a view reads the distances between means
         self._dim, self._features, self._native = dim, features, native
@@ -879,6 +880,9 @@ class IntrinsicEvaluator:
         self.metrics[name] = metric
         self._ordered = sorted(self.summaries.values(), key=lambda s: s.space != "cosine")
         self._hooked = [m for m in self.metrics.values() if type(m)._after_fast is not IntrinsicMetric._after_fast]
+        # what get reads per metric: (name, metric, space, whether it is the space's one
+        # Davies-Bouldin view read by the kernel)
+        self._plan = [(n, m, m.space, m is self._db.get(m.space)) for n, m in self.metrics.items()]
 
     def __getitem__(self, name: str) -> IntrinsicMetric:
         return self.metrics[name]
@@ -895,7 +899,8 @@ class IntrinsicEvaluator:
         A plain call (see :meth:`ClusterSummaries.fast`) takes one native call per space, the
         cosine one first: it alone can still refuse ``x`` (a zero vector), and when it took
         ``x`` the Euclidean one, with the same clusters and count, takes it too."""
-        if self._fast(x, y_pred, w):
+        ordered = self._ordered
+        if ordered[0].fast(x, y_pred, w) if len(ordered) == 1 else self._fast(x, y_pred, w):
             for m in self._hooked:  # the views that keep per-point state (the others' hook is empty)
                 m._after_fast(x, y_pred, w)
             return
@@ -942,11 +947,11 @@ class IntrinsicEvaluator:
         (the silhouettes' O(1) running means) their own ``get``."""
         reads = {}
         for space, s in self.summaries.items():
-            kernel = s.kernel
+            kernel = s._kernel  # the attributes behind kernel, k and width (a call per read each)
             if kernel is None or s.dim is None:
                 continue
             db = self._db.get(space)
-            k, width = s.k, s.width
+            k, width = len(s._index), len(s._labels)
             if self._dists.get(space) and k >= 2 and kernel.dist_sum(width) is None:
                 s.centroid_distances()  # the cache of distances between means made and bound to the kernel
             cache = None if db is None or k < 2 else db._cache
@@ -958,14 +963,14 @@ class IntrinsicEvaluator:
                 cache.summaries = s
             reads[space] = (s.n, k, r)
         out = {}
-        for name, m in self.metrics.items():
-            got = reads.get(m.space)
+        for name, m, space, is_db in self._plan:
+            got = reads.get(space)
             value = None
             if got is not None:
                 f = m._from_read
                 if f is not None:
                     value = f(*got)
-                elif m is self._db.get(m.space) and got[1] >= 2:
+                elif is_db and got[1] >= 2:
                     value = got[2][4]
             out[name] = m.get() if value is None else value
         return out
