@@ -688,8 +688,8 @@ class Silhouette(IntrinsicMetric, register=False):
         self._record(self._key(x, y_pred, raw), w, score)
 
     def _after_fast(self, x, y_pred, w):
-        s = self._summaries  # the attributes behind kernel, slot, width and k (a call per point each)
-        got = s._kernel.score(s._index[y_pred], x, len(s._labels), self.singleton, len(s._index) >= 2, s.version)
+        s = self._summaries
+        got = s.score_point(y_pred, x, self.singleton)
         if got is None:  # pragma: no cover - the kernel read x a moment ago
             self._after_update(s.vector(x), y_pred, w)
             return
@@ -947,11 +947,11 @@ class IntrinsicEvaluator:
         (the silhouettes' O(1) running means) their own ``get``."""
         reads = {}
         for space, s in self.summaries.items():
-            kernel = s._kernel  # the attributes behind kernel, k and width (a call per read each)
+            kernel = s.kernel
             if kernel is None or s.dim is None:
                 continue
             db = self._db.get(space)
-            k, width = len(s._index), len(s._labels)
+            k, width = s.k, s.width
             if self._dists.get(space) and k >= 2 and kernel.dist_sum(width) is None:
                 s.centroid_distances()  # the cache of distances between means made and bound to the kernel
             cache = None if db is None or k < 2 else db._cache

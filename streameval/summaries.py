@@ -702,6 +702,23 @@ class ClusterSummaries(Guarded):
         """The slot of cluster ``label`` (or ``None``)."""
         return self._index.get(label)
 
+    def score_point(self, label, x, singleton: float):
+        """The native kernel's step for a point ``x`` just added to cluster ``label``:
+        ``(key, score)``, with ``score`` the silhouette of ``x`` (``None`` below two clusters),
+        or ``None`` when the kernel cannot read ``x`` (or there is no kernel). One call per
+        point in place of the kernel, slot, width and k read one by one. Cost: O(k) plus
+        O(d) per cluster the triangle inequality cannot rule out.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
+        >>> s.update([1.0], "a"); s.score_point("a", [1.0], 0.0)[1]  # a = 1 (the rest of a), b = 9
+        0.8888888888888888
+        """
+        kernel = self._kernel
+        if kernel is None:
+            return None
+        index = self._index
+        return kernel.score(index[label], x, len(self._labels), singleton, len(index) >= 2, self.version)
+
     def slots(self, labels) -> np.ndarray:
         """The slot of each label in ``labels``, as an int array. O(len(labels)).
 
