@@ -81,7 +81,7 @@ def time_single(stream) -> float:
     return best
 
 
-METHODS = ("percentile", "studentized", "bca")
+METHODS = ("percentile", "studentized", "hybrid", "adaptive", "bca")
 
 
 def time_bootstrap(stream, b: int) -> tuple:
@@ -261,13 +261,16 @@ def main(argv=None) -> int:
         + ("met." if ok else "**not met** (see the table)."),
         "An update touches the observed table and its unit's table, whatever B; the replicas' "
         "sums catch up at the next read, by adding each touched unit's change of statistics times "
-        "its B multiplicities (the first get(), studentized, settles every unit of the stream at "
+        "its B multiplicities (the first get(), adaptive, settles every unit of the stream at "
         "once). The method columns: `intervals(method)` after one more element (one unit to "
         "settle, then B reads of every metric). The percentile interval sorts the B values; the "
         "studentized one adds each replica's linearization standard error (a gradient: two metric "
         "reads per field a metric reads, 28 reads per replica for these four metrics) and one BLAS "
         "product of the B × U multiplicities with the live units' fields and their pairwise "
-        "products; BCa adds the leave-one-unit-out reads (U per metric, at most 1,000 groups).",
+        "products; the hybrid one reads the same and adds a percentile interval; adaptive is one "
+        "of the two (here studentized: no unit holds 15% of the pairs), chosen from the largest "
+        "unit's share kept current (no scan of the units); BCa adds the leave-one-unit-out reads "
+        "(U per metric, at most 1,000 groups).",
         "",
     ]
     cg = callgrind(args.callgrind) if args.callgrind else {}
@@ -281,8 +284,8 @@ def main(argv=None) -> int:
             f"{cg['bootstrap']:,.0f}: **{cg['bootstrap'] / cg['evaluator']:.1f}×**. "
             f"A read after one more element ({units:,} live units, B = 200, four metrics): "
             + ", ".join(f"{m} {cg[m] / 1e6:,.1f} M" for m in METHODS)
-            + f" ({cg['studentized'] / cg['percentile']:.1f}× and {cg['bca'] / cg['percentile']:.1f}× "
-            "the percentile read).",
+            + " (" + ", ".join(f"{m} {cg[m] / cg['percentile']:.1f}×" for m in METHODS[1:])
+            + " the percentile read).",
             "",
         ]
     if args.scale:

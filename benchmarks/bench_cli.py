@@ -10,9 +10,11 @@ rows), then runs each command in a fresh process on both:
 - the columnar floor: a script that reads the file with ``pyarrow.csv.read_csv`` (JSON lines:
   ``pyarrow.json.read_json``) and hands the two columns to ``Evaluator.update_many``, then ``get``
   (the same metrics): what ``score`` does without validating rows or naming bad ones;
-- ``streameval watch`` on the finished file (a line every 10,000 rows, a window of 1,000 rows, drop
-  detection over blocks of 100 rows), and variants without window and drops, with a single
-  report, with four metrics;
+- ``streameval watch`` on the finished file (the default ``--every auto``, a window of 1,000
+  rows, drop detection over blocks of 100 rows), ``--every 10000`` (the previous default), and
+  variants without window and drops, with a single report, with four metrics;
+- the judged streams (``make_density_csv``: K = 10, 10^3, 10^5 true clusters, 5 and 60 cells per
+  row): ``score``, ``watch`` and ``watch --every 10000`` on each;
 - the same without pyarrow (the process cannot import it): ``score`` and ``watch`` against a
   floor of pandas' C ``read_csv`` + ``update_many`` + ``get``;
 - pandas ``read_csv`` + scikit-learn's clustering metrics that exist there (on N rows only).
@@ -24,6 +26,7 @@ twice as many rows): stable on a loaded machine, where CPU times are not.
 
     python benchmarks/bench_cli.py                        # 10^6 rows: cli.md and cli-watch.md
     python benchmarks/bench_cli.py --rows 100000 --cg-rows 0 --out -   # a quick run, to stdout
+    python benchmarks/bench_cli.py --watch-only --repeat 2 --cg-rows 20000   # cli-watch.md only
 """
 
 from __future__ import annotations
@@ -82,6 +85,43 @@ def make_csv(path: Path, rows: int, seed: int = 0, chunk: int = 1_000_000,
             f.write("\n")
             if jsonl:
                 g.write("".join(f'{{"true": {a}, "pred": {b}}}\n' for a, b in pairs))
+
+
+DENSITY_KS = (10, 1_000, 100_000)
+DENSITY_CS = (5, 60)
+
+
+def make_density_csv(path: Path, rows: int, k: int, c: int, seed: int = 0) -> None:
+    """Write ``rows`` lines ``true,pred``: K true clusters, each with ``c`` possible predicted
+    labels (its own, ``t mod K_pred``, and ``c - 1`` others spread over K_pred = max(K, c)
+    labels, as ``bench_core.density_state`` builds its tables); each row a uniform true cluster,
+    predicted its own label 75% of the time, else one of its ``c - 1`` others. A true cluster
+    holds up to ``c`` cells: all of them once it has a few times ``c`` rows."""
+    rng = np.random.default_rng(seed + 1000 * c + k)
+    kp = max(k, c)
+    own = np.arange(k, dtype=np.int64)
+    others = np.zeros((k, 1), np.int64)
+    if c > 1:
+        gap = max(1, (kp - 1) // (c - 1))
+        others = (own[:, None] + np.cumsum(rng.integers(1, gap + 1, (k, c - 1)), axis=1)) % kp
+    t = rng.integers(0, k, rows)
+    diag = (rng.random(rows) < 0.75) | (c == 1)
+    p = np.where(diag, t % kp, others[t, rng.integers(0, max(c - 1, 1), rows)])
+    with open(path, "w") as f:
+        f.write("true,pred\n")
+        for start in range(0, rows, 1_000_000):
+            cut = slice(start, start + 1_000_000)
+            f.write("\n".join(f"{a},{b}" for a, b in zip(t[cut].tolist(), p[cut].tolist())))
+            f.write("\n")
+
+
+def table_shape(path: Path) -> tuple:
+    """``(cells, true clusters)`` of a ``true,pred`` CSV."""
+    import pyarrow.csv as pcsv
+
+    table = pcsv.read_csv(path)
+    t, p = (table.column(c).to_numpy().astype(np.int64) for c in ("true", "pred"))
+    return len(np.unique(t * (int(p.max()) + 1) + p)), len(np.unique(t))
 
 
 def timed(cmd: list) -> tuple:
@@ -151,6 +191,12 @@ sys.exit(main(sys.argv[1:]))
 """
 
 FOUR = ["--metrics", "ARI", "NMI", "VI", "Purity"]
+WATCH_PAGE = ("score", "watch", "watch --window 0 --drop-block 0",
+              "watch --window 0 --drop-block 0 --every 100000000", "watch --every 10000",
+              "watch --format json", "watch --window 0 --format json",
+              "score --metrics ARI NMI VI Purity", "watch --metrics ARI NMI VI Purity",
+              "score, JSON lines", "watch, JSON lines", "score, no pyarrow", "watch, no pyarrow",
+              "score, JSON lines, no pyarrow", "watch, JSON lines, no pyarrow")
 COLS = ["--true", "true", "--pred", "pred"]
 
 
@@ -163,6 +209,7 @@ def commands(ours: list) -> dict:
         "score": ([*ours, "score"], [*COLS, "--format", "json"], "csv"),
         "columnar floor": ([sys.executable, "-c", COLUMNAR], [], "csv"),
         "watch": (watch, [*COLS, "--interval", "0"], "csv"),
+        "watch --every 10000": (watch, [*COLS, "--interval", "0", "--every", "10000"], "csv"),
         "watch --window 0 --drop-block 0": (watch, [*COLS, "--interval", "0", "--window", "0",
                                                     "--drop-block", "0"], "csv"),
         "watch --window 0 --drop-block 0 --every 100000000": (
@@ -186,12 +233,22 @@ def commands(ours: list) -> dict:
     }
 
 
-def per_row(files: dict, rows: int, cmds: dict, repeat: int, measure) -> tuple:
-    """``({name: cost per row}, {name: whole-process cost on N rows})`` of ``measure(argv)``."""
+def per_row(files: dict, rows: int, cmds: dict, repeat: int, measure, workers: int = 1) -> tuple:
+    """``({name: cost per row}, {name: whole-process cost on N rows})`` of ``measure(argv)``
+    (``workers`` processes at once: for instruction counts, which other processes do not
+    change)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [(name, n, [*head, str(path), *tail]) for name, (head, tail, fmt) in cmds.items()
+            for n, path in files[fmt].items()]
+    with ThreadPoolExecutor(workers) as pool:
+        done = list(pool.map(lambda job: min(measure(job[2]) for _ in range(repeat)), jobs))
+    results: dict = {}
+    for (name, n, _), value in zip(jobs, done):
+        results.setdefault(name, {})[n] = value
     whole, each = {}, {}
-    for name, (head, tail, fmt) in cmds.items():
-        got = {n: min(measure([*head, str(path), *tail]) for _ in range(repeat))
-               for n, path in files[fmt].items()}
+    for name in cmds:
+        got = results[name]
         whole[name] = got[rows]
         each[name] = (got[2 * rows] - got[rows]) / rows
         print(f"{name}: {got[rows]:.3g} on {rows:,} rows, {got[2 * rows]:.3g} on {2 * rows:,}",
@@ -245,57 +302,92 @@ def report_cost(path: Path, repeat: int = 5) -> tuple:
     return cells, out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=1_000_000, help="N (default 1,000,000)")
-    ap.add_argument("--cg-rows", type=int, default=100_000,
-                    help="N of the callgrind runs (default 100,000; 0: none)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of each; the best is reported")
-    ap.add_argument("--out", default=None,
-                    help="'-': both pages to standard output (default: docs/benchmarks/cli.md "
-                    "and cli-watch.md)")
-    args = ap.parse_args(argv)
-    script = Path(sys.executable).parent / "streameval"
-    ours = [str(script)] if script.exists() else [sys.executable, "-m", "streameval"]
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    n, m = args.rows, args.cg_rows
-    cmds = commands(ours)
-    with tempfile.TemporaryDirectory() as tmp:
-        files = {fmt: {k: Path(tmp) / f"rows{k}.{fmt}" for k in (n, 2 * n)}
-                 for fmt in ("csv", "jsonl")}
-        for k in (n, 2 * n):
-            make_csv(files["csv"][k], k, jsonl=files["jsonl"][k])
-        size_mb = files["csv"][n].stat().st_size / 1e6
-        json_mb = files["jsonl"][n].stat().st_size / 1e6
-        import pyarrow.csv as pcsv
+def bench_density(n: int, m: int, repeat: int, ours: list, tmp: Path, ks=DENSITY_KS,
+                  cs=DENSITY_CS) -> list:
+    """The judged streams (:func:`make_density_csv`): ``score`` and the default ``watch`` (and
+    ``watch --every 10000``, the old default, CPU only) per row, CPU on ``n`` and ``2n`` rows,
+    instructions on ``m`` and ``2m`` (``m`` 0: none); the reports the default ``watch`` printed
+    on ``n`` rows."""
+    out, cg_files, cg_cmds = [], {}, {}
+    for k in ks:
+        for c in cs:
+            files = {"csv": {r: tmp / f"k{k}c{c}_{r}.csv" for r in (n, 2 * n)}}
+            for r, path in files["csv"].items():
+                make_density_csv(path, r, k, c)
+            cells, kt = table_shape(files["csv"][n])
+            cmds = {
+                "score": ([*ours, "score"], [*COLS, "--format", "json"], "csv"),
+                "watch": ([*ours, "watch"], [*COLS, "--interval", "0"], "csv"),
+                "watch --every 10000": ([*ours, "watch"], [*COLS, "--interval", "0", "--every",
+                                                         "10000"], "csv"),
+            }
+            cpu, _ = per_row(files, n, cmds, repeat, lambda cmd: timed(cmd)[1])
+            _, _, text = timed([*ours, "watch", str(files["csv"][n]), *COLS, "--interval", "0"])
+            reports = [int(line.split()[1]) for line in text.splitlines()
+                       if line.startswith("rows ")]
+            for path in files["csv"].values():
+                path.unlink()
+            out.append({"k": k, "c": c, "cells": cells, "kt": kt, "cpu": cpu, "reports": reports})
+            if m and shutil.which("valgrind"):
+                key = f"k{k}c{c}"
+                cg_files[key] = {r: tmp / f"cg_{key}_{r}.csv" for r in (m, 2 * m)}
+                for r, path in cg_files[key].items():
+                    make_density_csv(path, r, k, c)
+                for x in ("score", "watch"):
+                    head, tail, _ = cmds[x]
+                    cg_cmds[f"{key} {x}"] = (head, tail, key)
+    if cg_cmds:  # every callgrind run at once, three at a time
+        cg, _ = per_row(cg_files, m, cg_cmds, 1, instructions, workers=3)
+        for row in out:
+            key = f"k{row['k']}c{row['c']}"
+            row["cg"] = {x: cg[f"{key} {x}"] for x in ("score", "watch")}
+    return out
 
-        table = pcsv.read_csv(files["csv"][n])
-        cells = len(set(zip(table.column("true").to_pylist(), table.column("pred").to_pylist())))
-        per_cluster = cells / len(set(table.column("true").to_pylist()))
-        cpu, whole = per_row(files, n, cmds, args.repeat, lambda cmd: timed(cmd)[1])
-        _, _, out = timed([*ours, "score", str(files["csv"][n]), *COLS, "--format", "json"])
-        ours_values = json.loads(out)
-        for fmt in ("jsonl",):  # every reader gives the same values
-            _, _, again = timed([*ours, "score", str(files[fmt][n]), *COLS, "--format", "json"])
-            assert json.loads(again) == ours_values, fmt
-        cost_cells, costs = report_cost(files["csv"][n])
-        peer = min((timed([sys.executable, "-c", PEER, str(files["csv"][n])])
-                    for _ in range(args.repeat)), key=lambda r: r[1])
-        p = json.loads(peer[2])
-        cg: dict = {}
-        if m and shutil.which("valgrind"):
-            small = {fmt: {k: Path(tmp) / f"cg{k}.{fmt}" for k in (m, 2 * m)}
-                     for fmt in ("csv", "jsonl")}
-            for k in (m, 2 * m):
-                make_csv(small["csv"][k], k, jsonl=small["jsonl"][k])
-            picked = {k: cmds[k] for k in (
-                "score", "columnar floor", "watch", "watch --window 0 --drop-block 0",
-                "watch --window 0 --drop-block 0 --every 100000000", "score, JSON lines",
-                "columnar floor, JSON lines", "watch, JSON lines", "score, no pyarrow",
-                "pandas floor, no pyarrow", "watch, no pyarrow", "score, JSON lines, no pyarrow")}
-            cg, _ = per_row(small, m, picked, 1, instructions)
-    diff = max(abs(ours_values[k] - v) for k, v in p["values"].items())
-    head = (f"Command: `python benchmarks/bench_cli.py --rows {n} --cg-rows {m}` (best of "
+
+def render_density(rows: list, n: int, m: int) -> list:
+    """The density section of the watch page."""
+    cg = any("cg" in r for r in rows)
+    head = ("| K | c | cells per row | cells | `score` µs/row | `watch` µs/row | ratio | "
+            "`watch --every 10000` µs/row | ratio |")
+    rule = "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    if cg:
+        head += " `score` instructions/row | `watch` instructions/row | ratio |"
+        rule += "---:|---:|---:|"
+    lines = [
+        "## The judged streams: K = 10, 10³, 10⁵ true clusters, 5 and 60 cells per row", "",
+        f"Files of {n:,} and {2 * n:,} rows (`benchmarks/bench_cli.py`, `make_density_csv`): K "
+        "true clusters, each with c possible predicted labels (its own and c − 1 others spread "
+        "over max(K, c) labels); each row a uniform true cluster, predicted its own label 75% of "
+        "the time, else one of the others. \"Cells per row\" is the cells of the table on "
+        f"{n:,} rows per true cluster (at K = 10⁵ a cluster has only about 10 rows, so it holds "
+        "fewer than c cells). CPU per row and instructions per row as above (the difference of "
+        f"the two sizes; callgrind on {m:,} and {2 * m:,} rows); `watch` is the default "
+        "(`--interval 0`), `watch --every 10000` the previous default's cadence.", "",
+        head, rule]
+    for r in rows:
+        cpu = r["cpu"]
+        line = (f"| {r['k']:,} | {r['c']} | {r['cells'] / r['kt']:.1f} | {r['cells']:,} | "
+                f"{cpu['score'] * 1e6:.3f} | {cpu['watch'] * 1e6:.3f} | "
+                f"{cpu['watch'] / cpu['score']:.2f}× | {cpu['watch --every 10000'] * 1e6:.3f} | "
+                f"{cpu['watch --every 10000'] / cpu['score']:.2f}× |")
+        if cg:
+            g = r.get("cg")
+            line += (f" {g['score']:,.0f} | {g['watch']:,.0f} | {g['watch'] / g['score']:.2f}× |"
+                     if g else " | | |")
+        lines.append(line)
+    lines += ["", f"The rows at which the default `watch` reported on {n:,} rows (then the final "
+              "report at the end):", ""]
+    for r in rows:
+        shown = ", ".join(f"{x:,}" for x in r["reports"]) or "none before the final report"
+        lines.append(f"- K = {r['k']:,}, c = {r['c']} ({r['cells']:,} cells): {shown}")
+    return [*lines, ""]
+
+
+def page_parts(args, n, m, load, cells, per_cluster, size_mb, json_mb, cpu, cg) -> tuple:
+    """The heading, the stream's description and the table rows shared by both pages."""
+    flags = (f" --density-rows {args.density_rows}" if args.density_rows != 1_000_000 else "")
+    flags += " --watch-only" if args.watch_only else ""
+    head = (f"Command: `python benchmarks/bench_cli.py --rows {n} --cg-rows {m}{flags}` (best of "
             f"{args.repeat}). Machine: {machine()}; load average {load:.1f} when the run started "
             "(other jobs share the machine: compare the rows of one run, not runs; the "
             "instruction counts are the stable figures).")
@@ -322,6 +414,159 @@ def main(argv=None) -> int:
     rule = "|---|---:|---:|" + ("---:|---:|" if cg else "")
     cg_note = (f" Instructions: callgrind on {m:,} and {2 * m:,} rows, the same difference."
                if cg else "")
+    return head, stream, row, cols, rule, cg_note
+
+
+def watch_page_text(args, n, m, head, stream, row, cols, rule, cg_note, cost_cells, costs,
+                    density) -> str:
+    """The watch page (docs/benchmarks/cli-watch.md)."""
+    watch_page = "\n".join([
+        "# `streameval watch` against `streameval score`: CPU time per row", "", head, "",
+        stream + cg_note, "", cols, rule,
+        row("score", "score"),
+        *[row(k, "score") for k in ("watch", "watch --every 10000",
+                                    "watch --window 0 --drop-block 0",
+                                    "watch --window 0 --drop-block 0 --every 100000000")],
+        *[row(k, "score") for k in ("watch --format json", "watch --window 0 --format json")],
+        row("score --metrics ARI NMI VI Purity", "score --metrics ARI NMI VI Purity"),
+        row("watch --metrics ARI NMI VI Purity", "score --metrics ARI NMI VI Purity"),
+        row("score, JSON lines", "score, JSON lines", "`streameval score FILE.jsonl`"),
+        row("watch, JSON lines", "score, JSON lines", "`streameval watch FILE.jsonl`"),
+        row("score, no pyarrow", "score, no pyarrow", "`streameval score`, no pyarrow"),
+        row("watch, no pyarrow", "score, no pyarrow", "`streameval watch`, no pyarrow"),
+        row("score, JSON lines, no pyarrow", "score, JSON lines, no pyarrow",
+            "`streameval score FILE.jsonl`, no pyarrow"),
+        row("watch, JSON lines, no pyarrow", "score, JSON lines, no pyarrow",
+            "`streameval watch FILE.jsonl`, no pyarrow"),
+        "", *render_density(density, args.density_rows, m),
+        "Each `watch` is against the `score` of the same file and metrics. `watch` (a regular "
+        "file, not followed) reads the file as `score` does, a block at a time, and hands the "
+        "blocks of label codes to the main thread with each row's line and byte offset (for "
+        "checkpoints): no Python object per row. What it does beyond `score`: drop detection "
+        "on every block of 100 rows, fed the codes every 10,000 rows "
+        "(`streameval.detect.block_stats`: the block tables' exact sums in numpy, the metric's "
+        "formula per block, for ELM and BCubed read straight from the F sums; the same values, "
+        "to the bit, as a table per block, so the same alarms at the same rows); and the "
+        "reports. At a report the all-time table catches up by one bulk add of the rows since "
+        "the last one (each distinct label looked up once), the window of the last 1,000 rows "
+        "is rebuilt from its codes, every metric is read on both, and what broke (`--top`) is "
+        "refreshed when JSON lines or the Prometheus endpoint show it (`--format json`).", "",
+        "The default cadence is `--every auto` (`streameval/cli/cadence.py`): it looks every "
+        "10,000 rows and reports when the rows since its last report reach 100,000 plus 16 per "
+        "cell the table held then, or when a drop was flagged since (at the first look after "
+        "it); the last report is always at the end of the input. A report costs about a "
+        "millisecond of its own (the window rebuilt, 2 × 21 metrics read, a line written) plus "
+        "the all-time catch-up, which re-settles the element-averaged F terms (ELM, BCubed) of "
+        "every cluster the new rows touch and of every cell of those clusters, up to the whole "
+        "table. Measured in one process on an `Evaluator` holding the "
+        f"{n:,} rows of the smaller file of the first stream ({cost_cells:,} cells), one "
+        "catch-up of 10,000 rows and `get` costs "
+        + ", ".join(f"{ms:.2f} ms when the rows touch {k:,} true clusters"
+                    for k, ms in costs.items())
+        + ": up to a few tenths of a µs per cell of the table, against a tenth to a half of a "
+        "µs to read a row. The rule keeps both parts a small share of reading the rows between "
+        "two reports. `watch --every 10000` is the previous default: a report every 10,000 rows "
+        "whatever the table, at the cost shown beside it. Which rows get a report follows from "
+        "the rows alone (the rows of each judged stream are listed above); `--interval T` "
+        "reports (default every 5 seconds, off in these runs) come on top.", "",
+        "Reading the two columns: the CPU figures are per row at 10⁶ rows, on a machine "
+        "shared with other jobs (the rows of one run compare); the instruction counts are per "
+        f"row at {m:,} rows, where the table is small and the default `watch` reports only at "
+        "the end, and being small differences of whole-process counts they move by hundreds "
+        "of instructions from run to run.", "",
+        "Before `--every auto` (the previous run of this page, the first stream, load 11.0): "
+        "`score` 0.275 µs per row, `watch` (then a report every 10,000 rows) 7.562 (27.46×; "
+        "4,124 instructions per row, 2.34×), `watch --window 0 --drop-block 0 --every "
+        "100000000` 0.233 (0.84×; 1,895 instructions, 1.07×), `watch --metrics ARI NMI VI "
+        "Purity` 0.509 against 0.062 (8.23×).", "",
+        "Before that reader and catch-up (an earlier run of this page, the same stream): "
+        "`score` 0.363 µs per row, `watch` 8.014 (22.06×; 45,394 instructions per row, 9.10×), "
+        "`watch --window 0 --drop-block 0 --every 100000000` 2.328 (6.41×; 18,210 instructions, "
+        "3.65×), `watch --metrics ARI NMI VI Purity` 2.739 against `score`'s 0.205 (13.35×).",
+        ""])
+    return watch_page
+
+
+def write_watch_page(args, n, m, load, files, size_mb, json_mb, cells, per_cluster, cpu, cg,
+                     cost_cells, costs, density) -> None:
+    """Only the watch page (``--watch-only``), to standard output with ``--out -``."""
+    parts = page_parts(args, n, m, load, cells, per_cluster, size_mb, json_mb, cpu, cg)
+    page = watch_page_text(args, n, m, *parts, cost_cells, costs, density)
+    if args.out == "-":
+        print(page)
+    else:
+        path = ROOT / "docs" / "benchmarks" / "cli-watch.md"
+        path.write_text(page)
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000, help="N (default 1,000,000)")
+    ap.add_argument("--cg-rows", type=int, default=100_000,
+                    help="N of the callgrind runs (default 100,000; 0: none)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each; the best is reported")
+    ap.add_argument("--density-rows", type=int, default=1_000_000,
+                    help="rows of the judged streams' smaller files (default 1,000,000; 0: none)")
+    ap.add_argument("--watch-only", action="store_true",
+                    help="only what the watch page shows (cli-watch.md; cli.md is left alone)")
+    ap.add_argument("--out", default=None,
+                    help="'-': both pages to standard output (default: docs/benchmarks/cli.md "
+                    "and cli-watch.md)")
+    args = ap.parse_args(argv)
+    script = Path(sys.executable).parent / "streameval"
+    ours = [str(script)] if script.exists() else [sys.executable, "-m", "streameval"]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    n, m = args.rows, args.cg_rows
+    cmds = commands(ours)
+    if args.watch_only:  # what the watch page shows
+        cmds = {k: v for k, v in cmds.items() if k in WATCH_PAGE}
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {fmt: {k: Path(tmp) / f"rows{k}.{fmt}" for k in (n, 2 * n)}
+                 for fmt in ("csv", "jsonl")}
+        for k in (n, 2 * n):
+            make_csv(files["csv"][k], k, jsonl=files["jsonl"][k])
+        size_mb = files["csv"][n].stat().st_size / 1e6
+        json_mb = files["jsonl"][n].stat().st_size / 1e6
+        import pyarrow.csv as pcsv
+
+        table = pcsv.read_csv(files["csv"][n])
+        cells = len(set(zip(table.column("true").to_pylist(), table.column("pred").to_pylist())))
+        per_cluster = cells / len(set(table.column("true").to_pylist()))
+        cpu, whole = per_row(files, n, cmds, args.repeat, lambda cmd: timed(cmd)[1])
+        _, _, out = timed([*ours, "score", str(files["csv"][n]), *COLS, "--format", "json"])
+        ours_values = json.loads(out)
+        for fmt in ("jsonl",):  # every reader gives the same values
+            _, _, again = timed([*ours, "score", str(files[fmt][n]), *COLS, "--format", "json"])
+            assert json.loads(again) == ours_values, fmt
+        cost_cells, costs = report_cost(files["csv"][n])
+        if not args.watch_only:
+            peer = min((timed([sys.executable, "-c", PEER, str(files["csv"][n])])
+                        for _ in range(args.repeat)), key=lambda r: r[1])
+            p = json.loads(peer[2])
+        cg: dict = {}
+        if m and shutil.which("valgrind"):
+            small = {fmt: {k: Path(tmp) / f"cg{k}.{fmt}" for k in (m, 2 * m)}
+                     for fmt in ("csv", "jsonl")}
+            for k in (m, 2 * m):
+                make_csv(small["csv"][k], k, jsonl=small["jsonl"][k])
+            picked = {k: cmds[k] for k in (
+                "score", "columnar floor", "watch", "watch --every 10000",
+                "watch --window 0 --drop-block 0",
+                "watch --window 0 --drop-block 0 --every 100000000", "score, JSON lines",
+                "columnar floor, JSON lines", "watch, JSON lines", "score, no pyarrow",
+                "pandas floor, no pyarrow", "watch, no pyarrow", "score, JSON lines, no pyarrow")
+                if k in cmds}
+            cg, _ = per_row(small, m, picked, 1, instructions, workers=3)
+        density = (bench_density(args.density_rows, m, args.repeat, ours, Path(tmp))
+                   if args.density_rows else [])
+    if args.watch_only:
+        write_watch_page(args, n, m, load, files, size_mb, json_mb, cells, per_cluster, cpu, cg,
+                         cost_cells, costs, density)
+        return 0
+    diff = max(abs(ours_values[k] - v) for k, v in p["values"].items())
+    head, stream, row, cols, rule, cg_note = page_parts(args, n, m, load, cells, per_cluster,
+                                                        size_mb, json_mb, cpu, cg)
     floor = "`pyarrow.csv.read_csv` + `Evaluator.update_many` + `get` (the floor)"
     score_page = "\n".join([
         "# `streameval score` against reading the file columnar", "", head, "", stream + cg_note,
@@ -373,71 +618,8 @@ def main(argv=None) -> int:
         "columnar CSV reader. Without pyarrow, before this run's readers (the previous run of "
         "this page, load 1.1): CSV 0.531 µs per row (4.19× pandas), JSON lines 2.662 µs (row by "
         "row: 21.03× pandas' CSV, 6.8× pyarrow's JSON floor).", ""])
-    watch_page = "\n".join([
-        "# `streameval watch` against `streameval score`: CPU time per row", "", head, "",
-        stream + cg_note, "", cols, rule,
-        row("score", "score"),
-        *[row(k, "score") for k in ("watch", "watch --window 0 --drop-block 0",
-                                    "watch --window 0 --drop-block 0 --every 100000000")],
-        *[row(k, "score") for k in ("watch --format json", "watch --window 0 --format json")],
-        row("score --metrics ARI NMI VI Purity", "score --metrics ARI NMI VI Purity"),
-        row("watch --metrics ARI NMI VI Purity", "score --metrics ARI NMI VI Purity"),
-        row("score, JSON lines", "score, JSON lines", "`streameval score FILE.jsonl`"),
-        row("watch, JSON lines", "score, JSON lines", "`streameval watch FILE.jsonl`"),
-        row("score, no pyarrow", "score, no pyarrow", "`streameval score`, no pyarrow"),
-        row("watch, no pyarrow", "score, no pyarrow", "`streameval watch`, no pyarrow"),
-        row("score, JSON lines, no pyarrow", "score, JSON lines, no pyarrow",
-            "`streameval score FILE.jsonl`, no pyarrow"),
-        row("watch, JSON lines, no pyarrow", "score, JSON lines, no pyarrow",
-            "`streameval watch FILE.jsonl`, no pyarrow"),
-        "", "Each `watch` is against the `score` of the same file and metrics. `watch` (a regular "
-        "file, not followed) reads the file as `score` does, a block at a time, and hands the "
-        "blocks of label codes to the main thread with each row's line and byte offset (for "
-        "checkpoints): no Python object per row. What it does beyond `score`: a report every "
-        "10,000 rows, for which the all-time table catches up by one bulk add of the rows since "
-        "the last report (each distinct label looked up once); the window of the last 1,000 "
-        "rows, rebuilt from its codes at each report; drop detection, which computes the watched "
-        "metric over each block of 100 rows, all the blocks since the last report at once "
-        "(`streameval.detect.block_stats`: the block tables' exact sums in numpy, the metric's "
-        "formula per block; the same values, to the bit, as a table per block, so the same "
-        "alarms at the same rows), and feeds its detector; and what broke (`--top`), kept only "
-        "when JSON lines or the Prometheus endpoint show it (refreshed for the cells each "
-        "catch-up changed, each cluster re-ranked once; `--format json`). With a single report "
-        "(`--every 100000000`) `watch` costs what `score` costs, plus the hand-over of the "
-        "blocks between its two threads, each row's line and offset, and its one bulk "
-        "catch-up.", "",
-        "What remains of the default `watch`'s cost is the all-time table's catch-up at each "
-        "report, and in it the element-averaged F-sums of ELM and BCubed (the core's cost, "
-        "`docs/benchmarks/core.md`; without them, `--metrics ARI NMI VI Purity`, the catch-up "
-        "is cheap). That cost is in proportion to what changed since the previous report: the "
-        "clusters the new rows touch, and their cells, since a cell's F term depends on the "
-        "sizes of both its clusters. Measured in one process on an `Evaluator` holding the "
-        f"{n:,} rows of the smaller file ({cost_cells:,} cells), one report's bulk add of 10,000 rows and "
-        "`get` costs "
-        + ", ".join(f"{ms:.2f} ms when the rows touch {k:,} true clusters"
-                    for k, ms in costs.items())
-        + ". On this stream every report's 10,000 random rows touch every one of the 1,000 true "
-        "clusters and nearly every predicted one, so each report re-reads the F terms of "
-        "nearly the whole table, and the default `watch`'s cost per row grows with the table: "
-        "cheap at the instruction counts' 2·10⁴ rows, the largest cost at 10⁶. A stream whose "
-        "reports touch a share of its clusters (many clusters, or rows arriving by entity) "
-        "pays for that share.", "",
-        "Reading the two columns: the CPU figures are per row at 10⁶ rows, on a machine "
-        "shared with other jobs (the rows of one run compare); the instruction counts are per "
-        f"row at {m:,} rows, where the table is small, and being small differences of "
-        "whole-process counts they move by hundreds of instructions from run to run.", "",
-        "Before this run (the previous run of this page, load 1.1): `score` 0.173 µs per row, "
-        "`watch` 3.979 (23.01×), `watch --window 0 --drop-block 0 --every 100000000` 0.318 "
-        "(1.84×), `watch --metrics ARI NMI VI Purity` 0.495 against 0.118 (4.19×); JSON lines "
-        "without pyarrow, `score` 2.662 and `watch` 8.583 µs per row (row by row). "
-        "`watch --window 0 --format json` (what broke over the all-time table) cost 3.5 s CPU "
-        "on 10⁶ rows against `watch`'s 2.2 s before each cluster was re-ranked once a "
-        "catch-up (measured by hand, same machine).", "",
-        "Before this reader and catch-up (the previous run of this page, the same stream): "
-        "`score` 0.363 µs per row, `watch` 8.014 (22.06×; 45,394 instructions per row, 9.10×), "
-        "`watch --window 0 --drop-block 0 --every 100000000` 2.328 (6.41×; 18,210 instructions, "
-        "3.65×), `watch --metrics ARI NMI VI Purity` 2.739 against `score`'s 0.205 (13.35×).",
-        ""])
+    watch_page = watch_page_text(args, n, m, head, stream, row, cols, rule, cg_note, cost_cells,
+                                 costs, density)
     if args.out == "-":
         print(score_page)
         print(watch_page)

@@ -22,7 +22,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// then the `d mod 4` last terms: a fixed order on every machine (no fused multiply-add), which
 /// the compiler turns into vector code. Like any order of `d` non-negative terms, within
 /// `(d - 1)·ε` of the exact sum.
-#[inline]
+#[inline(always)]
 pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
@@ -129,6 +129,14 @@ pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n
         }
         return gm2;
     }
+    assert!(slots.len() == ws.len() && data.len() >= slots.len() * d);
+    let cap = b.count.len();
+    assert!(slots.iter().fold(true, |ok, &s| ok & (s < cap)), "a slot beyond the arrays");
+    assert!(b.mean.len() >= cap * d && b.m2.len() >= cap && b.gmean.len() >= d);
+    // every count below 2**53 during the block: each product w·c and w·n is then the correctly
+    // rounded product of the two doubles (both exact), the very double the integer product
+    // converts to; else the integer products (and the wide path beyond i64)
+    let small = ws.iter().try_fold(n, |acc, &w| acc.checked_add(w)).is_some_and(|end| end < 1 << 53) && ws.iter().all(|&w| w > 0);
     // per row of a chunk: numerators and denominators (cluster, global), then the factors
     let mut num = [[0.0f64; CHUNK]; 3]; // w, w·c, w·n
     let mut den = [[0.0f64; CHUNK]; 2]; // c + w, n + w
@@ -138,19 +146,46 @@ pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n
     for (ci, (sl, wl)) in slots.chunks(CHUNK).zip(ws.chunks(CHUNK)).enumerate() {
         let len = sl.len();
         wide.clear();
-        for r in 0..len {
-            let (s, w) = (sl[r], wl[r]);
-            let c = b.count[s];
-            b.count[s] = c + w;
-            num[0][r] = w as f64;
-            den[0][r] = (c + w) as f64;
-            den[1][r] = (n + w) as f64;
-            (n2[0][r], n2[1][r]) = (c + w, n + w);
-            match (w.checked_mul(c), w.checked_mul(n)) {
-                (Some(pc), Some(pn)) => (num[1][r], num[2][r]) = (pc as f64, pn as f64),
-                _ => wide.push((r, c, n, w)),
+        if small {
+            let count = b.count.as_mut_ptr();
+            let len = len.min(CHUNK);
+            let (num0, num1, num2) = (num[0].as_mut_ptr(), num[1].as_mut_ptr(), num[2].as_mut_ptr());
+            let (den0, den1) = (den[0].as_mut_ptr(), den[1].as_mut_ptr());
+            let (c2, g2) = (n2[0].as_mut_ptr(), n2[1].as_mut_ptr());
+            for r in 0..len {
+                // SAFETY: r < len <= CHUNK (the arrays' length) and <= sl.len() = wl.len();
+                // every slot < cap = b.count.len() (asserted above).
+                unsafe {
+                    let (s, w) = (*sl.get_unchecked(r), *wl.get_unchecked(r));
+                    let c = *count.add(s);
+                    let (cw, nw) = (c.wrapping_add(w), n.wrapping_add(w)); // below 2**53: no overflow
+                    *count.add(s) = cw;
+                    let wf = w as f64;
+                    *num0.add(r) = wf;
+                    *num1.add(r) = wf * c as f64;
+                    *num2.add(r) = wf * n as f64;
+                    *den0.add(r) = cw as f64;
+                    *den1.add(r) = nw as f64;
+                    *c2.add(r) = cw;
+                    *g2.add(r) = nw;
+                    n = nw;
+                }
             }
-            n += w;
+        } else {
+            for r in 0..len {
+                let (s, w) = (sl[r], wl[r]);
+                let c = b.count[s];
+                b.count[s] = c + w;
+                num[0][r] = w as f64;
+                den[0][r] = (c + w) as f64;
+                den[1][r] = (n + w) as f64;
+                (n2[0][r], n2[1][r]) = (c + w, n + w);
+                match (w.checked_mul(c), w.checked_mul(n)) {
+                    (Some(pc), Some(pn)) => (num[1][r], num[2][r]) = (pc as f64, pn as f64),
+                    _ => wide.push((r, c, n, w)),
+                }
+                n += w;
+            }
         }
         divide(&num[0][..len], &den[0][..len], &mut out[0][..len]);
         divide(&num[1][..len], &den[0][..len], &mut out[1][..len]);
@@ -183,30 +218,41 @@ struct Factors<'a, const C: usize> {
 /// bounds checks per element.
 #[inline(always)]
 fn steps<const D: usize>(b: &mut Block, slots: &[usize], rows: &[f64], f: &Factors<'_, 256>, gm2: f64) -> f64 {
+    // by value (the means in registers: the global one stays there for the chunk)
     #[inline(always)]
-    fn step<const D: usize>(mean: &mut [f64; D], m2: f64, f: f64, wn: f64, n2: i64, x: &[f64; D]) -> f64 {
+    fn step<const D: usize>(mean: [f64; D], m2: f64, f: f64, wn: f64, n2: i64, x: &[f64; D]) -> ([f64; D], f64) {
         let mut sq = 0.0;
+        let mut out = mean;
         for i in 0..D {
             let delta = x[i] - mean[i];
             sq += delta * delta;
-            mean[i] += delta * f;
+            out[i] = mean[i] + delta * f;
         }
         let m2 = m2 + wn * sq;
-        if m2 > 0.0 && n2 > 1 {
-            m2
-        } else {
-            0.0
-        }
+        (out, if m2 > 0.0 && n2 > 1 { m2 } else { 0.0 })
     }
     let mut gm2 = gm2;
     let g: &mut [f64; D] = (&mut b.gmean[..D]).try_into().expect("dimension D");
     let mut gv = *g; // the global mean in registers for the chunk
     let (means, _) = b.mean.as_chunks_mut::<D>();
     let (xs, _) = rows.as_chunks::<D>();
-    for (r, (&s, x)) in slots.iter().zip(xs).enumerate() {
-        let m = &mut means[s];
-        b.m2[s] = step(m, b.m2[s], f.out[0][r], f.out[1][r], f.n2[0][r], x);
-        gm2 = step(&mut gv, gm2, f.out[2][r], f.out[3][r], f.n2[1][r], x);
+    let m2 = &mut b.m2[..];
+    let len = slots.len().min(xs.len()).min(256);
+    let (nm, nq) = (means.len(), m2.len());
+    assert!(slots[..len].iter().fold(true, |ok, &s| ok & (s < nm) & (s < nq)), "a slot beyond the arrays");
+    let (mp, qp, xp, sp) = (means.as_mut_ptr(), m2.as_mut_ptr(), xs.as_ptr(), slots.as_ptr());
+    let (f0, f1, f2, f3) = (f.out[0].as_ptr(), f.out[1].as_ptr(), f.out[2].as_ptr(), f.out[3].as_ptr());
+    let (c2, g2) = (f.n2[0].as_ptr(), f.n2[1].as_ptr());
+    for r in 0..len {
+        // SAFETY: r < len <= 256 (the factors' length), <= slots.len() and xs.len(); every
+        // slot lies in `means` and `m2` (asserted above).
+        unsafe {
+            let s = *sp.add(r);
+            let x = &*xp.add(r);
+            let (q, m) = (qp.add(s), mp.add(s));
+            (*m, *q) = step(*m, *q, *f0.add(r), *f1.add(r), *c2.add(r), x);
+            (gv, gm2) = step(gv, gm2, *f2.add(r), *f3.add(r), *g2.add(r), x);
+        }
     }
     *g = gv;
     gm2
@@ -236,6 +282,15 @@ fn divide_any(a: &[f64], b: &[f64], out: &mut [f64]) {
     for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
         *o = x / y;
     }
+}
+
+/// Whether the CPU has AVX2 (detected once, then a cached flag). The kernels that take an AVX2
+/// path compile one generic body twice (plain and with AVX2 enabled): the same IEEE operations in
+/// the same order, no fused multiply-add, so both give the same bits (tested per kernel).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
 }
 
 /// The index of the first of `values` that is NaN or infinite, if any: blocks of 512 tested
@@ -474,6 +529,30 @@ pub fn silhouette(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton
 /// candidates by the bound are taken first. O(k) plus O(d) per cluster not skipped (on
 /// separated clusters a few; at worst all, O(k·d)).
 pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { silhouette_pruned_avx2(s, cache, x, own, singleton, row, lb) };
+        }
+    }
+    silhouette_pruned_plain(s, cache, x, own, singleton, row, lb)
+}
+
+/// [`silhouette_pruned`] compiled for any x86-64 (or other) CPU.
+pub fn silhouette_pruned_plain(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
+    silhouette_pruned_body(s, cache, x, own, singleton, row, lb)
+}
+
+/// [`silhouette_pruned`] compiled with AVX2 (the same operations in the same order: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub unsafe fn silhouette_pruned_avx2(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
+    silhouette_pruned_body(s, cache, x, own, singleton, row, lb)
+}
+
+#[inline(always)]
+fn silhouette_pruned_body(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
     const SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
     let d = s.d;
     let k = s.counts.len();
@@ -493,9 +572,17 @@ pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, si
     let mut b = f64::INFINITY;
     if first != usize::MAX {
         b = sq_dist(x, &s.means[first * d..(first + 1) * d]) + cache.q[first];
-        for (j, &l) in lb.iter().enumerate() {
-            if l < b && j != first {
-                b = b.min(sq_dist(x, &s.means[j * d..(j + 1) * d]) + cache.q[j]);
+        // in blocks of 8 bounds tested at once against the best so far (vector code); the rare
+        // block with a bound below it taken entry by entry, in order, as one scan would
+        for (bi, block) in lb.chunks(8).enumerate() {
+            if !block.iter().fold(false, |acc, &l| acc | (l < b)) {
+                continue;
+            }
+            for (t, &l) in block.iter().enumerate() {
+                let j = bi * 8 + t;
+                if l < b && j != first {
+                    b = b.min(sq_dist(x, &s.means[j * d..(j + 1) * d]) + cache.q[j]);
+                }
             }
         }
     }
@@ -522,6 +609,7 @@ pub fn slot_scatter(s: &Slots, j: usize, cosine: bool) -> f64 {
 /// the cosine distance without cancellation (1 when a mean is zero), clipped to `[0, 2]`; 0 at
 /// a free slot and at `c` itself (`ClusterSummaries.centroid_distances`). The cosine space reads
 /// the cached unit vectors. O(k·d).
+#[inline(always)]
 pub fn distance_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, out: &mut [f64]) {
     let d = s.d;
     if s.counts[c] <= 0 {
@@ -552,12 +640,120 @@ pub fn distance_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, out: &
     out[c] = 0.0;
 }
 
+/// Row and column `c` of the symmetric `cap × cap` matrix `dist` set to the new distances of slot
+/// `c` (`row`, its first `row.len()` columns, as [`distance_row`] makes them), and the change of
+/// the matrix's sum over both triangles added to `total`: each entry's new value and its old
+/// one's negation enter four interleaved `hi + lo` partial sums by TwoSum (lane `j mod 4`, the
+/// last chunk padded with zeros), then each lane, doubled (exact), enters `total` by TwoSum. Each
+/// step is exact to `ε²` of the entries, so the sum tracks the matrix to a relative `~ε` whatever
+/// the number of steps. The old row is read where it is overwritten (row `c` holds column `c`'s
+/// old values: the matrix is symmetric). O(row.len()).
+pub fn replace_row(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: &mut (f64, f64)) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { replace_row_avx2(dist, cap, c, row, total) };
+        }
+    }
+    replace_row_plain(dist, cap, c, row, total)
+}
+
+/// [`replace_row`] compiled for any CPU.
+pub fn replace_row_plain(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: &mut (f64, f64)) {
+    replace_row_body(dist, cap, c, row, total)
+}
+
+/// [`replace_row`] compiled with AVX2 (the same operations in the same order: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub unsafe fn replace_row_avx2(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: &mut (f64, f64)) {
+    replace_row_body(dist, cap, c, row, total)
+}
+
+#[inline(always)]
+fn replace_row_body(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: &mut (f64, f64)) {
+    #[inline(always)]
+    fn step(hi: &mut [f64; 4], lo: &mut [f64; 4], x: [f64; 4]) {
+        for l in 0..4 {
+            let s = hi[l] + x[l];
+            let bp = s - hi[l];
+            lo[l] += (hi[l] - (s - bp)) + (x[l] - bp);
+            hi[l] = s;
+        }
+    }
+    let w = row.len();
+    assert!(c < cap && w <= cap && dist.len() >= cap * cap);
+    let line = &mut dist[c * cap..c * cap + w];
+    let (mut hi, mut lo) = ([0.0f64; 4], [0.0f64; 4]);
+    let (news, olds) = (row.chunks_exact(4), line.chunks_exact_mut(4));
+    let rest_new = news.remainder();
+    for (v, o) in news.zip(olds) {
+        let new = [v[0], v[1], v[2], v[3]];
+        let neg = [-o[0], -o[1], -o[2], -o[3]];
+        o.copy_from_slice(&new);
+        step(&mut hi, &mut lo, new);
+        step(&mut hi, &mut lo, neg);
+    }
+    let full = w - rest_new.len();
+    let (mut new, mut neg) = ([0.0f64; 4], [0.0f64; 4]);
+    for (l, (&v, o)) in rest_new.iter().zip(&mut line[full..]).enumerate() {
+        new[l] = v;
+        neg[l] = -*o;
+        *o = v;
+    }
+    step(&mut hi, &mut lo, new);
+    step(&mut hi, &mut lo, neg);
+    // column c (the diagonal, in row c too, gets the same value again)
+    let base = dist.as_mut_ptr();
+    const AHEAD: usize = 16; // rows: the lines of the column asked for before they are written
+    for (j, &v) in row.iter().enumerate() {
+        #[cfg(target_arch = "x86_64")]
+        if j + AHEAD < w {
+            // SAFETY: a prefetch reads nothing and the address lies in `dist` (j + AHEAD < w).
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(base.add((j + AHEAD) * cap + c) as *const i8) };
+        }
+        // SAFETY: j < w <= cap and c < cap, so j·cap + c < cap² <= dist.len() (asserted above).
+        unsafe { *base.add(j * cap + c) = v };
+    }
+    for l in 0..4 {
+        // both triangles: twice each (exact), the diagonal stays 0
+        add_to(total, 2.0 * hi[l]);
+        add_to(total, 2.0 * lo[l]);
+    }
+}
+
+/// Slot `c` changed: its row of distances ([`distance_row`], into the scratch `row`) written
+/// into row and column `c` of `dist` and the matrix's sum ([`replace_row`]). One pass of each,
+/// compiled with AVX2 where the CPU has it (the same bits). O(row.len()·d).
+#[allow(clippy::too_many_arguments)]
+pub fn new_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, row: &mut [f64], dist: &mut [f64], cap: usize, total: &mut (f64, f64)) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { new_row_avx2(s, cache, c, cosine, row, dist, cap, total) };
+        }
+    }
+    distance_row(s, cache, c, cosine, row);
+    replace_row_body(dist, cap, c, row, total)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn new_row_avx2(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, row: &mut [f64], dist: &mut [f64], cap: usize, total: &mut (f64, f64)) {
+    distance_row(s, cache, c, cosine, row);
+    replace_row_body(dist, cap, c, row, total)
+}
+
 /// `out[j] = sq_dist(rows_j, b)` for the rows of `rows` (`out.len() × b.len()`, row-major),
 /// each the very value [`sq_dist`] gives (the same operations in the same order per row). Where
 /// the CPU has AVX2 (chosen at run time), eight rows at a time, each row's four lanes in one
 /// register, so that eight sums run side by side: which changes nothing in the result (no fused
 /// multiply-add, the same lanes, the same order; `rows_of_distances_are_sq_dist_bit_for_bit`).
 /// O(rows·d).
+#[inline(always)]
 pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
     let (d, w) = (b.len(), out.len());
     let rows = &rows[..w * d];
@@ -601,7 +797,11 @@ pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
 
 /// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `d >= 4`, in AVX2 registers: row `r`'s lane `l`
 /// sums the terms `i ≡ l (mod 4)` of its first `4·⌊d/4⌋`, then `(l0 + l1) + (l2 + l3)` and the
-/// tail, as [`sq_dist`]. Returns how many rows it did.
+/// tail, as [`sq_dist`]. Each row of a block is read through its own pointer (no address
+/// arithmetic in the loop: one load of `b` and a subtraction with its load, a product and a sum
+/// per row), and the lanes of four rows are folded in one register (`hadd` gives `l0 + l1` and
+/// `l2 + l3` of two rows; the two halves of two such then added: `(l0 + l1) + (l2 + l3)` of four
+/// rows, stored at once). Returns how many rows it did.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
@@ -611,30 +811,41 @@ unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     assert!(d >= 4 && rows.len() >= w * d);
     let full = d - d % 4;
     let blocks = w / R;
-    let (rp, bp) = (rows.as_ptr(), b.as_ptr());
+    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
     for q in 0..blocks {
-        let base = rp.add(q * R * d);
+        // the rows' starts through `black_box`: left as they are, the compiler derives each
+        // from the one before (`+ d`) inside the loop, an extra add per row and step
+        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
         let mut acc = [_mm256_setzero_pd(); R];
         let mut i = 0;
         while i < full {
             let y = _mm256_loadu_pd(bp.add(i));
-            for (r, a) in acc.iter_mut().enumerate() {
+            for (a, &pr) in acc.iter_mut().zip(&p) {
                 // b - x: the negation of x - b exactly (rounding is symmetric), so the same
                 // square; in this order the load folds into the subtraction
-                let t = _mm256_sub_pd(y, _mm256_loadu_pd(base.add(r * d + i)));
+                let t = _mm256_sub_pd(y, _mm256_loadu_pd(pr.add(i)));
                 *a = _mm256_add_pd(*a, _mm256_mul_pd(t, t));
             }
             i += 4;
         }
-        for (r, a) in acc.iter().enumerate() {
-            let mut l = [0.0f64; 4];
-            _mm256_storeu_pd(l.as_mut_ptr(), *a);
-            let mut s = (l[0] + l[1]) + (l[2] + l[3]);
-            for t in full..d {
-                let t = *base.add(r * d + t) - *bp.add(t);
-                s += t * t;
+        let o = op.add(q * R);
+        for h in 0..R / 4 {
+            let a = &acc[4 * h..4 * h + 4];
+            let h01 = _mm256_hadd_pd(a[0], a[1]); // [a0 + a1, b0 + b1, a2 + a3, b2 + b3]
+            let h23 = _mm256_hadd_pd(a[2], a[3]); // the same of rows c and d
+            let lo = _mm256_permute2f128_pd::<0x20>(h01, h23); // l0 + l1 of a, b, c, d
+            let hi = _mm256_permute2f128_pd::<0x31>(h01, h23); // l2 + l3 of a, b, c, d
+            _mm256_storeu_pd(o.add(4 * h), _mm256_add_pd(lo, hi));
+        }
+        if full < d {
+            for (r, &pr) in p.iter().enumerate() {
+                let mut s = *o.add(r);
+                for t in full..d {
+                    let t = *pr.add(t) - *bp.add(t);
+                    s += t * t;
+                }
+                *o.add(r) = s;
             }
-            out[q * R + r] = s;
         }
     }
     blocks * R
@@ -671,7 +882,7 @@ fn inv(d: f64) -> f64 {
 }
 
 /// `R[i, j]` for `j < out.len()` into `out`: `(s_i + s_j)·(1/d_ij)`. Vector code.
-#[inline]
+#[inline(always)]
 fn ratio_row(si: f64, s: &[f64], di: &[f64], out: &mut [f64]) {
     for ((v, &sj), &dj) in out.iter_mut().zip(s).zip(di) {
         *v = (si + sj) * inv(dj);
@@ -680,14 +891,14 @@ fn ratio_row(si: f64, s: &[f64], di: &[f64], out: &mut [f64]) {
 
 /// The minimum of `row` (NaN left out) and its first position (`inf, 0` when there is none
 /// below `inf`): [`arg_extreme`].
-#[inline]
+#[inline(always)]
 fn arg_min(row: &[f64]) -> (f64, usize) {
     arg_extreme::<false>(row)
 }
 
 /// The maximum of `row` (NaN left out) and its first position (`-inf, 0` when there is none
 /// above `-inf`): [`arg_extreme`].
-#[inline]
+#[inline(always)]
 fn arg_max(row: &[f64]) -> (f64, usize) {
     arg_extreme::<true>(row)
 }
@@ -749,25 +960,67 @@ impl DaviesBouldin {
 
     /// Slot `c` changed (its scatter is `sc`; `dist` holds its new row and column): the
     /// maxima that rose or fell with row and column `c`. O(w), plus O(w) per row whose maximum
-    /// sat in column `c` and fell.
+    /// sat in column `c` and fell. Compiled with AVX2 where the CPU has it (the same bits).
     pub fn change(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if has_avx2() {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                return unsafe { self.change_avx2(sc, dist, w, c) };
+            }
+        }
+        self.change_plain(sc, dist, w, c)
+    }
+
+    /// [`DaviesBouldin::change`] compiled for any CPU.
+    pub fn change_plain(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
+        self.change_body(sc, dist, w, c)
+    }
+
+    /// [`DaviesBouldin::change`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn change_avx2(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
+        self.change_body(sc, dist, w, c)
+    }
+
+    #[inline(always)]
+    fn change_body(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
+        const B: usize = 8;
         let cap = self.cap;
         self.s[c] = sc;
         let mut row = std::mem::take(&mut self.row);
         row.resize(w.max(row.len()), 0.0);
         ratio_row(sc, &self.s[..w], &dist[c * cap..c * cap + w], &mut row[..w]);
-        for i in 0..w {
-            let v = row[i]; // R[i, c] = R[c, i]
-            if v >= self.m[i] {
-                self.set_max(i, v, c);
-            } else if self.a[i] == c {
-                // its maximum sat in column c and fell (v < m[i], the old R[i, c]): rescan row i
-                let mut other = std::mem::take(&mut self.other);
-                other.resize(w.max(other.len()), 0.0);
-                ratio_row(self.s[i], &self.s[..w], &dist[i * cap..i * cap + w], &mut other[..w]);
-                let (best, at) = arg_max(&other[..w]);
-                self.other = other;
-                self.set_max(i, best, at);
+        // the blocks of 8 rows where something happens (the new R[i, c] reaches the row's
+        // maximum, or the maximum sat in column c), found eight at a time (vector code); the
+        // rows of those blocks then taken one by one, in order, as one scan would take them
+        // (a row's step reads and writes only its own maximum, so finding them first changes
+        // nothing)
+        let mut hits: SmallVec<[usize; 16]> = SmallVec::new();
+        for (bi, ((r, m), a)) in row[..w].chunks(B).zip(self.m[..w].chunks(B)).zip(self.a[..w].chunks(B)).enumerate() {
+            let mut any = false;
+            for ((&v, &mi), &ai) in r.iter().zip(m).zip(a) {
+                any |= (v >= mi) | (ai == c);
+            }
+            if any {
+                hits.push(bi);
+            }
+        }
+        for &bi in &hits {
+            for i in bi * B..(bi * B + B).min(w) {
+                let v = row[i]; // R[i, c] = R[c, i]
+                if v >= self.m[i] {
+                    self.set_max(i, v, c);
+                } else if self.a[i] == c {
+                    // its maximum sat in column c and fell (v < m[i], the old R[i, c]): rescan row i
+                    let mut other = std::mem::take(&mut self.other);
+                    other.resize(w.max(other.len()), 0.0);
+                    ratio_row(self.s[i], &self.s[..w], &dist[i * cap..i * cap + w], &mut other[..w]);
+                    let (best, at) = arg_max(&other[..w]);
+                    self.other = other;
+                    self.set_max(i, best, at);
+                }
             }
         }
         let (best, at) = arg_max(&row[..w]);
@@ -1072,6 +1325,110 @@ mod tests {
         assert!((got - 3898.8).abs() <= 1e-12 * 3898.8, "{got}");
         // far from the anchor: a read asks for a new one
         assert_eq!(an.value(5, &[60.0]), None);
+    }
+
+    /// A grid of `k` clusters in `d` dimensions, some free, with scatters: for the kernels' tests.
+    fn grid(k: usize, d: usize) -> (Vec<i64>, Vec<f64>, Vec<f64>) {
+        let mut means = vec![0.0; k * d];
+        let mut counts = vec![0i64; k];
+        let mut m2 = vec![0.0; k];
+        for j in 0..k {
+            for i in 0..d {
+                means[j * d + i] = ((j * 7 + i * 13) % 29) as f64 * 0.731 + (j / 5) as f64 * 1.9 - 3.0 + 1.0 / (1 + j + i) as f64;
+            }
+            counts[j] = if j % 11 == 5 { 0 } else { 1 + (j as i64 % 4) };
+            m2[j] = if counts[j] > 1 { 0.37 * j as f64 } else { 0.0 };
+        }
+        (counts, means, m2)
+    }
+
+    #[test]
+    fn new_rows_keep_the_matrix_and_its_sum() {
+        // every row written by replace_row: the matrix is the full one, and its tracked sum
+        // is the exact sum of its entries to a few ulps of it
+        for (k, d) in [(37usize, 2usize), (40, 5), (9, 1)] {
+            let (counts, means, m2) = grid(k, d);
+            let s = Slots { counts: &counts, means: &means, m2: &m2, d };
+            let c = cached(&s, false);
+            let mut dist = vec![0.0; k * k];
+            let mut total = (0.0, 0.0);
+            let mut row = vec![0.0; k];
+            for pass in 0..2 {
+                for j in (0..k).rev() {
+                    new_row(&s, &c, j, false, &mut row, &mut dist, k, &mut total);
+                    let _ = pass;
+                }
+            }
+            for i in 0..k {
+                let mut want = vec![0.0; k];
+                distance_row(&s, &c, i, false, &mut want);
+                for j in 0..k {
+                    assert_eq!(dist[i * k + j].to_bits(), dist[j * k + i].to_bits());
+                    assert_eq!(dist[i * k + j].to_bits(), want[j].to_bits(), "k {k}, d {d}, ({i}, {j})");
+                }
+            }
+            let exact: f64 = dist.iter().sum();
+            assert!((total.0 + total.1 - exact).abs() <= 1e-13 * exact, "{total:?} {exact}");
+        }
+    }
+
+    /// The kernels with an AVX2 path give the very bits of their plain path (on a CPU without
+    /// AVX2 there is one path: nothing to compare).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_kernels_give_the_plain_bits() {
+        if !has_avx2() {
+            return;
+        }
+        for (k, d) in [(37usize, 2usize), (61, 3), (40, 5), (23, 16), (9, 1)] {
+            let (counts, means, m2) = grid(k, d);
+            let s = Slots { counts: &counts, means: &means, m2: &m2, d };
+            let c = cached(&s, false);
+            // rows and column writes and the sum
+            let (mut d1, mut d2) = (vec![0.5; k * k], vec![0.5; k * k]);
+            let (mut t1, mut t2) = ((0.0, 0.0), (0.0, 0.0));
+            let mut row = vec![0.0; k];
+            for j in [0, k / 2, k - 1, 3] {
+                distance_row(&s, &c, j, false, &mut row);
+                replace_row_plain(&mut d1, k, j, &row, &mut t1);
+                unsafe { replace_row_avx2(&mut d2, k, j, &row, &mut t2) };
+            }
+            assert_eq!((d1.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), t1.0.to_bits(), t1.1.to_bits()),
+                       (d2.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), t2.0.to_bits(), t2.1.to_bits()));
+            // the pruned silhouette
+            for own in [0usize, 7, k - 1] {
+                if counts[own] == 0 {
+                    continue;
+                }
+                distance_row(&s, &c, own, false, &mut row);
+                for t in 0..15 {
+                    let x: Vec<f64> = (0..d).map(|i| means[own * d + i] + ((t * 7 + i * 3) % 11) as f64 * 0.4 - 2.0).collect();
+                    let a = silhouette_pruned_plain(&s, &c, &x, own, 0.25, &row, &mut Vec::new());
+                    let b = unsafe { silhouette_pruned_avx2(&s, &c, &x, own, 0.25, &row, &mut Vec::new()) };
+                    assert_eq!(a.to_bits(), b.to_bits(), "k {k}, d {d}, own {own}, point {t}");
+                }
+            }
+            // Davies-Bouldin's changes
+            let mut full = vec![0.0; k * k];
+            let mut tot = (0.0, 0.0);
+            for j in 0..k {
+                new_row(&s, &c, j, false, &mut row, &mut full, k, &mut tot);
+            }
+            let (mut p, mut v) = (DaviesBouldin::default(), DaviesBouldin::default());
+            p.rebuild(&c.s, &full, k, k);
+            v.rebuild(&c.s, &full, k, k);
+            for (step, j) in [1usize, k / 3, k - 2, 1].into_iter().enumerate() {
+                let sc = c.s[j] * (1.5 + step as f64);
+                p.change_plain(sc, &full, k, j);
+                unsafe { v.change_avx2(sc, &full, k, j) };
+                assert_eq!((p.m.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), &p.a, p.sum.0.to_bits(), p.sum.1.to_bits()),
+                           (v.m.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), &v.a, v.sum.0.to_bits(), v.sum.1.to_bits()));
+            }
+            // and the maxima are a rebuild's from the same scatters
+            let mut fresh = DaviesBouldin::default();
+            fresh.rebuild(&p.s.clone(), &full, k, k);
+            assert_eq!(p.m, fresh.m, "k {k}, d {d}");
+        }
     }
 
     #[test]

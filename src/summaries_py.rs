@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, distance_row, dot, first_non_finite, silhouette, silhouette_pruned, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, SlotCache, Slots, SsbAnchor};
+use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, SlotCache, Slots, SsbAnchor};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -67,7 +67,7 @@ pub struct SummaryKernel {
     // that follows it (IntrinsicEvaluator.update, a silhouette's update) takes it without reading
     // the object again; any other call of `score` reads its own
     last: Option<(usize, Vector)>,
-    scratch: (Vec<f64>, Vec<f64>, Vec<f64>), // buffers reused by every call: a row, its old values, bounds
+    scratch: (Vec<f64>, Vec<f64>), // buffers reused by every call: a row of distances, the silhouette's bounds
     // the (version, slot) of the last updates made here, oldest first: with the current version
     // known (`now`, told by the caller for the length of one call), the slots changed since a
     // version that the log covers without a gap are read from it, not found by a scan of every
@@ -232,49 +232,16 @@ impl SummaryKernel {
             return true;
         }
         let (cap, cosine) = (self.cap, self.cosine);
-        let (mut row, mut olds) = (std::mem::take(&mut self.scratch.0), std::mem::take(&mut self.scratch.1));
+        let mut row = std::mem::take(&mut self.scratch.0);
         row.resize(width, 0.0); // every entry written before it is read: no zeroing per call
-        olds.resize(width, 0.0);
         let dist = self.dist_mut().expect("checked above");
         let slots = self.slots(width);
         let mut total = self.dist_total;
         for &c in &changed {
-            distance_row(&slots, &self.cache, c, cosine, &mut row);
-            let old = &mut olds[..width];
-            // the matrix is symmetric (every write here is a row and its column): row c holds
-            // column c's old values, read contiguously
-            old.copy_from_slice(&dist[c * cap..c * cap + width]);
-            dist[c * cap..c * cap + width].copy_from_slice(&row);
-            for (j, &v) in row.iter().enumerate() {
-                dist[j * cap + c] = v;
-            }
-            // four interleaved hi + lo partial sums of new - old (TwoSum, vector code)
-            let (mut hi, mut lo) = ([0.0f64; 4], [0.0f64; 4]);
-            let step = |hi: &mut [f64; 4], lo: &mut [f64; 4], x: &[f64]| {
-                for l in 0..4 {
-                    let s = hi[l] + x[l];
-                    let bp = s - hi[l];
-                    lo[l] += (hi[l] - (s - bp)) + (x[l] - bp);
-                    hi[l] = s;
-                }
-            };
-            let (rv, ro) = (row.chunks_exact(4), old.chunks_exact(4));
-            let (mut tail, mut tail_old) = ([0.0f64; 4], [0.0f64; 4]);
-            tail[..rv.remainder().len()].copy_from_slice(rv.remainder());
-            tail_old[..ro.remainder().len()].copy_from_slice(ro.remainder());
-            for (v, o) in rv.zip(ro).chain(std::iter::once((&tail[..], &tail_old[..]))) {
-                step(&mut hi, &mut lo, v);
-                let neg = [-o[0], -o[1], -o[2], -o[3]];
-                step(&mut hi, &mut lo, &neg);
-            }
-            for l in 0..4 {
-                // both triangles: twice each (exact), the diagonal stays 0
-                add_to(&mut total, 2.0 * hi[l]);
-                add_to(&mut total, 2.0 * lo[l]);
-            }
+            new_row(&slots, &self.cache, c, cosine, &mut row, dist, cap, &mut total);
         }
         self.dist_total = total;
-        (self.scratch.0, self.scratch.1) = (row, olds);
+        self.scratch.0 = row;
         true
     }
 
@@ -299,11 +266,11 @@ impl SummaryKernel {
         if !self.cosine && self.refresh_rows(width) {
             // the distances between means at hand (the views that read them are there): prune
             let cap = self.cap;
-            let mut lb = std::mem::take(&mut self.scratch.2);
+            let mut lb = std::mem::take(&mut self.scratch.1);
             let row = &self.dist_mut().expect("refreshed")[own * cap..own * cap + width];
             let slots = self.slots(width);
             let v = silhouette_pruned(&slots, &self.cache, &x, own, singleton, row, &mut lb);
-            self.scratch.2 = lb;
+            self.scratch.1 = lb;
             return Some((key, Some(v)));
         }
         self.sync(width);
@@ -764,14 +731,15 @@ impl SummaryKernel {
         let mut bad = false;
         let slots: Vec<usize> = if table.is_some() {
             let len = lut.len() as u64;
-            given
-                .iter()
-                .map(|&v| {
-                    let s = if (v as u64) < len { lut[v as usize] } else { -1 };
-                    bad |= s as u64 >= cap;
-                    s as usize
-                })
-                .collect()
+            let mut out = vec![0usize; m];
+            for (o, &v) in out.iter_mut().zip(given) {
+                let inside = (v as u64) < len;
+                // SAFETY: read only when v lies in the table (else slot "-1", refused below).
+                let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
+                bad |= s as u64 >= cap;
+                *o = s as usize;
+            }
+            out
         } else {
             given
                 .iter()

@@ -22,20 +22,26 @@ Because the multiplicity depends only on ``(seed, u, r)``:
 - replica ``r`` equals, bit for bit, the batch computation of the same resample
   (:func:`streameval.compare` with ``resampling="poisson"`` and the same seed).
 
-The interval is one of :func:`streameval.compare`'s, from the same replicas (``interval=``):
-``"studentized"`` (default: the bootstrap-t, each replica divided by its own linearization
-standard error, :mod:`streameval.linearization`), ``"percentile"`` or ``"bca"`` (the acceleration
-from the leave-one-unit-out values: the observed sums minus one unit's). The default is the
+The interval is :func:`streameval.compare`'s, by the same names and the same functions
+(:func:`~streameval.intervals.interval_bounds`), from the same replicas (``interval=``):
+``"adaptive"`` (default, as in ``compare``: the hybrid interval where one live unit holds more than
+15% of a labelling's within-cluster pairs, else the studentized one), ``"studentized"`` (the
+bootstrap-t, each replica divided by its own linearization standard error,
+:mod:`streameval.linearization`), ``"hybrid"`` (the union of the percentile interval and the
+bootstrap-t centred at the replicas' mean), ``"percentile"`` or ``"bca"`` (the acceleration from
+the leave-one-unit-out values: the observed sums minus one unit's). The default is also the
 choice of a streaming calibration on ``compare``'s processes (``docs/benchmarks/bootstrap.md``):
-as good as the others with light-tailed units, the closest to the nominal coverage where they are
-heavy-tailed. :meth:`~BootstrapEvaluator.warnings` are ``compare``'s few-units and dominant-unit
-warnings on the live units.
+the studentized interval where units are light-tailed, the closest to the nominal coverage (tied
+with hybrid) where they are heavy-tailed. The share adaptive tests is kept current from the
+units' changes (:meth:`~BootstrapEvaluator.pairs_share`: running totals and lazy max-heaps), not
+found by a scan. :meth:`~BootstrapEvaluator.warnings` are ``compare``'s few-units and
+dominant-unit warnings on the live units.
 
 Cost per element: an update of the observed table and one of the unit's table, plus O(B) once per
 new unit to draw its multiplicities. A read costs O(B · fields) per unit touched since the last
 read (the multiply-adds) and ``B`` O(1) reads of every metric; the studentized interval adds one
 gradient per replica (two reads per field a metric reads) and one BLAS product over the live
-units, BCa one read per live unit (at most 1,000 groups). Memory: one table per live unit
+units (the hybrid and adaptive intervals too), BCa one read per live unit (at most 1,000 groups). Memory: one table per live unit
 (dropped with its last element) and ``B × fields`` integers.
 
 >>> from streameval import ELM
@@ -51,23 +57,25 @@ units, BCa one read per live unit (at most 1,000 groups). Memory: one table per 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import math
 import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 
+from . import intervals as _iv
 from ._validate import check_weight
 from .contingency import Contingency
 from .detect import one_blas_thread
 from .errors import UnknownElementError
 from .evaluator import Evaluator
-from .intervals import INTERVAL_METHODS, Interval, bca_interval, percentile_interval, studentized_interval
+from .intervals import STUDENTIZED_METHODS, Interval, percentile_interval
 from .linearization import standard_errors, unit_fields
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 from .sync import Guarded, concurrent_use
-from .units import DOMINANT_SHARE, FEW_UNITS, JACKKNIFE_GROUPS, UnitStats, unit_diagnostics
+from .units import DOMINANT_SHARE, FEW_UNITS, JACKKNIFE_GROUPS, UnitStats
 
 __all__ = [
     "BootstrapEvaluator",
@@ -205,18 +213,80 @@ def poisson_multiplicities(units, n_replicas: int, seed: int = 0) -> np.ndarray:
     return poisson_draws(s, hashes, int(n_replicas))
 
 
-DEFAULT_INTERVAL = "studentized"
-"""The interval :class:`BootstrapEvaluator` reports unless told otherwise: the streaming
-calibration's choice (``docs/benchmarks/bootstrap.md``)."""
-_DOMINANT_NOTE = ("(docs/benchmarks/bootstrap.md, 100 and 300 units) 95% studentized intervals "
-                  "covered 86-90% for ELM and BCubed, 84-85% for NMI and 63-74% for ARI, missing "
-                  "mostly on one side")
+DEFAULT_INTERVAL = "adaptive"
+"""The interval :class:`BootstrapEvaluator` reports unless told otherwise: :func:`streameval.compare`'s
+default, and the streaming calibration's choice (``docs/benchmarks/bootstrap.md``)."""
+_DOMINANT_NOTE = ("(docs/benchmarks/bootstrap.md, 100 and 300 units) 95% adaptive intervals (the "
+                  "hybrid one there) covered the population value 88-92% for ELM and BCubed, "
+                  "84-85% for NMI and 71-81% for ARI, missing mostly on one side (studentized: "
+                  "86-90%, 84-85%, 63-74%), and the metric's mean over test sets of this size "
+                  "90-96%")
+_I_N, _I_ROW, _I_COL = (STAT_NAMES.index(f) for f in ("n", "sum_row_sq", "sum_col_sq"))
 
 
-def _check_method(method) -> str:
-    if method not in INTERVAL_METHODS:
-        raise ValueError(f"interval must be one of {', '.join(map(repr, INTERVAL_METHODS))}, got {method!r}")
-    return method
+class _Dominance:
+    """The largest share of a labelling's within-cluster pairs held by one live unit, kept current
+    from the units' synced statistics (what :func:`~streameval.units.unit_diagnostics` computes by
+    a scan of every unit).
+
+    A unit's pairs on a side are ``(Σ size² − n) / 2`` of its own table (doubled here: the share
+    is a ratio); the total over units is kept as a running sum, and the largest by a max-heap per
+    side with lazy deletion: a unit whose statistics changed pushes its new count (the old entry
+    stays and is dropped when it reaches the top and no longer matches the unit's count).
+    :meth:`note` runs when a unit's change is added to the replicas (at the read after its
+    updates), so an update costs nothing more; a read pays O(log U) per unit touched since the
+    last read (beside that unit's O(B) multiply-add) and amortised O(log U) to drop stale tops.
+    The heaps are rebuilt from the live units when they hold more than twice as many entries as
+    there are live units (amortised O(1) per push). An exact max under increases *and* decreases
+    in O(1) per change would sort in linear time, so O(log U) per touched unit is the price."""
+
+    __slots__ = ("heaps", "totals", "_seq", "_units")
+
+    def __init__(self, units: dict):
+        self._units = units
+        self.heaps: tuple[list, list] = ([], [])
+        self.totals = [0, 0]
+        self._seq = 0
+
+    @staticmethod
+    def _pairs(synced: list, side: int) -> int:
+        return synced[_I_ROW if side == 0 else _I_COL] - synced[_I_N]
+
+    def note(self, entry: _Unit, before: list, after: list) -> None:
+        """A unit's statistics went from ``before`` to ``after``. O(log U)."""
+        for side in (0, 1):
+            old, new = self._pairs(before, side), self._pairs(after, side)
+            if old != new:
+                self.totals[side] += new - old
+                heap = self.heaps[side]
+                if len(heap) > 2 * len(self._units) + 64:
+                    self._rebuild(side)
+                self._seq += 1
+                heapq.heappush(heap, (-new, self._seq, entry))
+
+    def _rebuild(self, side: int) -> None:
+        # fresh sequence numbers (never reused: the other side's heap holds older ones, and two
+        # entries must never compare their units)
+        base = self._seq
+        heap = [(-self._pairs(e.synced, side), base + i, e)
+                for i, e in enumerate(self._units.values(), 1)]
+        self._seq = base + len(heap)
+        heapq.heapify(heap)
+        self.heaps[side][:] = heap
+
+    def share(self) -> float:
+        """``max_u pairs_u / Σ_u pairs_u`` over the true and the predicted side (0 without a pair):
+        the same float as :func:`~streameval.units.unit_diagnostics`' ``pairs_share``.
+        Amortised O(1)."""
+        out = 0.0
+        for side in (0, 1):
+            heap, total = self.heaps[side], self.totals[side]
+            while heap and (-heap[0][0] != self._pairs(heap[0][2].synced, side)
+                            or self._units.get(heap[0][2].key) is not heap[0][2]):
+                heapq.heappop(heap)
+            if total > 0 and heap:
+                out = max(out, -heap[0][0] / total)  # ints: correctly rounded, as the scan's floats
+        return out
 
 
 def _check_confidence(confidence) -> float:
@@ -229,10 +299,11 @@ class _Unit:
     """One live unit: its own table, its stable hash, its replica multiplicities, and the
     statistics last added to the replicas' sums (``synced``)."""
 
-    __slots__ = ("table", "h", "k", "nz", "synced")
+    __slots__ = ("table", "key", "h", "k", "nz", "synced")
 
-    def __init__(self, table: Contingency, h: int, k: np.ndarray | None, width: int):
+    def __init__(self, table: Contingency, key, h: int, k: np.ndarray | None, width: int):
         self.table = table
+        self.key = key
         self.h = h  # unit_hash of the key: the multiplicities' input and the units' read order
         self.k = k  # drawn at the first read that needs it (many units at once)
         self.nz = None if k is None else np.flatnonzero(k)
@@ -256,8 +327,9 @@ class BootstrapEvaluator(Guarded):
     n_replicas : ``B``, the number of bootstrap replicas.
     seed : an int >= 0; with the unit keys it fixes every multiplicity.
     confidence : the coverage of the intervals :meth:`get` reports.
-    interval : the interval :meth:`get` reports: ``"studentized"`` (default), ``"percentile"`` or
-        ``"bca"`` (:meth:`intervals`; any of them can be read from the same replicas).
+    interval : the interval :meth:`get` reports: ``"adaptive"`` (default, as
+        :func:`streameval.compare`), ``"studentized"``, ``"hybrid"``, ``"percentile"`` or ``"bca"``
+        (:meth:`intervals`; any of them can be read from the same replicas).
 
     Elements arrive with their unit (``update(y_true, y_pred, w=1, unit=...)``); a unit must hold
     whole true and predicted clusters: a label seen in one unit and then given in another is refused
@@ -299,6 +371,7 @@ class BootstrapEvaluator(Guarded):
     _f_keys: list[tuple[str, float]]
     _metrics: list[tuple[str, Metric]]
     _units: dict[Any, _Unit]
+    _dominance: _Dominance  # the largest unit's share of the pairs, kept current
     _dirty: set
     _homes: tuple[dict, dict]  # label -> [unit, elements] for the true and the predicted side
     _sums: np.ndarray  # (B, fields) object array of the replicas' exact sums
@@ -312,7 +385,7 @@ class BootstrapEvaluator(Guarded):
         self.seed = seed64(seed)
         self.n_replicas = int(n_replicas)
         self.confidence = _check_confidence(confidence)
-        self.interval_method = _check_method(interval)
+        self.interval_method = _iv.check_interval_method(interval)
         self._cache = None
         self.evaluator = Evaluator(metrics)
         for name, m in self.evaluator.metrics.items():
@@ -321,6 +394,7 @@ class BootstrapEvaluator(Guarded):
         self._f_keys = list(self.evaluator.table.f_sums)
         self._metrics = list(self.evaluator.metrics.items())
         self._units = {}
+        self._dominance = _Dominance(self._units)
         self._dirty = set()
         self._homes = ({}, {})
         self._sums = np.zeros((self.n_replicas, len(STAT_NAMES) + len(self._f_keys)), dtype=object)
@@ -330,7 +404,7 @@ class BootstrapEvaluator(Guarded):
         t = Contingency()
         for kind, beta in self._f_keys:
             t.track_f(kind, beta)
-        return _Unit(t, unit_hash(unit) if h is None else h, k, self._sums.shape[1])
+        return _Unit(t, unit, unit_hash(unit) if h is None else h, k, self._sums.shape[1])
 
     # -------------------------------------------------------------- multiplicities
     def multiplicities(self, unit) -> np.ndarray:
@@ -458,6 +532,7 @@ class BootstrapEvaluator(Guarded):
             nz = entry.nz
             # exact: Python ints in an object array, one multiply-add per replica and field
             self._sums[nz] += np.multiply.outer(entry.k[nz].astype(object), np.array(delta, dtype=object))
+            self._dominance.note(entry, entry.synced, now)
         entry.synced = now
 
     def _sync_many(self, entries: list) -> None:
@@ -471,6 +546,7 @@ class BootstrapEvaluator(Guarded):
         for e in entries:
             now = _stat_values(e.table)
             d = [a - b for a, b in zip(now, e.synced)]
+            self._dominance.note(e, e.synced, now)
             e.synced = now
             pos.append([x if x > 0 else 0 for x in d])
             neg.append([-x if x < 0 else 0 for x in d])
@@ -614,15 +690,57 @@ class BootstrapEvaluator(Guarded):
             return np.zeros((len(self._metrics), 0))
         return self._read_rows(us.leave_out(np.arange(us.n_units) % g, g))
 
+    def pairs_share(self) -> float:
+        """The largest share of the true or the predicted within-cluster pairs that one live unit
+        holds (0 without a pair): what ``interval="adaptive"`` and :meth:`warnings` test against
+        :data:`~streameval.units.DOMINANT_SHARE`, the same number as
+        :func:`streameval.compare`'s ``settings["largest_unit_pairs_share"]`` on these units.
+        Kept current as the units change (a running total and a max-heap per side, class
+        ``_Dominance``), not by a scan: O(log U) per unit touched since the last read, beside its
+        O(B) multiply-add.
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=4)
+        >>> for u, size in [("a", 3), ("b", 2), ("c", 2)]:  # 3, 1 and 1 true pairs
+        ...     for _ in range(size):
+        ...         bs.update((u, 0), (u, 0), unit=u)
+        >>> bs.pairs_share()
+        0.6
+        """
+        self._sync()
+        return self._dominance.share()
+
+    def applied_method(self, method: str | None = None) -> str:
+        """The interval ``method`` (default :attr:`interval_method`) computes now: itself, or for
+        ``"adaptive"`` the hybrid interval where one live unit holds more than 15% of a
+        labelling's within-cluster pairs (:meth:`pairs_share`), else the studentized one
+        (:func:`~streameval.intervals.adaptive_choice`, the rule of :func:`streameval.compare`).
+        O(log U) per unit touched since the last read.
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=4)
+        >>> bs.update("a", "x", 2, unit=1); bs.update("b", "y", unit=2)
+        >>> bs.applied_method(), bs.applied_method("bca")
+        ('hybrid', 'bca')
+        """
+        method = self.interval_method if method is None else _iv.check_interval_method(method)
+        return _iv.adaptive_choice(self.pairs_share()) if method == "adaptive" else method
+
     def intervals(self, method: str | None = None, confidence: float | None = None) -> dict:
         """``{name: Interval(value, low, high)}`` by ``method`` (default :attr:`interval_method`)
-        at ``confidence`` (default :attr:`confidence`), all from the same ``B`` replicas:
+        at ``confidence`` (default :attr:`confidence`), all from the same ``B`` replicas and by the
+        functions :func:`streameval.compare` calls (:func:`~streameval.intervals.interval_bounds`):
 
         - ``"percentile"``: the ``(1 ∓ c)/2`` quantiles of the replica values
           (:func:`~streameval.intervals.percentile_interval`); O(B log B) after the reads;
         - ``"studentized"``: the bootstrap-t, ``t_r = (θ_r − θ̂) / se_r``, the interval
           ``(θ̂ − t_{(1+c)/2} se, θ̂ − t_{(1−c)/2} se)`` kept within the metric's range
           (:func:`~streameval.intervals.studentized_interval`, :meth:`standard_errors`);
+        - ``"hybrid"``: the union of the percentile interval and the bootstrap-t centred at the
+          replicas' mean, kept within the metric's range
+          (:func:`~streameval.intervals.hybrid_interval`, :meth:`standard_errors`);
+        - ``"adaptive"``: hybrid where one live unit holds more than 15% of a labelling's
+          within-cluster pairs, else studentized (:meth:`applied_method`);
         - ``"bca"``: bias-corrected and accelerated (:func:`~streameval.intervals.bca_interval`,
           the acceleration from :meth:`jackknife`).
 
@@ -633,27 +751,22 @@ class BootstrapEvaluator(Guarded):
         >>> bs = BootstrapEvaluator([ELM()], n_replicas=50, seed=3)
         >>> for u in range(40):
         ...     bs.update((u, 0), (u, 0), unit=u); bs.update((u, 1), (u, u % 3 == 0), unit=u)
-        >>> all(lo <= iv.value <= hi for m in ("percentile", "studentized", "bca")
+        >>> all(lo <= iv.value <= hi for m in ("percentile", "studentized", "bca", "hybrid", "adaptive")
         ...     for iv in bs.intervals(m).values() for lo, hi in [(iv.low, iv.high)])
         True
         """
-        method = self.interval_method if method is None else _check_method(method)
+        used = self.applied_method(method)
         c = self.confidence if confidence is None else _check_confidence(confidence)
         vals = self._values()
-        if method == "studentized":
-            se, se0 = self.standard_errors()
-        elif method == "bca":
-            jack = self.jackknife()
+        k = len(self._metrics)
+        se, se0 = (self.standard_errors() if used in STUDENTIZED_METHODS
+                   else ([None] * k, np.full(k, np.nan)))
+        jack = self.jackknife() if used == "bca" else [None] * k
         out = {}
         for i, (name, m) in enumerate(self._metrics):
             v = m.get()
-            if method == "studentized":
-                lo, hi = studentized_interval(vals[i], v, se[i], float(se0[i]), c)
-                lo, hi = max(lo, m.bounds[0]), min(hi, m.bounds[1])  # its ends are not replica values
-            elif method == "bca":
-                lo, hi = bca_interval(vals[i], v, jack[i], c)
-            else:
-                lo, hi = percentile_interval(vals[i], c)
+            lo, hi = _iv.interval_bounds(used, vals[i], v, c, jackknife=jack[i], se=se[i],
+                                     se_observed=float(se0[i]), bounds=m.bounds)
             out[name] = Interval(v, lo, hi)
         return out
 
@@ -676,7 +789,8 @@ class BootstrapEvaluator(Guarded):
         nothing): fewer than :data:`~streameval.units.FEW_UNITS` live units, or one unit holding
         more than :data:`~streameval.units.DOMINANT_SHARE` of the true or the predicted
         within-cluster pairs (heavy-tailed clusters) — the thresholds of
-        :func:`streameval.compare`'s warnings. O(U · fields) (cached until the next change).
+        :func:`streameval.compare`'s warnings. O(log U) per unit touched since the last read
+        (:meth:`pairs_share`).
 
         >>> from streameval import ELM
         >>> bs = BootstrapEvaluator([ELM()], n_replicas=20)
@@ -684,8 +798,8 @@ class BootstrapEvaluator(Guarded):
         >>> bs.warnings()[0][:12]
         'only 2 units'
         """
-        us, _ = self._live()
-        u = us.n_units
+        share = self.pairs_share()
+        u = len(self._units)
         if not u:
             return []
         out = []
@@ -696,7 +810,6 @@ class BootstrapEvaluator(Guarded):
                 + (" (with 1 unit there is no resampling variation: the intervals are a point)"
                    if u == 1 else "")
             )
-        share = unit_diagnostics([us])["pairs_share"]
         if share > DOMINANT_SHARE:
             out.append(
                 f"one unit holds {share:.0%} of the true or predicted within-cluster pairs (more "
@@ -708,19 +821,24 @@ class BootstrapEvaluator(Guarded):
         return out
 
     def settings(self) -> dict:
-        """What the intervals are: method, confidence, replicas, seed, live units, the largest
-        unit's share of the pairs, and :meth:`warnings` (JSON-safe). O(U · fields), cached.
+        """What the intervals are: the method asked for (``interval_method``) and the one it applies
+        now (``interval_applied``: adaptive's choice, :meth:`applied_method`) with its description
+        (``interval``, the sentence :func:`streameval.compare` writes), confidence, replicas, seed,
+        live units, the largest unit's share of the pairs, and :meth:`warnings` (JSON-safe).
+        O(log U) per unit touched since the last read.
 
         >>> from streameval import ELM
         >>> s = BootstrapEvaluator([ELM()], interval="bca").settings()
-        >>> s["interval_method"], s["units"], s["warnings"]
-        ('bca', 0, [])
+        >>> s["interval_method"], s["interval_applied"], s["units"], s["warnings"]
+        ('bca', 'bca', 0, [])
         """
-        us, _ = self._live()
-        share = unit_diagnostics([us])["pairs_share"] if us.n_units else 0.0
-        return {"interval_method": self.interval_method, "confidence": self.confidence,
-                "n_replicas": self.n_replicas, "seed": self.seed, "units": us.n_units,
-                "largest_unit_pairs_share": round(share, 6), "warnings": self.warnings()}
+        share = self.pairs_share()
+        used = _iv.adaptive_choice(share) if self.interval_method == "adaptive" else self.interval_method
+        return {"interval_method": self.interval_method, "interval_applied": used,
+                "interval": _iv.describe_interval(self.interval_method, used, len(self._units)),
+                "confidence": self.confidence, "n_replicas": self.n_replicas, "seed": self.seed,
+                "units": len(self._units), "largest_unit_pairs_share": round(share, 6),
+                "warnings": self.warnings()}
 
     # -------------------------------------------------------------- merging
     def merge(self, other: BootstrapEvaluator) -> None:

@@ -322,29 +322,64 @@ class RiverRule:
 
 class IntervalRule:
     """A drop when the windowed bootstrap interval of the watched metric newly lies entirely on
-    the bad side of the reference (``Monitor(..., interval=B)``; checked once per block).
+    the bad side of the reference (``Monitor(..., interval=B)``; checked once per block) — judged
+    by the interval only while the window holds at least ``min_units`` resampling units.
 
-    ``below`` is a callable returning whether the interval is below now (the Monitor binds its
-    own). O(the interval's reading) per block.
+    ``below`` is a callable returning whether the interval is below now, ``units`` one returning
+    the window's live units (the Monitor binds its own). With fewer than ``min_units`` units
+    (default :data:`~streameval.units.FEW_UNITS`, 30: below it the library warns that bootstrap
+    intervals are rough; with one unit the interval is a point, the window's own value) the
+    interval cannot tell a change from a window's noise, and the rule defers to ``fallback``
+    (default: the Monitor's default detector, :class:`Cusum`, calibrated on the block values),
+    which is fed every block value whatever the units, so it is calibrated when it is needed.
+    :attr:`deferred` counts the blocks it judged. A drop the fallback flags counts as the
+    interval's too (the rule does not flag the same drop again when the units come back).
+    ``min_units=1`` is the rule without the fallback. O(the interval's reading) per block while
+    the units suffice, O(1) (the fallback's update) otherwise.
+
+    >>> rule = IntervalRule(lambda: True, units=lambda: 40)
+    >>> rule.bind(block=25, bigger_is_better=True)
+    >>> rule.update(0.8), rule.update(0.8), rule.deferred   # newly below, then still below
+    (True, False, 0)
+    >>> few = IntervalRule(lambda: True, units=lambda: 2, fallback=Cusum(reference=4, h=3.0))
+    >>> few.bind(block=10, bigger_is_better=True)
+    >>> [few.update(v) for v in (0.8, 0.82, 0.78, 0.8, 0.8, 0.7, 0.6)], few.deferred
+    ([False, False, False, False, False, False, True], 7)
     """
 
-    def __init__(self, below=None):
+    def __init__(self, below=None, *, units=None, min_units: int | None = None, fallback=None):
+        from .units import FEW_UNITS
+
+        if min_units is None:
+            min_units = FEW_UNITS
+        if not isinstance(min_units, int) or isinstance(min_units, bool) or min_units < 1:
+            raise ValueError(f"min_units must be an int >= 1, got {min_units!r}")
         self.below = below
+        self.units = units
+        self.min_units = min_units
+        self.fallback = Cusum() if fallback is None else fallback
+        self.deferred = 0
         self._was = False
 
     def bind(self, block: int, bigger_is_better: bool) -> None:
-        pass
+        self.fallback.bind(block, bigger_is_better)
 
     def update(self, value: float) -> bool:
         if self.below is None:
             raise ValueError("IntervalRule needs the Monitor's interval (Monitor(..., interval=B))")
+        fell = bool(self.fallback.update(value))
+        if self.min_units > 1 and self.units is not None and self.units() < self.min_units:
+            self.deferred += 1
+            if fell:
+                self._was = True
+            return fell
         now = bool(self.below())
         drop = now and not self._was
         self._was = now
         return drop
 
     def __repr__(self) -> str:
-        return "IntervalRule()"
+        return f"IntervalRule(min_units={self.min_units}, fallback={self.fallback!r})"
 
 
 def make_detector(name: str, **params) -> Any:
@@ -402,6 +437,21 @@ def _fixed_div(x, d):
     return high, mid, low
 
 
+def _stable_order(key):
+    """``np.argsort(key, kind="stable")`` of a non-negative int64 array: each key packed with its
+    index in one int64 and the packed keys sorted (numpy's plain sort of int64 is several times
+    faster than its stable argsort); the stable argsort when they do not fit in 63 bits."""
+    import numpy as np
+
+    n = len(key)
+    bits = max(1, (n - 1).bit_length())
+    if not n or int(key.max()) >= (1 << (63 - bits)):
+        return np.argsort(key, kind="stable")
+    packed = (key << bits) | np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed & ((1 << bits) - 1)
+
+
 def _groups(key):
     """The first index of each run of equal values of a sorted array, and each run's length."""
     import numpy as np
@@ -410,14 +460,15 @@ def _groups(key):
     return first, np.diff(np.append(first, len(key)))
 
 
-def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS) -> list | None:
+def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: bool = False):
     """The sums ``names`` of the table of each block of ``block`` consecutive rows (int64 label
     codes ``t``, ``p`` at least 0, weights ``w`` or ``None``; a whole number of blocks), computed
     for all blocks at once in numpy, exactly (integers; fixed-point sums by long division, equal
     to the tables' own to the bit), with the element-averaged F sums of ``f_specs`` (``(kind,
     beta)`` pairs); ``None`` when a block's total weight or ``beta²`` is too large for the exact
     int64 arithmetic (the caller then builds the tables). O(rows log rows) in numpy, O(blocks) in
-    Python.
+    Python. ``columns``: ``({name: [one value per block]}, {spec: [F sum per block]})`` instead
+    of one object per block.
 
     >>> import numpy as np
     >>> from streameval import Contingency
@@ -452,7 +503,7 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS) -> list | No
         key.sort()
         first, n = _groups(key)
     else:
-        order = np.argsort(key, kind="stable")
+        order = _stable_order(key)
         key = key[order]
         first, _ = _groups(key)
         n = np.add.reduceat(w[order], first)
@@ -473,6 +524,14 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS) -> list | No
         parts = [per_block(q, owner).tolist() for q in _fixed_div(x, d)]
         return [(h << 64) + (m << 32) + lo for h, m, lo in zip(*parts)]
 
+    def fixed_some(x, d, owner):  # the same where some blocks may have no entry (sum 0)
+        cut = np.searchsorted(owner, np.arange(blocks + 1))
+        parts = []
+        for q in _fixed_div(x, d):  # exact: each part's running total stays under 2**62
+            run = np.concatenate(([0], np.cumsum(q)))
+            parts.append((run[cut[1:]] - run[cut[:-1]]).tolist())
+        return [(h << 64) + (m << 32) + lo for h, m, lo in zip(*parts)]
+
     rfirst, rlen = _groups(rkey)  # the rows: runs of cells of one (block, true label)
     rb = cb[rfirst]
     a = np.add.reduceat(n, rfirst)
@@ -487,7 +546,7 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS) -> list | No
         b, colb = b_all[present], present // kp
         corder = None
     else:
-        corder = np.argsort(bkey, kind="stable")
+        corder = _stable_order(bkey)
         kfirst, klen = _groups(bkey[corder])
         b = np.add.reduceat(n[corder], kfirst)
         b_cell = np.empty_like(n)
@@ -522,7 +581,7 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS) -> list | No
         out["elm_r_sum"] = fixed(np.where(a > 1, rsq - a, 1), np.maximum(a - 1, 1), rb)
     if need & {"sum_col_max", "bcubed_p_sum", "elm_p_sum"}:
         if corder is None:
-            corder = np.argsort(bkey, kind="stable")
+            corder = _stable_order(bkey)
             kfirst, _ = _groups(bkey[corder])
         kn = n[corder]
         csq = np.add.reduceat(kn * kn, kfirst)
@@ -533,17 +592,23 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS) -> list | No
     for kind, beta, num, den in specs:
         if kind == "elm":
             d = num * (a_cell - 1) + den * (b_cell - 1)
-            x = np.where(d == 0, n, (num + den) * n * (n - 1))
-            f_sums.append(((kind, beta), fixed(x, np.where(d == 0, 1, d), cb)))
+            # a cell of a singleton row and column (d = 0) adds (n << 64) // 1, one of a single
+            # element otherwise 0: only the cells of 2 elements or more need a division
+            alone = np.bincount(cb[d == 0], minlength=blocks).tolist()
+            more = np.flatnonzero(n > 1)
+            divided = fixed_some((num + den) * n[more] * (n[more] - 1), d[more], cb[more])
+            f_sums.append(((kind, beta), [(k << 64) + q for k, q in zip(alone, divided)]))
         else:
             f_sums.append(((kind, beta), fixed((num + den) * n * n, num * a_cell + den * b_cell,
                                                 cb)))
+    if columns:
+        return {k: v for k, v in out.items() if k in need}, dict(f_sums)
     stats = []
     keys = [k for k in out if k in need]
-    columns = [out[k] for k in keys]
+    cols = [out[k] for k in keys]
     for k in range(blocks):
         st = _BlockStats()
-        for name, column in zip(keys, columns):
+        for name, column in zip(keys, cols):
             setattr(st, name, column[k])
         st.f_sums = {spec: sums[k] for spec, sums in f_sums}
         stats.append(st)
@@ -633,6 +698,14 @@ class BlockDrops:
             self._fast = False
             return None
         value, specs = self.metric.value, self.metric.f_specs
+        spec = getattr(self.metric, "mean_f_spec", None)
+        if spec is not None:  # its value is fixed_mean(its F sum, n): no object per block
+            from .metrics.base import fixed_mean
+
+            got = block_stats(t, p, w, self.block, specs, ("n",), columns=True)
+            if got is None:
+                return None
+            return [fixed_mean(f, n) for f, n in zip(got[1][spec], got[0]["n"])]
         while True:  # the sums the metric reads: found on its first blocks, then only those
             stats = block_stats(t, p, w, self.block, specs, self._names)
             if stats is None:

@@ -689,7 +689,7 @@ class Silhouette(IntrinsicMetric, register=False):
 
     def _after_fast(self, x, y_pred, w):
         s = self._summaries
-        got = s.kernel.score(s.slot(y_pred), x, s.width, self.singleton, s.k >= 2, s.version)
+        got = s.score_point(y_pred, x, self.singleton)
         if got is None:  # pragma: no cover - the kernel read x a moment ago
             self._after_update(s.vector(x), y_pred, w)
             return
@@ -847,6 +847,7 @@ class IntrinsicEvaluator:
         self.metrics: dict = {}
         self._ordered: list = []  # the summaries, cosine first (see update)
         self._hooked: list = []  # the metrics whose _after_fast does something, in order
+        self._plan: list = []  # what get reads per metric (see add)
         self._db: dict = {}  # space -> the one Davies-Bouldin view read by SummaryKernel.read (None: several)
         self._dists: dict = {}  # space -> True when a view reads the distances between means
         self._dim, self._features, self._native = dim, features, native
@@ -879,6 +880,9 @@ class IntrinsicEvaluator:
         self.metrics[name] = metric
         self._ordered = sorted(self.summaries.values(), key=lambda s: s.space != "cosine")
         self._hooked = [m for m in self.metrics.values() if type(m)._after_fast is not IntrinsicMetric._after_fast]
+        # what get reads per metric: (name, metric, space, whether it is the space's one
+        # Davies-Bouldin view read by the kernel)
+        self._plan = [(n, m, m.space, m is self._db.get(m.space)) for n, m in self.metrics.items()]
 
     def __getitem__(self, name: str) -> IntrinsicMetric:
         return self.metrics[name]
@@ -895,7 +899,8 @@ class IntrinsicEvaluator:
         A plain call (see :meth:`ClusterSummaries.fast`) takes one native call per space, the
         cosine one first: it alone can still refuse ``x`` (a zero vector), and when it took
         ``x`` the Euclidean one, with the same clusters and count, takes it too."""
-        if self._fast(x, y_pred, w):
+        ordered = self._ordered
+        if ordered[0].fast(x, y_pred, w) if len(ordered) == 1 else self._fast(x, y_pred, w):
             for m in self._hooked:  # the views that keep per-point state (the others' hook is empty)
                 m._after_fast(x, y_pred, w)
             return
@@ -958,14 +963,14 @@ class IntrinsicEvaluator:
                 cache.summaries = s
             reads[space] = (s.n, k, r)
         out = {}
-        for name, m in self.metrics.items():
-            got = reads.get(m.space)
+        for name, m, space, is_db in self._plan:
+            got = reads.get(space)
             value = None
             if got is not None:
                 f = m._from_read
                 if f is not None:
                     value = f(*got)
-                elif m is self._db.get(m.space) and got[1] >= 2:
+                elif is_db and got[1] >= 2:
                     value = got[2][4]
             out[name] = m.get() if value is None else value
         return out

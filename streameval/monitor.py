@@ -21,8 +21,12 @@ A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keep
   (:class:`~streameval.BootstrapEvaluator`, elements given with their resampling ``unit``): a drop
   is then flagged only when the window's confidence interval of the watched metric lies entirely
   below the reference (the all-time value, or ``reference=``) — a small window's noise is no drop.
-  The interval is studentized unless ``interval_method=`` says otherwise, and reports name it
-  beside the window's few-units and dominant-unit warnings.
+  The interval is ``compare``'s default, adaptive (studentized, or hybrid where one unit holds more
+  than 15% of the window's within-cluster pairs), unless ``interval_method=`` says otherwise, and
+  reports name it beside the window's few-units and dominant-unit warnings. An interval over
+  fewer than 30 units does not judge: with the interval alone (``detector=False``) a CUSUM on the
+  block values judges instead (:class:`~streameval.detect.IntervalRule`), and with a detector its
+  drops are kept ungated.
 
 Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_every`` elements and/or
 ``report_seconds`` of wall time) and passed to ``on_report``.
@@ -53,6 +57,7 @@ from .evaluator import Evaluator
 from .sample import SampleEstimator
 from .stats import ONE, bcubed_term, elm_term
 from .sync import Guarded, concurrent_use
+from .units import FEW_UNITS
 from .window import CountWindow, EventTimeWindow
 
 if TYPE_CHECKING:
@@ -154,14 +159,16 @@ class Monitor(Guarded):
         length (the ranking and the lists of :class:`~streameval.breakdown.ErrorAccount`).
     interval : ``None`` (default), an int ``B`` or a fresh :class:`~streameval.BootstrapEvaluator`
         holding the watched metric: bootstrap the count window over units (``update(..., unit=)``).
-        A drop the detector finds is kept only if the window's interval lies below the reference;
+        A drop the detector finds is kept only if the window's interval lies below the reference
+        (or the window holds fewer than 30 units: the interval cannot judge there);
         with ``detector=False`` (or ``"interval"``) the interval alone is checked every ``block``
         elements, and a drop is flagged when the interval newly falls below the reference
-        (:class:`~streameval.detect.IntervalRule`).
-    interval_method : with an int ``interval=``, the bootstrap interval: ``"studentized"``
-        (default, the streaming calibration's choice: ``docs/benchmarks/bootstrap.md``),
-        ``"percentile"`` or ``"bca"`` (:meth:`BootstrapEvaluator.intervals
-        <streameval.BootstrapEvaluator.intervals>`).
+        (:class:`~streameval.detect.IntervalRule`; while the window holds fewer than 30 units it
+        defers to a :class:`~streameval.detect.Cusum` on the block values).
+    interval_method : with an int ``interval=``, the bootstrap interval: ``"adaptive"``
+        (default: :func:`streameval.compare`'s, and the streaming calibration's choice,
+        ``docs/benchmarks/bootstrap.md``), ``"studentized"``, ``"hybrid"``, ``"percentile"`` or
+        ``"bca"`` (:meth:`BootstrapEvaluator.intervals <streameval.BootstrapEvaluator.intervals>`).
     reference : the value the window is compared with (default: the all-time value when checked).
     sample : ``None`` (default), or a sampling design (``"uniform"``, ``"size"``, a
         :class:`~streameval.SampleDesign`): the labelled elements are a sample of whole entities
@@ -244,8 +251,9 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             raise ValueError("interval_method= needs interval= (the bootstrap it describes)")
         self.detection: BlockDrops | None = None
         if watch is not None and (detector is not False or self.interval is not None):
-            self.detection = BlockDrops(self.all_time.metrics[watch], block,
-                                        self._detector(detector), gate=self._gate())
+            det = self._detector(detector)
+            self.detection = BlockDrops(self.all_time.metrics[watch], block, det,
+                                        gate=None if isinstance(det, IntervalRule) else self._gate())
         # the element counts at which drops were flagged, and the watched metric over each block
         self.drops: list = self.detection.drops if self.detection is not None else []
         self.block_values: list = self.detection.values if self.detection is not None else []
@@ -254,22 +262,34 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         if detector is None:
             return Cusum()
         if detector is False or detector == "interval":
-            return IntervalRule(self._interval_below if self.interval is not None else None)
+            if self.interval is None:
+                return IntervalRule()
+            return IntervalRule(self._interval_below, units=self._interval_units)
         if isinstance(detector, str):
             from .detect import make_detector
 
             return make_detector(detector)
-        if isinstance(detector, IntervalRule) and detector.below is None:
-            detector.below = self._interval_below if self.interval is not None else None
+        if isinstance(detector, IntervalRule) and detector.below is None and self.interval is not None:
+            detector.below = self._interval_below
+            if detector.units is None:
+                detector.units = self._interval_units
         if hasattr(detector, "bind"):
             return detector
         return RiverRule(detector)  # a River drift detector
 
     def _gate(self):
-        """With an interval, a drop another detector flags is kept only if the interval is below."""
+        """With an interval, a drop another detector flags is kept only if the interval is below,
+        or if the window holds fewer than :data:`~streameval.units.FEW_UNITS` units (an interval
+        over so few units cannot tell a change from the window's noise: the detector, calibrated
+        on the block values, judges alone). An :class:`~streameval.detect.IntervalRule` is not
+        gated: it reads the interval itself, with the same few-units rule."""
         if self.interval is None:
             return None
-        return self._interval_below
+
+        def gate() -> bool:
+            return self._interval_units() < FEW_UNITS or self._interval_below()
+
+        return gate
 
     @property
     def detector(self):
@@ -339,6 +359,11 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         """``(value, low, high)`` of the watched metric over the window (``None`` without
         ``interval=``)."""
         return None if self.interval is None else self.interval.get()[self.watch]
+
+    def _interval_units(self) -> int:
+        """The live resampling units of the window's bootstrap. O(1)."""
+        assert self.interval is not None
+        return self.interval.units
 
     def _interval_below(self) -> bool:
         """Whether the window's interval lies entirely on the bad side of the reference."""
@@ -518,9 +543,13 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         split across most predicted clusters and the clusters merging most entities
         (:meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`). With
         ``interval=`` the report also has ``window_interval``: ``(value, low, high)`` of the
-        watched metric, ``window_interval_method`` (``"studentized"``, ``"percentile"`` or
-        ``"bca"``) and ``window_interval_warnings`` (few units, a dominant unit:
-        :meth:`BootstrapEvaluator.warnings <streameval.BootstrapEvaluator.warnings>`); with
+        watched metric, ``window_interval_method`` (the method asked for: ``"adaptive"``,
+        ``"studentized"``, ``"hybrid"``, ``"percentile"`` or ``"bca"``),
+        ``window_interval_applied`` (the one computed: adaptive's choice) and
+        ``window_interval_warnings`` (few units, a dominant unit:
+        :meth:`BootstrapEvaluator.warnings <streameval.BootstrapEvaluator.warnings>`; and, when the
+        drops are judged by the :class:`~streameval.detect.IntervalRule`, that it defers to its
+        fallback detector while the window holds fewer than its ``min_units``); with
         ``sample=``, ``estimates`` and ``labelled_share``.
 
         >>> from streameval import BCubed
@@ -552,7 +581,18 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         if self.interval is not None:
             extra["window_interval"] = self.window_interval()
             extra["window_interval_method"] = self.interval.interval_method
-            extra["window_interval_warnings"] = self.interval.warnings()
+            extra["window_interval_applied"] = self.interval.applied_method()
+            warnings = self.interval.warnings()
+            rule = self.detector
+            fewest = rule.min_units if isinstance(rule, IntervalRule) else FEW_UNITS
+            if rule is not None and self.interval.units < fewest:
+                judge = rule.fallback if isinstance(rule, IntervalRule) else rule
+                warnings.append(
+                    f"the window holds {self.interval.units} units, fewer than {fewest}: drops are "
+                    f"judged by the detector alone ({type(judge).__name__} on the block values), "
+                    "not by the interval"
+                )
+            extra["window_interval_warnings"] = warnings
         if self.sample is not None:
             extra["estimates"] = self.sample.get()
             extra["labelled_share"] = self.sample.labelled_share

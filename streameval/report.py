@@ -10,8 +10,8 @@ labels, ``purity``, ``nmi``, ``ari``, ``ri``. The report returns the same under 
 Alink               report key            batch / streaming
 ==================  ====================  ========================================================
 count, k            count, k              both
-clusterArray        cluster_array         both (predicted labels, first-seen order)
-countArray          count_array           both
+clusterArray        cluster_array         both (a tuple of the predicted labels, first-seen order)
+countArray          count_array           both (an int64 array of their sizes, same order)
 ssw                 ssw                   both Euclidean; cosine: batch only
 ssb                 ssb                   both
 vrc                 calinski_harabasz     both Euclidean; cosine: batch only
@@ -36,13 +36,15 @@ for Alink's value). NMI is the arithmetic-mean normalisation (Alink's ``2·MI/(H
 {'ssw': 0.12, 'ssb': 364.5, 'calinski_harabasz': 12150.0, 'compactness': 0.11547,
  'separation': 15.588457, 'davies_bouldin': 0.014815, 'silhouette': 0.999753,
  'purity': 1.0, 'nmi': 1.0, 'ari': 1.0, 'ri': 1.0}
->>> r["count"], r["k"], r["cluster_array"], r["count_array"]
-(6, 2, [0, 1], [3, 3])
+>>> r["count"], r["k"], r["cluster_array"], r["count_array"].tolist()
+(6, 2, (0, 1), [3, 3])
 """
 
 from __future__ import annotations
 
-from ._validate import check_label, check_weight
+import numpy as np
+
+from ._validate import MAX_TOTAL, check_label, check_weight
 from .contingency import Contingency
 from .errors import UnknownElementError
 from .evaluator import Evaluator
@@ -67,6 +69,7 @@ from .metrics import AdjustedRand, NormalizedMutualInfo, Purity, Rand
 __all__ = ["cluster_report", "ClusterReport"]
 
 _DISTANCES = ("euclidean", "cosine")
+_PLAIN = (int, str)  # label types that are never missing and always hashable
 
 
 def _label_evaluator(table=None) -> Evaluator:
@@ -86,7 +89,9 @@ class ClusterReport:
     singleton : silhouette of a point alone in its cluster (0.0: scikit-learn; 1.0: Alink).
     dim, features : fix the dimension / dict feature order (default: the first vector).
 
-    Keys of :meth:`get`: ``count, k, cluster_array, count_array`` and, Euclidean: ``ssw, ssb,
+    Keys of :meth:`get`: ``count, k, cluster_array`` (a tuple of the labels, cached between
+    reads), ``count_array`` (a fresh int64 array of their sizes: one gather, no Python object per
+    cluster) and, Euclidean: ``ssw, ssb,
     calinski_harabasz, separation, compactness_rms, davies_bouldin_rms, silhouette_prequential``;
     cosine: ``ssb, separation, compactness, davies_bouldin, silhouette_prequential``; with labels
     ``purity, nmi, ari, ri``. Cost: update O(k·d) (the prequential silhouette; the rest O(d));
@@ -97,7 +102,7 @@ class ClusterReport:
     >>> for x, p, t in [([0.0, 0.0], 0, "a"), ([0.0, 1.0], 0, "a"), ([5.0, 5.0], 1, "b"), ([5.0, 6.0], 1, "b")]:
     ...     rep.update(x, p, t)
     >>> r = rep.get()
-    >>> r["calinski_harabasz"], r["compactness_rms"], r["purity"], r["count_array"]
+    >>> r["calinski_harabasz"], r["compactness_rms"], r["purity"], r["count_array"].tolist()
     (100.0, 0.5, 1.0, [2, 2])
     >>> round(rep.final()["silhouette"], 6)
     0.980002
@@ -141,9 +146,11 @@ class ClusterReport:
 
     def update(self, x, y_pred, y_true=None, w=1) -> None:
         """Add ``w`` copies of vector ``x`` predicted in ``y_pred`` (true label ``y_true``)."""
-        t = self._true(y_true)
-        check_label(y_pred, "y_pred")
-        check_weight(w)
+        t = self._true(y_true) if self.labels or y_true is not None else None
+        if y_pred.__class__ not in _PLAIN:  # an int or a str is a label: nothing to check
+            check_label(y_pred, "y_pred")
+        if w.__class__ is not int or not 0 < w < MAX_TOTAL:
+            check_weight(w)
         self.intrinsic.update(x, y_pred, w)  # checks the vector before changing anything
         if self.table is not None:
             self.table.update(t, y_pred, w)
@@ -165,8 +172,8 @@ class ClusterReport:
     def get(self) -> dict:
         """Every metric that is exact while streaming, under the keys listed in the class doc."""
         s = self.summaries
-        labels, counts = s.size_lists()
-        out = {"count": s.n, "k": s.k, "cluster_array": labels, "count_array": counts}
+        labels, counts = s.size_arrays()
+        out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
         out.update(self.intrinsic.get())
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())
@@ -238,8 +245,8 @@ def _batch_report(X, labels_pred, labels_true, distance, singleton) -> dict:
     order: dict = {}
     for p in labels_pred:
         order[p] = order.get(p, 0) + 1
-    out = {"count": len(labels_pred), "k": len(order), "cluster_array": list(order),
-           "count_array": list(order.values())}
+    out = {"count": len(labels_pred), "k": len(order), "cluster_array": tuple(order),
+           "count_array": np.fromiter(order.values(), dtype=np.int64, count=len(order))}
     metric = "sqeuclidean" if distance == "euclidean" else "cosine"
     out["ssw"] = batch.ssw_score(X, labels_pred, distance)
     out["ssb"] = batch.ssb_score(X, labels_pred, distance)

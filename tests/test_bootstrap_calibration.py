@@ -20,7 +20,7 @@ def test_calibration_script_quick_run_prints_every_setting_and_method(capsys, mo
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("|")]
     for kind, docs in mod.SETTINGS:
-        for method in ("percentile", "BCa", "studentized"):
+        for method in ("percentile", "BCa", "studentized", "hybrid", "adaptive"):
             assert sum(r.startswith(f"| {kind} | {docs} | {method} |") for r in rows) == 2
     assert "The best worst case over these settings: **" in out
     # the published page names the default the calibration chose, and the library uses it

@@ -31,6 +31,7 @@ from streameval.comparison import (
     unit_stats,
 )
 from streameval.errors import InvalidLabelError, UnknownElementError
+from streameval.intervals import INTERVAL_METHODS
 
 
 def _suite():
@@ -250,7 +251,7 @@ def test_streaming_replicas_equal_the_batch_poisson_resamples_bit_for_bit(elemen
     assert bs.replica_stats(0) == copies.table.stats()
     # and the batch API with resampling="poisson" reports the same intervals, method by method
     units = [u for u, _, _ in elements]
-    for method in ("percentile", "bca", "studentized"):
+    for method in INTERVAL_METHODS:
         r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
                     metrics=_suite(), n_resamples=6, seed=seed, resampling="poisson",
                     interval=method)
@@ -278,7 +279,7 @@ def test_revert_law(elements, data):
     rest = BootstrapEvaluator([ELM(), BCubed(), AdjustedRand()], n_replicas=5, seed=3)
     _feed(rest, [e for e, k in zip(elements, keep) if k])
     assert full == rest
-    for method in ("percentile", "bca", "studentized"):  # a function of the state: bit for bit
+    for method in INTERVAL_METHODS:  # a function of the state: bit for bit
         assert full.intervals(method) == rest.intervals(method)
 
 
@@ -298,7 +299,7 @@ def test_merge_law(elements, data):
     for p in reversed(parts):
         right.merge(p)
     assert left == one and right == one
-    for method in ("percentile", "bca", "studentized"):  # units read in hash order: bit for bit
+    for method in INTERVAL_METHODS:  # units read in hash order: bit for bit
         assert left.intervals(method) == one.intervals(method) == right.intervals(method)
 
 
@@ -354,7 +355,8 @@ def test_streaming_warnings_are_compares_few_and_dominant_units():
     assert "more than 15%" in dominant
     s = bs.settings()
     assert s["largest_unit_pairs_share"] == pytest.approx(6 / 35, abs=1e-6)
-    assert (s["interval_method"], s["units"], s["warnings"]) == ("studentized", 30, [dominant])
+    assert (s["interval_method"], s["interval_applied"], s["units"], s["warnings"]) == (
+        "adaptive", "hybrid", 30, [dominant])
     # the same thresholds as compare's warnings, on the same data
     r = compare([t for u in range(30) for t in [(u, 0)] * (4 if u == 29 else 2)],
                 {"A": [t for u in range(30) for t in [(u, 0)] * (4 if u == 29 else 2)]},
@@ -366,7 +368,8 @@ def test_streaming_warnings_are_compares_few_and_dominant_units():
 
 
 def test_interval_methods_are_checked_and_reported():
-    with pytest.raises(ValueError, match="interval must be one of 'bca', 'percentile', 'studentized'"):
+    with pytest.raises(ValueError, match="interval must be one of 'adaptive', 'bca', 'hybrid', 'percentile', "
+                                         "'studentized', got 'normal'"):
         BootstrapEvaluator([ELM()], interval="normal")
     bs = BootstrapEvaluator([ELM()], n_replicas=30, seed=1, interval="bca")
     for u in range(5):
@@ -386,7 +389,7 @@ def test_interval_methods_are_checked_and_reported():
     assert r["window_interval_method"] == "percentile"
     assert r["window_interval_warnings"][0].startswith("only 4 units")
     assert r["window_interval"] == mon.interval.intervals("percentile")["ELM"]
-    assert se.Monitor([ELM()], window=20, interval=5).interval.interval_method == "studentized"
+    assert se.Monitor([ELM()], window=20, interval=5).interval.interval_method == "adaptive"
     with pytest.raises(ValueError, match="interval_method= needs interval="):
         se.Monitor([ELM()], window=20, interval_method="bca")
     with pytest.raises(ValueError, match="differs from the BootstrapEvaluator's 'bca'"):

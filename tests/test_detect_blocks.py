@@ -29,6 +29,9 @@ def test_block_stats_are_the_tables_sums(rows, block, weighted):
     t, p, w = (np.array(c, np.int64) for c in zip(*rows))
     got = block_stats(t, p, w if weighted else None, block, SPECS)
     assert got is not None and len(got) == len(rows) // block
+    cols, f_cols = block_stats(t, p, w if weighted else None, block, SPECS, columns=True)
+    assert all(cols[name] == [getattr(s, name) for s in got] for name in EXACT)
+    assert all(f_cols[spec] == [s.f_sums[spec] for s in got] for spec in f_cols)
     for k, st_ in enumerate(got):
         table = Contingency()
         for kind, beta in SPECS:

@@ -88,7 +88,8 @@ def test_alink_example_report(streaming):
         assert r["compactness_rms"] == pytest.approx(math.sqrt(0.02), rel=1e-9)
     for key in ("purity", "nmi", "ari", "ri"):
         assert r[key] == 1.0
-    assert (r["count"], r["k"], r["cluster_array"], r["count_array"]) == (6, 2, [0, 1], [3, 3])
+    assert (r["count"], r["k"], r["cluster_array"], r["count_array"].tolist()) == (6, 2, (0, 1), [3, 3])
+    assert r["count_array"].dtype == np.int64
 
 
 def test_alink_example_views_and_batch_twins():
@@ -549,3 +550,23 @@ def test_check_then_apply_leaves_state_on_rejection():
     other = se.ClusterSummaries()
     with pytest.raises(ValueError, match="another state"):
         other.apply(s.check([0.0, 0.0], "a"))
+
+
+def test_report_arrays_are_cached_labels_and_fresh_sizes():
+    # cluster_array: one immutable tuple until a cluster is added or emptied; count_array: a
+    # fresh int64 array per read (changing it changes nothing in the report)
+    rep = se.ClusterReport()
+    for x, p in [([0.0, 0.0], "a"), ([1.0, 0.0], "b"), ([0.0, 1.0], "a")]:
+        rep.update(x, p)
+    r1 = rep.get()
+    r1["count_array"][0] = 99
+    rep.update([2.0, 2.0], "b")
+    r2 = rep.get()
+    assert r2["cluster_array"] is r1["cluster_array"] and r2["cluster_array"] == ("a", "b")
+    assert r2["count_array"].tolist() == [2, 2] and r1["count_array"].tolist() == [99, 1]
+    rep.update([5.0, 5.0], "c")
+    assert rep.get()["cluster_array"] == ("a", "b", "c")
+    rep.revert([1.0, 0.0], "b")
+    rep.revert([2.0, 2.0], "b")  # "b" emptied: gone from both
+    r3 = rep.get()
+    assert (r3["cluster_array"], r3["count_array"].tolist()) == (("a", "c"), [2, 1])

@@ -28,6 +28,7 @@ import time
 from ..blocks import columnar
 from ..errors import CLIError, InputError
 from ..io import LineSource, RowSpec, fingerprint, iter_text_rows
+from .cadence import Cadence, every_option
 from .checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
 from .feed import Feed
 from .options import (
@@ -37,7 +38,6 @@ from .options import (
     metric_classes,
     non_negative,
     port,
-    positive,
     prometheus_label,
     row_spec,
     seconds,
@@ -399,8 +399,10 @@ class WatchRun:
 
     def loop(self) -> None:
         args, state, take = self.args, self.state, self.feed.take
-        every, interval, ck_every, ck_rows = (args.every, args.interval, args.checkpoint_every,
-                                              args.checkpoint_rows)
+        interval, ck_every, ck_rows = args.interval, args.checkpoint_every, args.checkpoint_rows
+        cadence = Cadence(args.every)  # the rows that get a report (--every N or auto)
+        cadence.start(state.rows, len(state.drops.drops) if state.drops is not None else 0)
+        cadence.cells = state.cells
         now = time.monotonic()
         last_line = last_ck = last_pub = now
         rows_line = rows_ck = state.rows
@@ -418,10 +420,11 @@ class WatchRun:
                 saved_header = None
             # rows are counted in a local until something reads the state (a report, a
             # checkpoint, an event, the end of the batch); ``due``: the next row count at which
-            # a report or a checkpoint falls due
+            # the cadence looks (a report may fall due) or a checkpoint falls due
             state.header = self.source.header  # read before any row is handed over
             n = state.rows
-            due = rows_line + every if not ck_rows else min(rows_line + every, rows_ck + ck_rows)
+            look = cadence.next_look
+            due = look if not ck_rows else min(look, rows_ck + ck_rows)
             keep = state.take
             last = None  # the position after the last row taken, which the state must record
             for item in batch:
@@ -441,15 +444,19 @@ class WatchRun:
                     n, k = due, j
                     state.rows = n
                     state.line, state.offset = int(lines[j - 1]), int(offsets[j - 1])
-                    if n - rows_line >= every:
-                        self.emit()
-                        rows_line, last_line = n, time.monotonic()
-                        last_pub = last_line
+                    if n >= cadence.next_look:
+                        if cadence.due(n, state.alarms):
+                            self.emit()
+                            cadence.reported(n, state.cells, state.alarms())
+                            rows_line, last_line = n, time.monotonic()
+                            last_pub = last_line
+                        else:
+                            cadence.looked()
                     if ck_rows and n - rows_ck >= ck_rows:
                         self.checkpoint()
                         rows_ck, last_ck = n, time.monotonic()
-                    due = rows_line + every if not ck_rows else min(rows_line + every,
-                                                                    rows_ck + ck_rows)
+                    look = cadence.next_look
+                    due = look if not ck_rows else min(look, rows_ck + ck_rows)
                 if k < m:
                     if k:
                         keep(t[k:], p[k:], None if w is None else w[k:])
@@ -466,6 +473,7 @@ class WatchRun:
             if state.rows != rows_line and interval and now - last_line >= interval:
                 self.emit()
                 rows_line, last_line, last_pub = state.rows, now, now
+                cadence.on_interval(state.rows)
             elif self.prom is not None and now - last_pub >= 0.5:
                 self.prom.publish(state.values(), state.updated)
                 last_pub = now
@@ -591,8 +599,10 @@ def add_parser(sub) -> None:
                    help="keep reading as the file grows, like tail -f (stop with Ctrl-C)")
     p.add_argument("--window", type=non_negative, default=1000, metavar="N",
                    help="also report the metrics of the last N rows (default 1000; 0: off)")
-    p.add_argument("--every", type=positive, default=10000, metavar="N",
-                   help="print a line every N rows (default 10000)")
+    p.add_argument("--every", type=every_option, default=None, metavar="N|auto",
+                   help="print a line every N rows; auto (the default): at a multiple of 10000 "
+                   "rows once 100000 rows plus 16 per cell of the table have come since the "
+                   "last line, and at the first multiple of 10000 after a drop")
     p.add_argument("--interval", type=seconds, default=5.0, metavar="T",
                    help="... or every T seconds when rows arrived (default 5; 0: off)")
     p.add_argument("--jsonl", metavar="PATH",

@@ -128,6 +128,17 @@ def _ones(t, w):
     return np.ones(len(t), np.int64) if w is None else w
 
 
+def _joined(blocks: list) -> tuple:
+    """``(t, p, w)`` of blocks of coded rows, one after another (``w`` ``None``: each 1)."""
+    if len(blocks) == 1:
+        return blocks[0]
+    t = np.concatenate([b[0] for b in blocks])
+    p = np.concatenate([b[1] for b in blocks])
+    w = (None if all(b[2] is None for b in blocks)
+         else np.concatenate([_ones(b[0], b[2]) for b in blocks]))
+    return t, p, w
+
+
 class _Held:
     """What ``watch --sample`` holds, for :func:`inconsistency`: the estimator's elements (its
     table stays empty: anything in it is skipped, i.e. inconsistent)."""
@@ -181,6 +192,7 @@ class WatchState:
         self._window: deque = deque()  # the window's rows: blocks (t, p, w) of codes
         self._wrows = 0  # rows in it
         self.pending: list = []  # blocks (t, p, w) of codes not yet in the tables
+        self._fed = 0  # how many of them drop detection has already taken (:meth:`alarms`)
         self.drops = drops
         self.recent = max(window, 10 * drops.block) if drops is not None else 0
         self.top = top
@@ -207,6 +219,21 @@ class WatchState:
             self.take(*coded(self.codes, rows))
 
     @property
+    def cells(self) -> int:
+        """The cells of the all-time table (as of the last catch-up). O(1)."""
+        return self.all.table.cells
+
+    def alarms(self) -> int:
+        """The drops flagged so far, drop detection first given the rows taken (the tables do
+        not catch up). O(the rows not yet given to it)."""
+        if self.drops is None:
+            return 0
+        blocks, self._fed = self.pending[self._fed:], len(self.pending)
+        if blocks:
+            self.drops.update_many(*_joined(blocks))
+        return len(self.drops.drops)
+
+    @property
     def elements(self) -> int:
         held = self.all.table.n if self.sample is None else self.sample.n
         return held + sum(len(t) if w is None else int(w.sum()) for t, _, w in self.pending)
@@ -219,17 +246,11 @@ class WatchState:
 
     def flush(self) -> None:
         """Bring the tables up to date with the pending rows."""
-        blocks = self.pending
+        blocks, fed = self.pending, self._fed
         if not blocks:
             return
-        self.pending = []
-        if len(blocks) == 1:
-            t, p, w = blocks[0]
-        else:
-            t = np.concatenate([b[0] for b in blocks])
-            p = np.concatenate([b[1] for b in blocks])
-            w = (None if all(b[2] is None for b in blocks)
-                 else np.concatenate([_ones(b[0], b[2]) for b in blocks]))
+        self.pending, self._fed = [], 0
+        t, p, w = _joined(blocks)
         if self.sample is not None:
             update = self.sample.update
             for a, b, c in self._decoded(t, p, w):
@@ -240,8 +261,8 @@ class WatchState:
             self._flush_window(t, p, w)
         elif self.account is not None:
             self._refresh(t, p, w)
-        if self.drops is not None:
-            self.drops.update_many(t, p, w)
+        if self.drops is not None and fed < len(blocks):
+            self.drops.update_many(*(_joined(blocks[fed:]) if fed else (t, p, w)))
 
     def _refresh(self, t, p, w) -> None:
         """Refresh what broke for each cell the signed rows changed (already applied)."""
@@ -276,8 +297,12 @@ class WatchState:
         assert self.win is not None  # a window is kept
         leaving = max(0, self._wrows + n - size)
         if leaving + n > size:  # cheaper to rebuild from the rows it will hold
+            if n >= size:  # only the last rows stay
+                self._window.clear()
+                t, p, w = t[n - size:], p[n - size:], None if w is None else w[n - size:]
+                self._wrows = 0
             self._window.append((t, p, w))
-            self._wrows += n
+            self._wrows += len(t)
             self._window_pop(self._wrows - size)
             self.win = evaluator(self.classes)
             wt, wp, ww = self.window_codes()
@@ -305,11 +330,7 @@ class WatchState:
         blocks = list(self._window)
         if not blocks:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), None
-        t = np.concatenate([b[0] for b in blocks])
-        p = np.concatenate([b[1] for b in blocks])
-        w = (None if all(b[2] is None for b in blocks)
-             else np.concatenate([_ones(b[0], b[2]) for b in blocks]))
-        return t, p, w
+        return _joined(blocks)
 
     def window_rows(self) -> list:
         """The window's rows as ``(t, p, w)`` labels, oldest first (after :meth:`flush`)."""

@@ -103,6 +103,21 @@ class _ElementMetric(NativeValue, Metric, register=False):
     def value(self, s) -> float:
         return self._f(s, self.beta)
 
+    @property
+    def mean_f_spec(self) -> tuple | None:
+        """``(kind, β)``: the F sum whose mean over the elements is :meth:`value`
+        (``fixed_mean(s.f_sums[spec], s.n)``: the element-averaged F, ``value`` and ``_f`` not
+        overridden), else ``None``. What reads a value from F sums alone uses it. O(1).
+
+        >>> ELM().mean_f_spec, ELM(f_convention="f_of_averages").mean_f_spec
+        (('elm', 1.0), None)
+        """
+        cls = type(self)
+        if (self.f_convention == "element_averaged" and cls.value is _ElementMetric.value
+                and cls._f is _ElementMetric._f):
+            return (self._kind, self.beta)
+        return None
+
 
 class ELM(_ElementMetric):
     """ELM, "Elements Like Me": BCubed with each element removed from its own clusters.
