@@ -6,9 +6,11 @@ own resampling (the same code :func:`streameval.compare` runs: unit statistics, 
 block of resamples, the metric reads, the linearization standard errors), and records
 
 - whether the 95% percentile, BCa, studentized (bootstrap-t), hybrid (the union of the percentile
-  interval and the bootstrap-t centred at the resamples' mean) and adaptive (``compare``'s default:
-  hybrid where one unit holds more than 15% of a labelling's pairs, else studentized) intervals of
-  system A cover each of two targets:
+  interval and the bootstrap-t centred at the resamples' mean), subsampled (the hybrid interval
+  joined with the mean-centred bootstrap-t of ``m``-out-of-``U`` resamples, ``m = min(U, 7 √U)``)
+  and adaptive (``compare``'s default: where one unit holds more than 15% of a labelling's pairs,
+  subsampled for NMI (where ``m < U``) and hybrid for ELM, BCubed and ARI, else studentized) intervals of system A
+  cover each of two targets:
 
   - the *population value*, what ``compare``'s intervals are for: the metric at the expected
     statistics of an ``n``-document dataset, estimated from one dataset of ``--population``
@@ -65,6 +67,7 @@ import numpy as np
 from streameval.comparison import (
     DOMINANT_SHARE,
     FEW_UNITS,
+    SUBSAMPLE_SCALE,
     _group,
     _jackknife,
     _metrics,
@@ -72,6 +75,7 @@ from streameval.comparison import (
     _read,
     adaptive_choice,
     bootstrap_multiplicities,
+    subsample_size,
 )
 from streameval.intervals import (
     bca_interval,
@@ -79,6 +83,7 @@ from streameval.intervals import (
     p_value,
     percentile_interval,
     studentized_interval,
+    subsampled_interval,
 )
 from streameval.linearization import standard_errors
 from streameval.units import UnitStats, unit_diagnostics, unit_stats_from_codes
@@ -141,13 +146,15 @@ def unit_stats_of(doc, t, a, b, metrics, widen: bool):
 
 
 # --------------------------------------------------------------------------- one repetition
-INTERVALS = ("percentile", "BCa", "studentized", "hybrid", "adaptive")
+INTERVALS = ("percentile", "BCa", "studentized", "hybrid", "subsampled", "adaptive")
 TRUTHS = ("population value", "expected value")
 
 
-def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95):
+def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None):
     """One dataset: ``cover[truth, interval, metric]``, ``below[...]`` (the interval lies below the
-    truth), ``reject[test, metric]``, the number of units and whether a warning fires."""
+    truth), ``reject[test, metric]``, the number of units and whether a warning fires. The
+    ``m``-out-of-``U`` subsamples come from ``sub_rng`` (its own stream: the datasets and the other
+    intervals are those of the same seed without them)."""
     doc, t, a, b = dataset(rng, kind, n_docs)
     sa, sb = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
     u = sa.n_units
@@ -164,14 +171,21 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95):
     below = np.zeros_like(cover)
     reject = np.zeros((2, len(metrics)), dtype=bool)
     diag = unit_diagnostics([sa, sb])
-    adaptive = INTERVALS.index(adaptive_choice(diag["pairs_share"]))
+    m_sub = subsample_size(u)
+    if m_sub < u:
+        ms = bootstrap_multiplicities(u, B, sub_rng if sub_rng is not None else rng, draws=m_sub)
+        (rs,) = UnitStats.combine_all([sa], ms)
+        vs = _read(sa, metrics, rs)
+        (ses,), _ = standard_errors([sa], metrics, ms, [rs])
     for k, metric in enumerate(metrics):
         lo_b, hi_b = metric.bounds
         ivs = [percentile_interval(va[k], conf), bca_interval(va[k], oa[k], ja[k], conf),
                studentized_interval(va[k], oa[k], se[k], se0[k, 0], conf),
                hybrid_interval(va[k], oa[k], se[k], se0[k, 0], conf)]
+        ivs.append(subsampled_interval(va[k], oa[k], se[k], se0[k, 0], conf, vs[k], ses[k])
+                   if m_sub < u else ivs[3])
         ivs[2:] = [(max(lo, lo_b), min(hi, hi_b)) for lo, hi in ivs[2:]]  # as compare clips them
-        ivs.append(ivs[adaptive])
+        ivs.append(ivs[INTERVALS.index(adaptive_choice(diag["pairs_share"], metric, u))])
         for j, (lo, hi) in enumerate(ivs):
             for i, theta in enumerate(truths):
                 cover[i, j, k] = lo <= theta[k] <= hi
@@ -209,6 +223,7 @@ def run_setting(task) -> dict:
     (kind, n_docs), reps, B, population, seed, datasets = task
     metrics = _metrics(METRICS)
     rng = np.random.default_rng([seed, n_docs, len(kind)])
+    sub_rng = np.random.default_rng([seed, n_docs, len(kind), 1])
     t0 = time.process_time()
     truths = (population_value(rng, kind, n_docs, metrics, population),
               expected_value(rng, kind, n_docs, metrics, datasets))
@@ -218,7 +233,7 @@ def run_setting(task) -> dict:
     warned_cover = np.zeros_like(cover)
     units, warned = [], 0
     for _ in range(reps):
-        c, bl, r, u, w = trial(rng, kind, n_docs, metrics, truths, B)
+        c, bl, r, u, w = trial(rng, kind, n_docs, metrics, truths, B, sub_rng=sub_rng)
         cover += c
         below += bl
         reject += r
@@ -341,9 +356,12 @@ def render(results, args) -> str:
         "",
         "The intervals: *percentile*, *BCa* (jackknife over units), *studentized* (bootstrap-t, "
         "`t = (value_b - value) / se_b`), *hybrid* (the union of the percentile interval and the "
-        "bootstrap-t centred at the resamples' mean, `t = (value_b - mean value_b) / se_b`) and "
-        f"*adaptive* (`compare`'s default: hybrid where one unit holds more than {DOMINANT_SHARE:.0%} "
-        "of a labelling's within-cluster pairs, else studentized).",
+        "bootstrap-t centred at the resamples' mean, `t = (value_b - mean value_b) / se_b`), "
+        "*subsampled* (the hybrid interval joined with the same mean-centred bootstrap-t over "
+        f"resamples of m = min(U, {SUBSAMPLE_SCALE} √U) of the U units: the m-out-of-n bootstrap; "
+        f"the hybrid interval where m = U) and *adaptive* (`compare`'s default: where one unit "
+        f"holds more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs, subsampled "
+        "for NMI and hybrid for ELM, BCubed and ARI; else studentized).",
         "",
         *_truths(results),
         "",

@@ -797,7 +797,11 @@ pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
 
 /// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `d >= 4`, in AVX2 registers: row `r`'s lane `l`
 /// sums the terms `i ≡ l (mod 4)` of its first `4·⌊d/4⌋`, then `(l0 + l1) + (l2 + l3)` and the
-/// tail, as [`sq_dist`]. Returns how many rows it did.
+/// tail, as [`sq_dist`]. Each row of a block is read through its own pointer (no address
+/// arithmetic in the loop: one load of `b` and a subtraction with its load, a product and a sum
+/// per row), and the lanes of four rows are folded in one register (`hadd` gives `l0 + l1` and
+/// `l2 + l3` of two rows; the two halves of two such then added: `(l0 + l1) + (l2 + l3)` of four
+/// rows, stored at once). Returns how many rows it did.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
@@ -807,30 +811,41 @@ unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     assert!(d >= 4 && rows.len() >= w * d);
     let full = d - d % 4;
     let blocks = w / R;
-    let (rp, bp) = (rows.as_ptr(), b.as_ptr());
+    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
     for q in 0..blocks {
-        let base = rp.add(q * R * d);
+        // the rows' starts through `black_box`: left as they are, the compiler derives each
+        // from the one before (`+ d`) inside the loop, an extra add per row and step
+        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
         let mut acc = [_mm256_setzero_pd(); R];
         let mut i = 0;
         while i < full {
             let y = _mm256_loadu_pd(bp.add(i));
-            for (r, a) in acc.iter_mut().enumerate() {
+            for (a, &pr) in acc.iter_mut().zip(&p) {
                 // b - x: the negation of x - b exactly (rounding is symmetric), so the same
                 // square; in this order the load folds into the subtraction
-                let t = _mm256_sub_pd(y, _mm256_loadu_pd(base.add(r * d + i)));
+                let t = _mm256_sub_pd(y, _mm256_loadu_pd(pr.add(i)));
                 *a = _mm256_add_pd(*a, _mm256_mul_pd(t, t));
             }
             i += 4;
         }
-        for (r, a) in acc.iter().enumerate() {
-            let mut l = [0.0f64; 4];
-            _mm256_storeu_pd(l.as_mut_ptr(), *a);
-            let mut s = (l[0] + l[1]) + (l[2] + l[3]);
-            for t in full..d {
-                let t = *base.add(r * d + t) - *bp.add(t);
-                s += t * t;
+        let o = op.add(q * R);
+        for h in 0..R / 4 {
+            let a = &acc[4 * h..4 * h + 4];
+            let h01 = _mm256_hadd_pd(a[0], a[1]); // [a0 + a1, b0 + b1, a2 + a3, b2 + b3]
+            let h23 = _mm256_hadd_pd(a[2], a[3]); // the same of rows c and d
+            let lo = _mm256_permute2f128_pd::<0x20>(h01, h23); // l0 + l1 of a, b, c, d
+            let hi = _mm256_permute2f128_pd::<0x31>(h01, h23); // l2 + l3 of a, b, c, d
+            _mm256_storeu_pd(o.add(4 * h), _mm256_add_pd(lo, hi));
+        }
+        if full < d {
+            for (r, &pr) in p.iter().enumerate() {
+                let mut s = *o.add(r);
+                for t in full..d {
+                    let t = *pr.add(t) - *bp.add(t);
+                    s += t * t;
+                }
+                *o.add(r) = s;
             }
-            out[q * R + r] = s;
         }
     }
     blocks * R

@@ -28,15 +28,20 @@ path reports the value of a labelling other than the one given.
 The methods:
 
 - **Intervals** (every system and every difference): ``B`` resamples of the units with replacement;
-  ``interval="adaptive"`` (default) the studentized interval, or the hybrid one where one unit holds
-  more than 15% of a labelling's within-cluster pairs (the heavy-tail warning below);
+  ``interval="adaptive"`` (default) the studentized interval, or, where one unit holds more than
+  15% of a labelling's within-cluster pairs (the heavy-tail warning below), the hybrid one, and
+  for the entropy metrics (NMI and its kin) past 49 units the subsampled one
+  (:func:`adaptive_choice`);
   ``interval="studentized"`` the bootstrap-t: ``t_b = (θ_b − θ̂) / se_b`` with ``se_b``
   resample ``b``'s linearization (delta-method) standard error over its units
   (:mod:`streameval.linearization`: one gradient per resample, no nested bootstrap), the interval
   ``(θ̂ − t_{1−α/2} se, θ̂ − t_{α/2} se)`` kept within the metric's range; ``interval="hybrid"``
   the union of the percentile interval and the bootstrap-t centred at the resamples' mean
   (``t_b = (θ_b − θ̄*) / se_b``: an interval for the metric's mean over test sets; see
-  :func:`~streameval.intervals.hybrid_interval`);
+  :func:`~streameval.intervals.hybrid_interval`); ``interval="subsampled"`` the hybrid interval
+  joined with the same bootstrap-t over ``B`` more resamples of ``m = min(U, round(7 √U))`` units
+  (the ``m``-out-of-``n`` bootstrap, consistent where the units' sums have infinite variance;
+  :func:`~streameval.intervals.subsampled_interval`, drawn after everything else);
   ``interval="percentile"`` the ``α/2`` and ``1-α/2`` quantiles (numpy's linear
   interpolation); ``interval="bca"`` Efron's bias-corrected and accelerated interval (the bias from
   the share of resamples below the observed value, the acceleration from the jackknife over units,
@@ -92,14 +97,18 @@ from .bootstrap import poisson_draws, seed64, unit_hash
 from .detect import one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
+    COMPARE_INTERVAL_METHODS,
     INTERVAL_NAMES,
     STUDENTIZED_METHODS,
+    SUBSAMPLE_SCALE,
+    SUBSAMPLED_FAMILIES,
     Interval,
     adaptive_choice,
     check_interval_method,
     describe_interval,
     interval_bounds,
     p_value,
+    subsample_size,
 )
 from .intervals import json_number as _num
 from .labels import factorize
@@ -141,6 +150,10 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
+# re-exported: the interval rules live in streameval.intervals
+_INTERVAL_RULES = (INTERVAL_NAMES, SUBSAMPLE_SCALE, SUBSAMPLED_FAMILIES, adaptive_choice, subsample_size)
+
+
 # --------------------------------------------------------------------------- metrics
 def _metrics(metrics) -> list:
     """Fresh metric objects from names (as :func:`streameval.metrics.resolve` reads them), classes
@@ -333,13 +346,15 @@ def unit_stats(cells_per_unit: list, metrics, bound: int | None = None) -> UnitS
 
 
 def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64,
-                             out: np.ndarray | None = None) -> np.ndarray:
+                             out: np.ndarray | None = None, draws: int | None = None) -> np.ndarray:
     """``(B, U)`` counts of each unit in ``B`` uniform resamples of ``U`` units with replacement
     (int64, or ``dtype``: float64 feeds the exact product without a copy; ``out``: an array of that
-    shape to fill instead, so that blocks of resamples reuse one buffer).
+    shape to fill instead, so that blocks of resamples reuse one buffer; ``draws``: units drawn per
+    resample, ``U`` by default, fewer for the ``m``-out-of-``U`` bootstrap of
+    :func:`subsample_size`).
 
-    Resample ``b`` is the ``U`` draws ``rng.integers(0, U)`` after those of resamples ``0..b-1``,
-    counted. The draws are made a few resamples at a time as 32-bit integers: numpy draws a range
+    Resample ``b`` is the ``U`` (or ``draws``) draws ``rng.integers(0, U)`` after those of
+    resamples ``0..b-1``, counted. The draws are made a few resamples at a time as 32-bit integers: numpy draws a range
     below ``2**32`` from the generator's 32-bit output whatever the dtype asked for, so these are
     the same numbers (and leave ``rng`` in the same state) as one ``(B, U)`` int64 draw, at a fifth
     of its cost and without the ``(B, U)`` index matrix. O(B · U).
@@ -354,12 +369,14 @@ def bootstrap_multiplicities(n_units: int, n_resamples: int, rng, dtype=np.int64
         raise ValueError(f"out has shape {out.shape}, not ({n_resamples}, {n_units})")
     if n_units >= 1 << 31:  # pragma: no cover - 2**31 units
         for b in range(n_resamples):
-            out[b] = np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units)
+            out[b] = np.bincount(rng.integers(0, n_units, size=n_units if draws is None else draws),
+                                 minlength=n_units)
         return out
-    ones = np.ones(n_units)
-    step = max(1, (1 << 16) // max(1, n_units))  # resamples drawn at once (small U: fewer calls)
+    k = n_units if draws is None else int(draws)
+    ones = np.ones(k)
+    step = max(1, (1 << 16) // max(1, k))  # resamples drawn at once (small U: fewer calls)
     for lo in range(0, n_resamples, step):
-        idx = rng.integers(0, n_units, size=(min(step, n_resamples - lo), n_units), dtype=np.int32)
+        idx = rng.integers(0, n_units, size=(min(step, n_resamples - lo), k), dtype=np.int32)
         for b, row in enumerate(idx, lo):  # float64 counts from bincount: exact sums of ones
             out[b] = np.bincount(row.astype(np.intp), weights=ones, minlength=n_units)
     return out
@@ -372,10 +389,12 @@ def _block_rows(n_units: int) -> int:
     return max(1, _BLOCK // max(1, n_units))
 
 
-def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: str):
-    """The ``(b, U)`` float64 multiplicity matrices of consecutive blocks of resamples. One buffer
-    is filled block after block (fresh pages for every block cost more than drawing into them):
-    a block is valid until the next one is asked for."""
+def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: str,
+                     draws: int | None = None):
+    """The ``(b, U)`` float64 multiplicity matrices of consecutive blocks of resamples (``draws``
+    units each, multinomially from ``rng``, when given: the ``m``-out-of-``U`` subsamples). One
+    buffer is filled block after block (fresh pages for every block cost more than drawing into
+    them): a block is valid until the next one is asked for."""
     rows = _block_rows(len(order))
     hashes = None
     if resampling == "poisson":
@@ -384,8 +403,9 @@ def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: 
     buf = np.empty((min(rows, n_resamples), len(order)))
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
-        if hashes is None:
-            yield bootstrap_multiplicities(len(order), size, rng, np.float64, out=buf[:size])
+        if hashes is None or draws is not None:
+            yield bootstrap_multiplicities(len(order), size, rng, np.float64, out=buf[:size],
+                                           draws=draws)
         else:
             buf[:size] = poisson_draws(s64, hashes, size, start).T
             yield buf[:size]
@@ -614,7 +634,7 @@ def _check_settings(method, n_resamples, confidence, aggregate, interval):
         raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
     if aggregate not in _AGGREGATES:
         raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {aggregate!r}")
-    check_interval_method(interval)
+    check_interval_method(interval, COMPARE_INTERVAL_METHODS)
 
 
 def _seed(seed) -> int:
@@ -649,12 +669,13 @@ def _warnings(g: _Grouped, diag: dict) -> list:
             f"one unit holds {diag['pairs_share']:.0%} of a labelling's within-cluster pairs (more "
             f"than {DOMINANT_SHARE:.0%}): the cluster sizes look heavy-tailed, and the population "
             "value is then carried by clusters rarer than any in this sample (the default "
-            "interval is then the hybrid one, for the metric's mean over test sets of this size). "
-            "On simulated data of that kind (docs/compare.md) 95% hybrid intervals covered that "
-            "mean 91-98% of the time for ELM, BCubed and ARI but only 88-92% for NMI, and the "
-            "population value 87-98% for ELM and BCubed, 81-87% for NMI and only 63-83% for ARI, "
-            "missing mostly on one side; read NMI's interval, and any as one for the population "
-            "value, as a lower bound on the uncertainty. The randomization test stays valid"
+            "interval is then the hybrid one, and the subsampled one for NMI and the other "
+            "entropy metrics past 49 units, for the metric's mean over test sets of this size). "
+            "On simulated data of that kind (docs/compare.md) these 95% intervals covered that "
+            "mean 91-98% of the time for ELM, BCubed and ARI and 92-96% for NMI, and the "
+            "population value 87-98% for ELM and BCubed, 85-93% for NMI and only 63-83% for ARI, "
+            "missing mostly on one side; read any interval as one for the population value as a "
+            "lower bound on the uncertainty. The randomization test stays valid"
         )
     return out
 
@@ -716,18 +737,22 @@ def compare(
         ``"poisson"`` (each unit's multiplicity Poisson(1), from ``(seed, unit, resample)`` exactly as
         :class:`~streameval.BootstrapEvaluator` draws it, so resample ``r`` equals its replica ``r``).
     w : optional positive integer multiplicities of the elements (default 1 each).
-    interval : ``"adaptive"`` (default: ``"studentized"``, or ``"hybrid"`` where one unit holds
-        more than 15% of a labelling's within-cluster pairs, :func:`adaptive_choice`; recorded in
-        ``settings["interval_applied"]``), ``"studentized"`` (the bootstrap-t,
+    interval : ``"adaptive"`` (default: ``"studentized"``, or where one unit holds more than 15%
+        of a labelling's within-cluster pairs ``"hybrid"``, and ``"subsampled"`` for the entropy
+        metrics past 49 units, :func:`adaptive_choice`; recorded in
+        ``settings["interval_by_metric"]``), ``"studentized"`` (the bootstrap-t,
         ``t_b = (θ_b − θ̂) / se_b`` with each resample's linearization standard error,
         :mod:`streameval.linearization`; the ends are kept within the metric's range),
         ``"hybrid"`` (the union of the percentile interval and the bootstrap-t centred at the
-        resamples' mean, :func:`~streameval.intervals.hybrid_interval`), ``"percentile"`` (the
+        resamples' mean, :func:`~streameval.intervals.hybrid_interval`), ``"subsampled"`` (the
+        hybrid interval joined with the bootstrap-t of resamples of ``m = min(U, round(7 √U))``
+        units, :func:`~streameval.intervals.subsampled_interval`), ``"percentile"`` (the
         quantiles of the resampled values) or ``"bca"`` (bias-corrected and accelerated, the
         acceleration from the jackknife over units); the same resamples in every case. The
         default is the simulation's choice (``docs/benchmarks/compare-calibration.md``): the
-        studentized interval is calibrated with light-tailed units, and the hybrid one the closest
-        to the nominal coverage where units are heavy-tailed.
+        studentized interval is calibrated with light-tailed units, and where units are
+        heavy-tailed the hybrid one (ELM, BCubed, ARI) and the subsampled one (NMI) the closest to
+        the nominal coverage.
     cross_units : ``"refuse"`` (default: a cluster of any labelling that crosses two units is an
         error) or ``"widen"``: resample the connected components of the units, the truth and every
         system instead (reported, with the largest component's size, in the warnings).
@@ -741,8 +766,9 @@ def compare(
     systems and pairs at once, one product of the multiplicities with the units' centred fields
     and their distinct pairwise products (``O(U · P)`` per resample,
     :class:`~streameval.linearization.Moments`); randomization adds one product and ``R`` reads
-    per pair. So ``O(N log N + B · U · columns)``: linear in the resamples and, but for the sort,
-    in the elements. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the same
+    per pair; the subsampled interval repeats the resampling, the reads and the standard errors of
+    its metrics over ``B`` resamples of ``m`` units. So ``O(N log N + B · U · columns)``: linear
+    in the resamples and, but for the sort, in the elements. Resamples are drawn in blocks of at most ``2**22`` multiplicities (the same
     numbers as one draw) and BLAS runs on one thread, so memory is O(U · columns + B · metrics ·
     systems), not O(B · U).
 
@@ -772,7 +798,10 @@ def compare(
     stats = {name: unit_stats_from_codes(g.units, g.truth, pc, g.weights, n_units, keys)
              for name, pc in g.systems.items()}
     diag = unit_diagnostics(list(stats.values()))
-    used = adaptive_choice(diag["pairs_share"]) if interval == "adaptive" else interval
+    # each metric's interval (adaptive: by the units' diagnostics and the metric's family)
+    kinds = [adaptive_choice(diag["pairs_share"], mt, n_units) if interval == "adaptive" else interval
+             for mt in metrics]
+    used = kinds[0] if len(set(kinds)) == 1 else "adaptive"
     rng = np.random.default_rng(seed)
     names = [mt.name for mt in metrics]
     observed, per_unit, jack = {}, {}, {}
@@ -782,44 +811,15 @@ def compare(
             observed[name] = per_unit[name].mean(axis=1)
         else:
             observed[name] = _read(us, metrics, [us.total()])[:, 0]
-        jack[name] = (_jackknife(us, metrics, aggregate, per_unit.get(name)) if used == "bca"
+        jack[name] = (_jackknife(us, metrics, aggregate, per_unit.get(name)) if "bca" in kinds
                       else np.zeros((len(metrics), 0)))
     sys_names = list(stats)
     pairs = [(a, b) for i, a in enumerate(sys_names) for b in sys_names[i + 1:]]
-    ses = _StandardErrors(stats, metrics, pairs, aggregate, per_unit) if used in STUDENTIZED_METHODS else None
-    # resamples in blocks of at most _BLOCK multiplicities (memory O(_BLOCK), whatever B and U);
-    # every system reads the same block, so the resamples are paired
-    parts: dict = {name: [] for name in stats}
-    # the pooled resamples combine only the fields the metrics read (the others are UNREAD: a
-    # formula that reads one after all, on some branch, has its block combined in full)
+    ses = (_StandardErrors(stats, metrics, pairs, aggregate, per_unit)
+           if any(k in STUDENTIZED_METHODS for k in kinds) else None)
     read = _fields_read(list(stats.values()), metrics) if aggregate == "pooled" else None
-    combiner = Combiner(list(stats.values()), read) if aggregate == "pooled" else None
-    for m in _resample_blocks(order, n_resamples, seed, rng, resampling):
-        if combiner is not None:
-            tot = m.sum(axis=1)
-            try:
-                vals, block_se = _pooled_block(stats, metrics, m, combiner.combine(m, tot), ses, tot)
-            except Unread:
-                full = UnitStats.combine_all(list(stats.values()), m)
-                vals, block_se = _pooled_block(stats, metrics, m, full, ses, tot)
-        else:
-            vals = [_values(us, metrics, m, aggregate, per_unit.get(name)) for name, us in stats.items()]
-            block_se = ses.block(m, None) if ses is not None else None
-        for name, v in zip(stats, vals):
-            parts[name].append(v)
-        if ses is not None:
-            ses.append(block_se)
-    samples = {name: np.concatenate(p, axis=1) for name, p in parts.items()}
-    values = {}
-    for name in stats:
-        se, se0 = ses.system(name) if ses is not None else ([None] * len(names), [np.nan] * len(names))
-        values[name] = {
-            mn: Interval(float(observed[name][k]),
-                         *interval_bounds(used, samples[name][k], float(observed[name][k]), confidence,
-                                          jackknife=jack[name][k], se=se[k], se_observed=float(se0[k]),
-                                          bounds=metrics[k].bounds))
-            for k, mn in enumerate(names)
-        }
+    samples = _resampled(stats, metrics, _resample_blocks(order, n_resamples, seed, rng, resampling),
+                         ses, aggregate, per_unit, read)
     differences = {}
     rparts: dict = {}
     if method == "randomization" and pairs:
@@ -837,6 +837,39 @@ def compare(
                 except Unread:  # a formula read a field left out: this block in full
                     d = _randomized_deltas(stats[a], stats[b], metrics, block, aggregate)
                 rparts[a, b].append(d)
+    # the m-out-of-U subsamples of the subsampled intervals, drawn after everything else (the
+    # other numbers stay those of the same seed without them); none where m = U
+    sub_idx = [k for k, kind in enumerate(kinds) if kind == "subsampled"]
+    m_sub = subsample_size(n_units)
+    sub: dict = {}  # (system, metric index) -> (subsampled values, their standard errors)
+    sub_pairs: dict = {}  # the same of each pair's differences, by (a, b, metric index)
+    if sub_idx and m_sub < n_units:
+        sub_metrics = [metrics[k] for k in sub_idx]
+        sub_ses = _StandardErrors(stats, sub_metrics, pairs, aggregate,
+                                  {name: pu[sub_idx] for name, pu in per_unit.items()})
+        sub_read = _fields_read(list(stats.values()), sub_metrics) if aggregate == "pooled" else None
+        sub_samples = _resampled(
+            stats, sub_metrics, _resample_blocks(order, n_resamples, seed, rng, resampling, m_sub),
+            sub_ses, aggregate, {name: pu[sub_idx] for name, pu in per_unit.items()}, sub_read)
+        for name in stats:
+            sub_se = sub_ses.system(name)[0]
+            for j, k in enumerate(sub_idx):
+                sub[name, k] = (sub_samples[name][j], sub_se[j])
+        for a, b in pairs:
+            sub_se = sub_ses.pair(a, b)[0]
+            for j, k in enumerate(sub_idx):
+                sub_pairs[a, b, k] = (sub_samples[a][j] - sub_samples[b][j], sub_se[j])
+    values = {}
+    for name in stats:
+        se, se0 = ses.system(name) if ses is not None else ([None] * len(names), [np.nan] * len(names))
+        values[name] = {
+            mn: Interval(float(observed[name][k]),
+                         *interval_bounds(kinds[k], samples[name][k], float(observed[name][k]),
+                                          confidence, jackknife=jack[name][k], se=se[k],
+                                          se_observed=float(se0[k]), bounds=metrics[k].bounds,
+                                          sub=sub.get((name, k))))
+            for k, mn in enumerate(names)
+        }
     for a, b in pairs:
         delta_obs = observed[a] - observed[b]
         deltas = samples[a] - samples[b]
@@ -846,9 +879,10 @@ def compare(
         d = {}
         for k, mn in enumerate(names):
             obs = float(delta_obs[k])
-            lo, hi = interval_bounds(used, deltas[k], obs, confidence, jackknife=jd[k], se=se[k],
+            lo, hi = interval_bounds(kinds[k], deltas[k], obs, confidence, jackknife=jd[k], se=se[k],
                                      se_observed=float(se0[k]),
-                                     bounds=_difference_bounds(metrics[k].bounds))
+                                     bounds=_difference_bounds(metrics[k].bounds),
+                                     sub=sub_pairs.get((a, b, k)))
             sign = 1.0 if metrics[k].bigger_is_better else -1.0
             p = p_value(null[k], obs)
             pg = p_value(sign * null[k], sign * obs, two_sided=False)
@@ -876,7 +910,9 @@ def compare(
         "systems": sys_names,
         "interval_method": interval,
         "interval_applied": used,
-        "interval": describe_interval(interval, used, n_units),
+        "interval_by_metric": dict(zip(names, kinds)),
+        "subsample_units": m_sub if sub_idx else None,
+        "interval": describe_interval(interval, used, n_units, dict(zip(names, kinds))),
         "p_value": (
             "paired bootstrap, centred: p = (1 + #{|d_b - d_obs| >= |d_obs|}) / (1 + #valid b)"
             if method == "paired_bootstrap"
@@ -897,6 +933,32 @@ def _fields_read(stats: list, metrics) -> list:
         for metric in metrics:
             out.update(read_fields(us, metric, tot))
     return sorted(out)
+
+
+def _resampled(stats: dict, metrics, blocks, ses, aggregate: str, per_unit: dict, read) -> dict:
+    """``{system: (metrics, B) values}`` of the resamples of ``blocks`` (each a ``(b, U)``
+    multiplicity matrix; every system reads the same block, so the resamples are paired), their
+    standard errors appended to ``ses`` block by block. Pooled, only the fields ``read`` are
+    combined (the others are UNREAD: a formula that reads one after all, on some branch, has its
+    block combined in full)."""
+    parts: dict = {name: [] for name in stats}
+    combiner = Combiner(list(stats.values()), read) if aggregate == "pooled" else None
+    for m in blocks:
+        if combiner is not None:
+            tot = m.sum(axis=1)
+            try:
+                vals, block_se = _pooled_block(stats, metrics, m, combiner.combine(m, tot), ses, tot)
+            except Unread:
+                full = UnitStats.combine_all(list(stats.values()), m)
+                vals, block_se = _pooled_block(stats, metrics, m, full, ses, tot)
+        else:
+            vals = [_values(us, metrics, m, aggregate, per_unit.get(name)) for name, us in stats.items()]
+            block_se = ses.block(m, None) if ses is not None else None
+        for name, v in zip(stats, vals):
+            parts[name].append(v)
+        if ses is not None:
+            ses.append(block_se)
+    return {name: np.concatenate(p, axis=1) for name, p in parts.items()}
 
 
 def _pooled_block(stats: dict, metrics, m, combined: list, ses, tot):

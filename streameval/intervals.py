@@ -11,8 +11,12 @@ the streaming bootstrap.
   resamples' mean, ``centre=``, for the metric's mean over test sets).
 - :func:`hybrid_interval`: the union of the percentile interval and the bootstrap-t centred at the
   resamples' mean: what ``interval="adaptive"`` uses where one unit dominates (heavy tails).
+- :func:`subsampled_interval`: the hybrid interval joined with the bootstrap-t of ``m``-out-of-``U``
+  resamples (fewer units per resample; :func:`subsample_size`): what ``interval="adaptive"`` of
+  :func:`streameval.compare` uses for the entropy metrics (NMI, ...) where one unit dominates.
 - :func:`adaptive_choice`: what ``interval="adaptive"`` applies (hybrid where one unit holds more
-  than 15% of a labelling's within-cluster pairs, else studentized), and :func:`interval_bounds`,
+  than 15% of a labelling's within-cluster pairs, subsampled for the entropy metrics past 49 units
+  in :func:`streameval.compare`, else studentized), and :func:`interval_bounds`,
   the one dispatch from a method's name to its interval (kept within the metric's range) that
   :func:`streameval.compare` and :class:`streameval.BootstrapEvaluator` both call.
 - :func:`p_value`: the one rule for every resampling p-value,
@@ -36,20 +40,32 @@ import numpy as np
 from .units import DOMINANT_SHARE, JACKKNIFE_GROUPS
 
 __all__ = ["Interval", "percentile_interval", "bca_interval", "studentized_interval", "hybrid_interval",
+           "subsampled_interval", "subsample_size", "SUBSAMPLED_FAMILIES", "SUBSAMPLE_SCALE",
            "adaptive_choice", "interval_bounds", "describe_interval", "check_interval_method", "p_value", "json_number",
            "INTERVAL_METHODS", "COMPARE_INTERVAL_METHODS", "STUDENTIZED_METHODS",
            "INTERVAL_NAMES", "INTERVAL_DESCRIPTIONS"]
 
 INTERVAL_METHODS = ("adaptive", "bca", "hybrid", "percentile", "studentized")
 """The interval methods of both the batch comparison and the streaming bootstrap."""
-COMPARE_INTERVAL_METHODS = INTERVAL_METHODS
-"""The interval methods of :func:`streameval.compare` (the same as the streaming bootstrap's)."""
-STUDENTIZED_METHODS = ("adaptive", "hybrid", "studentized")
-"""The methods that need standard errors (adaptive may apply the studentized or the hybrid one)."""
+COMPARE_INTERVAL_METHODS = INTERVAL_METHODS + ("subsampled",)
+"""The interval methods of :func:`streameval.compare`: the streaming bootstrap's and
+``"subsampled"`` (batch only: its ``m``-unit resamples are drawn apart from the replicas)."""
+STUDENTIZED_METHODS = ("adaptive", "hybrid", "studentized", "subsampled")
+"""The methods that need standard errors (adaptive may apply the studentized, hybrid or subsampled
+one)."""
+SUBSAMPLED_FAMILIES = ("information",)
+"""The metric families (their modules under :mod:`streameval.metrics`) whose adaptive interval in
+:func:`streameval.compare`, where one unit dominates, is the :func:`subsampled_interval`: the
+entropy family (NMI and its kin), whose hybrid interval fell short. The others keep the hybrid one
+(the simulation's choice: for ELM, BCubed and ARI the subsamples' bootstrap-t over-covers)."""
+SUBSAMPLE_SCALE = 7
+"""The ``m``-out-of-``U`` subsamples draw ``m = min(U, round(SUBSAMPLE_SCALE · √U))`` units (the
+simulation's choice between 5, which over-covered NMI with heavy tails, and 10, which under-covered
+it with merges across units)."""
 _N = NormalDist()
 #: each interval method's name in the printed reports (the CLI's too)
 INTERVAL_NAMES = {"adaptive": "adaptive", "bca": "BCa", "hybrid": "hybrid", "percentile": "percentile",
-                  "studentized": "studentized"}
+                  "studentized": "studentized", "subsampled": "subsampled"}
 #: what each applied method computes, in words (``settings["interval"]``)
 INTERVAL_DESCRIPTIONS = {
     "bca": "BCa bootstrap over units (bias from the resamples, acceleration from the jackknife over {jack})",
@@ -59,27 +75,47 @@ INTERVAL_DESCRIPTIONS = {
               "the resamples' mean, t = (value_b - mean_b value_b) / se_b (each resample's "
               "linearization standard error)",
     "percentile": "percentile bootstrap over units",
+    "subsampled": "subsampled over units: the hybrid interval joined with the bootstrap-t, centred at "
+                  "the subsamples' mean, of {m}-out-of-{units} resamples (each its own "
+                  "linearization standard error)",
 }
 
 
-def describe_interval(method: str, applied: str, n_units: int) -> str:
+def describe_interval(method: str, applied: str, n_units: int, by_metric: dict | None = None) -> str:
     """The ``settings["interval"]`` sentence of :func:`streameval.compare` and
     :meth:`streameval.BootstrapEvaluator.settings`: why adaptive applied what it did, then what the
-    applied method computes. O(1).
+    applied method computes (``by_metric``: each metric's method, where they differ). O(metrics).
 
     >>> describe_interval("adaptive", "hybrid", 40)[:45]
     'adaptive: hybrid, since one unit holds more t'
+    >>> describe_interval("adaptive", "adaptive", 300, {"ARI": "hybrid", "NMI": "subsampled"})[:60]
+    'adaptive: by metric family, since one unit holds more than 1'
     """
-    why = ""
-    if method == "adaptive":
-        why = (f"adaptive: {'hybrid, since one unit holds' if applied == 'hybrid' else 'studentized, since no unit holds'}"
-               f" more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs; ")
     jack = "units" if n_units <= JACKKNIFE_GROUPS else f"{JACKKNIFE_GROUPS} groups of units"
-    return why + INTERVAL_DESCRIPTIONS[applied].format(jack=jack)
+    m = subsample_size(n_units)
+
+    def describe(kind: str) -> str:
+        if kind == "subsampled" and m >= n_units:
+            return (f"subsampled, which with {n_units} units (m = U) is the "
+                    + INTERVAL_DESCRIPTIONS["hybrid"])
+        return INTERVAL_DESCRIPTIONS[kind].format(jack=jack, m=m, units=n_units)
+
+    kinds = list(by_metric.values()) if by_metric else [applied]
+    groups = {k: [n for n, kk in (by_metric or {applied: applied}).items() if kk == k]
+              for k in dict.fromkeys(kinds)}
+    body = "; ".join(describe(k) if len(groups) == 1 else f"{', '.join(g)}: {describe(k)}"
+                     for k, g in groups.items())
+    if method != "adaptive":
+        return body
+    first = kinds[0]
+    why = ("studentized, since no unit holds" if first == "studentized"
+           else f"{first if len(groups) == 1 else 'by metric family'}, since one unit holds")
+    return f"adaptive: {why} more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs; {body}"
 
 
-def check_interval_method(method) -> str:
-    """``method`` if it names an interval method, else a ``ValueError`` listing them. O(1).
+def check_interval_method(method, methods: tuple = INTERVAL_METHODS) -> str:
+    """``method`` if it names one of the interval ``methods`` (the streaming bootstrap's by
+    default), else a ``ValueError`` listing them. O(1).
 
     >>> check_interval_method("hybrid")
     'hybrid'
@@ -88,32 +124,63 @@ def check_interval_method(method) -> str:
     ...
     ValueError: interval must be one of 'adaptive', 'bca', 'hybrid', 'percentile', 'studentized', got 't'
     """
-    if not isinstance(method, str) or method not in INTERVAL_METHODS:
-        raise ValueError(f"interval must be one of {', '.join(map(repr, INTERVAL_METHODS))}, got {method!r}")
+    if not isinstance(method, str) or method not in methods:
+        raise ValueError(f"interval must be one of {', '.join(map(repr, methods))}, got {method!r}")
     return method
 
 
-def adaptive_choice(pairs_share: float) -> str:
-    """The interval ``interval="adaptive"`` applies: ``"hybrid"`` where one unit holds more than
-    ``DOMINANT_SHARE`` (15%) of a labelling's within-cluster pairs (heavy-tailed units, where the
-    studentized interval under-covers), else ``"studentized"`` (calibrated with light tails, where
-    the hybrid one over-covers). The choice of the simulations,
-    ``docs/benchmarks/compare-calibration.md`` and ``docs/benchmarks/bootstrap.md``. O(1).
+def subsample_size(n_units: int) -> int:
+    """``m = min(U, round(7 √U))``: the units each subsample of :func:`subsampled_interval` draws.
+    It equals ``U`` up to 49 units (the subsampled interval is then the hybrid one) and falls as a
+    share of ``U`` beyond (``m/U → 0``, as the ``m``-out-of-``n`` bootstrap's consistency under
+    infinite variance needs): 70 of 100 units, 121 of 300, 221 of 1,000, 700 of 10,000. O(1).
 
+    >>> subsample_size(40), subsample_size(300), subsample_size(10_000)
+    (40, 121, 700)
+    """
+    return min(int(n_units), int(round(SUBSAMPLE_SCALE * math.sqrt(n_units))))
+
+
+def _family(metric) -> str:
+    return type(metric).__module__.rsplit(".", 1)[-1]
+
+
+def adaptive_choice(pairs_share: float, metric=None, n_units: int | None = None) -> str:
+    """The interval ``interval="adaptive"`` applies: where one unit holds more than
+    ``DOMINANT_SHARE`` (15%) of a labelling's within-cluster pairs (heavy-tailed units, where the
+    studentized interval under-covers), ``"subsampled"`` for a ``metric`` of the
+    :data:`SUBSAMPLED_FAMILIES` when ``m`` (:func:`subsample_size`) is below the ``n_units``
+    (:func:`streameval.compare` passes both), and ``"hybrid"`` otherwise (other families, no metric
+    given as in the streaming bootstrap, or up to 49 units, where the subsampled interval is the
+    hybrid one); else ``"studentized"`` (calibrated with light tails, where the hybrid one
+    over-covers). The choice of the simulations, ``docs/benchmarks/compare-calibration.md`` and
+    ``docs/benchmarks/bootstrap.md``. O(1).
+
+    >>> from streameval import AdjustedRand, NormalizedMutualInfo as NMI
     >>> adaptive_choice(0.02), adaptive_choice(0.4)
     ('studentized', 'hybrid')
+    >>> adaptive_choice(0.02, NMI(), 300), adaptive_choice(0.4, NMI(), 300)
+    ('studentized', 'subsampled')
+    >>> adaptive_choice(0.4, NMI(), 40), adaptive_choice(0.4, AdjustedRand(), 300)
+    ('hybrid', 'hybrid')
     """
-    return "hybrid" if pairs_share > DOMINANT_SHARE else "studentized"
+    if pairs_share <= DOMINANT_SHARE:
+        return "studentized"
+    if metric is None or _family(metric) not in SUBSAMPLED_FAMILIES:
+        return "hybrid"
+    return "subsampled" if n_units is None or subsample_size(n_units) < n_units else "hybrid"
 
 
 def interval_bounds(kind: str, values: np.ndarray, observed: float, confidence: float, *,
                     jackknife=None, se=None, se_observed: float = math.nan,
-                    bounds: tuple | None = None) -> tuple[float, float]:
+                    bounds: tuple | None = None, sub=None) -> tuple[float, float]:
     """The ``(low, high)`` interval of method ``kind`` (``"percentile"``, ``"bca"``,
     ``"studentized"`` or ``"hybrid"``; ``"adaptive"`` is resolved by :func:`adaptive_choice`
     before) from the resampled ``values``: :func:`percentile_interval`, :func:`bca_interval` (with
     ``jackknife``), :func:`studentized_interval` or :func:`hybrid_interval` (with ``se`` and
-    ``se_observed``). An interval with a bootstrap-t end is kept within the metric's ``bounds``
+    ``se_observed``); ``"subsampled"``: :func:`subsampled_interval` with ``sub``, the subsamples'
+    ``(values, standard errors)`` (``None`` where ``m = U``: the hybrid interval). An interval with
+    a bootstrap-t end is kept within the metric's ``bounds``
     (its ends, ``θ̂ − t·se``, are not resampled values and can step outside: an interval for a
     value in ``[a, b]`` loses nothing by ending at ``a`` or ``b``); the quantile intervals are
     inside already. The cost of the method called.
@@ -131,8 +198,10 @@ def interval_bounds(kind: str, values: np.ndarray, observed: float, confidence: 
         return percentile_interval(values, confidence)
     if kind == "studentized":
         lo, hi = studentized_interval(values, observed, se, se_observed, confidence)
-    elif kind == "hybrid":
+    elif kind == "hybrid" or (kind == "subsampled" and sub is None):
         lo, hi = hybrid_interval(values, observed, se, se_observed, confidence)
+    elif kind == "subsampled":
+        lo, hi = subsampled_interval(values, observed, se, se_observed, confidence, *sub)
     else:
         check_interval_method(kind)
         raise ValueError(f"interval {kind!r} is resolved before (adaptive_choice), not computed")
@@ -300,6 +369,41 @@ def hybrid_interval(values: np.ndarray, observed: float, se_values: np.ndarray, 
     if s_lo != s_lo:  # no resample with a positive standard error: the percentile interval alone
         return p_lo, p_hi
     return min(p_lo, s_lo), max(p_hi, s_hi)
+
+
+def subsampled_interval(values: np.ndarray, observed: float, se_values: np.ndarray, se_observed: float,
+                        confidence: float, sub_values: np.ndarray, sub_se_values: np.ndarray
+                        ) -> tuple[float, float]:
+    """The :func:`hybrid_interval` of the ``U``-unit resamples joined with the mean-centred
+    bootstrap-t of ``m``-out-of-``U`` resamples (``sub_values``, ``sub_se_values``: each draws
+    ``m < U`` units with replacement): ``(min(lows), max(highs))``.
+
+    The ``m``-out-of-``U`` bootstrap-t: ``t*_b = (θ*_b − θ̄*) / se*_b`` over the subsamples (each
+    studentized by its own linearization standard error, ``θ̄*`` their mean), and the interval
+    ``(θ̂ − t*_{(1+c)/2} · se, θ̂ − t*_{(1−c)/2} · se)`` with ``se`` the full sample's. The
+    statistic is self-normalized, so a subsample's ``t`` has the scale of the sample's without a
+    rate to estimate; drawing fewer units than the sample holds is what keeps the bootstrap
+    consistent when the units' sums have infinite variance (heavy tails: Zipf-sized clusters,
+    whose pair counts have no variance), where the ``U``-out-of-``U`` resamples copy the sample's
+    own largest units too often and give ``t`` too light a tail — the interval then misses on the
+    side away from the rare giant clusters. Where ``m = U`` it is the hybrid interval.
+    ``(nan, nan)`` without a usable resample. O(B log B).
+
+    >>> vals, se = np.array([0.4, 0.5, 0.9]), np.array([0.1, 0.1, 0.1])
+    >>> iv = subsampled_interval(vals, 0.5, se, 0.1, 0.5, np.array([0.0, 0.0, 0.9]), se)
+    >>> tuple(round(x, 12) for x in iv)  # t* = -3, -3, 6: the subsamples' bootstrap-t is wider
+    (0.35, 0.8)
+    """
+    lo, hi = hybrid_interval(values, observed, se_values, se_observed, confidence)
+    sub = np.asarray(sub_values, dtype=np.float64)
+    valid = sub[~np.isnan(sub)]
+    if not len(valid):
+        return lo, hi
+    s_lo, s_hi = studentized_interval(sub, observed, sub_se_values, se_observed, confidence,
+                                      centre=float(valid.mean()))
+    if s_lo != s_lo or lo != lo:
+        return (lo, hi) if lo == lo else (s_lo, s_hi)
+    return min(lo, s_lo), max(hi, s_hi)
 
 
 def p_value(null: np.ndarray, statistic: float, *, two_sided: bool = True) -> float:

@@ -32,8 +32,8 @@ def test_calibration_script_quick_run_prints_every_setting_and_method(capsys):
     assert mod.main(["--quick"]) == 0
     rows = _tables(capsys.readouterr().out)
     for kind, docs in mod.SETTINGS:
-        for method in ("percentile", "BCa", "studentized", "hybrid", "adaptive", "paired bootstrap",
-                       "randomization"):
+        for method in ("percentile", "BCa", "studentized", "hybrid", "subsampled", "adaptive",
+                       "paired bootstrap", "randomization"):
             assert any(r.startswith(f"| {kind} | {docs} |") and f"| {method} |" in r for r in rows)
 
 
@@ -53,14 +53,14 @@ def test_calibration_tables_reproduce_and_the_default_test_holds_its_level(tmp_p
                     "--reps", str(reps), "--resamples", str(resamples), "--out", str(out),
                     "--jobs", "2", *large], check=True, cwd=ROOT)
     got = out.read_text()
-    # bit-exact sums and seeded draws give the same shares, except where the studentized, hybrid
-    # or adaptive interval enters: their standard errors are float sums (one BLAS product, whose order of additions
+    # bit-exact sums and seeded draws give the same shares, except where the studentized, hybrid,
+    # subsampled or adaptive interval enters: their standard errors are float sums (one BLAS product, whose order of additions
     # varies with the CPU), so a dataset whose target lies within ~1e-9 of an interval end can
     # fall on the other side; those rows may differ by a point (2-3 of 300 datasets)
     for mine, theirs in zip(_tables(got), _tables(published), strict=True):
         if mine == theirs:
             continue
-        assert (re.search(r"\| (studentized|hybrid|adaptive) \|", mine)
+        assert (re.search(r"\| (studentized|hybrid|subsampled|adaptive) \|", mine)
                 or re.match(r"\| [a-z-]+ \| \d+ \| \d+ of", mine)), (mine, theirs)
         a, b = (re.findall(r"\d+(?:\.\d+)?", x) for x in (mine, theirs))
         assert len(a) == len(b) and all(abs(float(x) - float(y)) <= 1.0 for x, y in zip(a, b)), \
@@ -89,6 +89,11 @@ def test_calibration_tables_reproduce_and_the_default_test_holds_its_level(tmp_p
         student = expected[kind, docs, "studentized"]
         assert cells[2][0] > student[2][0] + 2 * student[2][1], (kind, docs)
         assert cells[3][0] >= student[3][0] - 2 * student[3][1], (kind, docs)
+        # NMI (the subsampled interval past 49 units): within two errors of 92-97%, and no worse
+        # than the hybrid interval
+        hybrid = expected[kind, docs, "hybrid"]
+        assert 92 - 2 * cells[3][1] <= cells[3][0] <= 97 + 2 * cells[3][1], (kind, docs, cells)
+        assert cells[3][0] >= hybrid[3][0] - 2 * hybrid[3][1], (kind, docs)
         # and it covers the population value no worse than the studentized interval
         pop, pop_student = rows[kind, docs, "adaptive"], rows[kind, docs, "studentized"]
         for (share, se), (other, _) in zip(pop, pop_student):

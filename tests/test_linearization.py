@@ -20,10 +20,19 @@ import cmath
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import streameval.intervals as intervals_module
 from streameval import compare
-from streameval.comparison import _metrics, adaptive_choice, bootstrap_multiplicities, unit_stats
-from streameval.intervals import hybrid_interval, studentized_interval
+from streameval.comparison import (
+    _metrics,
+    adaptive_choice,
+    bootstrap_multiplicities,
+    subsample_size,
+    unit_stats,
+)
+from streameval.intervals import hybrid_interval, studentized_interval, subsampled_interval
 from streameval.linearization import gradients, read_fields, standard_errors, unit_fields
 from streameval.stats import ONE, ContingencyStats
 
@@ -140,8 +149,11 @@ def _tagged_cells(cells, counts) -> list:
     return out
 
 
-@pytest.mark.parametrize("interval", ["studentized", "hybrid"])
-def test_compare_studentized_and_hybrid_intervals_equal_a_brute_force_bootstrap_t(interval):
+@pytest.mark.parametrize("interval", ["studentized", "hybrid", "subsampled"])
+def test_compare_studentized_and_hybrid_intervals_equal_a_brute_force_bootstrap_t(interval, monkeypatch):
+    # subsampled: m = round(2 √15) = 8 of the 15 units (the default scale, 7, draws every unit up
+    # to 49 units: the hybrid interval)
+    monkeypatch.setattr(intervals_module, "SUBSAMPLE_SCALE", 2)
     rng = np.random.default_rng(5)
     cells = _documents(rng, 15, 60, 120)
     y_true, y_pred, units = [], [], []
@@ -154,30 +166,46 @@ def test_compare_studentized_and_hybrid_intervals_equal_a_brute_force_bootstrap_
     r = compare(y_true, {"A": y_pred}, units=units, metrics=METRICS, n_resamples=B, seed=seed,
                 interval=interval, confidence=conf)
     assert r.settings["interval_method"] == r.settings["interval_applied"] == interval
-    # the documented resampling: numpy's default_rng(seed), units drawn uniformly with replacement
+    # the documented resampling: numpy's default_rng(seed), units drawn uniformly with replacement,
+    # then (subsampled) the m-out-of-U subsamples from the same generator
     order = sorted(set(units))  # units in order of first appearance = 0..14 here
-    m = bootstrap_multiplicities(len(order), B, np.random.default_rng(seed))
+    gen = np.random.default_rng(seed)
+    m = bootstrap_multiplicities(len(order), B, gen)
+    assert subsample_size(15) == 8
+    m_sub = bootstrap_multiplicities(len(order), B, gen, draws=8)
+    assert r.settings["subsample_units"] == (8 if interval == "subsampled" else None)
     vecs = _unit_vectors(cells)
     observed = _vector(ContingencyStats.from_cells(_tagged_cells(cells, np.ones(15))))
-    for name in METRICS:
-        theta = _formula(name, observed).real
-        se0 = np.sqrt(((z := _scores(name, observed, vecs)) - z.mean()) @ (z - z.mean()))
+
+    def brute(name, mult):
         values, ses = [], []
-        for row in m:
+        for row in mult:
             s = _vector(ContingencyStats.from_cells(_tagged_cells(cells, row)))
             z = _scores(name, s, vecs)
             mean = (row * z).sum() / row.sum()
             values.append(_formula(name, s).real)
             ses.append(np.sqrt((row * (z - mean) ** 2).sum()))
-        values, ses = np.array(values), np.array(ses)
+        return np.array(values), np.array(ses)
+
+    for name in METRICS:
+        theta = _formula(name, observed).real
+        se0 = np.sqrt(((z := _scores(name, observed, vecs)) - z.mean()) @ (z - z.mean()))
+        values, ses = brute(name, m)
         # the bootstrap-t pivot centred at the observed value (studentized) or at the resamples'
-        # mean (hybrid, whose interval is then widened to hold the percentile interval too)
+        # mean (hybrid, whose interval is then widened to hold the percentile interval too;
+        # subsampled: and to hold the subsamples' mean-centred bootstrap-t)
         centre = theta if interval == "studentized" else values.mean()
         lo_t, hi_t = np.quantile((values - centre) / ses, [(1 - conf) / 2, (1 + conf) / 2])
         want = (theta - hi_t * se0, theta - lo_t * se0)
-        if interval == "hybrid":
+        if interval != "studentized":
             p_lo, p_hi = np.quantile(values, [(1 - conf) / 2, (1 + conf) / 2])
             want = (min(want[0], p_lo), max(want[1], p_hi))
+        if interval == "subsampled":
+            v_sub, se_sub = brute(name, m_sub)
+            ok = se_sub > 0  # a subsample of one distinct unit has no spread: no t
+            t_sub = (v_sub[ok] - v_sub.mean()) / se_sub[ok]
+            lo_t, hi_t = np.quantile(t_sub, [(1 - conf) / 2, (1 + conf) / 2])
+            want = (min(want[0], theta - hi_t * se0), max(want[1], theta - lo_t * se0))
         want = (want[0], min(want[1], 1.0))
         v, lo, hi = r.values["A"][name]
         assert v == pytest.approx(theta, rel=1e-12)
@@ -212,6 +240,82 @@ def test_hybrid_interval_is_the_union_of_the_percentile_and_the_mean_centred_boo
     assert hybrid_interval(values, 0.45, np.zeros(5), 0.05, 0.8) == pytest.approx((p_lo, p_hi))
     lo, hi = hybrid_interval(np.full(3, np.nan), 0.45, se[:3], 0.05, 0.8)
     assert lo != lo and hi != hi
+
+
+def test_subsampled_interval_joins_the_hybrid_and_the_subsamples_mean_centred_bootstrap_t():
+    values = np.array([0.2, 0.4, 0.5, 0.9, np.nan])
+    se = np.array([0.1, 0.2, 0.0, 0.1, 0.1])
+    hyb = hybrid_interval(values, 0.45, se, 0.05, 0.8)
+    assert hyb == pytest.approx((0.26, 0.78), abs=1e-15)  # the percentile interval's ends here
+    # subsamples: mean 0.3 (NaN left out), t = -10, -5, 15 (the zero-se one has no t), whose 10%
+    # and 90% quantiles are -9 and 11
+    sub = np.array([0.1, 0.2, 0.3, 0.6, np.nan])
+    sub_se = np.array([0.02, 0.02, 0.0, 0.02, 0.1])
+    assert np.quantile([-10.0, -5.0, 15.0], [0.1, 0.9]) == pytest.approx((-9.0, 11.0))
+    got = subsampled_interval(values, 0.45, se, 0.05, 0.8, sub, sub_se)
+    assert got == pytest.approx((0.45 - 11 * 0.05, 0.45 + 9 * 0.05), abs=1e-15)  # (-0.1, 0.9)
+    # a narrower subsamples' interval leaves the hybrid one as it is
+    assert subsampled_interval(values, 0.45, se, 0.05, 0.8, sub, sub_se * 10) == hyb
+    # subsamples without a value or a spread: the hybrid interval
+    assert subsampled_interval(values, 0.45, se, 0.05, 0.8, np.full(3, np.nan), sub_se[:3]) == hyb
+    assert subsampled_interval(values, 0.45, se, 0.05, 0.8, sub, np.zeros(5)) == hyb
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1, 1), min_size=2, max_size=12), st.lists(st.floats(0.01, 1), min_size=2,
+       max_size=12), st.lists(st.floats(-1, 1), min_size=2, max_size=12),
+       st.floats(-1, 1), st.floats(0.01, 1), st.floats(0.5, 0.99))
+def test_subsampled_interval_holds_the_hybrid_one_and_is_shift_equivariant(vals, ses, subs, obs, se0,
+                                                                              conf):
+    k = min(len(vals), len(ses), len(subs))
+    v, s, sub = np.array(vals[:k]), np.array(ses[:k]), np.array(subs[:k])
+    lo, hi = subsampled_interval(v, obs, s, se0, conf, sub, s)
+    h_lo, h_hi = hybrid_interval(v, obs, s, se0, conf)
+    assert lo <= h_lo and hi >= h_hi
+    # moving every value (observed, resampled, subsampled) by c moves the interval by c: the
+    # pivots are differences of values (up to the rounding of |values| <= 2: 1e-12)
+    c = 0.25
+    lo2, hi2 = subsampled_interval(v + c, obs + c, s, se0, conf, sub + c, s)
+    assert (lo2, hi2) == pytest.approx((lo + c, hi + c), abs=1e-12)
+
+
+def test_bootstrap_multiplicities_draws_m_units_from_the_same_stream():
+    m = bootstrap_multiplicities(10, 4, np.random.default_rng(1), draws=3)
+    idx = np.random.default_rng(1).integers(0, 10, size=(4, 3), dtype=np.int32)
+    want = np.array([np.bincount(row, minlength=10) for row in idx])
+    assert (m == want).all() and (m.sum(axis=1) == 3).all()
+    # without draws, U units per resample as before
+    assert (bootstrap_multiplicities(10, 4, np.random.default_rng(1)).sum(axis=1) == 10).all()
+    assert [subsample_size(u) for u in (1, 49, 50, 100, 300, 1000, 10_000)] == [1, 49, 49, 70, 121,
+                                                                                 221, 700]
+
+
+def test_adaptive_interval_subsamples_the_information_family_past_49_units():
+    rng = np.random.default_rng(4)
+    cells = _documents(rng, 140, 2, 6) + [{(0, 0): 400, (0, 1): 60, (1, 1): 40}]  # one giant unit
+    y_true = [f"{u}:{a}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    y_pred = [f"{u}:{b}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
+    kw = {"units": units, "n_resamples": 200, "seed": 3, "method": "paired_bootstrap"}
+    r = compare(y_true, {"A": y_pred, "B": y_true}, metrics=METRICS, **kw)
+    fam = r.settings["interval_by_metric"]
+    assert r.settings["interval_applied"] == "adaptive"
+    assert fam == {"ELM": "hybrid", "BCubed": "hybrid", "AdjustedRand": "hybrid",
+                   "NormalizedMutualInfo": "subsampled"}
+    assert r.settings["subsample_units"] == subsample_size(141) == 83
+    assert "95% adaptive intervals" in str(r)
+    hyb = compare(y_true, {"A": y_pred, "B": y_true}, metrics=METRICS, interval="hybrid", **kw)
+    sub = compare(y_true, {"A": y_pred, "B": y_true}, metrics=METRICS, interval="subsampled", **kw)
+    for name, kind in fam.items():
+        same = hyb if kind == "hybrid" else sub
+        assert r.values["A"][name] == same.values["A"][name]
+        assert r.differences["A", "B"][name] == same.differences["A", "B"][name]
+        # the subsamples are drawn after the U-unit resamples: the subsampled interval holds the
+        # hybrid one of the same seed
+        (_, lo, hi), (_, h_lo, h_hi) = sub.values["A"][name], hyb.values["A"][name]
+        assert lo <= h_lo and hi >= h_hi
+        d, h = sub.differences["A", "B"][name], hyb.differences["A", "B"][name]
+        assert d.low <= h.low and d.high >= h.high and d.p_value == h.p_value
 
 
 def test_adaptive_interval_is_hybrid_exactly_where_one_unit_dominates():

@@ -61,11 +61,13 @@ def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
                        "calibrated with few, heavy-tailed or widened units) or the centred paired "
                        "bootstrap (intervals always come from the bootstrap over units)")
     p.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
-                   help="bootstrap interval: adaptive (default: studentized, or hybrid where one "
-                   "unit holds more than 15%% of a labelling's pairs), studentized (bootstrap-t with "
-                   "each resample's linearization standard error), hybrid (the union of the "
-                   "percentile interval and the bootstrap-t centred at the resamples' mean), "
-                   "percentile, or bias-corrected and accelerated (bca)")
+                   help="bootstrap interval: adaptive (default: studentized, or where one unit "
+                   "holds more than 15%% of a labelling's pairs hybrid, and subsampled for NMI and "
+                   "the other entropy metrics), studentized (bootstrap-t with each resample's "
+                   "linearization standard error), hybrid (the union of the percentile interval "
+                   "and the bootstrap-t centred at the resamples' mean), subsampled (the hybrid "
+                   "interval joined with the bootstrap-t of m-out-of-U resamples, m = min(U, "
+                   "7 sqrt U)), percentile, or bias-corrected and accelerated (bca)")
     p.add_argument("--n-resamples", type=positive, default=n_default, metavar="B",
                    help=f"bootstrap resamples (and randomization rounds; default {n_default})")
     p.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
@@ -201,8 +203,9 @@ def add_score_ci_options(p) -> None:
     g.add_argument("--ci", action="store_true",
                    help="also report bootstrap intervals over the units of --unit")
     g.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
-                   help="with --ci: adaptive (default: studentized, or hybrid where one unit "
-                   "dominates), studentized (bootstrap-t), hybrid, percentile or bca")
+                   help="with --ci: adaptive (default: studentized, or where one unit dominates "
+                   "hybrid, subsampled for the entropy metrics), studentized (bootstrap-t), hybrid, "
+                   "subsampled, percentile or bca")
     g.add_argument("--unit", metavar="COL", help="column of the resampling unit (needed by --ci)")
     g.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
                    help="bootstrap resamples for --ci (default 1000)")
