@@ -545,6 +545,9 @@ pub fn silhouette_pruned_plain(s: &Slots, cache: &SlotCache, x: &[f64], own: usi
 }
 
 /// [`silhouette_pruned`] compiled with AVX2 (the same operations in the same order: the same bits).
+///
+/// # Safety
+/// The CPU must support AVX2 (callers check `has_avx2()` first).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub unsafe fn silhouette_pruned_avx2(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
@@ -665,6 +668,9 @@ pub fn replace_row_plain(dist: &mut [f64], cap: usize, c: usize, row: &[f64], to
 }
 
 /// [`replace_row`] compiled with AVX2 (the same operations in the same order: the same bits).
+///
+/// # Safety
+/// The CPU must support AVX2 (callers check `has_avx2()` first).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub unsafe fn replace_row_avx2(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: &mut (f64, f64)) {
@@ -978,6 +984,9 @@ impl DaviesBouldin {
     }
 
     /// [`DaviesBouldin::change`] compiled with AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (callers check `has_avx2()` first).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     pub unsafe fn change_avx2(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
