@@ -67,7 +67,6 @@ import numpy as np
 from streameval.comparison import (
     DOMINANT_SHARE,
     FEW_UNITS,
-    SUBSAMPLE_SCALE,
     _group,
     _jackknife,
     _metrics,
@@ -78,6 +77,7 @@ from streameval.comparison import (
     subsample_size,
 )
 from streameval.intervals import (
+    SUBSAMPLE_SCALE,
     bca_interval,
     hybrid_interval,
     p_value,

@@ -100,8 +100,6 @@ from .intervals import (
     COMPARE_INTERVAL_METHODS,
     INTERVAL_NAMES,
     STUDENTIZED_METHODS,
-    SUBSAMPLE_SCALE,
-    SUBSAMPLED_FAMILIES,
     Interval,
     adaptive_choice,
     check_interval_method,
@@ -150,8 +148,6 @@ DEFAULT_METRICS = ("ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo")
 _METHODS = ("randomization", "paired_bootstrap")
 _AGGREGATES = ("pooled", "mean")
 _CROSS = ("refuse", "widen")
-# re-exported: the interval rules live in streameval.intervals
-_INTERVAL_RULES = (INTERVAL_NAMES, SUBSAMPLE_SCALE, SUBSAMPLED_FAMILIES, adaptive_choice, subsample_size)
 
 
 # --------------------------------------------------------------------------- metrics

@@ -252,7 +252,8 @@ def cmd_score_ci(args) -> int:
     The file is read twice (labels and weight; unit), the rows joined by their line number; with
     ``--on-error skip`` a row bad in either read is skipped (and reported once).
     """
-    from ..comparison import INTERVAL_NAMES, compare
+    from ..comparison import compare
+    from ..intervals import INTERVAL_NAMES
     from ..io import RowSpec
 
     if not args.unit:
