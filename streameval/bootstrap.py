@@ -84,6 +84,7 @@ __all__ = [
     "poisson_multiplicities",
     "poisson_draws",
     "unit_hash",
+    "jackknife_groups",
     "seed64",
     "percentile_interval",
     "Interval",
@@ -146,6 +147,33 @@ def unit_hash(unit) -> int:
     if isinstance(unit, float) and unit != unit:
         raise ValueError("a unit cannot be NaN")
     return int.from_bytes(hashlib.blake2b(_canonical(unit), digest_size=8).digest(), "little")
+
+
+def jackknife_groups(hashes) -> tuple[np.ndarray, int]:
+    """``(groups, G)``: the group of each unit in BCa's leave-one-group-out jackknife, given the
+    units' :func:`unit_hash` values; the one rule :func:`streameval.compare` and
+    :class:`BootstrapEvaluator` share.
+
+    The units are ranked by their hashes (a function of the unit keys alone: not of the order they
+    came in, of a list or a numpy array, nor of ``PYTHONHASHSEED``), and the unit of rank ``i`` goes
+    to group ``i mod G`` with ``G = min(U, JACKKNIFE_GROUPS)``: every unit its own group up to
+    1,000 units, groups of ``⌊U/G⌋`` or ``⌈U/G⌉`` units beyond. Group ``j`` is therefore the same
+    set of unit keys, at the same index, whatever path built the table. O(U log U).
+
+    >>> keys = ["b", "a", "c"]
+    >>> groups, g = jackknife_groups([unit_hash(u) for u in keys])
+    >>> g, sorted(groups.tolist())
+    (3, [0, 1, 2])
+    >>> again, _ = jackknife_groups([unit_hash(u) for u in reversed(keys)])  # each key keeps its group
+    >>> dict(zip(keys, groups.tolist())) == dict(zip(reversed(keys), again.tolist()))
+    True
+    """
+    h = np.fromiter(hashes, dtype=np.uint64)
+    n = len(h)
+    g = min(n, JACKKNIFE_GROUPS)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.argsort(h, kind="stable")] = np.arange(n, dtype=np.int64)
+    return (rank % g if g else rank), g
 
 
 def seed64(seed) -> int:
@@ -375,7 +403,7 @@ class BootstrapEvaluator(Guarded):
     _dirty: set
     _homes: tuple[dict, dict]  # label -> [unit, elements] for the true and the predicted side
     _sums: np.ndarray  # (B, fields) object array of the replicas' exact sums
-    _cache: tuple | None  # (UnitStats of the live units, multiplicities), until the next change
+    _cache: tuple | None  # (UnitStats of the live units, multiplicities, their hashes), until the next change
     interval_method: str
 
     def __init__(self, metrics=None, n_replicas: int = 200, seed: int = 0, confidence: float = 0.95,
@@ -627,7 +655,7 @@ class BootstrapEvaluator(Guarded):
         return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
 
     def _live(self) -> tuple:
-        """``(UnitStats of the live units, (B, U) multiplicities)``, the units in the order of their
+        """``(UnitStats of the live units, (B, U) multiplicities, their hashes)``, the units in the order of their
         hashes (a function of the state, not of the order elements, reverts and merges came in:
         the float sums over units below then do not depend on it either). Cached until the next
         change. O(U · fields) Python operations."""
@@ -638,7 +666,7 @@ class BootstrapEvaluator(Guarded):
             us = UnitStats.from_rows([e.synced for e in entries], self._f_keys)
             m = (np.array([e.k for e in entries], dtype=np.int64).T if entries
                  else np.zeros((self.n_replicas, 0), dtype=np.int64))
-            cached = self._cache = (us, m)
+            cached = self._cache = (us, m, [e.h for e in entries])
         return cached
 
     def standard_errors(self) -> tuple[np.ndarray, np.ndarray]:
@@ -660,7 +688,7 @@ class BootstrapEvaluator(Guarded):
         >>> se.shape, bool(se0[0] > 0)
         ((1, 4), True)
         """
-        us, m = self._live()
+        us, m, _ = self._live()
         metrics = [mt for _, mt in self._metrics]
         k = len(metrics)
         if not us.n_units:
@@ -684,11 +712,11 @@ class BootstrapEvaluator(Guarded):
         >>> bs.jackknife().tolist()  # without unit 1: one singleton; without unit 2: one pair
         [[1.0, 1.0]]
         """
-        us, _ = self._live()
-        g = min(us.n_units, JACKKNIFE_GROUPS)
+        us, _, hashes = self._live()
+        groups, g = jackknife_groups(hashes)
         if not g:
             return np.zeros((len(self._metrics), 0))
-        return self._read_rows(us.leave_out(np.arange(us.n_units) % g, g))
+        return self._read_rows(us.leave_out(groups, g))
 
     def pairs_share(self) -> float:
         """The largest share of the true or the predicted within-cluster pairs that one live unit
