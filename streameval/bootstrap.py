@@ -655,6 +655,10 @@ class BootstrapEvaluator(Guarded):
         return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
 
     def _live(self) -> tuple:
+        """``(UnitStats of the live units, (B, U) multiplicities)`` (:meth:`_live_hashed`)."""
+        return self._live_hashed()[:2]
+
+    def _live_hashed(self) -> tuple:
         """``(UnitStats of the live units, (B, U) multiplicities, their hashes)``, the units in the order of their
         hashes (a function of the state, not of the order elements, reverts and merges came in:
         the float sums over units below then do not depend on it either). Cached until the next
@@ -688,7 +692,7 @@ class BootstrapEvaluator(Guarded):
         >>> se.shape, bool(se0[0] > 0)
         ((1, 4), True)
         """
-        us, m, _ = self._live()
+        us, m = self._live()
         metrics = [mt for _, mt in self._metrics]
         k = len(metrics)
         if not us.n_units:
@@ -712,7 +716,7 @@ class BootstrapEvaluator(Guarded):
         >>> bs.jackknife().tolist()  # without unit 1: one singleton; without unit 2: one pair
         [[1.0, 1.0]]
         """
-        us, _, hashes = self._live()
+        us, _, hashes = self._live_hashed()
         groups, g = jackknife_groups(hashes)
         if not g:
             return np.zeros((len(self._metrics), 0))
