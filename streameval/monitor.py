@@ -58,7 +58,7 @@ from .errors import require
 from .evaluator import Evaluator
 from .labels import factorize
 from .sample import SampleEstimator
-from .stats import ONE, bcubed_term, elm_term
+from .stats import ONE, bcubed_term, elm_term, precision_loss
 from .sync import Guarded, concurrent_use
 from .units import FEW_UNITS
 from .window import CountWindow, EventTimeWindow
@@ -123,7 +123,7 @@ class ClusterCostRanking:
             self.refresh(p)
 
     def _cost(self, size: int, sq: int) -> int:
-        return size * ONE - self._term(sq, size)
+        return precision_loss(sq, size, self._term)
 
     def refresh(self, label) -> None:
         """Re-rank predicted cluster ``label`` after a change to it (or its removal). O(log k)."""
