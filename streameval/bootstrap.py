@@ -56,6 +56,7 @@ units (the hybrid and adaptive intervals too), BCa one read per live unit (at mo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import math
@@ -71,6 +72,7 @@ from .detect import one_blas_thread
 from .errors import UnknownElementError
 from .evaluator import Evaluator
 from .intervals import STUDENTIZED_METHODS, Interval, percentile_interval
+from .labels import same_label
 from .linearization import standard_errors, unit_fields
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
@@ -452,16 +454,40 @@ class BootstrapEvaluator(Guarded):
             unit_hash(unit)  # a unit of an unsupported type raises here
         return entry
 
-    def _check_home(self, y_true, y_pred, unit) -> None:
-        """Refuse a label already living in another unit (raises before anything changes)."""
+    def _check_home(self, y_true, y_pred, unit, leaving=None) -> None:
+        """Refuse a label already living in another unit (raises before anything changes);
+        ``leaving``: an element ``(y_true, y_pred, w, unit)`` reverted first (a window's expiry)."""
         for side, label, what in ((0, y_true, "true"), (1, y_pred, "predicted")):
             home = self._homes[side].get(label)
+            if (home is not None and leaving is not None and home[0] == leaving[3]
+                    and home[1] == leaving[2] and same_label(leaving[side], label)):
+                home = None  # its only elements leave first
             if home is not None and home[0] != unit:
                 raise ValueError(
                     f"{what} label {label!r} is in unit {home[0]!r} and now given in unit {unit!r}: "
                     "a unit must hold whole clusters (a cluster across units would be cut in the "
                     "replicas); use a unit that holds both, e.g. the connected component"
                 )
+
+    def check_update(self, y_true, y_pred, w=1, *, unit=None, leaving=None) -> None:
+        """Raise what :meth:`update` with these arguments would raise for its weight, its unit
+        and the units' whole clusters, changing nothing (the labels themselves are checked by the
+        table, which refuses them before any change); ``leaving``: an element ``(y_true, y_pred,
+        w, unit)`` held here that is reverted first (a count window's oldest, expiring on this
+        update). What :class:`~streameval.Monitor` checks before it changes its tables. O(1).
+
+        >>> bs = BootstrapEvaluator([], n_replicas=4)
+        >>> bs.update("e", "c", unit="d1")
+        >>> bs.check_update("e", "c", unit="d2", leaving=("e", "c", 1, "d1"))  # "e" leaves d1 first
+        >>> bs.check_update("e", "k", unit="d2")
+        Traceback (most recent call last):
+        ...
+        ValueError: true label 'e' is in unit 'd1' and now given in unit 'd2': ...
+        """
+        check_weight(w)
+        self._entry(unit)  # the unit is required, of a type unit_hash encodes
+        with contextlib.suppress(TypeError):  # an unhashable label: the table names it
+            self._check_home(y_true, y_pred, unit, leaving)
 
     # -------------------------------------------------------------- River's protocol
     def update(self, y_true, y_pred, w=1, *, unit=None) -> None:
@@ -787,8 +813,8 @@ class BootstrapEvaluator(Guarded):
         ...     for iv in bs.intervals(m).values() for lo, hi in [(iv.low, iv.high)])
         True
         """
+        c = self.confidence if confidence is None else _check_confidence(confidence)  # before any sync
         used = self.applied_method(method)
-        c = self.confidence if confidence is None else _check_confidence(confidence)
         vals = self._values()
         k = len(self._metrics)
         se, se0 = (self.standard_errors() if used in STUDENTIZED_METHODS

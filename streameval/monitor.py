@@ -405,9 +405,14 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         if self.interval is not None:
             if unit is None:
                 raise ValueError("a Monitor with interval= needs each element's unit: update(..., unit=)")
-            from .bootstrap import unit_hash
-
-            unit_hash(unit)  # an unsupported unit raises before anything changes
+            # the unit's type, and the clusters' units (after the window's oldest leaves, as it
+            # will), checked before anything changes
+            assert isinstance(self.window, CountWindow)
+            leaving = None
+            if len(self.window) >= self.window.size:
+                oldest = next(iter(self.window))
+                leaving = (*oldest, self._units[0])
+            self.interval.check_update(y_true, y_pred, w, unit=unit, leaving=leaving)
         sample = self.sample
         if sample is not None:  # validated before anything changes
             if is_missing(y_true):
