@@ -41,6 +41,7 @@ a smaller ``k`` (the allowance, in reference standard deviations) catches smalle
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections import deque
 from typing import Any, Protocol
@@ -98,8 +99,8 @@ def mean_variance(values: list) -> tuple[float, float]:
     (two passes, Python's sums in order): the one formula the CUSUM's calibration (its ``μ`` and
     ``σ``) and :meth:`BlockDrops.interval` (the standard error of the mean) read. O(n).
 
-    >>> mean_variance([1.0, 2.0, 4.0])
-    (2.3333333333333335, 2.3333333333333335)
+    >>> mean_variance([1.0, 2.0, 3.0])
+    (2.0, 1.0)
     """
     n = len(values)
     if n < 2:
@@ -283,9 +284,11 @@ class Cusum:
 
     def update(self, value: float) -> bool:
         """Take one block value; true when a drop is flagged. A NaN value (a metric undefined
-        on the block) is ignored."""
+        on the block) is ignored; an infinite or non-numeric one is refused, changing nothing."""
         if value != value:
             return False
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError(f"a block value must be a finite number (or NaN: ignored), got {value!r}")
         if len(self._ref) < self.reference:
             self._ref.append(value)
             if len(self._ref) == self.reference:

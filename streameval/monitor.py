@@ -44,6 +44,8 @@ Reports (:meth:`Monitor.report`) are produced on a schedule (every ``report_ever
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -82,6 +84,32 @@ def _column(x, name: str):
         return list(x)
     except TypeError:
         raise TypeError(f"{name} must be a sequence, got {type(x).__name__}") from None
+
+
+def _positive_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+
+def _finite(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_settings(report_every, report_seconds, on_report, top, reference) -> None:
+    """Refuse the Monitor settings that would otherwise be silently read as something else
+    (``report_every=0`` as never, a negative one as an odd schedule, a NaN ``report_seconds``
+    as never, ``top=-1`` as all but the last, a NaN ``reference`` as never below)."""
+    if report_every is not None and not _positive_int(report_every):
+        raise ValueError(f"report_every must be an int >= 1 (elements) or None, got {report_every!r}")
+    if report_seconds is not None and not (_finite(report_seconds) and report_seconds >= 0):
+        raise ValueError(f"report_seconds must be a finite number of seconds >= 0 or None, "
+                         f"got {report_seconds!r}")
+    if on_report is not None and not callable(on_report):
+        raise TypeError(f"on_report must be callable (it is called with each report), got "
+                        f"{type(on_report).__name__}")
+    if not (isinstance(top, int) and not isinstance(top, bool) and top >= 0):
+        raise ValueError(f"top must be an int >= 0 (the reports' list length), got {top!r}")
+    if reference is not None and not _finite(reference):
+        raise ValueError(f"reference must be a finite number or None, got {reference!r}")
 
 
 class ClusterCostRanking:
@@ -243,6 +271,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             )
         if not isinstance(block, int) or isinstance(block, bool) or block < 1:
             raise ValueError(f"block must be an int >= 1, got {block!r}")
+        _check_settings(report_every, report_seconds, on_report, top, reference)
         self.watch = watch
         self.block = block
         self.report_every = report_every

@@ -80,3 +80,44 @@ def test_bootstrap_intervals_refuse_a_bad_confidence_before_settling_the_replica
         with pytest.raises(ValueError, match="confidence must be strictly between 0 and 1"):
             bs.interval("ELM", confidence=bad)
     assert pickle.dumps(bs) == before
+
+
+@pytest.mark.parametrize("setting, match", [
+    ({"report_every": 0}, "report_every must be an int >= 1"),
+    ({"report_every": -5}, "report_every must be an int >= 1"),
+    ({"report_every": 2.5}, "report_every must be an int >= 1"),
+    ({"report_seconds": float("nan")}, "report_seconds must be a finite number of seconds >= 0"),
+    ({"report_seconds": -1}, "report_seconds must be a finite number of seconds >= 0"),
+    ({"on_report": "print"}, "on_report must be callable"),
+    ({"top": -1}, "top must be an int >= 0"),
+    ({"reference": float("nan")}, "reference must be a finite number"),
+    ({"reference": "0.9"}, "reference must be a finite number"),
+])
+def test_monitor_settings_that_would_be_read_as_something_else_are_refused(setting, match):
+    """Before: ``report_every=0`` meant never, ``-5`` an odd schedule, a NaN ``report_seconds``
+    never, ``top=-1`` every cluster but the last, a NaN ``reference`` a window never below it."""
+    with pytest.raises((ValueError, TypeError), match=match):
+        Monitor([ELM()], **setting)
+
+
+def test_monitor_settings_at_their_bounds_are_accepted():
+    mon = Monitor([ELM()], report_every=1, report_seconds=0.5, on_report=print, top=0, reference=0.9)
+    assert (mon.report_every, mon.top, mon.reference) == (1, 0, 0.9)
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), "0.5", None, True])
+def test_a_cusum_refuses_a_block_value_that_is_no_finite_number(calibrated, bad):
+    """Before: a string joined the reference blocks and then broke the calibration (state
+    changed); an infinite value calibrated a CUSUM at μ = ∞ that could never flag."""
+    from streameval.detect import Cusum
+
+    c = Cusum(reference=2, h=3.0)
+    c.bind(5, True)
+    for v in [0.9, 0.8] if calibrated else [0.9]:
+        c.update(v)
+    before = pickle.dumps(c)
+    with pytest.raises(ValueError, match="a block value must be a finite number"):
+        c.update(bad)
+    assert pickle.dumps(c) == before
+    assert c.update(float("nan")) is False and pickle.dumps(c) == before  # NaN: ignored
