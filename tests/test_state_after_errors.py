@@ -121,3 +121,25 @@ def test_a_cusum_refuses_a_block_value_that_is_no_finite_number(calibrated, bad)
         c.update(bad)
     assert pickle.dumps(c) == before
     assert c.update(float("nan")) is False and pickle.dumps(c) == before  # NaN: ignored
+
+
+@pytest.mark.parametrize("stream, flags, match", [
+    ("s2", (2, 1), "page 0, true flag: a page flag must be 0 or 1, got 2"),
+    ("s2", (1, float("nan")), "page 0, predicted flag: a page flag must be 0 or 1, got nan"),
+    (None, (1, 1), r"the stream id is missing \(None\)"),
+    (float("nan"), (1, 1), r"the stream id is missing \(NaN\)"),
+    (["s"], (1, 1), "a stream id must be hashable, got list"),
+])
+def test_a_page_stream_evaluator_refuses_a_bad_page_without_opening_a_stream(stream, flags, match):
+    """Before: a new stream was created (empty) before its first flag was refused, and a NaN
+    stream id opened a new stream on every page."""
+    from streameval import PageStreamEvaluator
+    from streameval.errors import PageStreamError
+
+    ev = PageStreamEvaluator([ELM()])
+    ev.update("s1", 1, 1)
+    ev.update("s1", 0, 1)
+    before = pickle.dumps(ev)
+    with pytest.raises(PageStreamError, match=match):
+        ev.update(stream, *flags)
+    assert pickle.dumps(ev) == before
