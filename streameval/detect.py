@@ -41,6 +41,7 @@ a smaller ``k`` (the allowance, in reference standard deviations) catches smalle
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections import deque
 from typing import Any, Protocol
@@ -94,6 +95,21 @@ def is_drop(detector, value: float, bigger_is_better: bool, since: list) -> bool
 
 
 # ---------------------------------------------------------------------------------- CUSUM
+def mean_variance(values: list) -> tuple[float, float]:
+    """``(mean, sample variance)`` of two or more floats, ``Σx/n`` and ``Σ(x − mean)²/(n − 1)``
+    (two passes, Python's sums in order): the one formula the CUSUM's calibration (its ``μ`` and
+    ``σ``) and :meth:`BlockDrops.interval` (the standard error of the mean) read. O(n).
+
+    >>> mean_variance([1.0, 2.0, 3.0])
+    (2.0, 1.0)
+    """
+    n = len(values)
+    if n < 2:
+        raise ValueError(f"a sample variance needs two or more values, got {n}")
+    mean = sum(values) / n
+    return mean, sum((x - mean) ** 2 for x in values) / (n - 1)
+
+
 def _increment_cdf(z, k: float, bandwidth: float):
     """The CDF of the CUSUM's increment ``z - k``, ``z`` drawn from the reference values smoothed
     by a logistic kernel of standard deviation ``bandwidth`` (its tails are heavier than a
@@ -256,9 +272,8 @@ class Cusum:
 
     def _calibrate(self) -> None:
         ref = self._ref
-        n = len(ref)
-        mu = sum(ref) / n
-        sd = math.sqrt(sum((x - mu) ** 2 for x in ref) / (n - 1))
+        mu, var = mean_variance(ref)
+        sd = math.sqrt(var)
         self.mu, self.sigma = mu, max(sd, self.min_scale)
         if self.fixed_h is not None:
             self.h = self.fixed_h
@@ -270,9 +285,11 @@ class Cusum:
 
     def update(self, value: float) -> bool:
         """Take one block value; true when a drop is flagged. A NaN value (a metric undefined
-        on the block) is ignored."""
+        on the block) is ignored; an infinite or non-numeric one is refused, changing nothing."""
         if value != value:
             return False
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError(f"a block value must be a finite number (or NaN: ignored), got {value!r}")
         if len(self._ref) < self.reference:
             self._ref.append(value)
             if len(self._ref) == self.reference:
@@ -840,8 +857,8 @@ class BlockDrops:
         m = len(recent)
         if m < 2:
             return None
-        mean = sum(recent) / m
-        half = z * math.sqrt(sum((v - mean) ** 2 for v in recent) / (m - 1) / m)
+        mean, var = mean_variance(recent)
+        half = z * math.sqrt(var / m)  # the standard error of the mean
         return mean, mean - half, mean + half
 
     def flag(self, recent: int) -> bool:
