@@ -288,7 +288,9 @@ class Cusum:
         on the block) is ignored; an infinite or non-numeric one is refused, changing nothing."""
         if value != value:
             return False
-        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+        if (type(value) is not float  # the common case first: a float is a Real, not a bool
+                and (not isinstance(value, numbers.Real) or isinstance(value, bool))
+                or not math.isfinite(value)):
             raise ValueError(f"a block value must be a finite number (or NaN: ignored), got {value!r}")
         if len(self._ref) < self.reference:
             self._ref.append(value)
