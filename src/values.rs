@@ -97,16 +97,11 @@ impl U256 {
         U256 { hi, lo }
     }
 
-    pub fn add(self, o: U256) -> Option<U256> {
+    /// `self + o`, `None` on overflow (as the integer types' `checked_add`).
+    pub fn checked_add(self, o: U256) -> Option<U256> {
         let (lo, c) = self.lo.overflowing_add(o.lo);
         let hi = self.hi.checked_add(o.hi)?.checked_add(c as u128)?;
         Some(U256 { hi, lo })
-    }
-
-    /// `self - o` for `self >= o`.
-    pub fn sub(self, o: U256) -> U256 {
-        let (lo, b) = self.lo.overflowing_sub(o.lo);
-        U256 { hi: self.hi - o.hi - b as u128, lo }
     }
 
     pub fn bits(self) -> u32 {
@@ -117,8 +112,26 @@ impl U256 {
         }
     }
 
+    pub fn is_zero(self) -> bool {
+        self.hi == 0 && self.lo == 0
+    }
+}
+
+impl std::ops::Sub for U256 {
+    type Output = U256;
+
+    /// `self - o` for `self >= o` (below, as the integer types: a panic in debug builds).
+    fn sub(self, o: U256) -> U256 {
+        let (lo, b) = self.lo.overflowing_sub(o.lo);
+        U256 { hi: self.hi - o.hi - b as u128, lo }
+    }
+}
+
+impl std::ops::Shl<u32> for U256 {
+    type Output = U256;
+
     /// `self << k` for `k < 256` (bits shifted out are lost: callers keep room).
-    pub fn shl(self, k: u32) -> U256 {
+    fn shl(self, k: u32) -> U256 {
         if k == 0 {
             self
         } else if k >= 128 {
@@ -126,10 +139,6 @@ impl U256 {
         } else {
             U256 { hi: (self.hi << k) | (self.lo >> (128 - k)), lo: self.lo << k }
         }
-    }
-
-    pub fn is_zero(self) -> bool {
-        self.hi == 0 && self.lo == 0
     }
 }
 
@@ -240,7 +249,7 @@ fn div_u256(a: U256, b: U256) -> Option<f64> {
     }
     // the operands aligned to the same length; the quotient `floor(r * 2**55 / d)` (56 bits)
     let t = la - lb;
-    let (r, d) = if t >= 0 { (a, b.shl(t as u32)) } else { (a.shl((-t) as u32), b) };
+    let (r, d) = if t >= 0 { (a, b << t as u32) } else { (a << (-t) as u32, b) };
     let (q, rem) = quotient_55(r, d);
     Some(round_scaled(q, !rem.is_zero(), t - 55))
 }
@@ -262,12 +271,12 @@ fn quotient_55(r: U256, d: U256) -> (u128, U256) {
         let e = l - 64;
         let dtop = shr(d, e).lo as u64; // in [2**63, 2**64)
         // floor(r * 2**55 / 2**e), below 2**120
-        let rtop = if e >= 55 { shr(r, e - 55).lo } else { r.shl(55 - e).lo };
+        let rtop = if e >= 55 { shr(r, e - 55).lo } else { (r << (55 - e)).lo };
         (rtop / dtop as u128, ())
     };
     let mut q = q_est;
     // r * 2**55 - q * d, modulo 2**256
-    let mut rem = wrapping_sub(r.shl(55), wrapping_mul_small(d, q));
+    let mut rem = wrapping_sub(r << 55, wrapping_mul_small(d, q));
     while rem.hi >> 127 == 1 {
         // negative: the estimate was above
         q -= 1;
@@ -275,7 +284,7 @@ fn quotient_55(r: U256, d: U256) -> (u128, U256) {
     }
     while rem >= d {
         q += 1;
-        rem = rem.sub(d);
+        rem = rem - d;
     }
     (q, rem)
 }
@@ -540,9 +549,9 @@ fn adjusted_rand(r: &mut Reader<'_>, _: f64) -> Option<f64> {
     }
     let (tp, tn, fp, fn_) = (tp as u128, tn as u128, fp as u128, fn_ as u128);
     let (x, y) = (U256::mul(tp, tn), U256::mul(fn_, fp));
-    let (neg, diff) = if x >= y { (false, x.sub(y)) } else { (true, y.sub(x)) };
-    let num = diff.add(diff)?;
-    let den = U256::mul(tp + fn_, fn_ + tn).add(U256::mul(tp + fp, fp + tn))?;
+    let (neg, diff) = if x >= y { (false, x - y) } else { (true, y - x) };
+    let num = diff.checked_add(diff)?;
+    let den = U256::mul(tp + fn_, fn_ + tn).checked_add(U256::mul(tp + fp, fp + tn))?;
     if den.is_zero() {
         return None;
     }
@@ -760,8 +769,8 @@ mod tests {
             x = x.wrapping_mul(0x2545F4914F6CDD1D_u128 | 1).wrapping_add(0x9E3779B97F4A7C15 + i as u128);
             let y = x.rotate_left(61) ^ 0xdead_beef;
             let (sa, sb) = (i % 200, (i / 7) % 200);
-            let a = U256::from(x >> (i % 128)).shl(sa.min(120));
-            let b = U256::from((y >> ((i / 3) % 128)) | 1).shl(sb.min(120));
+            let a = U256::from(x >> (i % 128)) << sa.min(120);
+            let b = U256::from((y >> ((i / 3) % 128)) | 1) << sb.min(120);
             let got = div_u256(a, b).unwrap();
             let want = reference(&big(a), &big(b));
             assert_eq!(got.to_bits(), want.to_bits(), "{a:?} / {b:?}");
@@ -789,14 +798,14 @@ mod tests {
     fn quotient_by_bits(mut r: U256, d: U256) -> (u128, U256) {
         let mut q: u128 = 0;
         if r >= d {
-            r = r.sub(d);
+            r = r - d;
             q = 1;
         }
         for _ in 0..55 {
-            r = r.shl(1);
+            r = r << 1;
             q <<= 1;
             if r >= d {
-                r = r.sub(d);
+                r = r - d;
                 q |= 1;
             }
         }
@@ -819,11 +828,11 @@ mod tests {
             let d = U256 { hi: d.hi | if l > 128 { 1 << (l - 129) } else { 0 }, lo: d.lo | if l <= 128 { 1 << (l - 1) } else { 0 } };
             let r = match i % 4 {
                 0 => d,
-                1 => d.add(d).unwrap().sub(U256::from(1)),
-                2 => d.sub(U256::from(1)).max(U256::from(1)),
+                1 => d.checked_add(d).unwrap() - U256::from(1),
+                2 => (d - U256::from(1)).max(U256::from(1)),
                 _ => shr(U256 { hi: next(), lo: next() }, 255 - l),
             };
-            let r = if r >= d.add(d).unwrap() { d } else { r };
+            let r = if r >= d.checked_add(d).unwrap() { d } else { r };
             assert_eq!(quotient_55(r, d), quotient_by_bits(r, d), "{r:?} / {d:?}");
             let a = shr(U256 { hi: next(), lo: next() }, 256 - (1 + (i / 250) % 250));
             if !a.is_zero() && a.bits() <= 250 && d.bits() <= 250 {
@@ -839,9 +848,10 @@ mod tests {
         let b = (u128::MAX >> 15) - 12345;
         let p = U256::mul(a, b);
         assert_eq!(big(p), BigUint::from(a) * BigUint::from(b));
-        let s = p.add(U256::mul(b, b)).unwrap();
+        let s = p.checked_add(U256::mul(b, b)).unwrap();
         assert_eq!(big(s), BigUint::from(a) * BigUint::from(b) + BigUint::from(b) * BigUint::from(b));
-        assert_eq!(big(s.sub(p)), BigUint::from(b) * BigUint::from(b));
+        assert_eq!(big(s - p), BigUint::from(b) * BigUint::from(b));
+        assert_eq!(p.checked_add(U256 { hi: u128::MAX, lo: 0 }), None);
     }
 
     #[test]

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 from .errors import require
-from .stats import ONE, bcubed_term, xlogx
+from .stats import ONE, precision_loss, xlogx
 
 __all__ = ["ErrorAccount"]
 
@@ -194,8 +194,7 @@ class ErrorAccount:
         size, sq = k[0], k[1]
         ident = old[2] if old is not None else self._new_id()
         self._col_label[ident] = p
-        entry = self._col_entry[p] = (-self._col_cells[p], -(size * ONE - bcubed_term(sq, size)),
-                                      ident)
+        entry = self._col_entry[p] = (-self._col_cells[p], -precision_loss(sq, size), ident)
         return old, entry
 
     # ---------------------------------------------------------------- reading

@@ -291,6 +291,12 @@ class EventTimeWindow(Guarded):
         finally:
             guard.release()
 
+    def _time_error(self, t) -> StreamevalError:
+        return StreamevalError(
+            f"event time {t!r} must be a number or datetime, comparable with the window's "
+            f"time {self.now!r} and its span {self.span!r}"
+        )
+
     def _update(self, y_true, y_pred, w, t) -> None:
         now = self.now
         try:
@@ -299,10 +305,7 @@ class EventTimeWindow(Guarded):
                 raise TypeError
             too_late = now is not None and (t < now - self.lateness or t <= now - self.span)
         except TypeError:
-            raise StreamevalError(
-                f"event time {t!r} must be a number or datetime, comparable with the window's "
-                f"time {now!r} and its span {self.span!r}"
-            ) from None
+            raise self._time_error(t) from None
         if too_late:
             if self.evaluator.table.missing == "raise":
                 check_label(y_true, "y_true")
@@ -326,7 +329,14 @@ class EventTimeWindow(Guarded):
         if not guard.acquire(False):
             concurrent_use(self, "advance")
         try:
-            if self.now is None or t > self.now:
+            try:  # the time rule of update: a NaN or an incomparable time changes nothing
+                t - self.span
+                if t != t:
+                    raise TypeError
+                later = self.now is None or t > self.now
+            except TypeError:
+                raise self._time_error(t) from None
+            if later:
                 self._expire(t)
         finally:
             guard.release()
