@@ -388,24 +388,6 @@ def density_state(k: int, c: int, m: int, seed: int = 0):
     return wt, wp, ww, list(zip(ts.tolist(), ps.tolist()))
 
 
-def release_freed() -> None:
-    """Let the C allocator consolidate what the previous case freed, outside any timed loop.
-
-    Freeing a table of millions of cells leaves glibc's allocator a million small free chunks,
-    which it merges at the next large allocation (about 5·10⁶ instructions after a 6·10⁶-cell
-    table): without this, that one-time cost of the previous case's ``del`` lands in the next
-    case's measured updates (it was the unexplained 2,500 instructions per element of
-    ``Evaluator()`` update alone at K = 10⁵ with 60 cells per row, over 2,000 elements).
-    ``malloc_trim(0)`` does it now; a no-op where the C library has no ``malloc_trim``."""
-    gc.collect()
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
 def child_density(k: int, c: int, m: int, mode: str) -> dict:
     """One (K, c) density case: ``mode`` "cpu" times every case (CPU µs per element, best of
     two); "callgrind" runs each case's loop once in ``functools.reduce`` (the only collected
@@ -443,7 +425,6 @@ def child_density(k: int, c: int, m: int, mode: str) -> dict:
         obj.table.update_many(wt, wp, ww)
         upd, read = obj.update, obj.get
         read()
-        release_freed()  # the previous table's and the fill's freed memory, before the loops
 
         def plain(acc, tp, upd=upd):
             t, p = tp
