@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, SlotCache, Slots, SsbAnchor};
+use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -830,8 +830,40 @@ impl DaviesBouldinKernel {
     }
 }
 
+/// The paths of the distance kernels this CPU runs, narrowest first (for the tests).
+#[pyfunction]
+fn _simd_paths() -> Vec<&'static str> {
+    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2"), (Simd::Avx512, "avx512")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
+}
+
+/// `out[j] = ||rows_j - b||²` for the C-contiguous `(m, d)` float64 array `rows` and the `d`
+/// values of `b`, by the kernel of `path` (`plain`, `avx2`, `avx512`: one of `_simd_paths()`),
+/// as the distance rows of the views compute them (for the tests: every path gives the same
+/// bits). O(m·d).
+#[pyfunction]
+fn _sq_dists(rows_: &Bound<'_, PyAny>, b: Vec<f64>, path: &str) -> PyResult<Vec<f64>> {
+    let simd = match path {
+        "plain" => Simd::Plain,
+        "avx2" => Simd::Avx2,
+        "avx512" => Simd::Avx512,
+        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain, avx2 or avx512"))),
+    };
+    if !simd.available() {
+        return Err(PyValueError::new_err(format!("this CPU does not run the {path} path")));
+    }
+    let d = b.len();
+    let data = rows(rows_, d)?;
+    let mut out = vec![0.0; data.len().checked_div(d).unwrap_or(0)];
+    if d > 0 {
+        sq_dists_on(simd, data, &b, &mut out);
+    }
+    Ok(out)
+}
+
 /// Add the classes to the module (called from the module's init).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SummaryKernel>()?;
-    m.add_class::<DaviesBouldinKernel>()
+    m.add_class::<DaviesBouldinKernel>()?;
+    m.add_function(wrap_pyfunction!(_simd_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(_sq_dists, m)?)
 }
