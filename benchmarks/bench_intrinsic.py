@@ -5,8 +5,11 @@ against a numpy floor, and recomputing with scikit-learn — CPU ratios and inst
    with the Python reference (``native=False``), a per-point numpy Welford loop (the floor a
    hand-written streaming loop reaches), and ``ClusterReport`` update + get (7 intrinsic metrics:
    SSW, SSB, Calinski-Harabasz, separation, RMS compactness and Davies-Bouldin, prequential
-   squared-Euclidean silhouette), at d = 2…128 and k = 10, 1,000. The stream: Gaussian blobs, the
-   k clusters seeded first, then M points timed.
+   squared-Euclidean silhouette), at d = 2…128 and k = 10, 1,000; beside them the floor of the
+   report's exact work, one distance row (``_native.RowPass``: the squared distances from the
+   point's cluster mean to the k means, one pass over the k × d doubles by the widest kernel the
+   CPU has, one call per point). The stream: Gaussian blobs, the k
+   clusters seeded first, then M points timed.
 2. **Instructions per point** from ``valgrind --tool=callgrind`` (stable on a loaded machine) for
    the same cases on the same grid (d = 2…128, k = 10, 1,000): only each measured loop is
    collected (``functools.reduce``; one process per grid point, one dump per case, through
@@ -38,12 +41,13 @@ import numpy as np
 import streameval as se
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "intrinsic.md"
-CASES = ("loop", "summaries", "summaries_ref", "report")
+CASES = ("loop", "summaries", "summaries_ref", "report", "row")
 LABEL = {
     "loop": "numpy Welford loop",
     "summaries": "`ClusterSummaries.update`",
     "summaries_ref": "the same, Python reference",
     "report": "`ClusterReport` update + get",
+    "row": "one exact distance row (floor)",
 }
 
 
@@ -76,6 +80,10 @@ def stepper(case: str, X, y, k: int):
             delta = x - mean[p]
             mean[p] += delta / count[p]
             m2[p] += delta @ (x - mean[p])
+    elif case == "row":  # the floor of one exact row refresh: one pass over the k x d means
+        from streameval import _native
+
+        step = _native.RowPass(np.ascontiguousarray(X[:k]), _native._simd_paths()[-1])
     elif case in ("summaries", "summaries_ref"):
         s = se.ClusterSummaries(native=case == "summaries")
         step = s.update
@@ -88,6 +96,8 @@ def stepper(case: str, X, y, k: int):
             read()
     else:  # pragma: no cover
         raise ValueError(case)
+    if case == "row":
+        return lambda x, p: step(p)  # the row of the point's cluster
     for x, p in zip(X[:k], y[:k].tolist()):
         step(x, p)
     return step
@@ -195,6 +205,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     dims, ks = (2, 16, 64, 128), (10, 1000)
     m = 300 if args.quick else 3000
+    load0 = os.getloadavg()[0]
     grid = []
     for d in dims:
         for k in ks:
@@ -221,6 +232,9 @@ def main(argv=None):
     peers = [(d, k, sklearn_recompute(d, k, max(peer_n, 2 * k))) for d in (2, 64) for k in ks]
     import sklearn
 
+    from streameval import _native
+
+    load1 = os.getloadavg()[0]
     cmd = "PYTHONPATH=. python benchmarks/bench_intrinsic.py" + (" --quick" if args.quick else "")
     lines = [
         "# Intrinsic metrics: native summaries and views, against a numpy floor and scikit-learn",
@@ -228,7 +242,10 @@ def main(argv=None):
         f"Command: `{cmd}`  ",
         f"Machine: {platform.machine()}, {cpu_name()}, {os.cpu_count()} cores, {platform.system()} "
         f"{platform.release()}  ",
-        f"Python {sys.version.split()[0]}, numpy {np.__version__}, scikit-learn {sklearn.__version__}",
+        f"Python {sys.version.split()[0]}, numpy {np.__version__}, scikit-learn {sklearn.__version__}; "
+        f"distance kernels: {', '.join(_native._simd_paths())} (the widest runs)  ",
+        f"Load (1-minute average) at the start and the end of the run: {load0:.1f} and {load1:.1f} "
+        f"on {os.cpu_count()} cores",
         "",
         "The machine was shared with other jobs: CPU times are the best of 3 runs in one process, "
         "and the ratios between the rows of one run are what to read (instruction counts below are "

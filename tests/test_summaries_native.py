@@ -378,13 +378,15 @@ def test_every_simd_path_gives_the_plain_bits_and_the_exact_sum(d, m, data):
     from streameval import _native
 
     rows = np.array(data.draw(st.lists(_finite, min_size=m * d, max_size=m * d)), dtype=np.float64).reshape(m, d)
-    b = data.draw(st.lists(_finite, min_size=d, max_size=d))
+    b = np.array(data.draw(st.lists(_finite, min_size=d, max_size=d)), dtype=np.float64)
     paths = _native._simd_paths()
     assert paths[0] == "plain"
-    plain = _native._sq_dists(rows, b, "plain")
+    plain = np.full(m, -1.0)
+    _native._sq_dists(rows, b, plain, "plain")
     for path in paths[1:]:
-        got = _native._sq_dists(rows, b, path)
-        assert [v.hex() for v in got] == [v.hex() for v in plain], path
-    for row, v in zip(rows.tolist(), plain):
-        exact = sum((Fraction(x) - Fraction(y)) ** 2 for x, y in zip(row, b))
+        got = np.full(m, -1.0)
+        _native._sq_dists(rows, b, got, path)
+        assert got.tobytes() == plain.tobytes(), path
+    for row, v in zip(rows.tolist(), plain.tolist()):
+        exact = sum((Fraction(x) - Fraction(y)) ** 2 for x, y in zip(row, b.tolist()))
         assert abs(Fraction(v) - exact) <= Fraction((d + 3) * EPS) * exact, (row, b, v)
