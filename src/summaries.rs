@@ -781,37 +781,13 @@ unsafe fn new_row_avx2(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, row
 
 /// `out[j] = sq_dist(rows_j, b)` for the rows of `rows` (`out.len() × b.len()`, row-major),
 /// each the very value [`sq_dist`] gives (the same operations in the same order per row). Where
-/// the CPU has AVX2 (chosen at run time), eight rows at a time, each row's four lanes in one
-/// register, so that eight sums run side by side: which changes nothing in the result (no fused
-/// multiply-add, the same lanes, the same order; `rows_of_distances_are_sq_dist_bit_for_bit`).
-/// O(rows·d).
+/// the CPU has AVX-512 or AVX2 (the widest, chosen at run time: [`Simd::detect`]), a block of rows
+/// at a time, each row's lanes in one register (two for eight lanes in AVX2), so that the rows'
+/// sums run side by side: which changes nothing in the result (no fused multiply-add, the same
+/// lanes, the same order; `rows_of_distances_are_sq_dist_bit_for_bit`). O(rows·d).
 #[inline(always)]
 pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
-    let (d, w) = (b.len(), out.len());
-    let rows = &rows[..w * d];
-    match d {
-        1 => {
-            for (o, r) in out.iter_mut().zip(rows) {
-                let t = r - b[0];
-                *o = t * t;
-            }
-        }
-        2 => {
-            let (b0, b1) = (b[0], b[1]);
-            for (o, r) in out.iter_mut().zip(rows.chunks_exact(2)) {
-                let (t0, t1) = (r[0] - b0, r[1] - b1);
-                *o = t0 * t0 + t1 * t1; // sq_dist's 0 + t0² + t1²: the same double
-            }
-        }
-        3 => {
-            let (b0, b1, b2) = (b[0], b[1], b[2]);
-            for (o, r) in out.iter_mut().zip(rows.chunks_exact(3)) {
-                let (t0, t1, t2) = (r[0] - b0, r[1] - b1, r[2] - b2);
-                *o = (t0 * t0 + t1 * t1) + t2 * t2;
-            }
-        }
-        _ => sq_dists_on(Simd::detect(), rows, b, out),
-    }
+    sq_dists_on(Simd::detect(), rows, b, out)
 }
 
 /// The instruction sets a kernel of this module can be compiled for: the plain build, AVX2, and
@@ -852,11 +828,39 @@ impl Simd {
     }
 }
 
-/// [`sq_dists`] for `d >= 4` on the path `simd` (which the CPU must run: [`Simd::available`];
-/// else the plain path): the kernels do the blocks of rows, [`sq_dist`] the rows left over.
+/// [`sq_dists`] on the path `simd` (which the CPU must run: [`Simd::available`]; else the plain
+/// path): for `d < 4` one loop over the rows (the compiler's vector code), else the kernels do the
+/// blocks of rows and [`sq_dist`] the rows left over.
+#[inline(always)]
 pub fn sq_dists_on(simd: Simd, rows: &[f64], b: &[f64], out: &mut [f64]) {
     let (d, w) = (b.len(), out.len());
     let rows = &rows[..w * d];
+    match d {
+        1 => {
+            for (o, r) in out.iter_mut().zip(rows) {
+                let t = r - b[0];
+                *o = t * t;
+            }
+            return;
+        }
+        2 => {
+            let (b0, b1) = (b[0], b[1]);
+            for (o, r) in out.iter_mut().zip(rows.chunks_exact(2)) {
+                let (t0, t1) = (r[0] - b0, r[1] - b1);
+                *o = t0 * t0 + t1 * t1; // sq_dist's 0 + t0² + t1²: the same double
+            }
+            return;
+        }
+        3 => {
+            let (b0, b1, b2) = (b[0], b[1], b[2]);
+            for (o, r) in out.iter_mut().zip(rows.chunks_exact(3)) {
+                let (t0, t1, t2) = (r[0] - b0, r[1] - b1, r[2] - b2);
+                *o = (t0 * t0 + t1 * t1) + t2 * t2;
+            }
+            return;
+        }
+        _ => {}
+    }
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     {
@@ -906,6 +910,28 @@ unsafe fn tails(p: &[*const f64], bp: *const f64, full: usize, d: usize, o: *mut
     }
 }
 
+/// What the distance kernels share: `⌊w/R⌋` blocks of `R` rows, each row read through its own
+/// pointer (`black_box`: left as they are, the compiler derives each start from the one before,
+/// `+ d`, inside the loop, an extra add per row and step); `block(p, full, o)` writes the sums of
+/// the first `full = d - d mod step` terms of the rows `p` at `o`, then each row's last terms are
+/// added left to right ([`tails`]). Returns how many rows it did.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn in_blocks<const R: usize>(rows: &[f64], b: &[f64], out: &mut [f64], step: usize, block: impl Fn(&[*const f64; R], usize, *mut f64)) -> usize {
+    let (d, w) = (b.len(), out.len());
+    assert!(d >= step && rows.len() >= w * d);
+    let full = d - d % step;
+    let blocks = w / R;
+    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
+    for q in 0..blocks {
+        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
+        let o = op.add(q * R);
+        block(&p, full, o);
+        tails(&p, bp, full, d, o);
+    }
+    blocks * R
+}
+
 /// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `d >= 8` in AVX-512 registers: row `r`'s lane `l`
 /// sums the terms `i ≡ l (mod 8)` of its first `8·⌊d/8⌋` (one load of `b`, then per row a
 /// subtraction with its load, a product and a sum per eight terms), the two halves added
@@ -915,32 +941,22 @@ unsafe fn tails(p: &[*const f64], bp: *const f64, full: usize, d: usize, o: *mut
 #[target_feature(enable = "avx512f")]
 unsafe fn sq_dists8_avx512(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     use std::arch::x86_64::*;
-    const R: usize = 8;
-    let (d, w) = (b.len(), out.len());
-    assert!(d >= 8 && rows.len() >= w * d);
-    let full = d - d % 8;
-    let blocks = w / R;
-    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
-    for q in 0..blocks {
-        // each row through its own pointer (`black_box`: see `sq_dists_avx2`)
-        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
-        let mut acc = [_mm512_setzero_pd(); R];
+    let bp = b.as_ptr();
+    in_blocks::<8>(rows, b, out, 8, |p, full, o| {
+        let mut acc = [_mm512_setzero_pd(); 8];
         let mut i = 0;
         while i < full {
             let y = _mm512_loadu_pd(bp.add(i));
-            for (a, &pr) in acc.iter_mut().zip(&p) {
+            for (a, &pr) in acc.iter_mut().zip(p) {
                 let t = _mm512_sub_pd(y, _mm512_loadu_pd(pr.add(i))); // b - x: the same square
                 *a = _mm512_add_pd(*a, _mm512_mul_pd(t, t));
             }
             i += 8;
         }
-        let v: [__m256d; R] = std::array::from_fn(|r| _mm256_add_pd(_mm512_castpd512_pd256(acc[r]), _mm512_extractf64x4_pd::<1>(acc[r])));
-        let o = op.add(q * R);
+        let v: [__m256d; 8] = std::array::from_fn(|r| _mm256_add_pd(_mm512_castpd512_pd256(acc[r]), _mm512_extractf64x4_pd::<1>(acc[r])));
         fold4_store(&v[..4], o);
         fold4_store(&v[4..], o.add(4));
-        tails(&p, bp, full, d, o);
-    }
-    blocks * R
+    })
 }
 
 /// [`sq_dists8_avx512`] in AVX2 registers, four rows at a time: row `r`'s lanes `0..4` and
@@ -949,19 +965,13 @@ unsafe fn sq_dists8_avx512(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
 #[target_feature(enable = "avx2")]
 unsafe fn sq_dists8_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     use std::arch::x86_64::*;
-    const R: usize = 4;
-    let (d, w) = (b.len(), out.len());
-    assert!(d >= 8 && rows.len() >= w * d);
-    let full = d - d % 8;
-    let blocks = w / R;
-    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
-    for q in 0..blocks {
-        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
-        let (mut lo, mut hi) = ([_mm256_setzero_pd(); R], [_mm256_setzero_pd(); R]);
+    let bp = b.as_ptr();
+    in_blocks::<4>(rows, b, out, 8, |p, full, o| {
+        let (mut lo, mut hi) = ([_mm256_setzero_pd(); 4], [_mm256_setzero_pd(); 4]);
         let mut i = 0;
         while i < full {
             let (y0, y1) = (_mm256_loadu_pd(bp.add(i)), _mm256_loadu_pd(bp.add(i + 4)));
-            for r in 0..R {
+            for r in 0..4 {
                 let t0 = _mm256_sub_pd(y0, _mm256_loadu_pd(p[r].add(i)));
                 lo[r] = _mm256_add_pd(lo[r], _mm256_mul_pd(t0, t0));
                 let t1 = _mm256_sub_pd(y1, _mm256_loadu_pd(p[r].add(i + 4)));
@@ -969,39 +979,27 @@ unsafe fn sq_dists8_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
             }
             i += 8;
         }
-        let v: [__m256d; R] = std::array::from_fn(|r| _mm256_add_pd(lo[r], hi[r]));
-        let o = op.add(q * R);
+        let v: [__m256d; 4] = std::array::from_fn(|r| _mm256_add_pd(lo[r], hi[r]));
         fold4_store(&v, o);
-        tails(&p, bp, full, d, o);
-    }
-    blocks * R
+    })
 }
 
 /// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `4 <= d < 8`, in AVX2 registers: row `r`'s lane `l`
 /// sums the terms `i ≡ l (mod 4)` of its first `4·⌊d/4⌋`, then `(l0 + l1) + (l2 + l3)` and the
-/// tail, as [`sq_dist`]. Each row of a block is read through its own pointer (no address
-/// arithmetic in the loop: one load of `b` and a subtraction with its load, a product and a sum
-/// per row), and the lanes of four rows are folded in one register ([`fold4_store`]). Returns
-/// how many rows it did.
+/// tail, as [`sq_dist`]: one load of `b` and per row a subtraction with its load, a product and a
+/// sum; the lanes of four rows folded in one register ([`fold4_store`]). Returns how many rows it
+/// did.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     use std::arch::x86_64::*;
-    const R: usize = 8;
-    let (d, w) = (b.len(), out.len());
-    assert!(d >= 4 && rows.len() >= w * d);
-    let full = d - d % 4;
-    let blocks = w / R;
-    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
-    for q in 0..blocks {
-        // the rows' starts through `black_box`: left as they are, the compiler derives each
-        // from the one before (`+ d`) inside the loop, an extra add per row and step
-        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
-        let mut acc = [_mm256_setzero_pd(); R];
+    let bp = b.as_ptr();
+    in_blocks::<8>(rows, b, out, 4, |p, full, o| {
+        let mut acc = [_mm256_setzero_pd(); 8];
         let mut i = 0;
         while i < full {
             let y = _mm256_loadu_pd(bp.add(i));
-            for (a, &pr) in acc.iter_mut().zip(&p) {
+            for (a, &pr) in acc.iter_mut().zip(p) {
                 // b - x: the negation of x - b exactly (rounding is symmetric), so the same
                 // square; in this order the load folds into the subtraction
                 let t = _mm256_sub_pd(y, _mm256_loadu_pd(pr.add(i)));
@@ -1009,12 +1007,9 @@ unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
             }
             i += 4;
         }
-        let o = op.add(q * R);
         fold4_store(&acc[..4], o);
         fold4_store(&acc[4..], o.add(4));
-        tails(&p, bp, full, d, o);
-    }
-    blocks * R
+    })
 }
 
 /// Incremental Davies-Bouldin (`intrinsic._DaviesBouldinCache`): `R[i,j] = (S_i + S_j)/d_ij`
