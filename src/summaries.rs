@@ -803,9 +803,24 @@ pub enum Simd {
 }
 
 impl Simd {
-    /// The widest path this CPU runs.
+    /// The path the kernels take: the widest this CPU runs, or a narrower one named by the
+    /// environment variable `STREAMEVAL_SIMD` (`plain`, `avx2`, `avx512`; read once) — the same
+    /// bits either way, so the variable only chooses the speed (and lets a test run each path).
     #[inline]
     pub fn detect() -> Simd {
+        static CHOSEN: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+        *CHOSEN.get_or_init(|| {
+            let best = Simd::widest();
+            match std::env::var("STREAMEVAL_SIMD").as_deref() {
+                Ok("plain") => Simd::Plain,
+                Ok("avx2") if best != Simd::Plain => Simd::Avx2,
+                _ => best,
+            }
+        })
+    }
+
+    /// The widest path this CPU runs.
+    pub fn widest() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
             if std::is_x86_feature_detected!("avx512f") {
@@ -820,7 +835,7 @@ impl Simd {
 
     /// Whether this CPU runs `self`.
     pub fn available(self) -> bool {
-        match (self, Simd::detect()) {
+        match (self, Simd::widest()) {
             (Simd::Plain, _) | (_, Simd::Avx512) => true,
             (Simd::Avx2, best) => best == Simd::Avx2,
             (Simd::Avx512, _) => false,

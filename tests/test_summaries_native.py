@@ -390,3 +390,39 @@ def test_every_simd_path_gives_the_plain_bits_and_the_exact_sum(d, m, data):
     for row, v in zip(rows.tolist(), plain.tolist()):
         exact = sum((Fraction(x) - Fraction(y)) ** 2 for x, y in zip(row, b.tolist()))
         assert abs(Fraction(v) - exact) <= Fraction((d + 3) * EPS) * exact, (row, b, v)
+
+
+_PATH_SCRIPT = """
+import numpy as np
+import streameval as se
+rng = np.random.default_rng(5)
+k, d = 30, 19
+centers = rng.normal(scale=6.0, size=(k, d)) + 1e3
+rep = se.ClusterReport()
+out = []
+for i in range(400):
+    p = int(rng.integers(0, k))
+    rep.update(centers[p] + rng.normal(size=d), p)
+    if i % 7 == 0:
+        out.append([float(v).hex() for v in rep.get().values() if isinstance(v, float)])
+print(out)
+"""
+
+
+def test_the_report_is_the_same_on_every_simd_path():
+    """A report over one stream (d = 19: the eight-lane kernels and their tail), run in a fresh
+    process on each path this CPU has (``STREAMEVAL_SIMD``): every read, bit for bit."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from streameval import _native
+
+    root = str(Path(__file__).resolve().parents[1])
+    runs = {}
+    for path in _native._simd_paths():
+        env = dict(os.environ, STREAMEVAL_SIMD=path, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+        done = subprocess.run([sys.executable, "-c", _PATH_SCRIPT], env=env, capture_output=True, text=True, check=True)
+        runs[path] = done.stdout
+    assert len(set(runs.values())) == 1, {p: r[:200] for p, r in runs.items()}
