@@ -79,6 +79,25 @@ class CountWindow(Guarded):
         if item is not None and self.on_expire is not None:
             self.on_expire(*item)
 
+    def _shift(self, leave: int, ts: list, ps: list, ws: list, y_true, y_pred, w) -> None:
+        """Many updates at once, for a caller that accounts for what leaves itself (no
+        ``on_expire`` calls): the ``leave`` oldest elements leave (each reverted), the new ones
+        (``ts, ps, ws``, also given as the arrays ``y_true, y_pred, w`` for the table's
+        ``update_many``) come in. The caller has validated them and keeps the window at most
+        ``size`` long. The table's one ``update_many`` and ``leave`` reverts."""
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update_many")
+        try:
+            self.evaluator.update_many(y_true, y_pred, w)
+            items = self._items
+            revert = self.evaluator.revert
+            for _ in range(leave):
+                revert(*items.popleft())
+            items.extend(zip(ts, ps, ws))
+        finally:
+            guard.release()
+
     def get(self) -> dict:
         """``{name: value}`` over the window's content."""
         return self.evaluator.get()
