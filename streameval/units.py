@@ -56,8 +56,8 @@ DOMINANT_SHARE = 0.15
 """A report warns when one unit holds more than this share of a labelling's pairs."""
 JACKKNIFE_GROUPS = 1000
 """BCa's jackknife (``compare`` and the streaming bootstrap) leaves out one unit at a time up to
-this many units, one group of units beyond (unit ``i`` in group ``i mod 1000``): O(units) reads
-at most 1,000."""
+this many units, one group of units beyond (the unit of rank ``i`` by its key's stable hash in
+group ``i mod 1000``: :func:`streameval.bootstrap.jackknife_groups`): O(units) reads at most 1,000."""
 
 _NSTAT = len(STAT_NAMES)
 _EXACT = 52  # a float64 holds every integer below 2**53; keep one bit of slack

@@ -79,6 +79,25 @@ class CountWindow(Guarded):
         if item is not None and self.on_expire is not None:
             self.on_expire(*item)
 
+    def _shift(self, leave: int, ts: list, ps: list, ws: list, y_true, y_pred, w) -> None:
+        """Many updates at once, for a caller that accounts for what leaves itself (no
+        ``on_expire`` calls): the ``leave`` oldest elements leave (each reverted), the new ones
+        (``ts, ps, ws``, also given as the arrays ``y_true, y_pred, w`` for the table's
+        ``update_many``) come in. The caller has validated them and keeps the window at most
+        ``size`` long. The table's one ``update_many`` and ``leave`` reverts."""
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update_many")
+        try:
+            self.evaluator.update_many(y_true, y_pred, w)
+            items = self._items
+            revert = self.evaluator.revert
+            for _ in range(leave):
+                revert(*items.popleft())
+            items.extend(zip(ts, ps, ws))
+        finally:
+            guard.release()
+
     def get(self) -> dict:
         """``{name: value}`` over the window's content."""
         return self.evaluator.get()
@@ -291,6 +310,12 @@ class EventTimeWindow(Guarded):
         finally:
             guard.release()
 
+    def _time_error(self, t) -> StreamevalError:
+        return StreamevalError(
+            f"event time {t!r} must be a number or datetime, comparable with the window's "
+            f"time {self.now!r} and its span {self.span!r}"
+        )
+
     def _update(self, y_true, y_pred, w, t) -> None:
         now = self.now
         try:
@@ -299,10 +324,7 @@ class EventTimeWindow(Guarded):
                 raise TypeError
             too_late = now is not None and (t < now - self.lateness or t <= now - self.span)
         except TypeError:
-            raise StreamevalError(
-                f"event time {t!r} must be a number or datetime, comparable with the window's "
-                f"time {now!r} and its span {self.span!r}"
-            ) from None
+            raise self._time_error(t) from None
         if too_late:
             if self.evaluator.table.missing == "raise":
                 check_label(y_true, "y_true")
@@ -326,7 +348,14 @@ class EventTimeWindow(Guarded):
         if not guard.acquire(False):
             concurrent_use(self, "advance")
         try:
-            if self.now is None or t > self.now:
+            try:  # the time rule of update: a NaN or an incomparable time changes nothing
+                t - self.span
+                if t != t:
+                    raise TypeError
+                later = self.now is None or t > self.now
+            except TypeError:
+                raise self._time_error(t) from None
+            if later:
                 self._expire(t)
         finally:
             guard.release()
