@@ -72,8 +72,8 @@ NOTES = [
     "The floor. \"One exact distance row\" is that pass alone (`_native.RowPass`: the squared "
     "distances from a cluster's mean to the k means by the widest kernel, one call per point): "
     "the least an exact refresh of the changed cluster's row costs, whatever is built around "
-    "it. At k = 1,000 the report's CPU time is the floor plus about 25–45 µs that do not depend "
-    "much on d: the column write into the k × k matrix (one cache line per cluster, 8 MB at k = "
+    "it. At k = 1,000 the report's CPU time is the floor plus a part that does not depend "
+    "much on d (28–45 µs in this run): the column write into the k × k matrix (one cache line per cluster, 8 MB at k = "
     "1,000: 7–10 µs of thread CPU per point in a Rust microbenchmark of `replace_row` on this "
     "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the "
     "Python of the report (its k = 10 rows: 9–13 µs in this run). The pass itself is bound by "
@@ -84,7 +84,7 @@ NOTES = [
     "",
     "The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met on this machine only "
     "when the load leaves it its caches; at d = 64 and 128 it is out of reach of one exact row "
-    "refresh per point plus the column write: the row alone is 6–9 µs at d = 64 and 15–17 µs at "
+    "refresh per point plus the column write: the row alone is 6–9 µs at d = 64 and 14–18 µs at "
     "d = 128 here. Writing the column lazily (rows only, versions telling which copy of a pair "
     "is newer) would save the strided writes but read the newer copies back strided at each "
     "row's next refresh and at Davies-Bouldin's rescans: in the same microbenchmark, a gather of "
@@ -99,6 +99,18 @@ NOTES = [
     "where the steps round once per row (1,000 rows of 10 clusters at d = 2: means apart by up "
     "to 8·10⁻¹⁶ relative). The floor here is per-column `bincount`, which computes sums, not "
     "that state.",
+    "",
+    "Before this change (the previous run of this page, same command and machine, load not "
+    "recorded): `ClusterReport` update + get at k = 1,000: 121,054 / 147,028 / 192,967 / 260,261 "
+    "instructions at d = 2 / 16 / 64 / 128 (now 121,553 / 150,772 / 198,146 / 267,203: callgrind "
+    "runs the AVX2 path, valgrind having no AVX-512, and there the eight-lane order's blocks of "
+    "four rows cost 2.5–2.7 % more at d ≥ 16), 19.33 / 21.42 / 31.49 / 41.43 µs (now 28.61 / "
+    "33.66 / 43.34 / 61.61 µs under a load of 14 on 2 cores, the report at k = 1,000 being the "
+    "case the load hurts most: the loop's row moved 2.52–3.05 → 2.81–3.75 µs, report / loop "
+    "7.7–13.6× → 10.2–16.4×). Alternating the previous and this native module under the same "
+    "Python code at that load (2,000 points, four rounds): d = 128 68.3–75.8 against 66.0–74.6 "
+    "µs, d = 64 48.7–51.1 against 52.0–54.7 µs (the load's noise is ±10 %). `update_many` at d = "
+    "2: 2.85–3.66× the floor (was 3.82–4.16×; the same code, the load's noise).",
 ]
 
 
