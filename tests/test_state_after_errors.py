@@ -268,3 +268,24 @@ def test_a_river_union_whose_member_refuses_a_revert_changes_nothing():
     assert (pickle.dumps(u.table), pickle.dumps(used.table)) == before
     u.revert(1, "b")  # held by both: reverted in both
     assert (u.table.n, used.table.n) == (1, 1)
+
+
+def test_an_error_accounts_merge_refuses_with_the_tables_error_and_changes_nothing():
+    """Before: merging something that is not a table raised an ``AttributeError`` from reading
+    its cells (``'list' object has no attribute 'items'``) instead of the table's refusal."""
+    from streameval import Contingency
+    from streameval.breakdown import ErrorAccount
+    from streameval.errors import StreamevalError
+
+    account = ErrorAccount(Contingency())
+    for t, p in [(0, "a"), (0, "b"), (1, "b")]:
+        account.table.update(t, p)
+        account.refresh(t, p, 1)
+    before = (pickle.dumps(account.table), account.report(10))
+    with pytest.raises(TypeError, match="can only merge a Contingency, got list"):
+        account.merge([(0, "a", 1)])
+    skipping = Contingency(missing="skip")
+    skipping.update(2, "c")
+    with pytest.raises(StreamevalError, match="the missing-label policies must match"):
+        account.merge(skipping)
+    assert (pickle.dumps(account.table), account.report(10)) == before
