@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 
+from ._table import TableAPI
 from .errors import require
 from .stats import ONE, precision_loss, xlogx
 
@@ -161,9 +162,10 @@ class ErrorAccount:
 
     def merge(self, other) -> None:
         """Merge table ``other`` into the table (:meth:`Contingency.merge`) and account for its
-        cells. O(cells of other · log K)."""
-        cells = list(other.items())
-        self.table.merge(other)
+        cells. O(cells of other · log K). What the table refuses (another kind of object, another
+        ``missing`` policy) raises its error, and the account is unchanged."""
+        cells = list(other.items()) if isinstance(other, TableAPI) else []
+        self.table.merge(other)  # refuses before anything changes
         self.refresh_many(cells)
 
     def _new_id(self) -> int:

@@ -713,7 +713,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             self.all_time.table.relabel_pred(old, new)  # holds every element: raises if unknown
             if self.detection is not None and self.detection.table.pred_size(old):
                 self.detection.table.relabel_pred(old, new)
-            if self.window is not None:
+            if self.window is not None and self.window.evaluator.table.pred_size(old):
                 self.window.relabel_pred(old, new)
             self.ranking.refresh(old)
             self.ranking.refresh(new)

@@ -104,18 +104,28 @@ class CountWindow(Guarded):
 
     def relabel_pred(self, old, new) -> None:
         """Predicted cluster ``old`` becomes ``new`` in the window (see
-        :meth:`Contingency.relabel_pred`). O(cells of the two columns + size)."""
-        if self.evaluator.table.pred_size(old):
-            guard = self._guard
-            if not guard.acquire(False):
-                concurrent_use(self, "relabel_pred")
-            try:
-                self.evaluator.table.relabel_pred(old, new)
-                self._items = deque(
-                    (y, new if same_label(p, old) else p, w) for y, p, w in self._items
-                )
-            finally:
-                guard.release()
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + size).
+
+        A cluster the window does not hold raises
+        :class:`~streameval.errors.UnknownElementError`, as the table does, and changes nothing.
+
+        >>> w = CountWindow(2)
+        >>> w.update(0, "a")
+        >>> w.relabel_pred("b", "a")
+        Traceback (most recent call last):
+        ...
+        streameval.errors.UnknownElementError: relabel of predicted cluster 'b': it holds no elements
+        """
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "relabel_pred")
+        try:
+            self.evaluator.table.relabel_pred(old, new)  # raises, unchanged, if old is unknown
+            self._items = deque(
+                (y, new if same_label(p, old) else p, w) for y, p, w in self._items
+            )
+        finally:
+            guard.release()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -376,14 +386,21 @@ class EventTimeWindow(Guarded):
 
     def relabel_pred(self, old, new) -> None:
         """Predicted cluster ``old`` becomes ``new`` in the window (see
-        :meth:`Contingency.relabel_pred`). O(cells of the two columns + m)."""
-        if self.evaluator.table.pred_size(old):
-            self.evaluator.table.relabel_pred(old, new)
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + m). A cluster the window
+        does not hold raises :class:`~streameval.errors.UnknownElementError` and changes nothing,
+        as :meth:`CountWindow.relabel_pred`."""
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "relabel_pred")
+        try:
+            self.evaluator.table.relabel_pred(old, new)  # raises, unchanged, if old is unknown
             items = [
                 (t, s, y, new if same_label(p, old) else p, w) for t, s, y, p, w in self._items
             ]
             self._items.clear()
             self._items.update(items)
+        finally:
+            guard.release()
 
     def __len__(self) -> int:
         """The number of updates held."""

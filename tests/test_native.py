@@ -356,6 +356,33 @@ class NativeAgainstReference(RuleBasedStateMachine):
         self.ref.merge(other_r)
         self.live.extend(batch)
 
+    @rule(batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=6),
+          skipped=st.integers(0, 3))
+    def merge_under_another_missing_policy(self, batch, skipped):
+        """The merge law on missing labels: tables merge only under the same ``missing`` policy
+        (whatever their counts, ``skipped == 0`` included), both ways, with one message on both
+        tables and nothing changed; two ``"skip"`` tables merge and add their skipped counts."""
+        skips = (se.Contingency(missing="skip"), ReferenceContingency(missing="skip"))
+        for other in skips:
+            for t, p, w in batch:
+                other.update(t, p, w)
+            if skipped:
+                other.update(None, "x", skipped)
+        before = [state(x) for x in (self.native, self.ref, *skips)]
+        messages = []
+        for table, other in ((self.native, skips[0]), (self.ref, skips[1]),
+                             (skips[0], self.native), (skips[1], self.ref)):
+            with pytest.raises(StreamevalError, match="the missing-label policies must match") as e:
+                table.merge(other)
+            messages.append(str(e.value))
+        assert messages[0] == messages[1] and messages[2] == messages[3]
+        assert [state(x) for x in (self.native, self.ref, *skips)] == before
+        both = [type(x)(missing="skip") for x in skips]
+        for table, other in zip(both, skips):
+            table.update(None, "y")
+            table.merge(other)
+        assert state(both[0]) == state(both[1]) and both[0].skipped == skipped + 1
+
     @rule()
     def merge_with_itself(self):
         self.native.merge(self.native)
