@@ -59,7 +59,7 @@ NOTES = [
     "no Python object made). `ClusterReport` update + get is, per point: that call; the "
     "silhouette's score (the changed cluster's row of distances between means, O(k·d), a block "
     "of rows at a time in AVX-512 registers where the CPU has them (eight rows, one register "
-    "each), else AVX2 (four rows, two registers each), one order of operations on every path "
+    "each), else AVX2 (eight rows, lanes 0–3 then 4–7 in two sweeps), one order of operations on every path "
     "so the same bits; written into the matrix's row and column with separation's sum in the "
     "same pass; then the nearest other cluster by the triangle inequality, O(k) plus O(d) per "
     "cluster it cannot rule out); and one native read of SSW, SSB, CH, separation, compactness "
@@ -79,7 +79,7 @@ NOTES = [
     "Python of the report (its k = 10 rows: 9–13 µs in this run). The pass itself is bound by "
     "reading the means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = "
     "1,000, d = 128, 1 MB of means) the plain build took 30.2 µs, AVX2 19.1–19.3 µs and AVX-512 "
-    "(half the vector operations) 15.5–15.7 µs. valgrind does not run AVX-512: the instruction "
+    "(half the vector operations) 15.5–15.7 µs. valgrind hides AVX-512: the instruction "
     "counts above are the AVX2 path's.",
     "",
     "The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met on this machine only "
@@ -102,9 +102,9 @@ NOTES = [
     "",
     "Before this change (the previous run of this page, same command and machine, load not "
     "recorded): `ClusterReport` update + get at k = 1,000: 121,054 / 147,028 / 192,967 / 260,261 "
-    "instructions at d = 2 / 16 / 64 / 128 (now 121,553 / 150,772 / 198,146 / 267,203: callgrind "
-    "runs the AVX2 path, valgrind having no AVX-512, and there the eight-lane order's blocks of "
-    "four rows cost 2.5–2.7 % more at d ≥ 16), 19.33 / 21.42 / 31.49 / 41.43 µs (now 28.61 / "
+    "instructions at d = 2 / 16 / 64 / 128 (now 121,553 / 150,123 / 196,075 / 263,141: callgrind "
+    "runs the AVX2 path, valgrind hiding AVX-512, and there the eight-lane order costs 1.1–2.1 % "
+    "more at d ≥ 16; about 500 of it at every d came with main's changes merged in between), 19.33 / 21.42 / 31.49 / 41.43 µs (now 28.61 / "
     "33.66 / 43.34 / 61.61 µs under a load of 14 on 2 cores, the report at k = 1,000 being the "
     "case the load hurts most: the loop's row moved 2.52–3.05 → 2.81–3.75 µs, report / loop "
     "7.7–13.6× → 10.2–16.4×). Alternating the previous and this native module under the same "

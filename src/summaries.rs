@@ -974,28 +974,34 @@ unsafe fn sq_dists8_avx512(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     })
 }
 
-/// [`sq_dists8_avx512`] in AVX2 registers, four rows at a time: row `r`'s lanes `0..4` and
-/// `4..8` in two registers, added at the end (`s_l + s_{l+4}`), then as there: the same bits.
+/// [`sq_dists8_avx512`] in AVX2 registers, eight rows at a time in two sweeps of a block: the
+/// first sums each row's lanes `0..4` (terms `i mod 8 < 4`), the second its lanes `4..8`, each
+/// partial sum over its terms in order as in [`sq_dist`]; then `s_l + s_{l+4}` and as there: the
+/// same bits, in as many instructions per term as the four-lane kernel (one load of `b` and per
+/// row a subtraction with its load, a product and a sum per four terms).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sq_dists8_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     use std::arch::x86_64::*;
     let bp = b.as_ptr();
-    in_blocks::<4>(rows, b, out, 8, |p, full, o| {
-        let (mut lo, mut hi) = ([_mm256_setzero_pd(); 4], [_mm256_setzero_pd(); 4]);
-        let mut i = 0;
-        while i < full {
-            let (y0, y1) = (_mm256_loadu_pd(bp.add(i)), _mm256_loadu_pd(bp.add(i + 4)));
-            for r in 0..4 {
-                let t0 = _mm256_sub_pd(y0, _mm256_loadu_pd(p[r].add(i)));
-                lo[r] = _mm256_add_pd(lo[r], _mm256_mul_pd(t0, t0));
-                let t1 = _mm256_sub_pd(y1, _mm256_loadu_pd(p[r].add(i + 4)));
-                hi[r] = _mm256_add_pd(hi[r], _mm256_mul_pd(t1, t1));
+    in_blocks::<8>(rows, b, out, 8, |p, full, o| {
+        let half = |start: usize| {
+            let mut acc = [_mm256_setzero_pd(); 8];
+            let mut i = start;
+            while i < full {
+                let y = _mm256_loadu_pd(bp.add(i));
+                for (a, &pr) in acc.iter_mut().zip(p) {
+                    let t = _mm256_sub_pd(y, _mm256_loadu_pd(pr.add(i)));
+                    *a = _mm256_add_pd(*a, _mm256_mul_pd(t, t));
+                }
+                i += 8;
             }
-            i += 8;
-        }
-        let v: [__m256d; 4] = std::array::from_fn(|r| _mm256_add_pd(lo[r], hi[r]));
-        fold4_store(&v, o);
+            acc
+        };
+        let (lo, hi) = (half(0), half(4));
+        let v: [__m256d; 8] = std::array::from_fn(|r| _mm256_add_pd(lo[r], hi[r]));
+        fold4_store(&v[..4], o);
+        fold4_store(&v[4..], o.add(4));
     })
 }
 
