@@ -667,7 +667,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         cells, at, inv = np.unique(key, return_index=True, return_inverse=True)
         delta = np.zeros(len(cells), dtype=np.int64)
         np.add.at(delta, inv.reshape(-1), (sign * w_all)[moved])
-        window._shift(leave_old, ts[stay_new:], ps[stay_new:], ws[stay_new:],
+        window.shift(leave_old, ts[stay_new:], ps[stay_new:], ws[stay_new:],
                       y_true[stay_new:], y_pred[stay_new:],
                       None if weights is None else weights[stay_new:])
         pos = moved[at]

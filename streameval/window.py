@@ -79,12 +79,22 @@ class CountWindow(Guarded):
         if item is not None and self.on_expire is not None:
             self.on_expire(*item)
 
-    def _shift(self, leave: int, ts: list, ps: list, ws: list, y_true, y_pred, w) -> None:
+    def shift(self, leave: int, ts: list, ps: list, ws: list, y_true, y_pred, w) -> None:
         """Many updates at once, for a caller that accounts for what leaves itself (no
         ``on_expire`` calls): the ``leave`` oldest elements leave (each reverted), the new ones
         (``ts, ps, ws``, also given as the arrays ``y_true, y_pred, w`` for the table's
-        ``update_many``) come in. The caller has validated them and keeps the window at most
-        ``size`` long. The table's one ``update_many`` and ``leave`` reverts."""
+        ``update_many``; ``w`` may be ``None`` for unit weights) come in. The caller has
+        validated them and keeps the window at most ``size`` long (``Monitor.update_many`` does).
+        Cost: the table's one ``update_many`` and ``leave`` reverts.
+
+        >>> import numpy as np
+        >>> win = CountWindow(3)
+        >>> for t, p in [(0, 0), (0, 0), (1, 1)]:
+        ...     win.update(t, p)
+        >>> win.shift(2, [1, 1], [2, 2], [1, 1], np.array([1, 1]), np.array([2, 2]), None)
+        >>> list(win._items)  # the two oldest left, the two new came in
+        [(1, 1, 1), (1, 2, 1), (1, 2, 1)]
+        """
         guard = self._guard
         if not guard.acquire(False):
             concurrent_use(self, "update_many")

@@ -356,33 +356,6 @@ class NativeAgainstReference(RuleBasedStateMachine):
         self.ref.merge(other_r)
         self.live.extend(batch)
 
-    @rule(batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=6),
-          skipped=st.integers(0, 3))
-    def merge_under_another_missing_policy(self, batch, skipped):
-        """The merge law on missing labels: tables merge only under the same ``missing`` policy
-        (whatever their counts, ``skipped == 0`` included), both ways, with one message on both
-        tables and nothing changed; two ``"skip"`` tables merge and add their skipped counts."""
-        skips = (se.Contingency(missing="skip"), ReferenceContingency(missing="skip"))
-        for other in skips:
-            for t, p, w in batch:
-                other.update(t, p, w)
-            if skipped:
-                other.update(None, "x", skipped)
-        before = [state(x) for x in (self.native, self.ref, *skips)]
-        messages = []
-        for table, other in ((self.native, skips[0]), (self.ref, skips[1]),
-                             (skips[0], self.native), (skips[1], self.ref)):
-            with pytest.raises(StreamevalError, match="the missing-label policies must match") as e:
-                table.merge(other)
-            messages.append(str(e.value))
-        assert messages[0] == messages[1] and messages[2] == messages[3]
-        assert [state(x) for x in (self.native, self.ref, *skips)] == before
-        both = [type(x)(missing="skip") for x in skips]
-        for table, other in zip(both, skips):
-            table.update(None, "y")
-            table.merge(other)
-        assert state(both[0]) == state(both[1]) and both[0].skipped == skipped + 1
-
     @rule()
     def merge_with_itself(self):
         self.native.merge(self.native)
@@ -484,6 +457,47 @@ class NativeAgainstReference(RuleBasedStateMachine):
     def version_never_goes_back(self):
         assert self.native.version >= self.versions[-1]
         self.versions.append(self.native.version)
+
+
+@needs_native
+@settings(max_examples=40, deadline=None)
+@given(held=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=8),
+       batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=6),
+       skipped=st.integers(0, 3), held_skipped=st.integers(0, 2))
+def test_merge_under_another_missing_policy_native_equals_reference(held, batch, skipped,
+                                                                   held_skipped):
+    """The merge law on missing labels, native against reference with the same operations: tables
+    merge only under the same ``missing`` policy (whatever their counts, ``skipped == 0``
+    included), both ways, with one message on both and the whole state of every table unchanged;
+    two ``"skip"`` tables merge into the same state, their skipped counts added."""
+    raising = (se.Contingency(), ReferenceContingency())
+    skips = (se.Contingency(missing="skip"), ReferenceContingency(missing="skip"))
+    for table in raising:
+        for t, p, w in held:
+            table.update(t, p, w)
+    for other in skips:
+        for t, p, w in batch:
+            other.update(t, p, w)
+        if skipped:
+            other.update(None, "x", skipped)
+    tables = (*raising, *skips)
+    before = [state(x) for x in tables]
+    messages = []
+    for into, other in zip(raising + skips, skips + raising):
+        with pytest.raises(StreamevalError, match="the missing-label policies must match") as e:
+            into.merge(other)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and messages[2] == messages[3]
+    assert [state(x) for x in tables] == before
+    into = (se.Contingency(missing="skip"), ReferenceContingency(missing="skip"))
+    for table, other in zip(into, skips):
+        for t, p, w in held:
+            table.update(t, p, w)
+        if held_skipped:
+            table.update(float("nan"), "y", held_skipped)
+        table.merge(other)
+    assert state(into[0]) == state(into[1])
+    assert into[0].skipped == skipped + held_skipped
 
 
 NativeAgainstReference.TestCase.settings = settings(max_examples=80, stateful_step_count=40,

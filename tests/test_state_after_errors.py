@@ -221,8 +221,9 @@ def test_tables_under_different_missing_policies_refuse_to_merge(reference):
     """The merge law on missing labels (docs/rules.md): only tables with the same ``missing``
     policy merge, whatever their skipped counts. Before: a ``"skip"`` table's skipped count was
     carried into a ``"raise"`` table, which could then never revert those elements, and a
-    ``"raise"`` table merged into a ``"skip"`` one silently. ``tests/test_native.py``'s
-    differential machine holds the native and reference tables to the same law."""
+    ``"raise"`` table merged into a ``"skip"`` one silently. The differential
+    ``tests/test_native.py::test_merge_under_another_missing_policy_native_equals_reference``
+    holds the native and reference tables to the same law."""
     from streameval import Contingency
     from streameval.errors import StreamevalError
     from streameval.reference import ReferenceContingency
