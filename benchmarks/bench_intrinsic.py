@@ -78,8 +78,9 @@ NOTES = [
     "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the "
     "Python of the report (its k = 10 rows: 9–13 µs in this run). The pass itself is bound by "
     "reading the means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = "
-    "1,000, d = 128, 1 MB of means) the plain build took 30.2 µs, AVX2 19.1–19.3 µs and AVX-512 "
-    "(half the vector operations) 15.5–15.7 µs. valgrind hides AVX-512: the instruction "
+    "1,000, d = 128, 1 MB of means) the plain build took 29.5–30.3 µs, AVX2 15.7–15.9 µs, "
+    "AVX-512 (half the vector operations) 15.2–15.3 µs, and the previous four-lane AVX2 kernel "
+    "14.8–15.0 µs: the wider registers buy nothing here. valgrind hides AVX-512: the instruction "
     "counts above are the AVX2 path's.",
     "",
     "The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met on this machine only "
