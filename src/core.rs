@@ -278,9 +278,12 @@ pub struct Sums {
     pub side: [SideSums; 2],
 }
 
+/// One running sum read from the sums.
+pub type StatFn = fn(&Sums) -> i128;
+
 /// The running sums by name, in the order of `streameval.stats.STAT_NAMES` (a test holds the
 /// two equal): the one list the binding's read-only attributes and `stat_values` are made from.
-pub const STATS: &[(&str, fn(&Sums) -> i128)] = &[
+pub const STATS: &[(&str, StatFn)] = &[
     ("n", |s| s.n),
     ("cells", |s| s.cells),
     ("k_true", |s| s.k[TRUE]),
@@ -2408,7 +2411,7 @@ mod tests {
                 }
             }
             let check = |c: &mut Core, i: usize| {
-                if i % 29 == 0 {
+                if i.is_multiple_of(29) {
                     let want = c.compute_sums().1;
                     c.settle();
                     assert_eq!(c.f_sums(), &want[..], "step {i}");
@@ -2604,9 +2607,12 @@ mod tests {
         }
     }
 
+    /// One cluster's record in `records`.
+    type Record = (u32, u64, u128, u64, Vec<u32>);
+
     /// The clusters of `c` as `(size, squares, max, sorted list of the other side)` per side,
     /// without the empty ones.
-    fn records(c: &Core) -> Vec<Vec<(u32, u64, u128, u64, Vec<u32>)>> {
+    fn records(c: &Core) -> Vec<Vec<Record>> {
         c.sides
             .iter()
             .map(|side| {

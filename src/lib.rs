@@ -3,6 +3,8 @@
 //! [`core`] is pure Rust (tested by `cargo test`); `py` binds it to Python with PyO3 (built by
 //! maturin with the `python` feature) as `streameval._native.Table`.
 
+pub mod block_sums;
+pub mod lines;
 pub mod core;
 pub mod summaries;
 pub mod terms;

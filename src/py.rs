@@ -1564,6 +1564,97 @@ fn _true_divide(a: i128, b: i128) -> Option<f64> {
     crate::values::div(a, b)
 }
 
+/// The exact sums of the tables of each whole block of `block` rows (int64 code arrays `t`, `p`,
+/// weights `w` or ``None``): ``({name: [int per block]}, [[F sum per block] per spec])`` for the
+/// sums `names` (of ``block_sums::NAMES``) and the element-averaged F `specs` (``(elm, num, den)``),
+/// or with `means` the F sums' means over each block's elements (``fixed_mean``: Python's
+/// ``sum / (n * 2**64)``) as floats. The twin of ``streameval.detect.block_stats`` (numpy), equal
+/// to it to the bit; the caller checks its limits first (codes 0 to 2**22, weights at least 1
+/// with each block's total under 2**28, ``num + den <= 8``). O(rows).
+#[pyfunction]
+#[pyo3(signature = (t, p, w, block, names, specs, means=false))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn block_sums<'py>(
+    py: Python<'py>,
+    t: &Bound<'py, PyAny>,
+    p: &Bound<'py, PyAny>,
+    w: Option<&Bound<'py, PyAny>>,
+    block: usize,
+    names: Vec<String>,
+    specs: Vec<(bool, u64, u64)>,
+    means: bool,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>)> {
+    use crate::block_sums::{Spec, NAMES};
+
+    let (tv, pv) = (int64_view(t)?, int64_view(p)?);
+    let wv = match w {
+        Some(w) => int64_view(w)?,
+        None => &[],
+    };
+    if block == 0 || tv.len() != pv.len() || !tv.len().is_multiple_of(block)
+        || !(wv.is_empty() || wv.len() == tv.len())
+    {
+        return Err(PyValueError::new_err("block_sums: t, p (and w) of one length, whole blocks"));
+    }
+    if tv.iter().chain(pv).any(|&x| !(0..crate::block_sums::CODES).contains(&x))
+        || wv.iter().any(|&x| x < 1)
+        || specs.iter().any(|&(_, num, den)| num == 0 || den == 0 || num + den > 8)
+    {
+        return Err(PyValueError::new_err("block_sums: codes >= 0 and < 2**22, weights >= 1, 0 < num + den <= 8"));
+    }
+    if wv.chunks(block).any(|c| c.iter().map(|&x| x as u64).sum::<u64>() >= 1 << 28) {
+        return Err(PyValueError::new_err("block_sums: a block's total weight reaches 2**28"));
+    }
+    let mut want = [false; 16];
+    want[0] = means; // the means divide by each block's n
+    for name in &names {
+        match NAMES.iter().position(|&x| x == name) {
+            Some(k) => want[k] = true,
+            None => return Err(PyValueError::new_err(format!("block_sums: no sum {name:?}"))),
+        }
+    }
+    let specs: Vec<Spec> = specs.iter().map(|&(elm, num, den)| Spec { elm, num, den }).collect();
+    let (sums, fsums) = crate::block_sums::block_sums(tv, pv, wv, block, &want, &specs);
+    let out = PyDict::new(py);
+    for (k, column) in sums.iter().enumerate() {
+        if want[k] {
+            // counts fit in an int64; the fixed-point sums are 128-bit
+            let list = if column.iter().all(|&v| i64::try_from(v).is_ok()) {
+                PyList::new(py, column.iter().map(|&v| v as i64))?
+            } else {
+                PyList::new(py, column)?
+            };
+            out.set_item(NAMES[k], list)?;
+        }
+    }
+    let f = PyList::empty(py);
+    for column in &fsums {
+        if means {
+            let n = &sums[0];
+            let values: Vec<f64> = column
+                .iter()
+                .zip(n)
+                .map(|(&s, &n)| crate::values::div_fixed(s, n).unwrap_or(1.0))
+                .collect();
+            f.append(PyList::new(py, values)?)?;
+        } else {
+            f.append(PyList::new(py, column)?)?;
+        }
+    }
+    Ok((out, f))
+}
+
+/// From byte `pos` of the bytes `chunk` (the start of a line), the `rows`-th row (a line not
+/// blank): ``(offset after it, lines from pos up to and including it)``; ``None`` when fewer
+/// rows follow. The twin of ``streameval.blocks.row_positions``. O(bytes scanned).
+#[pyfunction]
+fn row_end(chunk: &Bound<'_, PyBytes>, pos: usize, rows: usize) -> PyResult<Option<(usize, usize)>> {
+    if rows == 0 || pos > chunk.as_bytes().len() {
+        return Err(PyValueError::new_err("row_end: rows >= 1, pos within the bytes"));
+    }
+    Ok(crate::lines::row_end(chunk.as_bytes(), pos, rows))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
@@ -1572,6 +1663,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reading>()?;
     crate::summaries_py::register(m)?;
     m.add_function(wrap_pyfunction!(_true_divide, m)?)?;
+    m.add_function(wrap_pyfunction!(block_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(row_end, m)?)?;
     m.add_class::<Formula>()?;
     m.add("FormulaDeclined", m.py().get_type::<FormulaDeclined>())?;
     m.add("FORMULAS", crate::values::FORMULAS.iter().map(|&(name, _)| name).collect::<Vec<_>>())?;

@@ -337,7 +337,7 @@ mod tests {
         let mut x: u128 = 1;
         for i in 0..2000u128 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407 + i);
-            let (a, d) = ((x >> 70) as u128, ((x >> 5) as u64 as u128) | 1);
+            let (a, d) = (x >> 70, ((x >> 5) as u64 as u128) | 1);
             let wide = (BigUint::from(a) << 64u32) / BigUint::from(d);
             assert_eq!(shift_div(a, d), wide.to_i128().unwrap(), "{a} / {d}");
             let small_d = (d & 0xffff) | 1;

@@ -97,16 +97,11 @@ impl U256 {
         U256 { hi, lo }
     }
 
-    pub fn add(self, o: U256) -> Option<U256> {
+    /// `self + o`, `None` on overflow (as the integer types' `checked_add`).
+    pub fn checked_add(self, o: U256) -> Option<U256> {
         let (lo, c) = self.lo.overflowing_add(o.lo);
         let hi = self.hi.checked_add(o.hi)?.checked_add(c as u128)?;
         Some(U256 { hi, lo })
-    }
-
-    /// `self - o` for `self >= o`.
-    pub fn sub(self, o: U256) -> U256 {
-        let (lo, b) = self.lo.overflowing_sub(o.lo);
-        U256 { hi: self.hi - o.hi - b as u128, lo }
     }
 
     pub fn bits(self) -> u32 {
@@ -117,8 +112,26 @@ impl U256 {
         }
     }
 
+    pub fn is_zero(self) -> bool {
+        self.hi == 0 && self.lo == 0
+    }
+}
+
+impl std::ops::Sub for U256 {
+    type Output = U256;
+
+    /// `self - o` for `self >= o` (below, as the integer types: a panic in debug builds).
+    fn sub(self, o: U256) -> U256 {
+        let (lo, b) = self.lo.overflowing_sub(o.lo);
+        U256 { hi: self.hi - o.hi - b as u128, lo }
+    }
+}
+
+impl std::ops::Shl<u32> for U256 {
+    type Output = U256;
+
     /// `self << k` for `k < 256` (bits shifted out are lost: callers keep room).
-    pub fn shl(self, k: u32) -> U256 {
+    fn shl(self, k: u32) -> U256 {
         if k == 0 {
             self
         } else if k >= 128 {
@@ -126,10 +139,6 @@ impl U256 {
         } else {
             U256 { hi: (self.hi << k) | (self.lo >> (128 - k)), lo: self.lo << k }
         }
-    }
-
-    pub fn is_zero(self) -> bool {
-        self.hi == 0 && self.lo == 0
     }
 }
 
@@ -240,17 +249,17 @@ fn div_u256(a: U256, b: U256) -> Option<f64> {
     }
     // long division, one quotient bit at a time, on the operands aligned to the same length
     let t = la - lb;
-    let (mut r, d) = if t >= 0 { (a, b.shl(t as u32)) } else { (a.shl((-t) as u32), b) };
+    let (mut r, d) = if t >= 0 { (a, b << t as u32) } else { (a << (-t) as u32, b) };
     let mut q: u128 = 0;
     if r >= d {
-        r = r.sub(d);
+        r = r - d;
         q = 1;
     }
     for _ in 0..55 {
-        r = r.shl(1);
+        r = r << 1;
         q <<= 1;
         if r >= d {
-            r = r.sub(d);
+            r = r - d;
             q |= 1;
         }
     }
@@ -483,9 +492,9 @@ fn adjusted_rand(r: &mut Reader<'_>, _: f64) -> Option<f64> {
     }
     let (tp, tn, fp, fn_) = (tp as u128, tn as u128, fp as u128, fn_ as u128);
     let (x, y) = (U256::mul(tp, tn), U256::mul(fn_, fp));
-    let (neg, diff) = if x >= y { (false, x.sub(y)) } else { (true, y.sub(x)) };
-    let num = diff.add(diff)?;
-    let den = U256::mul(tp + fn_, fn_ + tn).add(U256::mul(tp + fp, fp + tn))?;
+    let (neg, diff) = if x >= y { (false, x - y) } else { (true, y - x) };
+    let num = diff.checked_add(diff)?;
+    let den = U256::mul(tp + fn_, fn_ + tn).checked_add(U256::mul(tp + fp, fp + tn))?;
     if den.is_zero() {
         return None;
     }
@@ -703,8 +712,8 @@ mod tests {
             x = x.wrapping_mul(0x2545F4914F6CDD1D_u128 | 1).wrapping_add(0x9E3779B97F4A7C15 + i as u128);
             let y = x.rotate_left(61) ^ 0xdead_beef;
             let (sa, sb) = (i % 200, (i / 7) % 200);
-            let a = U256::from(x >> (i % 128)).shl(sa.min(120));
-            let b = U256::from((y >> ((i / 3) % 128)) | 1).shl(sb.min(120));
+            let a = U256::from(x >> (i % 128)) << sa.min(120);
+            let b = U256::from((y >> ((i / 3) % 128)) | 1) << sb.min(120);
             let got = div_u256(a, b).unwrap();
             let want = reference(&big(a), &big(b));
             assert_eq!(got.to_bits(), want.to_bits(), "{a:?} / {b:?}");
@@ -734,9 +743,10 @@ mod tests {
         let b = (u128::MAX >> 15) - 12345;
         let p = U256::mul(a, b);
         assert_eq!(big(p), BigUint::from(a) * BigUint::from(b));
-        let s = p.add(U256::mul(b, b)).unwrap();
+        let s = p.checked_add(U256::mul(b, b)).unwrap();
         assert_eq!(big(s), BigUint::from(a) * BigUint::from(b) + BigUint::from(b) * BigUint::from(b));
-        assert_eq!(big(s.sub(p)), BigUint::from(b) * BigUint::from(b));
+        assert_eq!(big(s - p), BigUint::from(b) * BigUint::from(b));
+        assert_eq!(p.checked_add(U256 { hi: u128::MAX, lo: 0 }), None);
     }
 
     #[test]

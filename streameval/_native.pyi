@@ -23,6 +23,18 @@ def _true_divide(a: int, b: int) -> float | None:
     """Python's ``a / b`` for ints below ``2**127`` in magnitude, as the native formulas compute
     it (correctly rounded); ``None`` when ``b == 0``."""
 
+def block_sums(t: Any, p: Any, w: Any, block: int, names: list[str],
+               specs: list[tuple[bool, int, int]],
+               means: bool = False) -> tuple[dict[str, list[int]], list[list[Any]]]:
+    """The exact sums ``names`` of the table of each whole block of ``block`` rows (int64 code
+    arrays ``t``, ``p`` from 0 to 2**22, weights ``w`` or ``None``), and the element-averaged F
+    sums of ``specs`` (``(elm, num, den)``; with ``means``: their means over each block's
+    elements, as floats): the twin of ``streameval.detect.block_stats`` (src/block_sums.rs)."""
+
+def row_end(chunk: bytes, pos: int, rows: int) -> tuple[int, int] | None:
+    """From byte ``pos`` of ``chunk`` (a line's start), the ``rows``-th line that is not blank:
+    ``(offset after it, lines from pos through it)``, ``None`` when fewer follow (src/lines.rs)."""
+
 class Formula:
     """A native formula looked up by the name its Python metric declares, with its float parameter
     (``beta``, or unused); ``KeyError`` for a name :data:`FORMULAS` lacks. Pickled by name."""

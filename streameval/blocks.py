@@ -53,7 +53,8 @@ from .io import (
     raise_error,
 )
 
-__all__ = ["Block", "Codes", "iter_blocks", "columnar", "lines_in", "BLOCK_BYTES"]
+__all__ = ["Block", "Codes", "iter_blocks", "columnar", "lines_in", "BLOCK_BYTES", "Positions",
+           "ArrayPositions", "row_positions"]
 
 BLOCK_BYTES = 1 << 22
 """Bytes of a CSV/TSV file parsed at once."""
@@ -110,8 +111,81 @@ class Block:
     rows: int
     line: int
     offset: int
-    lines: np.ndarray | None = None  # with ``positions``: each row's line, and the offset after it
-    offsets: np.ndarray | None = None
+    positions: Positions | ArrayPositions | None = None  # with ``positions``: where rows end
+
+    @property
+    def lines(self) -> np.ndarray | None:
+        """Each row's line number (with ``positions``)."""
+        return None if self.positions is None else self.positions.arrays()[0]
+
+    @property
+    def offsets(self) -> np.ndarray | None:
+        """The offset after each row (with ``positions``)."""
+        return None if self.positions is None else self.positions.arrays()[1]
+
+
+try:  # the native scan of a block's lines (an extension built from older sources lacks it)
+    from ._native import row_end as _row_end
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    _row_end = None  # type: ignore[assignment]
+
+
+class Positions:
+    """Each row's line number and the offset after it, for a block of whole lines starting after
+    line ``line`` at byte ``offset`` (its rows are its lines that are not blank), found when asked
+    (:meth:`at`): ``watch`` records a position only where it looks (every few thousand rows) and
+    at the end of each hand-over, so the block's newlines are scanned once, forwards, from the
+    last row asked for (natively; without the extension, every row's position is found at the
+    first question, :func:`row_positions`). O(bytes scanned) per question asked in order.
+
+    >>> pos = Positions(b"a,x\\n\\nb,y\\nc,z\\n", line=1, offset=8)
+    >>> pos.at(0), pos.at(2), pos.at(1)
+    ((2, 12), (5, 21), (4, 17))
+    """
+
+    def __init__(self, chunk: bytes, line: int, offset: int):
+        self.chunk, self.line, self.offset = chunk, line, offset
+        self._cursor = (0, 0, 0)  # (rows before it, its byte, lines before it)
+        self._arrays: tuple | None = None
+
+    def at(self, j: int) -> tuple:
+        """``(line, offset after)`` of row ``j`` (from 0) of the block."""
+        if _row_end is None or self._arrays is not None:
+            lines, offsets = self.arrays()
+            return int(lines[j]), int(offsets[j])
+        rows, pos, lines = self._cursor
+        if j < rows:
+            rows, pos, lines = 0, 0, 0
+        got = _row_end(self.chunk, pos, j - rows + 1)
+        if got is None:
+            raise IndexError(f"row {j} is not in the block")
+        end, seen = got
+        self._cursor = (j + 1, end, lines + seen)
+        return self.line + lines + seen, self.offset + end
+
+    def arrays(self) -> tuple:
+        """``(lines, offsets)``: every row's, as int64 arrays."""
+        if self._arrays is None:
+            self._arrays = row_positions(self.chunk, self.line, self.offset)
+        return self._arrays
+
+
+class ArrayPositions:
+    """:class:`Positions` of rows read one by one: their lines and offsets, as lists.
+
+    >>> ArrayPositions([2, 4], [12, 20]).at(1)
+    (4, 20)
+    """
+
+    def __init__(self, lines: list, offsets: list):
+        self.lines, self.offsets = lines, offsets
+
+    def at(self, j: int) -> tuple:
+        """``(line, offset after)`` of row ``j``."""
+        return self.lines[j], self.offsets[j]
+
+    def arrays(self) -> tuple:
+        return np.array(self.lines, np.int64), np.array(self.offsets, np.int64)
 
 
 def iter_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_error, codes=None,
@@ -158,13 +232,18 @@ def _block(rows: list, ct: Codes, cp: Codes, source: LineSource, lines, offsets)
     block = Block(ct.of(r[0] for r in rows), cp.of(r[1] for r in rows),
                   None if (w == 1).all() else w, len(rows), source.lineno, source.offset)
     if lines is not None:
-        block.lines, block.offsets = np.array(lines, np.int64), np.array(offsets, np.int64)
+        block.positions = ArrayPositions(lines, offsets)
     return block
 
 
-def _row_positions(chunk: bytes, line: int, offset: int):
+def row_positions(chunk: bytes, line: int, offset: int) -> tuple:
     """Each row's line number and the offset after it, for a block of whole lines starting after
-    ``line`` at ``offset`` (the rows are its lines that are not blank)."""
+    ``line`` at ``offset`` (the rows are its lines that are not blank), as int64 arrays. O(bytes)
+    in numpy.
+
+    >>> [a.tolist() for a in row_positions(b"a,x\\n\\nb,y\\nc,z\\n", line=1, offset=8)]
+    [[2, 4, 5], [12, 17, 21]]
+    """
     ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
     if not chunk.endswith(b"\n"):
         ends = np.append(ends, len(chunk))
@@ -211,8 +290,7 @@ def _text_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, b
             if n:
                 block = Block(codes[0].lut(t), codes[1].lut(p), w, n, line, offset)
                 if positions:
-                    block.lines, block.offsets = _row_positions(chunk, line - lines_in(chunk),
-                                                                offset - len(chunk))
+                    block.positions = Positions(chunk, line - lines_in(chunk), offset - len(chunk))
                 yield block
             continue
         if layout is not None and b'"' in buf:

@@ -56,6 +56,7 @@ units (the hybrid and adaptive intervals too), BCa one read per live unit (at mo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import math
@@ -71,11 +72,12 @@ from .detect import one_blas_thread
 from .errors import UnknownElementError
 from .evaluator import Evaluator
 from .intervals import STUDENTIZED_METHODS, Interval, percentile_interval
+from .labels import same_label
 from .linearization import standard_errors, unit_fields
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 from .sync import Guarded, concurrent_use
-from .units import DOMINANT_SHARE, FEW_UNITS, JACKKNIFE_GROUPS, UnitStats
+from .units import DOMINANT_SHARE, FEW_UNITS, JACKKNIFE_GROUPS, UnitStats, pairs_share
 
 __all__ = [
     "BootstrapEvaluator",
@@ -84,6 +86,7 @@ __all__ = [
     "poisson_multiplicities",
     "poisson_draws",
     "unit_hash",
+    "jackknife_groups",
     "seed64",
     "percentile_interval",
     "Interval",
@@ -146,6 +149,33 @@ def unit_hash(unit) -> int:
     if isinstance(unit, float) and unit != unit:
         raise ValueError("a unit cannot be NaN")
     return int.from_bytes(hashlib.blake2b(_canonical(unit), digest_size=8).digest(), "little")
+
+
+def jackknife_groups(hashes) -> tuple[np.ndarray, int]:
+    """``(groups, G)``: the group of each unit in BCa's leave-one-group-out jackknife, given the
+    units' :func:`unit_hash` values; the one rule :func:`streameval.compare` and
+    :class:`BootstrapEvaluator` share.
+
+    The units are ranked by their hashes (a function of the unit keys alone: not of the order they
+    came in, of a list or a numpy array, nor of ``PYTHONHASHSEED``), and the unit of rank ``i`` goes
+    to group ``i mod G`` with ``G = min(U, JACKKNIFE_GROUPS)``: every unit its own group up to
+    1,000 units, groups of ``⌊U/G⌋`` or ``⌈U/G⌉`` units beyond. Group ``j`` is therefore the same
+    set of unit keys, at the same index, whatever path built the table. O(U log U).
+
+    >>> keys = ["b", "a", "c"]
+    >>> groups, g = jackknife_groups([unit_hash(u) for u in keys])
+    >>> g, sorted(groups.tolist())
+    (3, [0, 1, 2])
+    >>> again, _ = jackknife_groups([unit_hash(u) for u in reversed(keys)])  # each key keeps its group
+    >>> dict(zip(keys, groups.tolist())) == dict(zip(reversed(keys), again.tolist()))
+    True
+    """
+    h = np.fromiter(hashes, dtype=np.uint64)
+    n = len(h)
+    g = min(n, JACKKNIFE_GROUPS)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.argsort(h, kind="stable")] = np.arange(n, dtype=np.int64)
+    return (rank % g if g else rank), g
 
 
 def seed64(seed) -> int:
@@ -284,8 +314,8 @@ class _Dominance:
             while heap and (-heap[0][0] != self._pairs(heap[0][2].synced, side)
                             or self._units.get(heap[0][2].key) is not heap[0][2]):
                 heapq.heappop(heap)
-            if total > 0 and heap:
-                out = max(out, -heap[0][0] / total)  # ints: correctly rounded, as the scan's floats
+            if heap:
+                out = max(out, pairs_share(-heap[0][0], total))
         return out
 
 
@@ -375,7 +405,7 @@ class BootstrapEvaluator(Guarded):
     _dirty: set
     _homes: tuple[dict, dict]  # label -> [unit, elements] for the true and the predicted side
     _sums: np.ndarray  # (B, fields) object array of the replicas' exact sums
-    _cache: tuple | None  # (UnitStats of the live units, multiplicities), until the next change
+    _cache: tuple | None  # (UnitStats of the live units, multiplicities, their hashes), until the next change
     interval_method: str
 
     def __init__(self, metrics=None, n_replicas: int = 200, seed: int = 0, confidence: float = 0.95,
@@ -424,16 +454,40 @@ class BootstrapEvaluator(Guarded):
             unit_hash(unit)  # a unit of an unsupported type raises here
         return entry
 
-    def _check_home(self, y_true, y_pred, unit) -> None:
-        """Refuse a label already living in another unit (raises before anything changes)."""
+    def _check_home(self, y_true, y_pred, unit, leaving=None) -> None:
+        """Refuse a label already living in another unit (raises before anything changes);
+        ``leaving``: an element ``(y_true, y_pred, w, unit)`` reverted first (a window's expiry)."""
         for side, label, what in ((0, y_true, "true"), (1, y_pred, "predicted")):
             home = self._homes[side].get(label)
+            if (home is not None and leaving is not None and home[0] == leaving[3]
+                    and home[1] == leaving[2] and same_label(leaving[side], label)):
+                home = None  # its only elements leave first
             if home is not None and home[0] != unit:
                 raise ValueError(
                     f"{what} label {label!r} is in unit {home[0]!r} and now given in unit {unit!r}: "
                     "a unit must hold whole clusters (a cluster across units would be cut in the "
                     "replicas); use a unit that holds both, e.g. the connected component"
                 )
+
+    def check_update(self, y_true, y_pred, w=1, *, unit=None, leaving=None) -> None:
+        """Raise what :meth:`update` with these arguments would raise for its weight, its unit
+        and the units' whole clusters, changing nothing (the labels themselves are checked by the
+        table, which refuses them before any change); ``leaving``: an element ``(y_true, y_pred,
+        w, unit)`` held here that is reverted first (a count window's oldest, expiring on this
+        update). What :class:`~streameval.Monitor` checks before it changes its tables. O(1).
+
+        >>> bs = BootstrapEvaluator([], n_replicas=4)
+        >>> bs.update("e", "c", unit="d1")
+        >>> bs.check_update("e", "c", unit="d2", leaving=("e", "c", 1, "d1"))  # "e" leaves d1 first
+        >>> bs.check_update("e", "k", unit="d2")
+        Traceback (most recent call last):
+        ...
+        ValueError: true label 'e' is in unit 'd1' and now given in unit 'd2': ...
+        """
+        check_weight(w)
+        self._entry(unit)  # the unit is required, of a type unit_hash encodes
+        with contextlib.suppress(TypeError):  # an unhashable label: the table names it
+            self._check_home(y_true, y_pred, unit, leaving)
 
     # -------------------------------------------------------------- River's protocol
     def update(self, y_true, y_pred, w=1, *, unit=None) -> None:
@@ -627,7 +681,11 @@ class BootstrapEvaluator(Guarded):
         return {name: out[i] for i, (name, _) in enumerate(self._metrics)}
 
     def _live(self) -> tuple:
-        """``(UnitStats of the live units, (B, U) multiplicities)``, the units in the order of their
+        """``(UnitStats of the live units, (B, U) multiplicities)`` (:meth:`_live_hashed`)."""
+        return self._live_hashed()[:2]
+
+    def _live_hashed(self) -> tuple:
+        """``(UnitStats of the live units, (B, U) multiplicities, their hashes)``, the units in the order of their
         hashes (a function of the state, not of the order elements, reverts and merges came in:
         the float sums over units below then do not depend on it either). Cached until the next
         change. O(U · fields) Python operations."""
@@ -638,7 +696,7 @@ class BootstrapEvaluator(Guarded):
             us = UnitStats.from_rows([e.synced for e in entries], self._f_keys)
             m = (np.array([e.k for e in entries], dtype=np.int64).T if entries
                  else np.zeros((self.n_replicas, 0), dtype=np.int64))
-            cached = self._cache = (us, m)
+            cached = self._cache = (us, m, [e.h for e in entries])
         return cached
 
     def standard_errors(self) -> tuple[np.ndarray, np.ndarray]:
@@ -684,11 +742,11 @@ class BootstrapEvaluator(Guarded):
         >>> bs.jackknife().tolist()  # without unit 1: one singleton; without unit 2: one pair
         [[1.0, 1.0]]
         """
-        us, _ = self._live()
-        g = min(us.n_units, JACKKNIFE_GROUPS)
+        us, _, hashes = self._live_hashed()
+        groups, g = jackknife_groups(hashes)
         if not g:
             return np.zeros((len(self._metrics), 0))
-        return self._read_rows(us.leave_out(np.arange(us.n_units) % g, g))
+        return self._read_rows(us.leave_out(groups, g))
 
     def pairs_share(self) -> float:
         """The largest share of the true or the predicted within-cluster pairs that one live unit
@@ -755,8 +813,8 @@ class BootstrapEvaluator(Guarded):
         ...     for iv in bs.intervals(m).values() for lo, hi in [(iv.low, iv.high)])
         True
         """
+        c = self.confidence if confidence is None else _check_confidence(confidence)  # before any sync
         used = self.applied_method(method)
-        c = self.confidence if confidence is None else _check_confidence(confidence)
         vals = self._values()
         k = len(self._metrics)
         se, se0 = (self.standard_errors() if used in STUDENTIZED_METHODS

@@ -93,7 +93,7 @@ from typing import cast
 import numpy as np
 
 from ._version import __version__
-from .bootstrap import poisson_draws, seed64, unit_hash
+from .bootstrap import jackknife_groups, poisson_draws, seed64, unit_hash
 from .detect import one_blas_thread
 from .errors import InvalidLabelError
 from .intervals import (
@@ -122,7 +122,6 @@ from .metrics import Metric, resolve
 from .units import (
     DOMINANT_SHARE,
     FEW_UNITS,
-    JACKKNIFE_GROUPS,
     Combiner,
     UnitStats,
     Unread,
@@ -435,13 +434,18 @@ def _per_unit(ustats: UnitStats, metrics) -> np.ndarray:
     return np.array([[metric.value(ustats.unit(u)) for u in range(ustats.n_units)] for metric in metrics])
 
 
-def _jackknife(ustats: UnitStats, metrics, aggregate: str, per_unit=None) -> np.ndarray:
-    """``(metrics, G)`` leave-one-group-out values: every unit its own group up to
-    ``JACKKNIFE_GROUPS`` units, else unit ``u`` in group ``u mod G`` (a grouped jackknife, whose
-    skewness estimates the same acceleration). O(U · columns + G · fields)."""
+def _jackknife(ustats: UnitStats, metrics, aggregate: str, per_unit=None, grouping=None) -> np.ndarray:
+    """``(metrics, G)`` leave-one-group-out values, the units in the groups ``grouping``
+    (``(groups, G)`` from :func:`~streameval.bootstrap.jackknife_groups` of the units' hashes;
+    default: of the unit numbers ``0 .. U-1`` as keys), the rule
+    :class:`~streameval.bootstrap.BootstrapEvaluator` uses: every unit its own group up to
+    ``JACKKNIFE_GROUPS`` units, else groups of units (a grouped jackknife, whose skewness estimates
+    the same acceleration), in an order that depends on the unit keys only.
+    O(U · columns + G · fields)."""
     n = ustats.n_units
-    g = min(n, JACKKNIFE_GROUPS)
-    groups = np.arange(n) % g
+    groups, g = grouping if grouping is not None else jackknife_groups(map(unit_hash, range(n)))
+    if len(groups) != n:
+        raise ValueError(f"grouping has {len(groups)} entries for {n} units")
     if aggregate == "mean":
         sums = np.zeros((per_unit.shape[0], g))
         counts = np.bincount(groups, minlength=g).astype(np.float64)
@@ -801,13 +805,20 @@ def compare(
     rng = np.random.default_rng(seed)
     names = [mt.name for mt in metrics]
     observed, per_unit, jack = {}, {}, {}
+    # BCa's jackknife groups: by the unit keys' stable hashes (a unit key unit_hash cannot encode
+    # is a TypeError naming it), the same groups BootstrapEvaluator forms from the same units
+    try:
+        grouping = jackknife_groups(map(unit_hash, order)) if "bca" in kinds else None
+    except TypeError as e:
+        raise TypeError(f'interval="bca" groups the units by a stable hash of their keys: {e} '
+                        "(name the units by str or int keys)") from None
     for name, us in stats.items():
         if aggregate == "mean":
             per_unit[name] = _per_unit(us, metrics)
             observed[name] = per_unit[name].mean(axis=1)
         else:
             observed[name] = _read(us, metrics, [us.total()])[:, 0]
-        jack[name] = (_jackknife(us, metrics, aggregate, per_unit.get(name)) if "bca" in kinds
+        jack[name] = (_jackknife(us, metrics, aggregate, per_unit.get(name), grouping) if "bca" in kinds
                       else np.zeros((len(metrics), 0)))
     sys_names = list(stats)
     pairs = [(a, b) for i, a in enumerate(sys_names) for b in sys_names[i + 1:]]

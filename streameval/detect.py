@@ -41,12 +41,14 @@ a smaller ``k`` (the allowance, in reference standard deviations) catches smalle
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections import deque
 from typing import Any, Protocol
 
 __all__ = ["Detector", "Cusum", "RiverRule", "IntervalRule", "BlockDrops", "is_drop",
            "cusum_run_length", "cusum_threshold", "make_detector", "DETECTORS", "block_stats",
+           "block_means",
            "one_blas_thread"]
 
 DETECTORS = ("cusum", "adwin", "page-hinkley", "interval")
@@ -93,6 +95,21 @@ def is_drop(detector, value: float, bigger_is_better: bool, since: list) -> bool
 
 
 # ---------------------------------------------------------------------------------- CUSUM
+def mean_variance(values: list) -> tuple[float, float]:
+    """``(mean, sample variance)`` of two or more floats, ``Σx/n`` and ``Σ(x − mean)²/(n − 1)``
+    (two passes, Python's sums in order): the one formula the CUSUM's calibration (its ``μ`` and
+    ``σ``) and :meth:`BlockDrops.interval` (the standard error of the mean) read. O(n).
+
+    >>> mean_variance([1.0, 2.0, 3.0])
+    (2.0, 1.0)
+    """
+    n = len(values)
+    if n < 2:
+        raise ValueError(f"a sample variance needs two or more values, got {n}")
+    mean = sum(values) / n
+    return mean, sum((x - mean) ** 2 for x in values) / (n - 1)
+
+
 def _increment_cdf(z, k: float, bandwidth: float):
     """The CDF of the CUSUM's increment ``z - k``, ``z`` drawn from the reference values smoothed
     by a logistic kernel of standard deviation ``bandwidth`` (its tails are heavier than a
@@ -255,9 +272,8 @@ class Cusum:
 
     def _calibrate(self) -> None:
         ref = self._ref
-        n = len(ref)
-        mu = sum(ref) / n
-        sd = math.sqrt(sum((x - mu) ** 2 for x in ref) / (n - 1))
+        mu, var = mean_variance(ref)
+        sd = math.sqrt(var)
         self.mu, self.sigma = mu, max(sd, self.min_scale)
         if self.fixed_h is not None:
             self.h = self.fixed_h
@@ -269,9 +285,11 @@ class Cusum:
 
     def update(self, value: float) -> bool:
         """Take one block value; true when a drop is flagged. A NaN value (a metric undefined
-        on the block) is ignored."""
+        on the block) is ignored; an infinite or non-numeric one is refused, changing nothing."""
         if value != value:
             return False
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError(f"a block value must be a finite number (or NaN: ignored), got {value!r}")
         if len(self._ref) < self.reference:
             self._ref.append(value)
             if len(self._ref) == self.reference:
@@ -425,6 +443,48 @@ class _BlockStats:
         raise AttributeError(name)
 
 
+try:  # the native twin of block_stats (an extension built from older sources lacks it)
+    from ._native import block_sums as _native_sums
+except ImportError:  # pragma: no cover - the extension is built by pip install
+    _native_sums = None  # type: ignore[assignment]
+_NATIVE_CODES = 1 << 22  # the kernel's codes are below this (a table entry per code)
+
+
+def block_means(t, p, w, block: int, spec: tuple, native: bool | None = None) -> list | None:
+    """The mean over each block's elements of the element-averaged F sum ``spec`` (``(kind,
+    beta)``): what ELM and BCubed (:attr:`~streameval.metrics.element.ELM.mean_f_spec`) read,
+    ``fixed_mean(F sum, n)`` per block, to the bit; ``None`` where :func:`block_stats` declines.
+    One native call (the means divided in Rust, as Python divides) when the extension has it,
+    else :func:`block_stats` and a division per block. O(rows) natively.
+
+    >>> import numpy as np
+    >>> block_means(np.array([0, 0, 0, 1]), np.array([0, 0, 1, 1]), None, 2, ("elm", 1.0))
+    [1.0, 0.0]
+    """
+    import numpy as np
+
+    from .metrics.base import fixed_mean
+
+    rows = len(t)
+    if native is not False and _native_sums is not None and rows and rows % block == 0:
+        kind, beta = spec
+        from .stats import beta_ratio
+
+        num, den = beta_ratio(beta)
+        fits = num + den <= 8 and int(min(t.min(), p.min())) >= 0 and (  # the kernel's limits
+            int(max(t.max(), p.max())) < _NATIVE_CODES) and (
+            w is None or int(w.min()) >= 1
+            and int(np.add.reduceat(w, np.arange(0, rows, block)).max()) < 1 << 28)
+        if fits:
+            return _native_sums(np.ascontiguousarray(t, np.int64), np.ascontiguousarray(p, np.int64),
+                                None if w is None else np.ascontiguousarray(w, np.int64), block,
+                                [], [(kind == "elm", num, den)], True)[1][0]
+    got = block_stats(t, p, w, block, [spec], ("n",), columns=True, native=native)
+    if got is None:
+        return None
+    return [fixed_mean(f, n) for f, n in zip(got[1][spec], got[0]["n"])]
+
+
 def _fixed_div(x, d):
     """``(x << 64) // d`` of int64 arrays (``0 <= x < 2**62``, ``0 < d < 2**31``) as three int64
     arrays ``(high, mid, low)`` with the quotient ``high·2**64 + mid·2**32 + low`` (``mid`` and
@@ -460,7 +520,8 @@ def _groups(key):
     return first, np.diff(np.append(first, len(key)))
 
 
-def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: bool = False):
+def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: bool = False,
+                native: bool | None = None):
     """The sums ``names`` of the table of each block of ``block`` consecutive rows (int64 label
     codes ``t``, ``p`` at least 0, weights ``w`` or ``None``; a whole number of blocks), computed
     for all blocks at once in numpy, exactly (integers; fixed-point sums by long division, equal
@@ -468,7 +529,11 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: boo
     beta)`` pairs); ``None`` when a block's total weight or ``beta²`` is too large for the exact
     int64 arithmetic (the caller then builds the tables). O(rows log rows) in numpy, O(blocks) in
     Python. ``columns``: ``({name: [one value per block]}, {spec: [F sum per block]})`` instead
-    of one object per block.
+    of one object per block. ``native`` (default: when the extension has it): the same sums from
+    the native kernel (``streameval._native.block_sums``, O(rows) in Rust, one call; codes under
+    2**22),
+    equal to the numpy ones to the bit (``native=False``: numpy, the reference; the differential
+    test drives both).
 
     >>> import numpy as np
     >>> from streameval import Contingency
@@ -497,6 +562,14 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: boo
     kt, kp = int(t.max()) + 1, int(p.max()) + 1
     if blocks * kt * kp >= 1 << 62:
         return None
+    if (native is not False and _native_sums is not None and int(min(t.min(), p.min())) >= 0
+            and max(kt, kp) <= _NATIVE_CODES and (w is None or int(w.min()) >= 1)):  # its limits
+        wanted = [k for k in _FAST_STATS if k in names]
+        sums, fs = _native_sums(np.ascontiguousarray(t), np.ascontiguousarray(p),
+                                None if w is None else np.ascontiguousarray(w), block, wanted,
+                                [(kind == "elm", num, den) for kind, _, num, den in specs])
+        f_sums = [((kind, beta), f) for (kind, beta, _, _), f in zip(specs, fs)]
+        return _block_output(sums, f_sums, blocks, columns)
     # the cells: one key (block, true, pred) sorted; a cell's count is its run's total weight
     key = (np.arange(rows, dtype=np.int64) // block * kt + t) * kp + p
     if w is None:
@@ -601,10 +674,16 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: boo
         else:
             f_sums.append(((kind, beta), fixed((num + den) * n * n, num * a_cell + den * b_cell,
                                                 cb)))
+    return _block_output({k: v for k, v in out.items() if k in need}, f_sums, blocks, columns)
+
+
+def _block_output(out: dict, f_sums: list, blocks: int, columns: bool):
+    """:func:`block_stats`' answer from its columns ``out`` (the sums asked for) and ``f_sums``
+    (``[(spec, [F sum per block])]``)."""
     if columns:
-        return {k: v for k, v in out.items() if k in need}, dict(f_sums)
+        return out, dict(f_sums)
     stats = []
-    keys = [k for k in out if k in need]
+    keys = list(out)
     cols = [out[k] for k in keys]
     for k in range(blocks):
         st = _BlockStats()
@@ -700,12 +779,7 @@ class BlockDrops:
         value, specs = self.metric.value, self.metric.f_specs
         spec = getattr(self.metric, "mean_f_spec", None)
         if spec is not None:  # its value is fixed_mean(its F sum, n): no object per block
-            from .metrics.base import fixed_mean
-
-            got = block_stats(t, p, w, self.block, specs, ("n",), columns=True)
-            if got is None:
-                return None
-            return [fixed_mean(f, n) for f, n in zip(got[1][spec], got[0]["n"])]
+            return block_means(t, p, w, self.block, spec)
         while True:  # the sums the metric reads: found on its first blocks, then only those
             stats = block_stats(t, p, w, self.block, specs, self._names)
             if stats is None:
@@ -783,8 +857,8 @@ class BlockDrops:
         m = len(recent)
         if m < 2:
             return None
-        mean = sum(recent) / m
-        half = z * math.sqrt(sum((v - mean) ** 2 for v in recent) / (m - 1) / m)
+        mean, var = mean_variance(recent)
+        half = z * math.sqrt(var / m)  # the standard error of the mean
         return mean, mean - half, mean + half
 
     def flag(self, recent: int) -> bool:

@@ -42,7 +42,7 @@ from .stats import STAT_NAMES, ContingencyStats
 from .units import UnitStats
 
 __all__ = ["read_fields", "gradients", "unit_fields", "standard_errors", "slope_fields", "Moments",
-           "mean_standard_errors"]
+           "mean_standard_errors", "weighted_spread"]
 
 _NSTAT = len(STAT_NAMES)
 _REL_STEP = 1e-7
@@ -316,16 +316,29 @@ class Moments:
                 s1.append(np.einsum("bf,bf->b", gk[:, o], s[:, [self.var[i][f] for f in o]]))  # Σ w z
                 fa, fb, col, coef = self._quad[i][k]
                 s2.append((gk[:, fa] * gk[:, fb] * s[:, col]) @ coef)  # Σ w z²
-                se[i][k] = np.sqrt(np.maximum(s2[i] - s1[i] * s1[i] / tot, 0.0))
+                se[i][k] = weighted_spread(s1[i], s2[i], tot)
             for j, (a, b) in enumerate(self.pairs):
                 fa, fb, col, coef = self._cross[j][k]
                 cross = (grads[a][k][:, fa] * grads[b][k][:, fb] * s[:, col]) @ coef  # Σ w z_a z_b
-                d1 = s1[a] - s1[b]
-                sed[j][k] = np.sqrt(np.maximum(s2[a] + s2[b] - 2 * cross - d1 * d1 / tot, 0.0))
+                # the scores z_a − z_b: Σ w (z_a − z_b)² = Σ w z_a² + Σ w z_b² − 2 Σ w z_a z_b
+                sed[j][k] = weighted_spread(s1[a] - s1[b], s2[a] + s2[b] - 2 * cross, tot)
         one = _one_unit(w)
         for x in se + sed:
             x[:, one] = 0.0
         return se, sed
+
+
+def weighted_spread(s1, s2, tot):
+    """``sqrt(Σ_u w_u (z_u − z̄)²)`` from the moments ``s1 = Σ_u w_u z_u``, ``s2 = Σ_u w_u z_u²``
+    and ``tot = Σ_u w_u`` (arrays, one entry per resample): ``sqrt(max(s2 − s1²/tot, 0))``, the
+    one formula of every linearization standard error (a system's, a paired difference's, a mean
+    of per-unit values'). The ``max`` clips the rounding residue of a spread that is 0 in exact
+    arithmetic; ``tot`` is NaN for an empty resample. O(B).
+
+    >>> weighted_spread(np.array([3.0]), np.array([5.0]), np.array([2.0]))  # z = 1, 2: Σ(z − 1.5)²
+    array([0.70710678])
+    """
+    return np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0))
 
 
 def _one_unit(w: np.ndarray) -> np.ndarray:
@@ -349,8 +362,7 @@ def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
     out = []
     for v in np.asarray(per_unit, dtype=np.float64):
         c = v - v.mean()  # centred: the spread is shift-invariant, the moments stay small
-        s1, s2 = w @ c, w @ (c * c)
-        se = np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0)) / tot
+        se = weighted_spread(w @ c, w @ (c * c), tot) / tot
         se[one] = 0.0
         out.append(se)
     return np.array(out)

@@ -42,6 +42,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._validate import is_missing, missing_repr
 from .errors import PageStreamError
 from .evaluator import Evaluator
 from .io import load_csv, load_json, load_streams
@@ -234,8 +235,22 @@ class PageStreamEvaluator:
         return ps
 
     def update(self, stream_id, true_start, pred_start) -> None:
-        """Add the next page of ``stream_id``. O(1)."""
-        ps = self.stream(stream_id)
+        """Add the next page of ``stream_id``. O(1). A missing stream id (``None``, NaN: each
+        NaN would open a stream of its own), an unhashable one or a bad flag raises
+        :class:`~streameval.errors.PageStreamError` before anything changes (no stream is
+        created)."""
+        if is_missing(stream_id):
+            raise PageStreamError(f"the stream id is missing ({missing_repr(stream_id)}): name the "
+                                  "stream every page belongs to")
+        try:
+            ps = self.streams.get(stream_id)
+        except TypeError:
+            raise PageStreamError(f"a stream id must be hashable, got {type(stream_id).__name__}: "
+                                  f"{stream_id!r:.80}") from None
+        if ps is None:  # a new stream: its first flags checked before it is created
+            _flag(true_start, "page 0, true flag")
+            _flag(pred_start, "page 0, predicted flag")
+            ps = self.stream(stream_id)
         dt, dp = ps.labels(true_start, pred_start)
         ps.update(true_start, pred_start)
         self.pooled.update((stream_id, dt), (stream_id, dp))

@@ -76,6 +76,19 @@ def elm_term(sq: int, size: int) -> int:
     return ONE if size == 1 else 0
 
 
+def precision_loss(sq: int, size: int, term=bcubed_term) -> int:
+    """``size − term(sq, size)`` in fixed point: what a cluster of ``size`` elements (sum of
+    squared cell counts ``sq``) loses of ``N * precision`` under the per-cluster ``term``
+    (:func:`bcubed_term`: ``b − Q/b``, the expected elements of other entities per record
+    times ``b``; :func:`elm_term`: ELM's). The one formula of the cluster ranking's costs and the
+    error account's merging clusters. Cost O(1).
+
+    >>> precision_loss(5, 3) == 3 * ONE - (5 * ONE) // 3, precision_loss(2, 2, elm_term) == 2 * ONE
+    (True, True)
+    """
+    return size * ONE - term(sq, size)
+
+
 def beta_ratio(beta: float) -> tuple[int, int]:
     """``beta**2`` as an exact integer ratio ``(num, den)``; ``beta`` must be finite and > 0.
 

@@ -242,3 +242,93 @@ def test_update_many_refuses_bad_input_and_changes_nothing():
     timed = Monitor([ELM()], window=EventTimeWindow(10, [ELM()]), detector=False)
     with pytest.raises(ValueError, match="one by one"):
         timed.update_many([0], ["a"])
+
+
+def _monitor_state(mon) -> tuple:
+    """Everything a Monitor holds that a reader can see: the tables, the window's elements, the
+    whole ranking and error account (every entry, in order), the detection's blocks and partial
+    block, the report."""
+    det = mon.detection
+    return (mon.n, sorted(mon.all_time.table.items(), key=repr), mon.all_time.get(),
+            None if mon.window is None else (list(mon.window), mon.window.get()),
+            mon.ranking.top(10**6), mon.account.report(10**6),
+            None if det is None else (det.n, det._len, list(det.values), list(det.drops),
+                                      sorted(det._table.table.items(), key=repr)),
+            {k: v for k, v in mon.report().items() if k != "time"}, repr(mon))
+
+
+@pytest.mark.parametrize("window", [None, 7, 40])
+@pytest.mark.parametrize("kind", ["int", "str", "list"])
+def test_update_many_on_arrays_is_update_one_by_one(window, kind):
+    """Differential: update_many on numpy arrays (integer codes: the detection's bulk path; str;
+    or lists), in uneven chunks, with weights, equals update() element by element: every value,
+    the whole ranking and error account in order (ties included), the blocks and the drops."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    n = 400
+    t = rng.integers(0, 12, n)
+    p = np.where(rng.random(n) < 0.7, t, rng.integers(0, 15, n))
+    p[200:] = rng.integers(0, 3, 200)  # a collapse: the detector flags a drop
+    w = rng.integers(1, 4, n)
+    if kind == "str":
+        t, p = t.astype(str), p.astype("U3")
+    make = lambda: Monitor([ELM(), BCubed()], window=window, block=5,  # noqa: E731
+                           detector=Cusum(reference=10, h=3.0), report_every=90)
+    one, many = make(), make()
+    for a, b, x in zip(t.tolist(), p.tolist(), w.tolist()):
+        one.update(a, b, x)
+    for lo, hi in [(0, 1), (1, 53), (53, 250), (250, 250), (250, n)]:
+        ta, pa, wa = t[lo:hi], p[lo:hi], w[lo:hi]
+        if kind == "list":
+            ta, pa, wa = ta.tolist(), pa.tolist(), wa.tolist()
+        many.update_many(ta, pa, wa)
+    assert one.drops
+    assert _monitor_state(many) == _monitor_state(one)
+
+
+@pytest.mark.parametrize("window", [None, 5])
+def test_update_many_bad_input_names_the_problem_and_changes_nothing(window):
+    import numpy as np
+
+    mon = Monitor([ELM()], window=window, block=2, detector=Cusum(reference=2, h=5.0))
+    mon.update_many(np.array([0, 0, 1]), np.array([3, 3, 4]))
+    before = _monitor_state(mon)
+    bad = [
+        ((np.array([0.0, np.nan]), np.array([1, 2])), MissingLabelError, r"y_true\[1\] is missing"),
+        ((np.array([0, 1]), np.array([1])), ValueError, "differ in length: 2 != 1"),
+        ((np.array([0, 1]), np.array([1, 2]), np.array([1, -1])), ValueError, "got -1"),
+        ((np.array([0, 1]), np.array([1, 2]), np.array([1.0, np.nan])), ValueError, "got nan"),
+        ((np.array([0, 1]), np.array([1, 2]), np.array([1.5, 1.0])), ValueError, "got 1.5"),
+        ((np.array([0, 1]), np.array([1, 2]), np.array([1])), ValueError, "1 weights for 2"),
+        ((np.array([[0, 1]]), np.array([[1, 2]])), ValueError, "differ in length|dimensional"),
+        (("ab", "cd"), ValueError, "single str"),
+    ]
+    for args, error, match in bad:
+        with pytest.raises(error, match=match):
+            mon.update_many(*args)
+        assert _monitor_state(mon) == before
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_update_many_through_a_churning_window_keeps_the_tie_order_of_one_by_one(seed):
+    """Few labels through a short window, in chunks shorter and longer than it: clusters empty
+    and fill again within a chunk, so the ranking's and the account's fresh ids (their tie order)
+    must be those the updates one by one give. Compares every entry in order."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 9))
+    n = 300
+    t = rng.integers(0, 5, n)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(0, 6, n))
+    w = rng.integers(1, 3, n)
+    make = lambda: Monitor([ELM()], window=size, block=3, detector=False, top=50)  # noqa: E731
+    one, many = make(), make()
+    for a, b, x in zip(t.tolist(), p.tolist(), w.tolist()):
+        one.update(a, b, x)
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n, 12)]))
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        many.update_many(t[lo:hi], p[lo:hi], w[lo:hi])
+        assert many.n == hi
+    assert _monitor_state(many) == _monitor_state(one)

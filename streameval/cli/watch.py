@@ -249,20 +249,19 @@ class WatchRun:
                                f"({e.strerror or e})") from None
 
     # -- the reader thread --------------------------------------------------------------
-    # Items in the feed: ``(true codes, pred codes, weights or None, lines, offsets)`` (int64
-    # arrays of the state's codes, and the position after each row), or ``(None, kind,
-    # payload)`` for an event, in order with the rows.
+    # Items in the feed: ``(true codes, pred codes, weights or None, positions, first)`` (int64
+    # arrays of the state's codes; row ``k`` of the item ends where ``positions.at(first + k)``
+    # says, :class:`~streameval.blocks.Positions`, found only for the rows that need it), or
+    # ``(None, kind, payload)`` for an event, in order with the rows.
     def _hand_over(self) -> None:
         """Put the rows read so far into the feed, coded (from the reader thread)."""
-        import numpy as np
-
+        from ..blocks import ArrayPositions
         from .watch_state import coded
 
         rows, lines, offsets = self.buf
         if rows:
             self.buf = ([], [], [])
-            item = (*coded(self.state.codes, rows), np.array(lines, np.int64),
-                    np.array(offsets, np.int64))
+            item = (*coded(self.state.codes, rows), ArrayPositions(lines, offsets), 0)
             self.feed.put(item, limit=max(1, Feed.LIMIT // self.chunk))
 
     def _stopping(self) -> bool:
@@ -314,19 +313,18 @@ class WatchRun:
     def _read_blocks(self, on_error) -> None:
         """A whole file (not followed) read a block at a time
         (:func:`~streameval.blocks.iter_blocks`), its blocks of codes handed over in pieces of
-        :attr:`CHUNK_BLOCK` rows, each row with its line and the offset after it."""
+        :attr:`CHUNK_BLOCK` rows, with the block's positions (each row's line and the offset
+        after it, found when the main thread asks)."""
         from ..blocks import iter_blocks
 
         step, put = self.CHUNK_BLOCK, self.feed.put
         for block in iter_blocks(self.source, self.fmt, self.spec, on_error,
                                  codes=self.state.codes, start=self.start,
                                  total=self.state.elements, positions=True):
-            t, p, w, lines, offsets = (block.true, block.pred, block.weight, block.lines,
-                                       block.offsets)
+            t, p, w, pos = block.true, block.pred, block.weight, block.positions
             for k in range(0, block.rows, step):
                 cut = slice(k, k + step)
-                put((t[cut], p[cut], None if w is None else w[cut], lines[cut], offsets[cut]),
-                    limit=2)
+                put((t[cut], p[cut], None if w is None else w[cut], pos, k), limit=2)
 
     # -- the main thread ----------------------------------------------------------------
     def emit(self, final=False) -> dict:
@@ -426,24 +424,25 @@ class WatchRun:
             look = cadence.next_look
             due = look if not ck_rows else min(look, rows_ck + ck_rows)
             keep = state.take
-            last = None  # the position after the last row taken, which the state must record
+            last = None  # the last row taken (its positions, its index), whose position the
+            # state must record
             for item in batch:
                 if item[0] is None:
                     state.rows = n
                     if last is not None:
-                        state.line, state.offset, last = last[0], last[1], None
+                        (state.line, state.offset), last = last[0].at(last[1]), None
                     running = self.special(item[1], item[2])
                     if not running:
                         break
                     continue
-                t, p, w, lines, offsets = item
+                t, p, w, pos, first = item
                 k, m = 0, len(t)
                 while n + m - k >= due:  # the row that completes the due count is in here
                     j = k + due - n
                     keep(t[k:j], p[k:j], None if w is None else w[k:j])
                     n, k = due, j
                     state.rows = n
-                    state.line, state.offset = int(lines[j - 1]), int(offsets[j - 1])
+                    state.line, state.offset = pos.at(first + j - 1)
                     if n >= cadence.next_look:
                         if cadence.due(n, state.alarms):
                             self.emit()
@@ -463,10 +462,10 @@ class WatchRun:
                     else:
                         keep(t, p, w)
                     n += m - k
-                last = (int(lines[-1]), int(offsets[-1]))
+                last = (pos, first + m - 1)
             state.rows = n
             if last is not None:
-                state.line, state.offset = last
+                state.line, state.offset = last[0].at(last[1])
                 state.updated = time.time()
             state.header = self.source.header
             now = time.monotonic()

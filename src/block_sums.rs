@@ -1,0 +1,334 @@
+//! The exact sums of the tables of consecutive blocks of rows: the Rust twin of
+//! `streameval.detect.block_stats` (numpy), which drop detection reads every block of
+//! `--drop-block` rows (`watch`, `Monitor`).
+//!
+//! Rows are integer label codes (`t`, `p`, from 0 to [`CODES`]) with weights (`w`, each at least
+//! 1, or all 1); block `k` is rows `k·block .. (k+1)·block`. Each block's true labels, predicted
+//! labels and cells get dense indices as its rows are read (a code's index in a table over all
+//! codes, stamped with the block's number so that nothing is cleared between blocks; a cell's in
+//! a grid by its row and column indices, or a hash map for blocks over 128 rows); then each
+//! requested sum is added up exactly over the block's rows, columns and cells: counts in
+//! integers, the fixed-point sums (`floor(x · 2**64 / d)` per row, column or cell, as
+//! `streameval.stats` defines them) in `i128`. The same values, to the bit, as the numpy twin
+//! (the differential test `tests/test_block_sums.py` drives both). O(block) per block, no
+//! allocation per block (buffers are reused).
+
+use crate::terms::{shift_div, ONE};
+
+/// The sums [`block_sums`] can compute, in the order of `streameval.detect._FAST_STATS`.
+pub const NAMES: [&str; 16] = [
+    "n", "cells", "k_true", "k_pred", "sum_cell_sq", "sum_row_sq", "sum_col_sq", "bcubed_p_sum",
+    "bcubed_r_sum", "elm_p_sum", "elm_r_sum", "sum_col_max", "sum_row_max", "true_singletons",
+    "pred_singletons", "both_singletons",
+];
+
+/// Codes are below this (their tables, one entry per code, live as long as the thread).
+pub const CODES: i64 = 1 << 22;
+
+/// An element-averaged F sum: ELM (`elm`) or BCubed, with `beta² = num / den`.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    pub elm: bool,
+    pub num: u64,
+    pub den: u64,
+}
+
+/// `floor(x · 2**64 / d)` for `d > 0`.
+#[inline]
+fn fixed(x: u128, d: u128) -> i128 {
+    shift_div(x, d)
+}
+
+/// Dense indices `0, 1, 2, ...` of the distinct codes met within one block, by a table over all
+/// codes stamped with the block's number (nothing to clear between blocks).
+#[derive(Default)]
+struct Dense {
+    stamp: Vec<u32>,
+    index: Vec<u32>,
+    now: u32,
+    len: u32,
+}
+
+impl Dense {
+    /// A new block of codes below `size`.
+    fn start(&mut self, size: usize) {
+        if self.stamp.len() < size {
+            self.stamp.resize(size, 0);
+            self.index.resize(size, 0);
+        }
+        self.now = self.now.wrapping_add(1);
+        if self.now == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.now = 1;
+        }
+        self.len = 0;
+    }
+
+    /// The dense index of `code` in this block, and whether it is new.
+    #[inline]
+    fn get(&mut self, code: usize) -> (usize, bool) {
+        if self.stamp[code] == self.now {
+            (self.index[code] as usize, false)
+        } else {
+            self.stamp[code] = self.now;
+            self.index[code] = self.len;
+            self.len += 1;
+            (self.len as usize - 1, true)
+        }
+    }
+}
+
+/// The requested sums (`want[k]`: [`NAMES`]`[k]`) and F sums (`specs`) of each whole block of
+/// `block` rows: `(sums[name][block], f[spec][block])` (a name not wanted gets an empty column).
+/// `w` empty: every weight 1. Requires `t.len() == p.len()`, a whole number of blocks, codes
+/// from 0 to [`CODES`], weights at least 1 with each block's total under `2**28`, and `num + den <= 8`
+/// (the numpy twin's limits; every term then fits with room to spare). Each block's rows,
+/// columns and cells get dense indices (codes looked up in tables stamped per block; a cell by
+/// its row and column indices in a grid, or a hash map for blocks over 128 rows): O(block) per
+/// block.
+pub fn block_sums(
+    t: &[i64],
+    p: &[i64],
+    w: &[i64],
+    block: usize,
+    want: &[bool; 16],
+    specs: &[Spec],
+) -> (Vec<Vec<i128>>, Vec<Vec<i128>>) {
+    assert!(block > 0 && t.len() == p.len() && t.len().is_multiple_of(block));
+    assert!(w.is_empty() || w.len() == t.len());
+    let blocks = t.len() / block;
+    let mut sums: Vec<Vec<i128>> = want
+        .iter()
+        .map(|&on| if on { Vec::with_capacity(blocks) } else { Vec::new() })
+        .collect();
+    let mut fsums: Vec<Vec<i128>> = specs.iter().map(|_| Vec::with_capacity(blocks)).collect();
+    if blocks == 0 {
+        return (sums, fsums);
+    }
+    let kt = *t.iter().max().unwrap() as usize + 1;
+    let kp = *p.iter().max().unwrap() as usize + 1;
+    // the code tables live as long as the thread: made once, not zeroed at each call (a
+    // table over 10**5 codes would cost more to clear than a call's 10**4 rows to sum)
+    SCRATCH.with(|scratch| {
+        let (rows, cols) = &mut *scratch.borrow_mut();
+        let input = Rows { t, p, w, block };
+        sum_blocks(&input, want, specs, (kt, kp), (rows, cols), (&mut sums, &mut fsums));
+    });
+    (sums, fsums)
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<(Dense, Dense)> = std::cell::RefCell::default();
+}
+
+/// The rows of a [`block_sums`] call: codes, weights (empty: each 1), rows per block.
+struct Rows<'a> {
+    t: &'a [i64],
+    p: &'a [i64],
+    w: &'a [i64],
+    block: usize,
+}
+
+/// [`block_sums`]' work, with the code tables of the true and predicted labels (codes below
+/// `kt`, `kp`), into its columns.
+#[allow(clippy::type_complexity)]
+fn sum_blocks(
+    input: &Rows<'_>,
+    want: &[bool; 16],
+    specs: &[Spec],
+    (kt, kp): (usize, usize),
+    (rows, cols): (&mut Dense, &mut Dense),
+    (sums, fsums): (&mut [Vec<i128>], &mut [Vec<i128>]),
+) {
+    let Rows { t, p, w, block } = *input;
+    let blocks = t.len() / block;
+    let grid = block <= 128; // cells by (row, column) index in a grid, else in a hash map
+    let mut cell_at: Vec<u32> = vec![u32::MAX; if grid { block * block } else { 0 }];
+    let mut cell_map: hashbrown::HashMap<(u32, u32), u32> = hashbrown::HashMap::new();
+    // per block: each row's and column's total, its cells' squares and largest cell; each
+    // cell's count, row and column
+    let (mut a, mut b): (Vec<u64>, Vec<u64>) = (vec![0; block], vec![0; block]);
+    let (mut rsq, mut csq): (Vec<u128>, Vec<u128>) = (vec![0; block], vec![0; block]);
+    let (mut rmax, mut cmax): (Vec<u64>, Vec<u64>) = (vec![0; block], vec![0; block]);
+    let (mut cn, mut crow, mut ccol): (Vec<u64>, Vec<u32>, Vec<u32>) = (vec![], vec![], vec![]);
+    for k in 0..blocks {
+        let lo = k * block;
+        rows.start(kt);
+        cols.start(kp);
+        cn.clear();
+        crow.clear();
+        ccol.clear();
+        if !grid {
+            cell_map.clear();
+        }
+        for r in lo..lo + block {
+            let c = if w.is_empty() { 1 } else { w[r] as u64 };
+            let (i, new_row) = rows.get(t[r] as usize);
+            let (j, new_col) = cols.get(p[r] as usize);
+            if new_row {
+                a[i] = 0;
+            }
+            if new_col {
+                b[j] = 0;
+            }
+            a[i] += c;
+            b[j] += c;
+            let slot = if grid {
+                // an entry of an earlier block (or none) does not name this cell
+                let at = &mut cell_at[i * block + j];
+                let c_at = *at as usize;
+                if new_row || new_col || c_at >= cn.len() || crow[c_at] != i as u32
+                    || ccol[c_at] != j as u32
+                {
+                    *at = cn.len() as u32;
+                    cn.push(0);
+                    crow.push(i as u32);
+                    ccol.push(j as u32);
+                }
+                *at as usize
+            } else {
+                let next = cn.len() as u32;
+                let at = *cell_map.entry((i as u32, j as u32)).or_insert(next);
+                if at == next {
+                    cn.push(0);
+                    crow.push(i as u32);
+                    ccol.push(j as u32);
+                }
+                at as usize
+            };
+            cn[slot] += c;
+        }
+        let (m, k_true, k_pred) = (cn.len(), rows.len as usize, cols.len as usize);
+        rsq[..k_true].iter_mut().for_each(|x| *x = 0);
+        csq[..k_pred].iter_mut().for_each(|x| *x = 0);
+        rmax[..k_true].iter_mut().for_each(|x| *x = 0);
+        cmax[..k_pred].iter_mut().for_each(|x| *x = 0);
+        let (mut cell_sq, mut both) = (0i128, 0i128);
+        for c in 0..m {
+            let (n, i, j) = (cn[c], crow[c] as usize, ccol[c] as usize);
+            let sq = n as u128 * n as u128;
+            rsq[i] += sq;
+            csq[j] += sq;
+            rmax[i] = rmax[i].max(n);
+            cmax[j] = cmax[j].max(n);
+            cell_sq += sq as i128;
+            both += (a[i] == 1 && b[j] == 1) as i128;
+        }
+        // the per-row and per-column sums (of the first k_true rows, k_pred columns)
+        let side = |tot: &[u64], sq: &[u128], mx: &[u64], count: usize, bc: bool, elm: bool| {
+            let (mut s2, mut smax, mut single, mut fb, mut fe) = (0i128, 0i128, 0i128, 0i128, 0i128);
+            for x in 0..count {
+                let (s, q) = (tot[x] as u128, sq[x]);
+                s2 += (s * s) as i128;
+                smax += mx[x] as i128;
+                single += (s == 1) as i128;
+                if bc {
+                    fb += fixed(q, s);
+                }
+                if elm {
+                    fe += if s > 1 { fixed(q - s, s - 1) } else { ONE };
+                }
+            }
+            (s2, smax, single, fb, fe)
+        };
+        let (row_sq, row_max, t_single, bc_r, elm_r) = side(&a, &rsq, &rmax, k_true, want[8], want[10]);
+        let (col_sq, col_max, p_single, bc_p, elm_p) = side(&b, &csq, &cmax, k_pred, want[7], want[9]);
+        let n: u64 = a[..k_true].iter().sum();
+        let values: [i128; 16] = [
+            n as i128,
+            m as i128,
+            k_true as i128,
+            k_pred as i128,
+            cell_sq,
+            row_sq,
+            col_sq,
+            bc_p,
+            bc_r,
+            elm_p,
+            elm_r,
+            col_max,
+            row_max,
+            t_single,
+            p_single,
+            both,
+        ];
+        for (column, (&on, &v)) in sums.iter_mut().zip(want.iter().zip(values.iter())) {
+            if on {
+                column.push(v);
+            }
+        }
+        for (column, s) in fsums.iter_mut().zip(specs) {
+            let (num, den) = (s.num as u128, s.den as u128);
+            let mut f = 0i128;
+            for c in 0..m {
+                let n = cn[c] as u128;
+                let (ra, cb) = (a[crow[c] as usize] as u128, b[ccol[c] as usize] as u128);
+                f += if s.elm {
+                    let d = num * (ra - 1) + den * (cb - 1);
+                    if d == 0 {
+                        ONE // alone in its row and column (n = 1): F = 1
+                    } else if n > 1 {
+                        fixed((num + den) * n * (n - 1), d)
+                    } else {
+                        0
+                    }
+                } else {
+                    fixed((num + den) * n * n, num * ra + den * cb)
+                };
+            }
+            column.push(f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [bool; 16] = [true; 16];
+
+    fn sums_of(t: &[i64], p: &[i64], w: &[i64], block: usize) -> Vec<Vec<i128>> {
+        block_sums(t, p, w, block, &ALL, &[]).0
+    }
+
+    #[test]
+    fn counts_of_a_small_block() {
+        // cells (0,5):1 (0,6):1 (1,6):2 — rows 2, 2; columns 1, 3
+        let s = sums_of(&[0, 0, 1, 1], &[5, 6, 6, 6], &[], 4);
+        let get = |name: &str| s[NAMES.iter().position(|&x| x == name).unwrap()][0];
+        assert_eq!(get("n"), 4);
+        assert_eq!(get("cells"), 3);
+        assert_eq!((get("k_true"), get("k_pred")), (2, 2));
+        assert_eq!(get("sum_cell_sq"), 1 + 1 + 4);
+        assert_eq!((get("sum_row_sq"), get("sum_col_sq")), (8, 10));
+        assert_eq!((get("sum_row_max"), get("sum_col_max")), (3, 3));
+        assert_eq!((get("true_singletons"), get("pred_singletons")), (0, 1));
+        assert_eq!(get("both_singletons"), 0);
+        // BCubed recall: rows (1+1)/2 + 4/2 = 3; precision: 1/1 + (1+4)/3
+        assert_eq!(get("bcubed_r_sum"), 3 * ONE);
+        assert_eq!(get("bcubed_p_sum"), ONE + shift_div(5, 3));
+    }
+
+    #[test]
+    fn blocks_are_separate_and_weights_count() {
+        let s = block_sums(&[0, 0, 0, 1], &[0, 0, 0, 1], &[1, 2, 3, 1], 2, &ALL, &[
+            Spec { elm: true, num: 1, den: 1 },
+            Spec { elm: false, num: 1, den: 1 },
+        ]);
+        assert_eq!(s.0[0], vec![3, 4]); // n per block
+        assert_eq!(s.0[1], vec![1, 2]); // cells
+        // block 0: one cell of 3 in a row and column of 3: ELM F = 2·3·2/4 = 3; BCubed 2·9/6 = 3
+        // block 1: (0,0):3, (1,1):1 alone: ELM 0 + 1 (n·2**64), BCubed 3 + 1
+        assert_eq!(s.1[0], vec![3 * ONE, 4 * ONE]);
+        assert_eq!(s.1[1], vec![3 * ONE, 4 * ONE]);
+    }
+
+    #[test]
+    fn singletons_and_unwanted_columns() {
+        let mut want = [false; 16];
+        want[15] = true;
+        let s = block_sums(&[0, 1, 2], &[0, 1, 1], &[], 3, &want, &[]);
+        assert!(s.0[0].is_empty());
+        assert_eq!(s.0[15], vec![1]);
+    }
+}
