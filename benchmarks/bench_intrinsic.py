@@ -5,8 +5,11 @@ against a numpy floor, and recomputing with scikit-learn — CPU ratios and inst
    with the Python reference (``native=False``), a per-point numpy Welford loop (the floor a
    hand-written streaming loop reaches), and ``ClusterReport`` update + get (7 intrinsic metrics:
    SSW, SSB, Calinski-Harabasz, separation, RMS compactness and Davies-Bouldin, prequential
-   squared-Euclidean silhouette), at d = 2…128 and k = 10, 1,000. The stream: Gaussian blobs, the
-   k clusters seeded first, then M points timed.
+   squared-Euclidean silhouette), at d = 2…128 and k = 10, 1,000; beside them the floor of the
+   report's exact work, one distance row (``_native.RowPass``: the squared distances from the
+   point's cluster mean to the k means, one pass over the k × d doubles by the widest kernel the
+   CPU has, one call per point). The stream: Gaussian blobs, the k
+   clusters seeded first, then M points timed.
 2. **Instructions per point** from ``valgrind --tool=callgrind`` (stable on a loaded machine) for
    the same cases on the same grid (d = 2…128, k = 10, 1,000): only each measured loop is
    collected (``functools.reduce``; one process per grid point, one dump per case, through
@@ -38,13 +41,78 @@ import numpy as np
 import streameval as se
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "intrinsic.md"
-CASES = ("loop", "summaries", "summaries_ref", "report")
+CASES = ("loop", "summaries", "summaries_ref", "report", "row")
 LABEL = {
     "loop": "numpy Welford loop",
     "summaries": "`ClusterSummaries.update`",
     "summaries_ref": "the same, Python reference",
     "report": "`ClusterReport` update + get",
+    "row": "one exact distance row (floor)",
 }
+
+
+# The page's closing notes (written by hand from the runs: the figures they quote are measured,
+# not computed here).
+NOTES = [
+    "Where the time goes. `ClusterSummaries.update` is one native call (Welford on the "
+    "cluster and the global summary; a numpy vector is read through the buffer protocol, "
+    "no Python object made). `ClusterReport` update + get is, per point: that call; the "
+    "silhouette's score (the changed cluster's row of distances between means, O(k·d), a block "
+    "of rows at a time in AVX-512 registers where the CPU has them (eight rows, one register "
+    "each), else AVX2 (eight rows, lanes 0–3 then 4–7 in two sweeps), one order of operations on every path "
+    "so the same bits; written into the matrix's row and column with separation's sum in the "
+    "same pass; then the nearest other cluster by the triangle inequality, O(k) plus O(d) per "
+    "cluster it cannot rule out); and one native read of SSW, SSB, CH, separation, compactness "
+    "and Davies-Bouldin (O(d) for SSB by its moving anchor, O(1) for SSW, separation and "
+    "compactness from running `hi + lo` sums, O(k) for Davies-Bouldin's changed row); plus the "
+    "report's `cluster_array` and `count_array`. So the report grows with k·d (one pass over "
+    "the means for the distance row, which separation needs exactly) and with k; it does not "
+    "grow with N. The recompute grows with N²·d (the silhouette).",
+    "",
+    "The floor. \"One exact distance row\" is that pass alone (`_native.RowPass`: the squared "
+    "distances from a cluster's mean to the k means by the widest kernel, one call per point): "
+    "the least an exact refresh of the changed cluster's row costs, whatever is built around "
+    "it. At k = 1,000 the report's CPU time is the floor plus a part that does not depend "
+    "much on d (28–45 µs in this run): the column write into the k × k matrix (one cache line per cluster, 8 MB at k = "
+    "1,000: 7–10 µs of thread CPU per point in a Rust microbenchmark of `replace_row` on this "
+    "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the "
+    "Python of the report (its k = 10 rows: 9–13 µs in this run). The pass itself is bound by "
+    "reading the means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = "
+    "1,000, d = 128, 1 MB of means) the plain build took 29.5–30.3 µs, AVX2 15.7–15.9 µs, "
+    "AVX-512 (half the vector operations) 15.2–15.3 µs, and the previous four-lane AVX2 kernel "
+    "14.8–15.0 µs: the wider registers buy nothing here. valgrind hides AVX-512: the instruction "
+    "counts above are the AVX2 path's.",
+    "",
+    "The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met on this machine only "
+    "when the load leaves it its caches; at d = 64 and 128 it is out of reach of one exact row "
+    "refresh per point plus the column write: the row alone is 6–9 µs at d = 64 and 14–18 µs at "
+    "d = 128 here. Writing the column lazily (rows only, versions telling which copy of a pair "
+    "is newer) would save the strided writes but read the newer copies back strided at each "
+    "row's next refresh and at Davies-Bouldin's rescans: in the same microbenchmark, a gather of "
+    "half a column cost 4.1–4.7 µs against 7.1–7.4 µs for the column write — about 3 µs a "
+    "point, left for later.",
+    "",
+    "Blocks at d = 2. `update_many` gives the state the single updates give, bit for bit: "
+    "each row's Welford step on the global mean depends on the row before (a subtraction, a "
+    "product and an addition, at least 12 cycles of latency per row), with four correctly "
+    "rounded divisions per row. A two-pass block (per-cluster sums, then Chan merges) does not "
+    "give those bits: Chan's merge `mean_a + (n_b/n)·(mean_b - mean_a)` rounds once per merge "
+    "where the steps round once per row (1,000 rows of 10 clusters at d = 2: means apart by up "
+    "to 8·10⁻¹⁶ relative). The floor here is per-column `bincount`, which computes sums, not "
+    "that state.",
+    "",
+    "Before this change (the previous run of this page, same command and machine, load not "
+    "recorded): `ClusterReport` update + get at k = 1,000: 121,054 / 147,028 / 192,967 / 260,261 "
+    "instructions at d = 2 / 16 / 64 / 128 (now 121,553 / 150,123 / 196,075 / 263,141: callgrind "
+    "runs the AVX2 path, valgrind hiding AVX-512, and there the eight-lane order costs 1.1–2.1 % "
+    "more at d ≥ 16; about 500 of it at every d came with main's changes merged in between), 19.33 / 21.42 / 31.49 / 41.43 µs (now 28.61 / "
+    "33.66 / 43.34 / 61.61 µs under a load of 14 on 2 cores, the report at k = 1,000 being the "
+    "case the load hurts most: the loop's row moved 2.52–3.05 → 2.81–3.75 µs, report / loop "
+    "7.7–13.6× → 10.2–16.4×). Alternating the previous and this native module under the same "
+    "Python code at that load (2,000 points, four rounds): d = 128 68.3–75.8 against 66.0–74.6 "
+    "µs, d = 64 48.7–51.1 against 52.0–54.7 µs (the load's noise is ±10 %). `update_many` at d = "
+    "2: 2.85–3.66× the floor (was 3.82–4.16×; the same code, the load's noise).",
+]
 
 
 def data(n, d, k, seed=0):
@@ -76,6 +144,10 @@ def stepper(case: str, X, y, k: int):
             delta = x - mean[p]
             mean[p] += delta / count[p]
             m2[p] += delta @ (x - mean[p])
+    elif case == "row":  # the floor of one exact row refresh: one pass over the k x d means
+        from streameval import _native
+
+        step = _native.RowPass(np.ascontiguousarray(X[:k]), _native._simd_paths()[-1])
     elif case in ("summaries", "summaries_ref"):
         s = se.ClusterSummaries(native=case == "summaries")
         step = s.update
@@ -88,6 +160,8 @@ def stepper(case: str, X, y, k: int):
             read()
     else:  # pragma: no cover
         raise ValueError(case)
+    if case == "row":
+        return lambda x, p: step(p)  # the row of the point's cluster
     for x, p in zip(X[:k], y[:k].tolist()):
         step(x, p)
     return step
@@ -195,6 +269,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     dims, ks = (2, 16, 64, 128), (10, 1000)
     m = 300 if args.quick else 3000
+    load0 = os.getloadavg()[0]
     grid = []
     for d in dims:
         for k in ks:
@@ -221,6 +296,9 @@ def main(argv=None):
     peers = [(d, k, sklearn_recompute(d, k, max(peer_n, 2 * k))) for d in (2, 64) for k in ks]
     import sklearn
 
+    from streameval import _native
+
+    load1 = os.getloadavg()[0]
     cmd = "PYTHONPATH=. python benchmarks/bench_intrinsic.py" + (" --quick" if args.quick else "")
     lines = [
         "# Intrinsic metrics: native summaries and views, against a numpy floor and scikit-learn",
@@ -228,7 +306,10 @@ def main(argv=None):
         f"Command: `{cmd}`  ",
         f"Machine: {platform.machine()}, {cpu_name()}, {os.cpu_count()} cores, {platform.system()} "
         f"{platform.release()}  ",
-        f"Python {sys.version.split()[0]}, numpy {np.__version__}, scikit-learn {sklearn.__version__}",
+        f"Python {sys.version.split()[0]}, numpy {np.__version__}, scikit-learn {sklearn.__version__}; "
+        f"distance kernels: {', '.join(_native._simd_paths())} (the widest runs)  ",
+        f"Load (1-minute average) at the start and the end of the run: {load0:.1f} and {load1:.1f} "
+        f"on {os.cpu_count()} cores",
         "",
         "The machine was shared with other jobs: CPU times are the best of 3 runs in one process, "
         "and the ratios between the rows of one run are what to read (instruction counts below are "
@@ -289,66 +370,7 @@ def main(argv=None):
         lines.append(f"| {d} | {k:,} | {peer * 1e3:.1f} | {peer / report[d, k]:,.0f}× |")
     lines += [
         "",
-        "Where the time goes. `ClusterSummaries.update` is one native call (Welford on the "
-        "cluster and the global summary; a numpy vector is read through the buffer protocol, "
-        "no Python object made). `ClusterReport` update + get is, per point: that call; the "
-        "silhouette's score (the changed cluster's row of distances between means, O(k·d), "
-        "eight rows at a time in AVX2 registers where the CPU has them (28 instructions per "
-        "32 terms), written into the "
-        "matrix's row and column with separation's sum in the same pass; then the nearest "
-        "other cluster by the triangle inequality, O(k) plus O(d) per cluster it cannot rule "
-        "out, its bounds tested eight at a time); and one native read of SSW, SSB, CH, "
-        "separation, compactness and Davies-Bouldin (O(d) for SSB by its moving anchor, O(1) "
-        "for SSW, separation and compactness from running `hi + lo` sums, O(k) for "
-        "Davies-Bouldin's changed row, the rows it moves found eight at a time); the O(k) "
-        "passes compiled with AVX2 where the CPU has it, the same bits as the plain build; "
-        "the changed clusters come from the kernel's log of its updates; plus the report's "
-        "`cluster_array` (a tuple, cached until a cluster is added or emptied) and "
-        "`count_array` (one copy of the counts into a fresh int64 array: O(k) in C, no Python "
-        "object per cluster). So the report grows with k·d (one pass over the means for the "
-        "distance row, which separation needs exactly) and with k; it does not grow with N. "
-        "The recompute grows with N²·d (the silhouette).",
-        "",
-        "At k = 1,000 the CPU time follows memory as much as instructions: each point writes "
-        "the changed cluster's column of the k × k matrix of distances between means (8 MB at "
-        "k = 1,000), one cache line per cluster. With rows of 1,024 slots (a power of two) "
-        "every entry of a column fell in the same few cache sets and missed; the capacity is "
-        "now a multiple of 8 with an odd number of 8-slot groups (rows of 1,032 slots at k = "
-        "1,000) and the column's lines are prefetched 16 rows ahead: at d = 2, 38 → 21 µs per "
-        "point in one process on this machine, for about 8,000 more instructions (the "
-        "prefetches). What remains at d = 64 and 128 is the distance row itself, O(k·d) over "
-        "the means (1 MB at d = 128). Its loop now reads each of a block's eight rows through "
-        "its own pointer: per step one load of the moved mean, and per row a subtraction with "
-        "its load, a product and a sum, 28 instructions per 32 terms (41 before: the compiler "
-        "had rederived each row's address from the one before inside the loop); the lanes of "
-        "four rows are folded in one register. The same operations in the same order: the same "
-        "bits. That took 15,000 / 30,000 instructions per point off the report at d = 64 / 128 "
-        "(the previous and this native module under the same Python code: the row pass 83,600 "
-        "→ 67,800 and 153,600 → 123,800). The CPU time did not follow: alternating runs of the "
-        "two modules in one session gave 28.8–29.6 against 29.3–30.1 µs at d = 64 and "
-        "41.2–46.6 against 41.4–42.9 µs at d = 128, within the load's noise. The pass is bound "
-        "by its floating-point work and the means it reads, not by its instructions: at d = "
-        "128 its 128,000 terms are 96,000 vector operations (a subtraction, a product and a "
-        "sum per four terms, no fused multiply-add so that every build and the reference give "
-        "the same bits), at most three a cycle and two of them products, at least 32,000 "
-        "cycles (~11 µs at 3 GHz on a core of its own, about twice that with the core's other "
-        "hyperthread busy), and 1 MB read. Prefetching the next block's rows made it slower. "
-        "The 20 µs goal at d = 64 and 128 with k = 1,000 is out of reach of one exact row "
-        "refresh per point on this machine.",
-        "",
-        "Before this change (the previous run of this page, same command and machine): "
-        "`ClusterReport` update + get at k = 1,000: 119,062 / 149,883 / 206,700 / 287,834 "
-        "instructions at d = 2 / 16 / 64 / 128 (now 121,054 / 147,028 / 192,967 / 260,261; "
-        "about 2,000 of them at every d are the report's new `score_point` step in Python, "
-        "merged in between), 20.26 / 25.01 / 31.49 / 44.05 µs (now 19.33 / 21.42 / 31.49 / "
-        "41.43 µs), 7.9–14.3× the loop's CPU (now 7.7–13.6×). The run before that: 210,949 / "
-        "240,656 / 294,558 / 377,607 instructions, 34.17 / 43.05 / 51.48 / 62.45 µs, "
-        "16.2–22.1× the loop; `update_many` at d = 2: 3.20–3.29× the numpy floor (180 "
-        "instructions per row under callgrind at d = 2, k = 10; 172 since, the floor 52). "
-        "Earlier: `ClusterSummaries.update` 1.76–2.15 µs (24,173–28,609 instructions); "
-        "`ClusterReport` update + get 47.48–87.25 µs at k = 1,000 (419,934–943,633 "
-        "instructions). Before the native kernel (the Python reference on every path) the "
-        "report took 184–218 µs per point at k = 10.",
+        *NOTES,
         "",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)

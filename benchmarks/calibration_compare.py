@@ -37,6 +37,15 @@ Processes (documents of one dataset are independent):
   (``cross_units="widen"``), as the library builds them;
 - ``cross-light``: the same merges across light documents (widening without heavy tails).
 
+Other heavy-tailed generators (``--robust``, written to ``compare-calibration-robustness.md``), to
+check that what the settings above chose is not fitted to their one generator:
+
+- ``heavy-2.2`` and ``heavy-3``: the ``heavy`` process with Zipf exponent 2.2 (heavier: more and
+  larger giant clusters) and 3 (lighter: a cluster's pair count has finite mean, infinite variance);
+- ``lognormal``: a document holds ``ceil(exp(N(0, 1)))`` entities of ``ceil(exp(N(0, 1.3)))``
+  elements (every moment finite, but pair counts still very skewed; one unit holds more than 15%
+  of the pairs in most datasets of 300 documents and in a fifth of those of 1,000).
+
 A system keeps an element's entity with probability 0.8 and otherwise gives it the entity of a
 random element of its document (so it both merges and splits).
 
@@ -47,10 +56,12 @@ have their own, smaller errors: the expected value's is the metric's spread over
 clusters of its one large dataset.
 
     PYTHONPATH=. python benchmarks/calibration_compare.py [--reps 300] [--resamples 500] [--large]
-        [--jobs 2]
+        [--jobs 2] [--robust] [--scales 5,10]
 
 writes ``docs/benchmarks/compare-calibration.md`` (``--large`` adds the heavy and cross settings
-at 1,000 documents). ``--quick`` runs a handful of repetitions (the default test suite's smoke run).
+at 1,000 documents; ``--scales`` adds a column per other scale ``c`` of the subsampled interval,
+``m = min(U, round(c √U))``: the neighbours of the chosen 7). ``--quick`` runs a handful of
+repetitions (the default test suite's smoke run).
 """
 
 from __future__ import annotations
@@ -93,6 +104,10 @@ METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
 SETTINGS = [("light", 100), ("light", 300), ("heavy", 100), ("heavy", 300), ("cross-light", 100),
             ("cross-light", 300), ("cross", 100), ("cross", 300)]
 LARGE = [("heavy", 1000), ("cross", 1000)]
+#: other heavy-tailed generators (``--robust``), to check that what was chosen on ``heavy`` and
+#: ``cross`` is not fitted to them: Zipf exponents 2.2 (heavier) and 3 (lighter), lognormal sizes
+ROBUST = [("heavy-2.2", 100), ("heavy-2.2", 300), ("heavy-3", 300), ("heavy-3", 1000),
+          ("lognormal", 300), ("lognormal", 1000)]
 
 
 # --------------------------------------------------------------------------- the processes
@@ -105,8 +120,13 @@ def _truth(rng, kind: str, n_docs: int):
         local = (rng.random(len(doc)) * np.repeat(k, sizes)).astype(np.int64)
         base = np.concatenate(([0], np.cumsum(k)[:-1]))
         return doc, np.repeat(base, sizes) + local
-    n_ent = np.minimum(rng.zipf(2.5, n_docs), 1000)
-    ent_size = np.minimum(rng.zipf(2.5, int(n_ent.sum())), 10_000)
+    if kind == "lognormal":  # every moment finite, but pair counts (size²) still very skewed
+        n_ent = np.minimum(np.ceil(rng.lognormal(0.0, 1.0, n_docs)), 1000).astype(np.int64)
+        ent_size = np.minimum(np.ceil(rng.lognormal(0.0, 1.3, int(n_ent.sum()))), 10_000).astype(np.int64)
+    else:  # heavy (Zipf 2.5) or heavy-<exponent>
+        a = float(kind.split("-")[1]) if "-" in kind else 2.5
+        n_ent = np.minimum(rng.zipf(a, n_docs), 1000)
+        ent_size = np.minimum(rng.zipf(a, int(n_ent.sum())), 10_000)
     ent_doc = np.repeat(np.arange(n_docs), n_ent)
     ent = np.repeat(np.arange(len(ent_size)), ent_size)
     return ent_doc[ent], ent
@@ -131,7 +151,8 @@ def _cross(rng, doc: np.ndarray, pred: np.ndarray, q: float = 0.3) -> np.ndarray
 
 
 def dataset(rng, kind: str, n_docs: int):
-    doc, t = _truth(rng, "light" if kind.endswith("light") else "heavy", n_docs)
+    base = "light" if kind.endswith("light") else kind.removeprefix("cross-").removeprefix("cross")
+    doc, t = _truth(rng, base or "heavy", n_docs)
     a, b = _system(rng, doc, t), _system(rng, doc, t)
     if kind.startswith("cross"):
         a, b = _cross(rng, doc, a), _cross(rng, doc, b)
@@ -150,11 +171,17 @@ INTERVALS = ("percentile", "BCa", "studentized", "hybrid", "subsampled", "adapti
 TRUTHS = ("population value", "expected value")
 
 
-def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None):
+def interval_names(scales=()) -> tuple:
+    """The columns of a run: :data:`INTERVALS`, then the subsampled interval at each other scale
+    ``c`` of ``scales`` (``m = min(U, round(c √U))``: the neighbours of ``SUBSAMPLE_SCALE``)."""
+    return INTERVALS + tuple(f"subsampled, {c:g} √U" for c in scales)
+
+
+def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None, scales=()):
     """One dataset: ``cover[truth, interval, metric]``, ``below[...]`` (the interval lies below the
     truth), ``reject[test, metric]``, the number of units and whether a warning fires. The
     ``m``-out-of-``U`` subsamples come from ``sub_rng`` (its own stream: the datasets and the other
-    intervals are those of the same seed without them)."""
+    intervals are those of the same seed without them); those of the other ``scales`` after them."""
     doc, t, a, b = dataset(rng, kind, n_docs)
     sa, sb = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
     u = sa.n_units
@@ -167,16 +194,21 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None):
     (se0,), _ = standard_errors([sa], metrics, np.ones((1, u)), [[sa.totals]])
     swaps = (rng.random((B, u)) < 0.5).astype(np.int64)
     rand = _randomized_deltas(sa, sb, metrics, swaps, "pooled")
-    cover = np.zeros((len(truths), len(INTERVALS), len(metrics)), dtype=bool)
+    cover = np.zeros((len(truths), len(interval_names(scales)), len(metrics)), dtype=bool)
     below = np.zeros_like(cover)
     reject = np.zeros((2, len(metrics)), dtype=bool)
     diag = unit_diagnostics([sa, sb])
     m_sub = subsample_size(u)
-    if m_sub < u:
-        ms = bootstrap_multiplicities(u, B, sub_rng if sub_rng is not None else rng, draws=m_sub)
+
+    def subsamples(m_draw):
+        ms = bootstrap_multiplicities(u, B, sub_rng if sub_rng is not None else rng, draws=m_draw)
         (rs,) = UnitStats.combine_all([sa], ms)
-        vs = _read(sa, metrics, rs)
         (ses,), _ = standard_errors([sa], metrics, ms, [rs])
+        return _read(sa, metrics, rs), ses
+
+    if m_sub < u:
+        vs, ses = subsamples(m_sub)
+    others = [subsamples(subsample_size(u, c)) if subsample_size(u, c) < u else None for c in scales]
     for k, metric in enumerate(metrics):
         lo_b, hi_b = metric.bounds
         ivs = [percentile_interval(va[k], conf), bca_interval(va[k], oa[k], ja[k], conf),
@@ -186,6 +218,9 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None):
                    if m_sub < u else ivs[3])
         ivs[2:] = [(max(lo, lo_b), min(hi, hi_b)) for lo, hi in ivs[2:]]  # as compare clips them
         ivs.append(ivs[INTERVALS.index(adaptive_choice(diag["pairs_share"], metric, u))])
+        for other in others:
+            ivs.append(ivs[3] if other is None else _clip(subsampled_interval(
+                va[k], oa[k], se[k], se0[k, 0], conf, other[0][k], other[1][k]), metric.bounds))
         for j, (lo, hi) in enumerate(ivs):
             for i, theta in enumerate(truths):
                 cover[i, j, k] = lo <= theta[k] <= hi
@@ -195,6 +230,10 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None):
         reject[1, k] = p_value(rand[k], d) < 0.05
     warned = u < FEW_UNITS or diag["pairs_share"] > DOMINANT_SHARE
     return cover, below, reject, u, warned
+
+
+def _clip(iv, bounds):
+    return max(iv[0], bounds[0]), min(iv[1], bounds[1])
 
 
 def population_value(rng, kind, n_docs, metrics, population):
@@ -220,20 +259,21 @@ def expected_value(rng, kind, n_docs, metrics, datasets):
 
 def run_setting(task) -> dict:
     """One setting's repetitions (its own seeded generator: the same numbers in any process)."""
-    (kind, n_docs), reps, B, population, seed, datasets = task
+    (kind, n_docs), reps, B, population, seed, datasets, scales = task
     metrics = _metrics(METRICS)
     rng = np.random.default_rng([seed, n_docs, len(kind)])
     sub_rng = np.random.default_rng([seed, n_docs, len(kind), 1])
     t0 = time.process_time()
     truths = (population_value(rng, kind, n_docs, metrics, population),
               expected_value(rng, kind, n_docs, metrics, datasets))
-    cover = np.zeros((len(truths), len(INTERVALS), len(metrics)))
+    names = interval_names(scales)
+    cover = np.zeros((len(truths), len(names), len(metrics)))
     below = np.zeros_like(cover)
     reject = np.zeros((2, len(metrics)))
     warned_cover = np.zeros_like(cover)
     units, warned = [], 0
     for _ in range(reps):
-        c, bl, r, u, w = trial(rng, kind, n_docs, metrics, truths, B, sub_rng=sub_rng)
+        c, bl, r, u, w = trial(rng, kind, n_docs, metrics, truths, B, sub_rng=sub_rng, scales=scales)
         cover += c
         below += bl
         reject += r
@@ -241,7 +281,7 @@ def run_setting(task) -> dict:
         if w:
             warned += 1
             warned_cover += c
-    out = {"setting": kind, "docs": n_docs, "units": float(np.mean(units)), "truths": truths,
+    out = {"setting": kind, "docs": n_docs, "names": names, "units": float(np.mean(units)), "truths": truths,
            "cover": cover / reps, "below": below / reps, "reject": reject / reps, "reps": reps,
            "warned": warned, "warned_cover": warned_cover / max(warned, 1),
            "unwarned_cover": (cover - warned_cover) / max(reps - warned, 1),
@@ -252,10 +292,10 @@ def run_setting(task) -> dict:
 
 
 def run(reps: int, B: int, population: int, settings, seed: int = 2026, datasets: int = 1000,
-        jobs: int = 1) -> list:
+        jobs: int = 1, scales=()) -> list:
     """Every setting, in ``jobs`` processes (each setting seeds its own generator, so the results
     do not depend on ``jobs``)."""
-    tasks = [(s, reps, B, population, seed, datasets) for s in settings]
+    tasks = [(s, reps, B, population, seed, datasets, tuple(scales)) for s in settings]
     if jobs <= 1:
         return [run_setting(t) for t in tasks]
     import multiprocessing
@@ -286,7 +326,7 @@ def _row(r, name: str, cells) -> str:
 def _coverage(results, truth: int) -> list:
     lines = _head("interval")
     for r in results:
-        for j, name in enumerate(INTERVALS):
+        for j, name in enumerate(r["names"]):
             lines.append(_row(r, name, [_cell(p, r["reps"]) for p in r["cover"][truth, j]]))
     return lines
 
@@ -294,7 +334,7 @@ def _coverage(results, truth: int) -> list:
 def _below(results, truth: int) -> list:
     lines = _head("interval")
     for r in results:
-        for j, name in enumerate(INTERVALS):
+        for j, name in enumerate(r["names"]):
             below = r["below"][truth, j]
             above = np.maximum(1 - r["cover"][truth, j] - below, 0.0)  # no -0.0 from rounding
             lines.append(_row(r, name, [f"{100 * b:.1f} / {100 * a:.1f}" for b, a in zip(below, above)]))
@@ -320,6 +360,22 @@ def _warned(results, truth: int, j: int) -> list:
     return lines
 
 
+def _summary(results, columns=("percentile", "hybrid", "subsampled", "adaptive")) -> list:
+    """The coverage table of docs/compare.md: every setting's population value, and the expected
+    value where the tails are heavy, one cell per interval method (ELM / BCubed / ARI / NMI)."""
+    lines = ["| setting | documents | " + " | ".join(
+        c + (" (default)" if c == "adaptive" else "") for c in columns) + " |",
+        "|---|---:|" + "---|" * len(columns)]
+    rows = [(r, 0, "") for r in results if r["setting"].endswith("light")]
+    heavy = [r for r in results if not r["setting"].endswith("light")]
+    rows += [(r, 0, ", population") for r in heavy] + [(r, 1, ", expected") for r in heavy]
+    for r, truth, what in rows:
+        cells = [" / ".join(f"{100 * p:.1f}" for p in r["cover"][truth, r["names"].index(c)])
+                 for c in columns]
+        lines.append(f"| {r['setting']}{what} | {r['docs']:,} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _rejections(results) -> list:
     lines = _head("test")
     for r in results:
@@ -331,10 +387,12 @@ def _rejections(results) -> list:
 def render(results, args) -> str:
     reps = results[0]["reps"]
     lines = [
-        "# Coverage and calibration of compare, method by method",
+        "# Coverage and calibration of compare on other heavy-tailed generators" if args.robust
+        else "# Coverage and calibration of compare, method by method",
         "",
         f"Command: `python benchmarks/calibration_compare.py --reps {args.reps} --resamples "
-        f"{args.resamples}{' --large' if args.large else ''}` (seed {args.seed}; population "
+        f"{args.resamples}{' --large' if args.large else ''}{' --robust' if args.robust else ''}"
+        f"{' --scales ' + args.scales if args.scales else ''}` (seed {args.seed}; population "
         f"{args.population:,} documents; expected values over {args.datasets:,} datasets; "
         f"{platform.processor() or platform.machine()}, numpy {np.__version__}). Processes and "
         "targets: see the script's docstring. Shares in percent ± one Monte-Carlo standard error "
@@ -378,6 +436,13 @@ def render(results, args) -> str:
         "",
         *_coverage(results, 1),
         "",
+        "## Summary: the table of docs/compare.md",
+        "",
+        "Coverage by 95% intervals, in percent (ELM / BCubed / ARI / NMI), of the population value "
+        "and, where the units are heavy-tailed, of the expected value.",
+        "",
+        *_summary(results),
+        "",
         "## Where the warnings fire (adaptive intervals, expected value)",
         "",
         f"A dataset is *warned* when it has fewer than {FEW_UNITS} units or one unit holds more "
@@ -405,18 +470,26 @@ def main(argv=None) -> int:
                     "(the same results: each setting has its own seeded generator)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--large", action="store_true", help="also the heavy settings at 1,000 documents")
+    ap.add_argument("--robust", action="store_true", help="the other heavy-tailed generators "
+                    "(Zipf 2.2 and 3, lognormal) instead, written to compare-calibration-robustness.md")
+    ap.add_argument("--scales", default="", help="comma-separated other scales c of the subsampled "
+                    "interval (m = c √U), each its own column")
     ap.add_argument("--only", default="", help="comma-separated settings to run (e.g. heavy,cross)")
     ap.add_argument("--quick", action="store_true", help="a few repetitions, nothing written")
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks" / "compare-calibration.md")
+    ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = ROOT / "docs" / "benchmarks" / ("compare-calibration-robustness.md" if args.robust
+                                                   else "compare-calibration.md")
+    scales = [float(c) for c in args.scales.split(",") if c]
     if args.quick:
         args.reps, args.resamples, args.population, args.datasets = 3, 50, 400, 5
-    settings = SETTINGS + (LARGE if args.large else [])
+    settings = ROBUST if args.robust else SETTINGS + (LARGE if args.large else [])
     if args.only:
         settings = [s for s in settings if s[0] in args.only.split(",")]
     load = os.getloadavg()[0]
     results = run(args.reps, args.resamples, args.population, settings, args.seed, args.datasets,
-                  args.jobs)
+                  args.jobs, scales)
     text = render(results, args) + f"Load average at the start: {load:.1f}.\n"
     if not args.quick:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -207,13 +207,18 @@ def pss(text: str):
         raise ValueError("no rows recognised")
     fig, ax = _axes("the ELM paper's experiments: time (log scale; lower is better)", figsize=(9, 3.6))
     colours = [COLOURS[0] if ("streameval" in k or "score_candidates" in k) else COLOURS[1] for k, _ in bars]
-    ax.barh([k for k, _ in bars], [v for _, v in bars], color=colours)
-    ax.set_xscale("log")
-    ax.invert_yaxis()
-    ax.set_xlabel("seconds (log)")
-    ax.tick_params(axis="y", labelsize=8)
+    _log_barh(ax, [k for k, _ in bars], [v for _, v in bars], colours, "seconds (log)", 8)
     fig.tight_layout()
     return fig
+
+
+def _log_barh(ax, names, values, colours, xlabel: str, labelsize: int) -> None:
+    """Horizontal bars on a log axis, the first row on top."""
+    ax.barh(names, values, color=colours)
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.tick_params(axis="y", labelsize=labelsize)
 
 
 def bootstrap(text: str):
@@ -382,7 +387,24 @@ def prometheus(text: str):
     return fig
 
 
-CHARTS = {"sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
+def monitor(text: str):
+    """Monitor feeding: µs per element by contender, grouped by window (bars, log)."""
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["window", "contender"])
+    us = head.index("µs / element")
+    fig, ax = _axes("Monitor fed a stream: CPU µs per element (lower is better)", figsize=(9, 3.6))
+
+    def kind(c: str) -> int:
+        return 2 if c.startswith("floor") else 1 if "per element" in c else 0
+
+    names = [f"window {r[0]}: " + ("floor (Evaluator.update_many)" if kind(r[1]) == 2
+                                   else r[1].replace("Monitor.", "")) for r in rows]
+    _log_barh(ax, names, [number(r[us]) for r in rows], [COLOURS[kind(r[1])] for r in rows],
+              "CPU µs per element (log)", 7)
+    fig.tight_layout()
+    return fig
+
+
+CHARTS = {"monitor": monitor, "sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
           "compare-calibration": compare_calibration, "intervals": intervals, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss, "batch": batch, "prometheus": prometheus}
 

@@ -1431,6 +1431,45 @@ pub struct ValuePlan {
     /// the values of the last complete reading (NaN where Python reads), of which table (its
     /// address) and version
     last: Mutex<(Option<(usize, u64)>, Vec<f64>)>,
+    /// the plan's own dict of the last values and its references to their floats (`None` where
+    /// Python reads): a reading returns a copy of it ([`ValuePlan::read_dict`])
+    held: Mutex<Option<Held>>,
+}
+
+/// A [`ValuePlan`]'s dict of its last values, never handed out (a reading returns a copy), and
+/// the plan's own reference to each of its floats.
+struct Held {
+    dict: Py<PyDict>,
+    floats: Vec<Option<Py<PyAny>>>,
+}
+
+/// The offset of a float object's value in its struct (`PyFloatObject.ob_fval`), when this
+/// interpreter is CPython and a probe float read and written there is the float Python sees;
+/// `None` otherwise (then every reading makes new floats). Checked once.
+fn float_value_offset(py: Python<'_>) -> Option<usize> {
+    static FOUND: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        let cpython = py
+            .import("sys")
+            .and_then(|sys| sys.getattr("implementation")?.getattr("name")?.extract::<String>())
+            .is_ok_and(|name| name == "cpython");
+        if !cpython {
+            return None;
+        }
+        let offset = std::mem::size_of::<pyo3::ffi::PyObject>();
+        let probe = PyFloat::new(py, 1.234_567_890_123e-300);
+        // SAFETY: `probe` is a float object we alone hold; its struct is a `PyObject` header
+        // followed by its double (`PyFloatObject` in CPython's headers), checked here before use
+        let ok = unsafe {
+            let at = (probe.as_ptr() as *mut u8).add(offset) as *mut f64;
+            let seen = at.read_unaligned().to_bits() == 1.234_567_890_123e-300f64.to_bits();
+            if seen {
+                at.write_unaligned(-2.5);
+            }
+            seen && pyo3::ffi::PyFloat_AsDouble(probe.as_ptr()) == -2.5
+        };
+        ok.then_some(offset)
+    })
 }
 
 #[pymethods]
@@ -1452,6 +1491,7 @@ impl ValuePlan {
             formulas: formulas.iter().map(|f| f.as_ref().map(|f| (f.formula, f.param))).collect(),
             template: template.unbind(),
             last: Mutex::new((None, Vec::new())),
+            held: Mutex::new(None),
         })
     }
 
@@ -1510,25 +1550,57 @@ impl ValuePlan {
                 *key = now;
             }
         }
-        let d = p.template.bind(py).copy()?;
-        for ((name, &v), f) in p.names.iter().zip(values.iter()).zip(p.formulas.iter()) {
-            if f.is_some() {
-                // SAFETY: `d` is a dict we own, `name` a live object; the new float's reference
-                // is released after the dict has taken its own (PyDict_SetItem does not steal)
-                unsafe {
-                    let f = pyo3::ffi::PyFloat_FromDouble(v);
-                    if f.is_null() {
-                        return Err(PyErr::fetch(py));
-                    }
-                    let r = pyo3::ffi::PyDict_SetItem(d.as_ptr(), name.as_ptr(), f);
-                    pyo3::ffi::Py_DECREF(f);
-                    if r < 0 {
-                        return Err(PyErr::fetch(py));
-                    }
+        let Some(offset) = float_value_offset(py) else {
+            // new floats into a copy of the template
+            let d = p.template.bind(py).copy()?;
+            for ((name, &v), f) in p.names.iter().zip(values.iter()).zip(p.formulas.iter()) {
+                if f.is_some() {
+                    d.set_item(name, PyFloat::new(py, v))?;
                 }
             }
+            return Ok(d);
+        };
+        // The plan's own dict holds the values; a reading returns a copy of it (a copy of the
+        // keys and 21 references: no key looked up, no float made, where filling a new dict
+        // costs a lookup and a float a value). A float the plan's dict and the plan alone hold
+        // (its reference count is 2: no returned dict, no caller holds it) is set to its new
+        // value in place: no one else can see it change. One still held elsewhere (a dict
+        // returned earlier and kept, or a value taken from it) is left as it is and replaced
+        // in the plan's dict by a new float.
+        let mut held = p.held.lock().map_err(|_| PyValueError::new_err("a reading panicked"))?;
+        let held = match &mut *held {
+            Some(h) => h,
+            none => none.insert(Held { dict: p.template.bind(py).copy()?.unbind(), floats: p.names.iter().map(|_| None).collect() }),
+        };
+        let dict = held.dict.bind(py);
+        for (((name, &v), f), mine) in p.names.iter().zip(values.iter()).zip(p.formulas.iter()).zip(held.floats.iter_mut()) {
+            if f.is_none() {
+                continue;
+            }
+            if let Some(obj) = mine {
+                // SAFETY: `obj` is a live float (made here by `PyFloat::new`); with a reference
+                // count of 2 its only holders are the plan's dict and `mine`, both private, so
+                // writing its value (at the offset checked by `float_value_offset`) is seen by
+                // no one until the copy below hands it out with its new value
+                unsafe {
+                    let ptr = obj.as_ptr();
+                    if pyo3::ffi::Py_REFCNT(ptr) == 2 {
+                        let at = (ptr as *mut u8).add(offset) as *mut f64;
+                        if at.read_unaligned().to_bits() != v.to_bits() {
+                            at.write_unaligned(v);
+                        }
+                        continue;
+                    }
+                }
+                if obj.bind(py).extract::<f64>()?.to_bits() == v.to_bits() {
+                    continue; // held elsewhere, and the value it already has
+                }
+            }
+            let new = PyFloat::new(py, v);
+            dict.set_item(name, &new)?;
+            *mine = Some(new.into_any().unbind());
         }
-        Ok(d)
+        dict.copy()
     }
 
 }

@@ -18,14 +18,28 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
-/// `sum_i (a_i - b_i)²` in four interleaved partial sums (`i mod 4`), added pairwise at the end,
-/// then the `d mod 4` last terms: a fixed order on every machine (no fused multiply-add), which
-/// the compiler turns into vector code. Like any order of `d` non-negative terms, within
-/// `(d - 1)·ε` of the exact sum.
+/// `sum_i (a_i - b_i)²` in a fixed order on every machine (no fused multiply-add), which the
+/// compiler and the kernels of [`sq_dists`] turn into vector code: for `d >= 8`, eight interleaved
+/// partial sums (`i mod 8`) of the first `8·⌊d/8⌋` terms, folded as `v_l = s_l + s_{l+4}` then
+/// `(v_0 + v_1) + (v_2 + v_3)` (one 512-bit register, or two 256-bit ones, per row); for
+/// `4 <= d < 8`, four (`i mod 4`) of the first four terms, added pairwise; then the last terms
+/// left to right. Like any order of `d` non-negative terms, within `(d - 1)·ε` of the exact sum.
 #[inline(always)]
 pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
+    if n >= 8 {
+        let mut acc = [0.0f64; 8];
+        let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+        let (ra, rb) = (ca.remainder(), cb.remainder());
+        for (x, y) in ca.zip(cb) {
+            for l in 0..8 {
+                let t = x[l] - y[l];
+                acc[l] += t * t;
+            }
+        }
+        return tail(fold8(&acc), ra, rb);
+    }
     let mut acc = [0.0f64; 4];
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let (ra, rb) = (ca.remainder(), cb.remainder());
@@ -35,8 +49,20 @@ pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
             acc[l] += t * t;
         }
     }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (x, y) in ra.iter().zip(rb) {
+    tail((acc[0] + acc[1]) + (acc[2] + acc[3]), ra, rb)
+}
+
+/// [`sq_dist`]'s fold of eight partial sums: `(v_0 + v_1) + (v_2 + v_3)`, `v_l = s_l + s_{l+4}`.
+#[inline(always)]
+fn fold8(acc: &[f64; 8]) -> f64 {
+    let v = [acc[0] + acc[4], acc[1] + acc[5], acc[2] + acc[6], acc[3] + acc[7]];
+    (v[0] + v[1]) + (v[2] + v[3])
+}
+
+/// `s` plus the squares of `a_i - b_i`, left to right ([`sq_dist`]'s last terms).
+#[inline(always)]
+fn tail(mut s: f64, a: &[f64], b: &[f64]) -> f64 {
+    for (x, y) in a.iter().zip(b) {
         let t = x - y;
         s += t * t;
     }
@@ -755,12 +781,73 @@ unsafe fn new_row_avx2(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, row
 
 /// `out[j] = sq_dist(rows_j, b)` for the rows of `rows` (`out.len() × b.len()`, row-major),
 /// each the very value [`sq_dist`] gives (the same operations in the same order per row). Where
-/// the CPU has AVX2 (chosen at run time), eight rows at a time, each row's four lanes in one
-/// register, so that eight sums run side by side: which changes nothing in the result (no fused
-/// multiply-add, the same lanes, the same order; `rows_of_distances_are_sq_dist_bit_for_bit`).
-/// O(rows·d).
+/// the CPU has AVX-512 or AVX2 (the widest, chosen at run time: [`Simd::detect`]), a block of rows
+/// at a time, each row's lanes in one register (two for eight lanes in AVX2), so that the rows'
+/// sums run side by side: which changes nothing in the result (no fused multiply-add, the same
+/// lanes, the same order; `rows_of_distances_are_sq_dist_bit_for_bit`). O(rows·d).
 #[inline(always)]
 pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
+    sq_dists_on(Simd::detect(), rows, b, out)
+}
+
+/// The instruction sets a kernel of this module can be compiled for: the plain build, AVX2, and
+/// AVX-512 (F). [`Simd::detect`] picks the widest the CPU has, once per call (a cached flag).
+/// Every path gives the same bits (the same operations in the same order, no fused
+/// multiply-add): `cargo test` compares them where the CPU has them, and the private
+/// `_native._sq_dists(rows, b, path)` lets the Python tests do the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Simd {
+    Plain,
+    Avx2,
+    Avx512,
+}
+
+impl Simd {
+    /// The path the kernels take: the widest this CPU runs, or a narrower one named by the
+    /// environment variable `STREAMEVAL_SIMD` (`plain`, `avx2`, `avx512`; read once) — the same
+    /// bits either way, so the variable only chooses the speed (and lets a test run each path).
+    #[inline]
+    pub fn detect() -> Simd {
+        static CHOSEN: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+        *CHOSEN.get_or_init(|| {
+            let best = Simd::widest();
+            match std::env::var("STREAMEVAL_SIMD").as_deref() {
+                Ok("plain") => Simd::Plain,
+                Ok("avx2") if best != Simd::Plain => Simd::Avx2,
+                _ => best,
+            }
+        })
+    }
+
+    /// The widest path this CPU runs.
+    pub fn widest() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") {
+                return Simd::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Plain
+    }
+
+    /// Whether this CPU runs `self`.
+    pub fn available(self) -> bool {
+        match (self, Simd::widest()) {
+            (Simd::Plain, _) | (_, Simd::Avx512) => true,
+            (Simd::Avx2, best) => best == Simd::Avx2,
+            (Simd::Avx512, _) => false,
+        }
+    }
+}
+
+/// [`sq_dists`] on the path `simd` (which the CPU must run: [`Simd::available`]; else the plain
+/// path): for `d < 4` one loop over the rows (the compiler's vector code), else the kernels do the
+/// blocks of rows and [`sq_dist`] the rows left over.
+#[inline(always)]
+pub fn sq_dists_on(simd: Simd, rows: &[f64], b: &[f64], out: &mut [f64]) {
     let (d, w) = (b.len(), out.len());
     let rows = &rows[..w * d];
     match d {
@@ -769,6 +856,7 @@ pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
                 let t = r - b[0];
                 *o = t * t;
             }
+            return;
         }
         2 => {
             let (b0, b1) = (b[0], b[1]);
@@ -776,6 +864,7 @@ pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
                 let (t0, t1) = (r[0] - b0, r[1] - b1);
                 *o = t0 * t0 + t1 * t1; // sq_dist's 0 + t0² + t1²: the same double
             }
+            return;
         }
         3 => {
             let (b0, b1, b2) = (b[0], b[1], b[2]);
@@ -783,50 +872,155 @@ pub fn sq_dists(rows: &[f64], b: &[f64], out: &mut [f64]) {
                 let (t0, t1, t2) = (r[0] - b0, r[1] - b1, r[2] - b2);
                 *o = (t0 * t0 + t1 * t1) + t2 * t2;
             }
+            return;
         }
-        _ => {
-            let mut done = 0;
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2 (checked just above); the slices' lengths are
-                    // checked inside.
-                    done = unsafe { sq_dists_avx2(rows, b, out) };
+        _ => {}
+    }
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        if d >= 4 && simd != Simd::Plain && simd.available() {
+            // SAFETY: the CPU has the instructions (checked just above); the slices' lengths are
+            // checked inside.
+            done = unsafe {
+                match (simd, d >= 8) {
+                    (Simd::Avx512, true) => sq_dists8_avx512(rows, b, out),
+                    (_, true) => sq_dists8_avx2(rows, b, out),
+                    _ => sq_dists_avx2(rows, b, out),
                 }
+            };
+        }
+    }
+    for j in done..w {
+        out[j] = sq_dist(&rows[j * d..(j + 1) * d], b);
+    }
+}
+
+/// `(l0 + l1) + (l2 + l3)` of four rows' four lanes `v`, stored at `o` (`hadd` gives `l0 + l1`
+/// and `l2 + l3` of two rows; the two halves of two such then added).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn fold4_store(v: &[std::arch::x86_64::__m256d], o: *mut f64) {
+    use std::arch::x86_64::*;
+    let h01 = _mm256_hadd_pd(v[0], v[1]); // [a0 + a1, b0 + b1, a2 + a3, b2 + b3]
+    let h23 = _mm256_hadd_pd(v[2], v[3]); // the same of rows c and d
+    let lo = _mm256_permute2f128_pd::<0x20>(h01, h23); // l0 + l1 of a, b, c, d
+    let hi = _mm256_permute2f128_pd::<0x31>(h01, h23); // l2 + l3 of a, b, c, d
+    _mm256_storeu_pd(o, _mm256_add_pd(lo, hi));
+}
+
+/// Row `r`'s last `d - full` terms added to `o[r]` left to right ([`sq_dist`]'s tail).
+#[inline(always)]
+unsafe fn tails(p: &[*const f64], bp: *const f64, full: usize, d: usize, o: *mut f64) {
+    if full < d {
+        for (r, &pr) in p.iter().enumerate() {
+            let mut s = *o.add(r);
+            for t in full..d {
+                let t = *pr.add(t) - *bp.add(t);
+                s += t * t;
             }
-            for j in done..w {
-                out[j] = sq_dist(&rows[j * d..(j + 1) * d], b);
-            }
+            *o.add(r) = s;
         }
     }
 }
 
-/// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `d >= 4`, in AVX2 registers: row `r`'s lane `l`
+/// What the distance kernels share: `⌊w/R⌋` blocks of `R` rows, each row read through its own
+/// pointer (`black_box`: left as they are, the compiler derives each start from the one before,
+/// `+ d`, inside the loop, an extra add per row and step); `block(p, full, o)` writes the sums of
+/// the first `full = d - d mod step` terms of the rows `p` at `o`, then each row's last terms are
+/// added left to right ([`tails`]). Returns how many rows it did.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn in_blocks<const R: usize>(rows: &[f64], b: &[f64], out: &mut [f64], step: usize, block: impl Fn(&[*const f64; R], usize, *mut f64)) -> usize {
+    let (d, w) = (b.len(), out.len());
+    assert!(d >= step && rows.len() >= w * d);
+    let full = d - d % step;
+    let blocks = w / R;
+    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
+    for q in 0..blocks {
+        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
+        let o = op.add(q * R);
+        block(&p, full, o);
+        tails(&p, bp, full, d, o);
+    }
+    blocks * R
+}
+
+/// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `d >= 8` in AVX-512 registers: row `r`'s lane `l`
+/// sums the terms `i ≡ l (mod 8)` of its first `8·⌊d/8⌋` (one load of `b`, then per row a
+/// subtraction with its load, a product and a sum per eight terms), the two halves added
+/// (`s_l + s_{l+4}`), the four lanes of four rows folded ([`fold4_store`]), then the tail: as
+/// [`sq_dist`], the same bits. Returns how many rows it did.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sq_dists8_avx512(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
+    use std::arch::x86_64::*;
+    let bp = b.as_ptr();
+    in_blocks::<8>(rows, b, out, 8, |p, full, o| {
+        let mut acc = [_mm512_setzero_pd(); 8];
+        let mut i = 0;
+        while i < full {
+            let y = _mm512_loadu_pd(bp.add(i));
+            for (a, &pr) in acc.iter_mut().zip(p) {
+                let t = _mm512_sub_pd(y, _mm512_loadu_pd(pr.add(i))); // b - x: the same square
+                *a = _mm512_add_pd(*a, _mm512_mul_pd(t, t));
+            }
+            i += 8;
+        }
+        let v: [__m256d; 8] = std::array::from_fn(|r| _mm256_add_pd(_mm512_castpd512_pd256(acc[r]), _mm512_extractf64x4_pd::<1>(acc[r])));
+        fold4_store(&v[..4], o);
+        fold4_store(&v[4..], o.add(4));
+    })
+}
+
+/// [`sq_dists8_avx512`] in AVX2 registers, eight rows at a time in two sweeps of a block: the
+/// first sums each row's lanes `0..4` (terms `i mod 8 < 4`), the second its lanes `4..8`, each
+/// partial sum over its terms in order as in [`sq_dist`]; then `s_l + s_{l+4}` and as there: the
+/// same bits, in as many instructions per term as the four-lane kernel (one load of `b` and per
+/// row a subtraction with its load, a product and a sum per four terms).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sq_dists8_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
+    use std::arch::x86_64::*;
+    let bp = b.as_ptr();
+    in_blocks::<8>(rows, b, out, 8, |p, full, o| {
+        let half = |start: usize| {
+            let mut acc = [_mm256_setzero_pd(); 8];
+            let mut i = start;
+            while i < full {
+                let y = _mm256_loadu_pd(bp.add(i));
+                for (a, &pr) in acc.iter_mut().zip(p) {
+                    let t = _mm256_sub_pd(y, _mm256_loadu_pd(pr.add(i)));
+                    *a = _mm256_add_pd(*a, _mm256_mul_pd(t, t));
+                }
+                i += 8;
+            }
+            acc
+        };
+        let (lo, hi) = (half(0), half(4));
+        let v: [__m256d; 8] = std::array::from_fn(|r| _mm256_add_pd(lo[r], hi[r]));
+        fold4_store(&v[..4], o);
+        fold4_store(&v[4..], o.add(4));
+    })
+}
+
+/// The first `8·⌊w/8⌋` rows of [`sq_dists`] for `4 <= d < 8`, in AVX2 registers: row `r`'s lane `l`
 /// sums the terms `i ≡ l (mod 4)` of its first `4·⌊d/4⌋`, then `(l0 + l1) + (l2 + l3)` and the
-/// tail, as [`sq_dist`]. Each row of a block is read through its own pointer (no address
-/// arithmetic in the loop: one load of `b` and a subtraction with its load, a product and a sum
-/// per row), and the lanes of four rows are folded in one register (`hadd` gives `l0 + l1` and
-/// `l2 + l3` of two rows; the two halves of two such then added: `(l0 + l1) + (l2 + l3)` of four
-/// rows, stored at once). Returns how many rows it did.
+/// tail, as [`sq_dist`]: one load of `b` and per row a subtraction with its load, a product and a
+/// sum; the lanes of four rows folded in one register ([`fold4_store`]). Returns how many rows it
+/// did.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
     use std::arch::x86_64::*;
-    const R: usize = 8;
-    let (d, w) = (b.len(), out.len());
-    assert!(d >= 4 && rows.len() >= w * d);
-    let full = d - d % 4;
-    let blocks = w / R;
-    let (rp, bp, op) = (rows.as_ptr(), b.as_ptr(), out.as_mut_ptr());
-    for q in 0..blocks {
-        // the rows' starts through `black_box`: left as they are, the compiler derives each
-        // from the one before (`+ d`) inside the loop, an extra add per row and step
-        let p: [*const f64; R] = std::hint::black_box(std::array::from_fn(|r| rp.add((q * R + r) * d)));
-        let mut acc = [_mm256_setzero_pd(); R];
+    let bp = b.as_ptr();
+    in_blocks::<8>(rows, b, out, 4, |p, full, o| {
+        let mut acc = [_mm256_setzero_pd(); 8];
         let mut i = 0;
         while i < full {
             let y = _mm256_loadu_pd(bp.add(i));
-            for (a, &pr) in acc.iter_mut().zip(&p) {
+            for (a, &pr) in acc.iter_mut().zip(p) {
                 // b - x: the negation of x - b exactly (rounding is symmetric), so the same
                 // square; in this order the load folds into the subtraction
                 let t = _mm256_sub_pd(y, _mm256_loadu_pd(pr.add(i)));
@@ -834,27 +1028,9 @@ unsafe fn sq_dists_avx2(rows: &[f64], b: &[f64], out: &mut [f64]) -> usize {
             }
             i += 4;
         }
-        let o = op.add(q * R);
-        for h in 0..R / 4 {
-            let a = &acc[4 * h..4 * h + 4];
-            let h01 = _mm256_hadd_pd(a[0], a[1]); // [a0 + a1, b0 + b1, a2 + a3, b2 + b3]
-            let h23 = _mm256_hadd_pd(a[2], a[3]); // the same of rows c and d
-            let lo = _mm256_permute2f128_pd::<0x20>(h01, h23); // l0 + l1 of a, b, c, d
-            let hi = _mm256_permute2f128_pd::<0x31>(h01, h23); // l2 + l3 of a, b, c, d
-            _mm256_storeu_pd(o.add(4 * h), _mm256_add_pd(lo, hi));
-        }
-        if full < d {
-            for (r, &pr) in p.iter().enumerate() {
-                let mut s = *o.add(r);
-                for t in full..d {
-                    let t = *pr.add(t) - *bp.add(t);
-                    s += t * t;
-                }
-                *o.add(r) = s;
-            }
-        }
-    }
-    blocks * R
+        fold4_store(&acc[..4], o);
+        fold4_store(&acc[4..], o.add(4));
+    })
 }
 
 /// Incremental Davies-Bouldin (`intrinsic._DaviesBouldinCache`): `R[i,j] = (S_i + S_j)/d_ij`
@@ -1257,17 +1433,43 @@ mod tests {
 
     #[test]
     fn rows_of_distances_are_sq_dist_bit_for_bit() {
-        for d in [1usize, 2, 3, 4, 5, 7, 8, 13, 64, 130] {
-            let w = 19; // two blocks of eight and a tail
-            let rows: Vec<f64> = (0..w * d).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0 + 1.0 / (1 + i) as f64).collect();
-            let b: Vec<f64> = (0..d).map(|i| (i as f64).sin() * 3.0).collect();
-            let mut out = vec![0.0; w];
-            sq_dists(&rows, &b, &mut out);
-            for j in 0..w {
-                let want = sq_dist(&rows[j * d..(j + 1) * d], &b);
-                assert_eq!(out[j].to_bits(), want.to_bits(), "d {d}, row {j}");
+        // every path this CPU runs (plain, AVX2, AVX-512), each dimension's kernel and tail
+        let paths: Vec<Simd> = [Simd::Plain, Simd::Avx2, Simd::Avx512].into_iter().filter(|p| p.available()).collect();
+        for d in [1usize, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 64, 127, 128, 130] {
+            for w in [0usize, 3, 19, 20] {
+                // blocks of eight and of four, and rows left over
+                let rows: Vec<f64> = (0..w * d).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0 + 1.0 / (1 + i) as f64).collect();
+                let b: Vec<f64> = (0..d).map(|i| (i as f64).sin() * 3.0).collect();
+                let mut out = vec![0.0; w];
+                sq_dists(&rows, &b, &mut out);
+                for &path in &paths {
+                    let mut on = vec![-1.0; w];
+                    sq_dists_on(path, &rows, &b, &mut on);
+                    assert_eq!(on.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "d {d}, w {w}, {path:?}");
+                }
+                for j in 0..w {
+                    let want = sq_dist(&rows[j * d..(j + 1) * d], &b);
+                    assert_eq!(out[j].to_bits(), want.to_bits(), "d {d}, row {j}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn sq_dist_sums_in_its_stated_order() {
+        // lanes i mod 8 folded (s_l + s_{l+4}) pairwise, then the tail; i mod 4 below d = 8
+        let a: Vec<f64> = (0..19).map(|i| 1.0 + (i as f64) * 1e-3 + if i % 5 == 0 { 1e8 } else { 0.0 }).collect();
+        let b = vec![0.25; 19];
+        let t: Vec<f64> = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).collect();
+        let mut s = [0.0f64; 8];
+        for i in 0..16 {
+            s[i % 8] += t[i];
+        }
+        let v: Vec<f64> = (0..4).map(|l| s[l] + s[l + 4]).collect();
+        let want = (((v[0] + v[1]) + (v[2] + v[3])) + t[16] + t[17]) + t[18];
+        assert_eq!(sq_dist(&a, &b).to_bits(), want.to_bits());
+        let four = ((t[0] + t[1]) + (t[2] + t[3]) + t[4]) + t[5];
+        assert_eq!(sq_dist(&a[..6], &b[..6]).to_bits(), four.to_bits());
     }
 
     #[test]

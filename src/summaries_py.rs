@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, SlotCache, Slots, SsbAnchor};
+use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -830,8 +830,87 @@ impl DaviesBouldinKernel {
     }
 }
 
+/// The paths of the distance kernels this CPU runs, narrowest first (for the tests).
+#[pyfunction]
+fn _simd_paths() -> Vec<&'static str> {
+    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2"), (Simd::Avx512, "avx512")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
+}
+
+fn simd_path(path: &str) -> PyResult<Simd> {
+    let simd = match path {
+        "plain" => Simd::Plain,
+        "avx2" => Simd::Avx2,
+        "avx512" => Simd::Avx512,
+        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain, avx2 or avx512"))),
+    };
+    if !simd.available() {
+        return Err(PyValueError::new_err(format!("this CPU does not run the {path} path")));
+    }
+    Ok(simd)
+}
+
+/// The floor of one exact distance row, for the benchmark: a copy of `k` means `(k, d)`; a call
+/// `(j)` computes the squared distances from mean `j` to every mean (one pass over the `k·d`
+/// doubles, by the kernel of `path`) and returns the first. O(k·d) per call.
+#[pyclass(module = "streameval._native")]
+pub struct RowPass {
+    means: Vec<f64>,
+    out: Vec<f64>,
+    d: usize,
+    simd: Simd,
+}
+
+#[pymethods]
+impl RowPass {
+    #[new]
+    fn new(means: &Bound<'_, PyAny>, path: &str) -> PyResult<Self> {
+        let simd = simd_path(path)?;
+        let (_, shape) = array_in(means, &native("f8"), 2)?;
+        let d = shape[1];
+        let data = rows(means, d)?.to_vec();
+        let k = data.len().checked_div(d).unwrap_or(0);
+        Ok(RowPass { means: data, out: vec![0.0; k], d, simd })
+    }
+
+    fn __call__(&mut self, j: usize) -> PyResult<f64> {
+        let d = self.d;
+        if d == 0 || j >= self.out.len() {
+            return Err(PyValueError::new_err(format!("no mean {j}")));
+        }
+        let b = self.means[j * d..(j + 1) * d].to_vec();
+        sq_dists_on(self.simd, &self.means, &b, &mut self.out);
+        Ok(self.out[0])
+    }
+}
+
+/// `out[j] = ||rows_j - b||²` for the C-contiguous float64 arrays `rows` `(m, d)`, `b` `(d,)` and
+/// the writable `out` `(m,)`, by the kernel of `path` (`plain`, `avx2`, `avx512`: one of
+/// `_simd_paths()`), as the distance rows of the views compute them. For the tests (every path
+/// gives the same bits) and the benchmark (one pass over `m·d` doubles). O(m·d).
+#[pyfunction]
+fn _sq_dists(rows_: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, out: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
+    let simd = simd_path(path)?;
+    let (baddr, bshape) = array_in(b, &native("f8"), 1)?;
+    let d = bshape[0];
+    let data = rows(rows_, d)?;
+    let m = data.len().checked_div(d).unwrap_or(0);
+    let (oaddr, oshape) = array_addr(out, &native("f8"), 1)?;
+    if oshape[0] != m || d == 0 {
+        return Err(PyValueError::new_err(format!("expected {m} outputs and d > 0, got {} and d = {d}", oshape[0])));
+    }
+    // SAFETY: live C-contiguous float64 arrays of the checked shapes, borrowed for the call (no
+    // Python code runs meanwhile); `out` is writable and, a separate array, not `rows` or `b`
+    // unless the caller aliases them (then the result is unspecified, never out of bounds).
+    let (bv, ov) = unsafe { (std::slice::from_raw_parts(baddr as *const f64, d), std::slice::from_raw_parts_mut(oaddr as *mut f64, m)) };
+    sq_dists_on(simd, data, bv, ov);
+    Ok(())
+}
+
 /// Add the classes to the module (called from the module's init).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SummaryKernel>()?;
-    m.add_class::<DaviesBouldinKernel>()
+    m.add_class::<DaviesBouldinKernel>()?;
+    m.add_class::<RowPass>()?;
+    m.add_function(wrap_pyfunction!(_simd_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(_sq_dists, m)?)
 }

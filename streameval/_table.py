@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._validate import check_label
-from .errors import InvalidLabelError, InvalidStateError, MissingLabelError
+from .errors import InvalidLabelError, InvalidStateError, MissingLabelError, StreamevalError
 from .state import check_header, header, label_from_json, label_index
 from .stats import MAX_TOTAL, STAT_NAMES, ContingencyStats
 
@@ -83,6 +83,27 @@ class TableAPI:
         def tracked_f(self) -> list[tuple[str, float]]: ...
         def track_f(self, kind: str, beta: float = 1.0) -> tuple[str, float]: ...
         def _add_cells(self, triples: Iterable[tuple[Any, Any, int]]) -> None: ...
+
+    def _check_same_policy(self, other: TableAPI) -> None:
+        """The merge law on missing labels: two tables merge only under the same ``missing``
+        policy. A ``"raise"`` table holds no skipped element (it could never revert one), and a
+        ``"skip"`` table's ``skipped`` would otherwise count some shards' missing labels and not
+        others': refused with :class:`~streameval.errors.StreamevalError`, before anything
+        changes, whatever the counts. O(1).
+
+        >>> from streameval import Contingency
+        >>> skip = Contingency(missing="skip")
+        >>> skip.update(None, "a")
+        >>> Contingency().merge(skip)
+        Traceback (most recent call last):
+        ...
+        streameval.errors.StreamevalError: cannot merge a table with missing='skip' (1 skipped) into one with missing='raise': the missing-label policies must match
+        """
+        if other.missing != self.missing:
+            raise StreamevalError(
+                f"cannot merge a table with missing={other.missing!r} ({other.skipped} skipped) "
+                f"into one with missing={self.missing!r}: the missing-label policies must match"
+            )
 
     def stats(self) -> ContingencyStats:
         """A snapshot of the sufficient statistics. O(number of tracked F-scores)."""

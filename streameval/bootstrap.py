@@ -77,7 +77,7 @@ from .linearization import standard_errors, unit_fields
 from .metrics.base import Metric
 from .stats import STAT_NAMES, ContingencyStats
 from .sync import Guarded, concurrent_use
-from .units import DOMINANT_SHARE, FEW_UNITS, JACKKNIFE_GROUPS, UnitStats
+from .units import DOMINANT_SHARE, FEW_UNITS, JACKKNIFE_GROUPS, UnitStats, pairs_share
 
 __all__ = [
     "BootstrapEvaluator",
@@ -314,8 +314,8 @@ class _Dominance:
             while heap and (-heap[0][0] != self._pairs(heap[0][2].synced, side)
                             or self._units.get(heap[0][2].key) is not heap[0][2]):
                 heapq.heappop(heap)
-            if total > 0 and heap:
-                out = max(out, -heap[0][0] / total)  # ints: correctly rounded, as the scan's floats
+            if heap:
+                out = max(out, pairs_share(-heap[0][0], total))
         return out
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 
+from ._table import TableAPI
 from .errors import require
 from .stats import ONE, precision_loss, xlogx
 
@@ -91,10 +92,12 @@ class ErrorAccount:
             self._rank_row(t)
             self._rank_col(p)
 
-    def refresh_many(self, cells) -> None:
+    def refresh_many(self, cells, renew: tuple | None = None) -> None:
         """:meth:`refresh` of each ``(t, p, delta)`` of ``cells`` (distinct cells, all changes
         already applied to the table), each row and column ranked once: the same lists as the
-        calls one by one. O(cells + touched clusters · log K), and the lists rebuilt in one sort
+        calls one by one. ``renew``: ``(rows, cols)`` that emptied and filled again meanwhile
+        (or are new), each in the order it last filled again: they take fresh ids in that order,
+        as the calls one by one would have given them (ties then rank as they would). O(cells + touched clusters · log K), and the lists rebuilt in one sort
         (O(K log K)) when the clusters touched are more than an eighth of them.
 
         >>> from streameval import Contingency
@@ -107,11 +110,26 @@ class ErrorAccount:
         """
         rows: dict = {}
         cols: dict = {}
+        if renew is not None:  # fresh ids, in the order given (ranked first, so they get them)
+            for t in renew[0]:
+                self._drop(t, self._row_entry, self._rows, self._row_label)
+                rows[t] = None
+            for p in renew[1]:
+                self._drop(p, self._col_entry, self._cols, self._col_label)
+                cols[p] = None
         count = self._count
         for t, p, delta in cells:
             if count(t, p, delta):
                 rows[t] = cols[p] = None
         self._rerank(rows, cols)
+
+    @staticmethod
+    def _drop(label, entries: dict, ranked, labels: dict) -> None:
+        """Forget ``label``'s entry (it takes a fresh id when ranked again)."""
+        entry = entries.pop(label, None)
+        if entry is not None:
+            ranked.remove(entry)
+            del labels[entry[2]]
 
     def _count(self, t, p, delta: int) -> bool:
         """Count the change of cell ``(t, p)`` by ``delta`` in the per-row and per-column sums;
@@ -144,9 +162,10 @@ class ErrorAccount:
 
     def merge(self, other) -> None:
         """Merge table ``other`` into the table (:meth:`Contingency.merge`) and account for its
-        cells. O(cells of other · log K)."""
-        cells = list(other.items())
-        self.table.merge(other)
+        cells. O(cells of other · log K). What the table refuses (another kind of object, another
+        ``missing`` policy) raises its error, and the account is unchanged."""
+        cells = list(other.items()) if isinstance(other, TableAPI) else []
+        self.table.merge(other)  # refuses before anything changes
         self.refresh_many(cells)
 
     def _new_id(self) -> int:

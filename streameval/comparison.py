@@ -807,7 +807,11 @@ def compare(
     observed, per_unit, jack = {}, {}, {}
     # BCa's jackknife groups: by the unit keys' stable hashes (a unit key unit_hash cannot encode
     # is a TypeError naming it), the same groups BootstrapEvaluator forms from the same units
-    grouping = jackknife_groups(map(unit_hash, order)) if "bca" in kinds else None
+    try:
+        grouping = jackknife_groups(map(unit_hash, order)) if "bca" in kinds else None
+    except TypeError as e:
+        raise TypeError(f'interval="bca" groups the units by a stable hash of their keys: {e} '
+                        "(name the units by str or int keys)") from None
     for name, us in stats.items():
         if aggregate == "mean":
             per_unit[name] = _per_unit(us, metrics)

@@ -346,7 +346,9 @@ if NATIVE:
             """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
 
             The result is bit-identical to one stream that saw both streams' elements; the
-            tracked F-scores become the union of both tables'. ``other`` is unchanged.
+            tracked F-scores become the union of both tables'. ``other`` is unchanged. Both tables must
+            have the same ``missing`` policy (else :class:`~streameval.errors.StreamevalError`, nothing
+            changed); the ``skipped`` counts add.
 
             >>> a, b = Contingency(), Contingency()
             >>> a.update(1, "x"); b.update(1, "x"); b.update(2, "y")
@@ -356,6 +358,7 @@ if NATIVE:
             """
             if not isinstance(other, Contingency):
                 raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
+            self._check_same_policy(other)
             self._merge_from(other.copy() if other is self else other)
 
         def __reduce__(self):

@@ -129,8 +129,9 @@ def check_interval_method(method, methods: tuple = INTERVAL_METHODS) -> str:
     return method
 
 
-def subsample_size(n_units: int) -> int:
-    """``m = min(U, round(7 √U))``: the units each subsample of :func:`subsampled_interval` draws.
+def subsample_size(n_units: int, scale: float | None = None) -> int:
+    """``m = min(U, round(7 √U))``: the units each subsample of :func:`subsampled_interval` draws
+    (``scale`` in place of 7: the neighbouring sizes the calibration script measures).
     It equals ``U`` up to 49 units (the subsampled interval is then the hybrid one) and falls as a
     share of ``U`` beyond (``m/U → 0``, as the ``m``-out-of-``n`` bootstrap's consistency under
     infinite variance needs): 70 of 100 units, 121 of 300, 221 of 1,000, 700 of 10,000. O(1).
@@ -138,7 +139,8 @@ def subsample_size(n_units: int) -> int:
     >>> subsample_size(40), subsample_size(300), subsample_size(10_000)
     (40, 121, 700)
     """
-    return min(int(n_units), int(round(SUBSAMPLE_SCALE * math.sqrt(n_units))))
+    scale = SUBSAMPLE_SCALE if scale is None else scale  # read at the call: a test may set it
+    return min(int(n_units), int(round(scale * math.sqrt(n_units))))
 
 
 def _family(metric) -> str:

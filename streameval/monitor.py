@@ -86,6 +86,42 @@ def _column(x, name: str):
         raise TypeError(f"{name} must be a sequence, got {type(x).__name__}") from None
 
 
+_BULK_WINDOW = 8  # update_many takes a count window in bulk from window size / 8 elements on
+
+
+def _refills(codes: np.ndarray, n_old: int, size: int, first: int) -> tuple[list, list]:
+    """For the labels ``codes`` of a count window's ``n_old`` elements followed by a batch of new
+    ones (window ``size``; positions ``[first, len)`` in the window at the end), as one update per
+    new element would see them: ``(touched, refilled)`` positions. ``touched``: one position per
+    label that a new or a leaving element carries (its last such); ``refilled``: for each label
+    in the window at the end whose cluster was empty just before some new element of it came
+    (absent, or every earlier element gone: the previous one at a position below ``j − size``),
+    the position where that last happened, in increasing order: the order in which the clusters
+    take fresh ids. O(len log len) numpy.
+
+    >>> _refills(np.array([0, 1, 0, 2, 1]), 2, 2, 3)  # window 2: [0, 1] then 0, 2, 1
+    ([2, 3, 4], [3, 4])
+    """
+    end = len(codes)
+    order = np.argsort(codes, kind="stable")
+    prev = np.full(end, -1, dtype=np.int64)
+    same = codes[order[1:]] == codes[order[:-1]]
+    prev[order[1:][same]] = order[:-1][same]
+    j = np.arange(n_old, end, dtype=np.int64)
+    filled = prev[n_old:] < np.maximum(0, j - size)
+    k = int(codes.max()) + 1 if end else 0
+    last_fill = np.full(k, -1, dtype=np.int64)
+    np.maximum.at(last_fill, codes[n_old:][filled], j[filled])
+    alive = np.zeros(k, dtype=bool)
+    alive[codes[first:]] = True
+    touched_pos = np.full(k, -1, dtype=np.int64)
+    moving = np.concatenate([np.arange(min(first, n_old)), j])  # leaving old, then every new
+    np.maximum.at(touched_pos, codes[moving], moving)
+    refilled = np.sort(last_fill[alive & (last_fill >= 0)])
+    touched = np.sort(touched_pos[touched_pos >= 0])
+    return touched.tolist(), refilled.tolist()
+
+
 def _positive_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
@@ -171,6 +207,28 @@ class ClusterCostRanking:
             ident = entry[1]
         entry = self._entry[label] = (-self._cost(k[0], k[1]), ident)
         self._sorted.add(entry)
+
+    def refresh_many(self, labels, renew=()) -> None:
+        """:meth:`refresh` of each of ``labels`` after many changes to the table, ``renew`` (a
+        subset, in order) being the clusters that emptied and filled again meanwhile (or are
+        new): they take fresh ids in that order, as the refreshes one by one would have given
+        them, so ties rank as they would. O(log k) each.
+
+        >>> t = Contingency()
+        >>> rank = ClusterCostRanking(t)
+        >>> t.update_many([0, 1, 0], ["b", "a", "a"])
+        >>> rank.refresh_many(["a", "b"], renew=["b", "a"])  # "b" came first
+        >>> rank.top(2)
+        [('a', 2.0), ('b', 0.0)]
+        """
+        for label in renew:
+            entry = self._entry.pop(label, None)
+            if entry is not None:
+                self._sorted.remove(entry)
+                del self._label[entry[1]]
+            self.refresh(label)
+        for label in labels:
+            self.refresh(label)
 
     def top(self, k: int = 5) -> list:
         """The ``k`` costliest predicted clusters as ``(label, cost in elements)``. O(log n + k)."""
@@ -517,10 +575,14 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
 
         Bad input (any label or weight, mismatched lengths) raises before anything changes.
         Cost: the all-time table's ``update_many`` and the block tables in bulk, on the arrays as
-        given (no Python object per element); without a window, the error account and the
-        ranking learn the distinct cells and predicted clusters of the batch (O(log k) each,
-        :meth:`ErrorAccount.refresh_many <streameval.breakdown.ErrorAccount.refresh_many>`);
-        with a count window, one window update per element (each may expire one).
+        given; the error account and the ranking learn the net change of each cell and cluster
+        the batch touches (O(log k) each, :meth:`ErrorAccount.refresh_many
+        <streameval.breakdown.ErrorAccount.refresh_many>`), not each element; a count window
+        takes the batch in one ``update_many`` of the elements that stay and one revert per old
+        element that leaves (O(window + N) vectorised to find which clusters emptied and filled
+        again: their tie order is that of the updates one by one). A batch shorter than an
+        eighth of the window goes element by element (cheaper than reading the window).
+        ``docs/benchmarks/monitor.md`` measures both.
 
         >>> import numpy as np
         >>> from streameval import ELM
@@ -553,10 +615,13 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
                 ts = y_true.tolist() if isinstance(y_true, np.ndarray) else list(y_true)
                 ps = y_pred.tolist() if isinstance(y_pred, np.ndarray) else list(y_pred)
                 ws = [1] * n if weights is None else weights.tolist()
-                ranking = self.ranking
-                for t, p, x in zip(ts, ps, ws):
-                    self._window_update(t, p, x)
-                    ranking.refresh(p)
+                if _BULK_WINDOW * n >= self.window.size:
+                    self._window_many(y_true, y_pred, weights, ts, ps, ws)
+                else:  # a few elements beside a long window: one by one is cheaper
+                    ranking = self.ranking
+                    for t, p, x in zip(ts, ps, ws):
+                        self._window_update(t, p, x)
+                        ranking.refresh(p)
             elif n:
                 self._refresh_cells(y_true, y_pred, weights)
             self.n += n
@@ -567,6 +632,49 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             guard.release()
         if emit:
             self._emit()
+
+    def _window_many(self, y_true, y_pred, weights, ts: list, ps: list, ws: list) -> None:
+        """A count window takes ``n`` elements at once, in the state of ``n`` window updates
+        (each adding one, then expiring the oldest once full): the window's table adds the
+        elements still inside at the end in one ``update_many`` and reverts the old elements that
+        leave; the error account and the ranking learn the net change of every cell and cluster
+        touched. Their tie order is that of the updates one by one: a cluster that emptied and
+        filled again within the batch (or is new) takes a fresh id, in the order in which it last
+        filled again (:func:`_refills`). O(window + n) vectorised, O(log k) per cluster touched,
+        and one table revert per old element that leaves."""
+        window = self.window
+        assert isinstance(window, CountWindow)
+        size, old = window.size, list(window)
+        n_old, n = len(old), len(ts)
+        end = n_old + n
+        first = max(0, end - size)  # positions [first, end) are the window's at the end
+        leave_old = min(first, n_old)  # old elements that leave
+        stay_new = max(0, first - n_old)  # the new elements from this index stay
+        all_t = [e[0] for e in old] + ts
+        all_p = [e[1] for e in old] + ps
+        ct, _ = factorize(all_t, "y_true")
+        cp, _ = factorize(all_p, "y_pred")
+        w_all = np.array([e[2] for e in old] + ws, dtype=np.int64)
+        rows, renew_rows = _refills(ct, n_old, size, first)
+        cols, renew_cols = _refills(cp, n_old, size, first)
+        # the net change of each cell: + the new elements that stay, − the old ones that leave
+        sign = np.zeros(end, dtype=np.int64)
+        sign[n_old + stay_new:] = 1
+        sign[:leave_old] = -1
+        moved = np.flatnonzero(sign)
+        n_p = int(cp.max()) + 1 if end else 1
+        key = ct[moved] * n_p + cp[moved]
+        cells, at, inv = np.unique(key, return_index=True, return_inverse=True)
+        delta = np.zeros(len(cells), dtype=np.int64)
+        np.add.at(delta, inv.reshape(-1), (sign * w_all)[moved])
+        window.shift(leave_old, ts[stay_new:], ps[stay_new:], ws[stay_new:],
+                      y_true[stay_new:], y_pred[stay_new:],
+                      None if weights is None else weights[stay_new:])
+        pos = moved[at]
+        self.account.refresh_many(
+            [(all_t[i], all_p[i], d) for i, d in zip(pos.tolist(), delta.tolist()) if d],
+            renew=([all_t[i] for i in renew_rows], [all_p[i] for i in renew_cols]))
+        self.ranking.refresh_many([all_p[i] for i in cols], [all_p[i] for i in renew_cols])
 
     def _refresh_cells(self, y_true, y_pred, weights) -> None:
         """Without a window: the account and the ranking learn the batch's distinct cells (their
@@ -605,7 +713,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             self.all_time.table.relabel_pred(old, new)  # holds every element: raises if unknown
             if self.detection is not None and self.detection.table.pred_size(old):
                 self.detection.table.relabel_pred(old, new)
-            if self.window is not None:
+            if self.window is not None and self.window.evaluator.table.pred_size(old):
                 self.window.relabel_pred(old, new)
             self.ranking.refresh(old)
             self.ranking.refresh(new)

@@ -616,7 +616,9 @@ class ReferenceContingency(TableAPI):
         """Add the counts of ``other`` into this table (sum of tables). O(cells of both).
 
         The result is bit-identical to one stream that saw both streams' elements; the tracked
-        F-scores become the union of both tables'. ``other`` is unchanged.
+        F-scores become the union of both tables'. ``other`` is unchanged. Both tables must
+        have the same ``missing`` policy (else :class:`~streameval.errors.StreamevalError`, nothing
+        changed); the ``skipped`` counts add.
 
         >>> a, b = ReferenceContingency(), ReferenceContingency()
         >>> a.update(1, "x"); b.update(1, "x"); b.update(2, "y")
@@ -626,6 +628,7 @@ class ReferenceContingency(TableAPI):
         """
         if not isinstance(other, ReferenceContingency):
             raise TypeError(f"can only merge a Contingency, got {type(other).__name__}")
+        self._check_same_policy(other)
         triples = list(other.items())
         check_total(self.n, other.n)
         check_total(self.skipped, other.skipped, "the skipped count")

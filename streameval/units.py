@@ -45,6 +45,7 @@ __all__ = [
     "crossing_label",
     "widen_units",
     "unit_diagnostics",
+    "pairs_share",
     "FEW_UNITS",
     "DOMINANT_SHARE",
     "JACKKNIFE_GROUPS",
@@ -770,33 +771,48 @@ def widen_units(units: np.ndarray, labellings: list) -> np.ndarray:
     return rank[comp]
 
 
+def pairs_share(largest: int, total: int) -> float:
+    """``largest / total`` of exact integer pair counts, correctly rounded (0.0 without a pair):
+    the share of a labelling's within-cluster pairs one unit holds. The one formula of
+    :func:`unit_diagnostics` and :meth:`BootstrapEvaluator.pairs_share
+    <streameval.BootstrapEvaluator.pairs_share>` (both count ``Σ size² − N``, twice the pairs:
+    the ratio is the same). O(1).
+
+    >>> pairs_share(3, 5), pairs_share(0, 0)
+    (0.6, 0.0)
+    """
+    return largest / total if total > 0 else 0.0
+
+
+def _exact_field(us: UnitStats, name: str) -> np.ndarray:
+    """Field ``name`` of every unit, exact: int64 when it fits one limb, else Python ints."""
+    c, n = us._layout[STAT_NAMES.index(name)]
+    if n == 1:
+        return us.limbs()[:, c]
+    return np.array([r[0] for r in us._join(us.limbs(), [(c, n)])], dtype=object)
+
+
 def unit_diagnostics(ustats: list) -> dict:
     """How many units, and how dominant the largest is, over several labellings' unit statistics.
 
     ``pairs_share``: the largest share of one labelling's within-cluster pairs (true or predicted,
-    ``Σ size² − N`` halved) that a single unit holds, over the labellings given;
-    ``elements_share``: the largest unit's share of the elements. O(U · columns).
+    ``Σ size² − N`` halved) that a single unit holds, over the labellings given (exact integer
+    counts, :func:`pairs_share`); ``elements_share``: the largest unit's share of the elements.
+    O(U · columns).
     """
     out = {"units": 0, "largest_unit_elements": 0, "elements_share": 0.0, "pairs_share": 0.0}
     for us in ustats:
-        x = us.limbs()
-        vals = {}
-        for name in ("n", "sum_row_sq", "sum_col_sq"):
-            c, n = us._layout[STAT_NAMES.index(name)]
-            v = np.zeros(us.n_units, dtype=np.float64)
-            for k in range(n):
-                v += x[:, c + k].astype(np.float64) * float(2 ** (us.width * k))
-            vals[name] = v
-        n_el = vals["n"]
         out["units"] = us.n_units
-        tot = float(n_el.sum())
-        if tot:
-            big = int(np.argmax(n_el))
+        if not us.n_units:
+            continue
+        totals = dict(zip(us.fields, us.totals))
+        n_el = _exact_field(us, "n")
+        big = int(np.argmax(n_el))
+        if totals["n"]:
             out["largest_unit_elements"] = max(out["largest_unit_elements"], int(n_el[big]))
-            out["elements_share"] = max(out["elements_share"], float(n_el[big]) / tot)
+            out["elements_share"] = max(out["elements_share"], int(n_el[big]) / totals["n"])
         for side in ("sum_row_sq", "sum_col_sq"):
-            pairs = (vals[side] - n_el) / 2
-            pt = float(pairs.sum())
-            if pt > 0:
-                out["pairs_share"] = max(out["pairs_share"], float(pairs.max()) / pt)
+            twice = _exact_field(us, side) - n_el  # twice each unit's pairs
+            out["pairs_share"] = max(out["pairs_share"],
+                                     pairs_share(int(twice.max()), totals[side] - totals["n"]))
     return out

@@ -79,24 +79,63 @@ class CountWindow(Guarded):
         if item is not None and self.on_expire is not None:
             self.on_expire(*item)
 
+    def shift(self, leave: int, ts: list, ps: list, ws: list, y_true, y_pred, w) -> None:
+        """Many updates at once, for a caller that accounts for what leaves itself (no
+        ``on_expire`` calls): the ``leave`` oldest elements leave (each reverted), the new ones
+        (``ts, ps, ws``, also given as the arrays ``y_true, y_pred, w`` for the table's
+        ``update_many``; ``w`` may be ``None`` for unit weights) come in. The caller has
+        validated them and keeps the window at most ``size`` long (``Monitor.update_many`` does).
+        Cost: the table's one ``update_many`` and ``leave`` reverts.
+
+        >>> import numpy as np
+        >>> win = CountWindow(3)
+        >>> for t, p in [(0, 0), (0, 0), (1, 1)]:
+        ...     win.update(t, p)
+        >>> win.shift(2, [1, 1], [2, 2], [1, 1], np.array([1, 1]), np.array([2, 2]), None)
+        >>> list(win._items)  # the two oldest left, the two new came in
+        [(1, 1, 1), (1, 2, 1), (1, 2, 1)]
+        """
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "update_many")
+        try:
+            self.evaluator.update_many(y_true, y_pred, w)
+            items = self._items
+            revert = self.evaluator.revert
+            for _ in range(leave):
+                revert(*items.popleft())
+            items.extend(zip(ts, ps, ws))
+        finally:
+            guard.release()
+
     def get(self) -> dict:
         """``{name: value}`` over the window's content."""
         return self.evaluator.get()
 
     def relabel_pred(self, old, new) -> None:
         """Predicted cluster ``old`` becomes ``new`` in the window (see
-        :meth:`Contingency.relabel_pred`). O(cells of the two columns + size)."""
-        if self.evaluator.table.pred_size(old):
-            guard = self._guard
-            if not guard.acquire(False):
-                concurrent_use(self, "relabel_pred")
-            try:
-                self.evaluator.table.relabel_pred(old, new)
-                self._items = deque(
-                    (y, new if same_label(p, old) else p, w) for y, p, w in self._items
-                )
-            finally:
-                guard.release()
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + size).
+
+        A cluster the window does not hold raises
+        :class:`~streameval.errors.UnknownElementError`, as the table does, and changes nothing.
+
+        >>> w = CountWindow(2)
+        >>> w.update(0, "a")
+        >>> w.relabel_pred("b", "a")
+        Traceback (most recent call last):
+        ...
+        streameval.errors.UnknownElementError: relabel of predicted cluster 'b': it holds no elements
+        """
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "relabel_pred")
+        try:
+            self.evaluator.table.relabel_pred(old, new)  # raises, unchanged, if old is unknown
+            self._items = deque(
+                (y, new if same_label(p, old) else p, w) for y, p, w in self._items
+            )
+        finally:
+            guard.release()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -357,14 +396,21 @@ class EventTimeWindow(Guarded):
 
     def relabel_pred(self, old, new) -> None:
         """Predicted cluster ``old`` becomes ``new`` in the window (see
-        :meth:`Contingency.relabel_pred`). O(cells of the two columns + m)."""
-        if self.evaluator.table.pred_size(old):
-            self.evaluator.table.relabel_pred(old, new)
+        :meth:`Contingency.relabel_pred`). O(cells of the two columns + m). A cluster the window
+        does not hold raises :class:`~streameval.errors.UnknownElementError` and changes nothing,
+        as :meth:`CountWindow.relabel_pred`."""
+        guard = self._guard
+        if not guard.acquire(False):
+            concurrent_use(self, "relabel_pred")
+        try:
+            self.evaluator.table.relabel_pred(old, new)  # raises, unchanged, if old is unknown
             items = [
                 (t, s, y, new if same_label(p, old) else p, w) for t, s, y, p, w in self._items
             ]
             self._items.clear()
             self._items.update(items)
+        finally:
+            guard.release()
 
     def __len__(self) -> int:
         """The number of updates held."""

@@ -35,6 +35,18 @@ def test_calibration_script_quick_run_prints_every_setting_and_method(capsys):
         for method in ("percentile", "BCa", "studentized", "hybrid", "subsampled", "adaptive",
                        "paired bootstrap", "randomization"):
             assert any(r.startswith(f"| {kind} | {docs} |") and f"| {method} |" in r for r in rows)
+    # the summary table of docs/compare.md: one row per setting and target
+    assert "| setting | documents | percentile | hybrid | subsampled | adaptive (default) |" in rows
+    assert any(r.startswith("| heavy, expected | 300 |") for r in rows)
+
+
+def test_calibration_script_runs_the_other_generators_and_the_neighbouring_scales(capsys):
+    mod = _script()
+    assert mod.main(["--quick", "--robust", "--scales", "5,10"]) == 0
+    rows = _tables(capsys.readouterr().out)
+    for kind, docs in mod.ROBUST:
+        for method in ("hybrid", "subsampled", "adaptive", "subsampled, 5 √U", "subsampled, 10 √U"):
+            assert any(r.startswith(f"| {kind} | {docs} |") and f"| {method} |" in r for r in rows)
 
 
 @pytest.mark.slow

@@ -45,6 +45,98 @@ def test_empty_table_values():
     assert sk.homogeneity_completeness_v_measure([], []) == (1.0, 1.0, 1.0)
 
 
+# every registered metric on the empty table: the scikit-learn families above (EMPTY), and the
+# coreference and matching family, whose ratios with an empty denominator are 0 as in the reference
+# scorers (conll scorer.pl, coval), while the matching scores follow scikit-learn (AMI 1.0) or
+# "nothing disagrees" (cluster accuracy 1.0) and a distance is 0 (docs/metrics.md, "The empty table")
+EMPTY_ALL = {**EMPTY, "MUC": 0.0, "BLANC": 0.0, "LEA": 0.0, "BasicMergeDistance": 0.0,
+             "AdjustedMutualInfo": 1.0, "CEAF": 0.0, "ClusterAccuracy": 1.0}
+# the precision and recall a P/R/F metric reports beside its F on the empty table
+EMPTY_PR = {"ELM": 1.0, "BCubed": 1.0, "MUC": 0.0, "BLANC": 0.0, "LEA": 0.0, "CEAF": 0.0}
+BATCH = {
+    "ELM": "elm_precision_recall_fscore", "BCubed": "bcubed_precision_recall_fscore",
+    "Rand": "rand_score", "AdjustedRand": "adjusted_rand_score",
+    "PairPrecision": "pair_precision_score", "PairRecall": "pair_recall_score",
+    "PairF1": "pair_f1_score", "PairJaccard": "pair_jaccard_score",
+    "FowlkesMallows": "fowlkes_mallows_score", "MUC": "muc_precision_recall_fscore",
+    "BLANC": "blanc_precision_recall_fscore", "LEA": "lea_precision_recall_fscore",
+    "BasicMergeDistance": "basic_merge_distance", "MutualInfo": "mutual_info_score",
+    "NormalizedMutualInfo": "normalized_mutual_info_score", "Homogeneity": "homogeneity_score",
+    "Completeness": "completeness_score", "VBeta": "v_measure_score",
+    "VariationOfInformation": "variation_of_information",
+    "AdjustedMutualInfo": "adjusted_mutual_info_score", "Purity": "purity_score",
+    "InversePurity": "inverse_purity_score", "CEAF": "ceaf_precision_recall_fscore",
+    "ClusterAccuracy": "cluster_accuracy_score",
+}  # fmt: skip
+
+
+def _read(metric) -> tuple:
+    """``(P, R, F)`` of a P/R/F metric, else its value alone."""
+    name = type(metric).__name__
+    return (metric.precision, metric.recall, metric.get()) if name in EMPTY_PR else (metric.get(),)
+
+
+def test_empty_table_values_agree_on_every_path():
+    """Every metric family, every path, the same value on the empty table: the streaming metric on
+    the native table and on the reference table, each fresh, after updates reverted back to empty
+    (the table then equal to a fresh one) and holding only skipped elements; an
+    :class:`~streameval.Evaluator` and an event-time window whose elements all left; the batch
+    function, its independent numpy twin where there is one, the brute-force oracles; the
+    engines' reading path (:func:`streameval.sql.from_rows`, and DuckDB itself when installed)."""
+    import importlib.util
+
+    import oracles
+    import oracles_coreference as oc
+
+    from streameval.batch import reference as twin
+    from streameval.reference import ReferenceContingency
+    from streameval.sql import evaluate_duckdb, from_rows
+
+    assert set(EMPTY_ALL) == set(se.REGISTRY) == set(BATCH)
+    stream = [(0, "a", 2), (1, "a", 1), (1, "b", 3), (None, "a", 1)]
+    for name, cls in se.REGISTRY.items():
+        want = (EMPTY_PR[name], EMPTY_PR[name], EMPTY_ALL[name]) if name in EMPTY_PR else (EMPTY_ALL[name],)
+        for table in (se.Contingency, ReferenceContingency):
+            fresh, emptied, skipped, blank = cls(), cls(), cls(), cls()
+            fresh.bind(table())
+            for m in (emptied, skipped, blank):
+                m.bind(table(missing="skip"))
+            for t, p, w in stream:
+                emptied.update(t, p, w)
+            for t, p, w in reversed(stream):
+                emptied.revert(t, p, w)
+            skipped.update(None, "a", 5)
+            assert emptied.table == blank.table and skipped.table.n == 0  # tracked F sums too
+            for m in (fresh, emptied, skipped):
+                assert _read(m) == want, (name, table.__name__)
+        got = getattr(batch, BATCH[name])([], [])
+        assert (got if isinstance(got, tuple) else (got,)) == want, name
+        if hasattr(twin, BATCH[name]):
+            got = getattr(twin, BATCH[name])([], [])
+            assert (got if isinstance(got, tuple) else (got,)) == want, name
+    ev = se.Evaluator()
+    assert ev.get() == {name: EMPTY_ALL[name] for name in ev.get()}
+    w = se.EventTimeWindow(5)
+    for t, p, _ in stream[:3]:
+        w.update(t, p, t=1)
+    w.advance(10)  # every element left
+    assert len(w) == 0 and w.get() == ev.get()
+    assert oracles.all_scores([]) == {k: EMPTY_ALL[k] for k in oracles.all_scores([])}
+    for f, name in ((oc.muc, "MUC"), (oc.blanc, "BLANC"), (oc.lea, "LEA"), (oc.ceaf, "CEAF")):
+        assert f([]) == (EMPTY_PR[name], EMPTY_PR[name], EMPTY_ALL[name])
+    assert oc.cluster_accuracy([]) == EMPTY_ALL["ClusterAccuracy"]
+    engine = from_rows([]).values
+    assert engine == {k: EMPTY_ALL[k] for k in engine}
+    if importlib.util.find_spec("duckdb") is not None:
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t (t INTEGER, p INTEGER)")
+        assert evaluate_duckdb("t", "t", "p", connection=con).values == engine
+        con.execute("INSERT INTO t VALUES (NULL, 1)")  # only a skipped element: still empty
+        assert evaluate_duckdb("t", "t", "p", connection=con, missing="skip").values == engine
+
+
 def test_single_element_values():
     values = {name: stream(cls(), [7], ["x"]) for name, cls in se.REGISTRY.items() if name in EMPTY}
     assert values == EMPTY  # one element: no pair, one cluster a side, nothing disagrees

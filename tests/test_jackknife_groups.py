@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from streameval import BootstrapEvaluator, compare
 from streameval.bootstrap import jackknife_groups, unit_hash
@@ -108,3 +109,11 @@ def test_compare_and_the_streaming_bootstrap_read_the_same_jackknife_below_the_g
     r = compare(yt, {"A": yp}, units=units, metrics=["BCubed"], n_resamples=30, seed=1,
                 resampling="poisson", interval="bca")
     assert bs.get()["BCubed"] == r.values["A"]["BCubed"]
+
+
+def test_bca_names_a_unit_key_it_cannot_hash():
+    import datetime
+
+    units = [datetime.date(2020, 1, 1)] * 2 + [datetime.date(2020, 1, 2)] * 2
+    with pytest.raises(TypeError, match='interval="bca" groups the units by a stable hash.*got date'):
+        compare([0, 0, 1, 1], {"A": [0, 0, 1, 1]}, units=units, interval="bca", n_resamples=20)

@@ -288,6 +288,8 @@ def test_bootstrap_multiplicities_draws_m_units_from_the_same_stream():
     assert (bootstrap_multiplicities(10, 4, np.random.default_rng(1)).sum(axis=1) == 10).all()
     assert [subsample_size(u) for u in (1, 49, 50, 100, 300, 1000, 10_000)] == [1, 49, 49, 70, 121,
                                                                                  221, 700]
+    # another scale (the calibration script's neighbours of 7): every unit until c √U < U
+    assert [subsample_size(u, 10) for u in (50, 100, 300, 1000)] == [50, 100, 173, 316]
 
 
 def test_adaptive_interval_subsamples_the_information_family_past_49_units():

@@ -257,7 +257,7 @@ def _monitor_state(mon) -> tuple:
             {k: v for k, v in mon.report().items() if k != "time"}, repr(mon))
 
 
-@pytest.mark.parametrize("window", [None, 7])
+@pytest.mark.parametrize("window", [None, 7, 40])
 @pytest.mark.parametrize("kind", ["int", "str", "list"])
 def test_update_many_on_arrays_is_update_one_by_one(window, kind):
     """Differential: update_many on numpy arrays (integer codes: the detection's bulk path; str;
@@ -308,3 +308,27 @@ def test_update_many_bad_input_names_the_problem_and_changes_nothing(window):
         with pytest.raises(error, match=match):
             mon.update_many(*args)
         assert _monitor_state(mon) == before
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_update_many_through_a_churning_window_keeps_the_tie_order_of_one_by_one(seed):
+    """Few labels through a short window, in chunks shorter and longer than it: clusters empty
+    and fill again within a chunk, so the ranking's and the account's fresh ids (their tie order)
+    must be those the updates one by one give. Compares every entry in order."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 9))
+    n = 300
+    t = rng.integers(0, 5, n)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(0, 6, n))
+    w = rng.integers(1, 3, n)
+    make = lambda: Monitor([ELM()], window=size, block=3, detector=False, top=50)  # noqa: E731
+    one, many = make(), make()
+    for a, b, x in zip(t.tolist(), p.tolist(), w.tolist()):
+        one.update(a, b, x)
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n, 12)]))
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        many.update_many(t[lo:hi], p[lo:hi], w[lo:hi])
+        assert many.n == hi
+    assert _monitor_state(many) == _monitor_state(one)

@@ -459,6 +459,47 @@ class NativeAgainstReference(RuleBasedStateMachine):
         self.versions.append(self.native.version)
 
 
+@needs_native
+@settings(max_examples=40, deadline=None)
+@given(held=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=8),
+       batch=st.lists(st.tuples(LABELS, LABELS, st.integers(1, 3)), max_size=6),
+       skipped=st.integers(0, 3), held_skipped=st.integers(0, 2))
+def test_merge_under_another_missing_policy_native_equals_reference(held, batch, skipped,
+                                                                   held_skipped):
+    """The merge law on missing labels, native against reference with the same operations: tables
+    merge only under the same ``missing`` policy (whatever their counts, ``skipped == 0``
+    included), both ways, with one message on both and the whole state of every table unchanged;
+    two ``"skip"`` tables merge into the same state, their skipped counts added."""
+    raising = (se.Contingency(), ReferenceContingency())
+    skips = (se.Contingency(missing="skip"), ReferenceContingency(missing="skip"))
+    for table in raising:
+        for t, p, w in held:
+            table.update(t, p, w)
+    for other in skips:
+        for t, p, w in batch:
+            other.update(t, p, w)
+        if skipped:
+            other.update(None, "x", skipped)
+    tables = (*raising, *skips)
+    before = [state(x) for x in tables]
+    messages = []
+    for into, other in zip(raising + skips, skips + raising):
+        with pytest.raises(StreamevalError, match="the missing-label policies must match") as e:
+            into.merge(other)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and messages[2] == messages[3]
+    assert [state(x) for x in tables] == before
+    into = (se.Contingency(missing="skip"), ReferenceContingency(missing="skip"))
+    for table, other in zip(into, skips):
+        for t, p, w in held:
+            table.update(t, p, w)
+        if held_skipped:
+            table.update(float("nan"), "y", held_skipped)
+        table.merge(other)
+    assert state(into[0]) == state(into[1])
+    assert into[0].skipped == skipped + held_skipped
+
+
 NativeAgainstReference.TestCase.settings = settings(max_examples=80, stateful_step_count=40,
                                                    deadline=None)
 test_native_against_reference = needs_native(NativeAgainstReference.TestCase)

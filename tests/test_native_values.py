@@ -361,3 +361,35 @@ def test_dense_rows_read_after_every_update_equal_the_reference(rows, c):
         ga, gb = a.get(), b.get()
         assert list(ga) == list(gb)
         assert [bits(v) for v in ga.values()] == [bits(v) for v in gb.values()], i
+
+
+def test_readings_kept_by_the_caller_keep_their_values():
+    """A reading is a new plain dict each time, whatever the caller keeps: the plan refills the
+    floats of its own dict in place only while no one else holds them (a reading dropped at
+    once), so a dict kept, a value taken from one, or a dict the caller changed never sees a
+    later reading, and each reading equals the reference table's bit for bit, with every mix of
+    kept and dropped readings."""
+    rng = random.Random(7)
+    native, ref = se.Contingency(), ReferenceContingency()
+    a, b = se.Evaluator(table=native), se.Evaluator(table=ref)
+    kept, values = [], []
+    for i in range(120):
+        t, p = rng.randrange(6), rng.randrange(5)
+        a.update(t, p)
+        b.update(t, p)
+        got, want = a.get(), b.get()
+        assert type(got) is dict and list(got) == list(want)
+        assert [bits(v) for v in got.values()] == [bits(v) for v in want.values()], i
+        if i % 3 == 0:
+            kept.append((got, {k: bits(v) for k, v in got.items()}))
+        elif i % 3 == 1:
+            values.append((got["ELM"], bits(got["ELM"])))
+            got["ELM"] = "changed by the caller"
+        if i % 5 == 0:
+            assert a.get() is not a.get() and a.get() == a.get()  # same version: equal copies
+        del got
+    for d, want in kept:
+        assert {k: bits(v) for k, v in d.items()} == want
+    for v, want in values:
+        assert bits(v) == want
+    assert a.get()["ELM"] != "changed by the caller"

@@ -124,3 +124,22 @@ def test_the_ranking_and_the_account_read_precision_loss():
         assert dict(ClusterCostRanking(t, cost).top()) == want
     assert {p: extra for p, _, _, extra in account.merging_clusters()} == {
         p: precision_loss(t.pred_cluster(p)[1], t.pred_size(p)) / ONE for p in ("x", "y")}
+
+
+def test_pairs_share_is_exact_beyond_float_integers_in_the_scan_and_the_streaming_bootstrap():
+    """Units of about 2**45 elements (one cluster each, given as weights), so about 2**90 pairs:
+    compare's scan (unit_diagnostics) and the bootstrap's maintained share (its heaps) both give
+    the exact ratio, correctly rounded: the rational oracle's float. (For these sizes the ratio
+    of the float-rounded counts is one ulp off.)"""
+    from streameval import ELM, BootstrapEvaluator
+    from streameval.units import pairs_share, unit_diagnostics
+
+    sizes = {"a": 28246803929342, "b": 20831573911857, "c": 3633307271842}
+    bs = BootstrapEvaluator([ELM()], n_replicas=4)
+    for u, size in sizes.items():
+        bs.update(("t", u), ("p", u), size, unit=u)
+    twice = {u: s * s - s for u, s in sizes.items()}
+    want = float(Fraction(max(twice.values()), sum(twice.values())))
+    assert bs.pairs_share() == want
+    assert unit_diagnostics([bs._live()[0]])["pairs_share"] == want
+    assert pairs_share(0, 0) == 0.0

@@ -4,10 +4,11 @@ leaves the whole state (its pickle, byte for byte) exactly as it was."""
 from __future__ import annotations
 
 import pickle
+import re
 
 import pytest
 
-from streameval import ELM, BootstrapEvaluator, EventTimeWindow, Monitor
+from streameval import ELM, AdjustedRand, BootstrapEvaluator, EventTimeWindow, Monitor
 from streameval.errors import StreamevalError
 
 
@@ -22,10 +23,11 @@ def _monitor_state(mon) -> tuple:
     """A Monitor does not pickle (its window calls back into it): every part that does, and the
     rest read whole (the window's elements and units, the ranking, the account, the blocks)."""
     det = mon.detection
+    blocks = () if det is None else (det.n, det._len, list(det.values), list(det.drops),
+                                     pickle.dumps(det._table))
     return (mon.n, pickle.dumps(mon.all_time), pickle.dumps(mon.window.evaluator), list(mon.window),
-            list(mon._units), pickle.dumps(mon.interval), mon.ranking.top(10**6),
-            mon.account.report(10**6), det.n, det._len, list(det.values), list(det.drops),
-            pickle.dumps(det._table))
+            list(getattr(mon, "_units", ())), pickle.dumps(mon.interval), mon.ranking.top(10**6),
+            mon.account.report(10**6), *blocks)
 
 
 def test_a_monitors_interval_refuses_a_cluster_across_units_before_any_change():
@@ -143,3 +145,148 @@ def test_a_page_stream_evaluator_refuses_a_bad_page_without_opening_a_stream(str
     with pytest.raises(PageStreamError, match=match):
         ev.update(stream, *flags)
     assert pickle.dumps(ev) == before
+
+
+def _relabel_targets():
+    """Every relabel entry point, each holding true cluster 0 and predicted cluster ``"a"``, and
+    how to read its whole state."""
+    from streameval import Contingency, CountWindow, Evaluator
+    from streameval.reference import ReferenceContingency
+
+    def fill(x):
+        for t, p in [(0, "a"), (1, "a"), (1, "b")]:
+            x.update(t, p) if not isinstance(x, EventTimeWindow) else x.update(t, p, t=1)
+        return x
+
+    pickled = pickle.dumps
+    mon = fill(Monitor([ELM()], window=5, block=2, detector=False))
+    return [
+        ("Contingency", fill(Contingency()), pickled),
+        ("ReferenceContingency", fill(ReferenceContingency()), pickled),
+        ("Evaluator", fill(Evaluator([ELM()])), pickled),
+        ("CountWindow", fill(CountWindow(5, [ELM()])), pickled),
+        ("EventTimeWindow", fill(EventTimeWindow(10, [ELM()])), pickled),
+        ("Monitor", mon, _monitor_state),
+    ]
+
+
+@pytest.mark.parametrize("i", range(6))
+@pytest.mark.parametrize("side", ["pred", "true"])
+def test_every_relabel_entry_point_refuses_an_unknown_cluster_alike(i, side):
+    """One rule for every relabel entry point: an unknown ``old`` raises
+    :class:`UnknownElementError` with the table's message and changes nothing. Before: a window
+    (and so a Monitor's window) silently did nothing where the table raised."""
+    from streameval.errors import UnknownElementError
+
+    name, target, read = _relabel_targets()[i]
+    relabel = getattr(target, f"relabel_{side}", None)
+    if relabel is None:  # the windows and the Monitor move predicted clusters only
+        pytest.skip(f"{name} has no relabel_{side}")
+    what = "predicted" if side == "pred" else "true"
+    before = read(target)
+    for unknown in ("zz", 7, None):
+        with pytest.raises(UnknownElementError,
+                           match=f"^relabel of {what} cluster {unknown!r}: it holds no elements$"):
+            relabel(unknown, "a" if side == "pred" else 0)
+    assert read(target) == before
+    relabel("a" if side == "pred" else 0, "c" if side == "pred" else 2)  # a known one still moves
+    assert read(target) != before
+
+
+def test_a_window_refuses_a_cluster_that_has_left_it_and_the_monitor_still_moves_it():
+    """A cluster that only the all-time table still holds: a window refuses to relabel it (it
+    holds no such element), while a Monitor moves it in the all-time table and leaves its
+    window (which does not hold it) alone."""
+    from streameval import CountWindow
+    from streameval.errors import UnknownElementError
+
+    w = CountWindow(2, [ELM()])
+    for t, p in [(0, "old"), (1, "b"), (1, "c")]:
+        w.update(t, p)
+    before = pickle.dumps(w)
+    with pytest.raises(UnknownElementError, match="relabel of predicted cluster 'old'"):
+        w.relabel_pred("old", "b")
+    assert pickle.dumps(w) == before
+    mon = Monitor([ELM()], window=2, detector=False)
+    for t, p in [(0, "old"), (1, "b"), (1, "c")]:
+        mon.update(t, p)
+    window = pickle.dumps(mon.window.evaluator)
+    mon.relabel_pred("old", "b")
+    assert mon.all_time.table.pred_sizes() == {"b": 2, "c": 1}
+    assert pickle.dumps(mon.window.evaluator) == window
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_tables_under_different_missing_policies_refuse_to_merge(reference):
+    """The merge law on missing labels (docs/rules.md): only tables with the same ``missing``
+    policy merge, whatever their skipped counts. Before: a ``"skip"`` table's skipped count was
+    carried into a ``"raise"`` table, which could then never revert those elements, and a
+    ``"raise"`` table merged into a ``"skip"`` one silently. The differential
+    ``tests/test_native.py::test_merge_under_another_missing_policy_native_equals_reference``
+    holds the native and reference tables to the same law."""
+    from streameval import Contingency
+    from streameval.errors import StreamevalError
+    from streameval.reference import ReferenceContingency
+
+    cls = ReferenceContingency if reference else Contingency
+    raising, skipping, empty_skip = cls(), cls(missing="skip"), cls(missing="skip")
+    raising.update(0, "a")
+    skipping.update(None, "a", w=3)
+    skipping.update(1, "b")
+    states = [pickle.dumps(x) for x in (raising, skipping, empty_skip)]
+    for into, other, msg in [
+        (raising, skipping, "missing='skip' (3 skipped) into one with missing='raise'"),
+        (raising, empty_skip, "missing='skip' (0 skipped) into one with missing='raise'"),
+        (skipping, raising, "missing='raise' (0 skipped) into one with missing='skip'"),
+    ]:
+        with pytest.raises(StreamevalError, match=r"^cannot merge a table with " + re.escape(msg)
+                           + ": the missing-label policies must match$"):
+            into.merge(other)
+    assert [pickle.dumps(x) for x in (raising, skipping, empty_skip)] == states
+    empty_skip.merge(skipping)  # the same policy: the skipped counts add
+    assert (empty_skip.n, empty_skip.skipped) == (1, 3)
+
+
+def test_a_river_union_whose_member_refuses_a_revert_changes_nothing():
+    """A union whose members do not all share its table (one joined with history): a revert that
+    the shared table accepts and a member's own table refuses. Before: the shared table (and the
+    members before the refusing one) had already reverted it."""
+    pytest.importorskip("river")
+    from streameval import Purity
+    from streameval.errors import UnknownElementError
+
+    used = Purity()
+    used.update(5, "z")
+    u = ELM() + AdjustedRand()
+    u.update(0, "a")
+    u = u + used  # keeps its own table: it has seen (5, "z") and not (0, "a")
+    u.update(1, "b")
+    before = (pickle.dumps(u.table), pickle.dumps(used.table))
+    with pytest.raises(UnknownElementError, match="revert of \\(y_true=0, y_pred='a', w=1\\)"):
+        u.revert(0, "a")
+    with pytest.raises(UnknownElementError):
+        u.revert(5, "z")  # the other way round: the shared table refuses first
+    assert (pickle.dumps(u.table), pickle.dumps(used.table)) == before
+    u.revert(1, "b")  # held by both: reverted in both
+    assert (u.table.n, used.table.n) == (1, 1)
+
+
+def test_an_error_accounts_merge_refuses_with_the_tables_error_and_changes_nothing():
+    """Before: merging something that is not a table raised an ``AttributeError`` from reading
+    its cells (``'list' object has no attribute 'items'``) instead of the table's refusal."""
+    from streameval import Contingency
+    from streameval.breakdown import ErrorAccount
+    from streameval.errors import StreamevalError
+
+    account = ErrorAccount(Contingency())
+    for t, p in [(0, "a"), (0, "b"), (1, "b")]:
+        account.table.update(t, p)
+        account.refresh(t, p, 1)
+    before = (pickle.dumps(account.table), account.report(10))
+    with pytest.raises(TypeError, match="can only merge a Contingency, got list"):
+        account.merge([(0, "a", 1)])
+    skipping = Contingency(missing="skip")
+    skipping.update(2, "c")
+    with pytest.raises(StreamevalError, match="the missing-label policies must match"):
+        account.merge(skipping)
+    assert (pickle.dumps(account.table), account.report(10)) == before

@@ -292,14 +292,15 @@ def _tolerance(k: int, d: int) -> float:
     return (4 * d + 16 + 4 * math.log2(max(k, 2))) * EPS
 
 
-@pytest.mark.parametrize("shift", [0.0, 1e6])
-def test_report_reads_equal_the_reference_with_many_clusters_and_reverts(shift):
-    """60 clusters in 7 dimensions (far from the origin with ``shift``: SSB's anchored sums must
-    not cancel), updates and plain reverts through the native kernel (one call each); after
-    every few steps each native read against the numpy reference's over the very same state,
-    and every silhouette score on arrival against the reference's."""
+@pytest.mark.parametrize(("shift", "d"), [(0.0, 7), (1e6, 7), (1e6, 19)])
+def test_report_reads_equal_the_reference_with_many_clusters_and_reverts(shift, d):
+    """60 clusters in 7 or 19 dimensions (the distance kernels' four- and eight-lane orders, the
+    latter with a tail; far from the origin with ``shift``: SSB's anchored sums must not
+    cancel), updates and plain reverts through the native kernel (one call each); after every
+    few steps each native read against the numpy reference's over the very same state, and every
+    silhouette score on arrival against the reference's."""
     rng = np.random.default_rng(11)
-    k, d = 60, 7
+    k = 60
     centers = rng.normal(scale=8.0, size=(k, d)) + shift
     names = ["SSW", "SSB", "CalinskiHarabasz", "Separation", "RMSCompactness", "RMSDaviesBouldin"]
     ev = se.IntrinsicEvaluator([INTRINSIC_REGISTRY[n]() for n in names] + [se.SqEuclideanSilhouette()])
@@ -359,3 +360,69 @@ def test_revert_takes_the_native_path_and_restores_the_silhouette_exactly(space)
             ev.revert(np.array(x), p, w)
     with pytest.raises(UnknownElementError):
         ev.revert(pts[5][0], pts[5][1], pts[5][2])  # already reverted: no such update
+
+
+_finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 21), st.data())
+def test_every_simd_path_gives_the_plain_bits_and_the_exact_sum(d, m, data):
+    """The distance kernels (plain, AVX2, AVX-512: those this CPU runs) on the same rows give
+    the same bits — one order of operations, no fused multiply-add — and each distance is
+    within ``(d + 2)·ε`` relative of the exact ``||x - b||²`` (rational arithmetic): each
+    difference and each square rounds once (``2ε``), a sum of ``d`` non-negative terms in any
+    order ``(d - 1)·ε``; first order, so ``(d + 3)·ε`` bounds it."""
+    from fractions import Fraction
+
+    from streameval import _native
+
+    rows = np.array(data.draw(st.lists(_finite, min_size=m * d, max_size=m * d)), dtype=np.float64).reshape(m, d)
+    b = np.array(data.draw(st.lists(_finite, min_size=d, max_size=d)), dtype=np.float64)
+    paths = _native._simd_paths()
+    assert paths[0] == "plain"
+    plain = np.full(m, -1.0)
+    _native._sq_dists(rows, b, plain, "plain")
+    for path in paths[1:]:
+        got = np.full(m, -1.0)
+        _native._sq_dists(rows, b, got, path)
+        assert got.tobytes() == plain.tobytes(), path
+    for row, v in zip(rows.tolist(), plain.tolist()):
+        exact = sum((Fraction(x) - Fraction(y)) ** 2 for x, y in zip(row, b.tolist()))
+        assert abs(Fraction(v) - exact) <= Fraction((d + 3) * EPS) * exact, (row, b, v)
+
+
+_PATH_SCRIPT = """
+import numpy as np
+import streameval as se
+rng = np.random.default_rng(5)
+k, d = 30, 19
+centers = rng.normal(scale=6.0, size=(k, d)) + 1e3
+rep = se.ClusterReport()
+out = []
+for i in range(400):
+    p = int(rng.integers(0, k))
+    rep.update(centers[p] + rng.normal(size=d), p)
+    if i % 7 == 0:
+        out.append([float(v).hex() for v in rep.get().values() if isinstance(v, float)])
+print(out)
+"""
+
+
+def test_the_report_is_the_same_on_every_simd_path():
+    """A report over one stream (d = 19: the eight-lane kernels and their tail), run in a fresh
+    process on each path this CPU has (``STREAMEVAL_SIMD``): every read, bit for bit."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from streameval import _native
+
+    root = str(Path(__file__).resolve().parents[1])
+    runs = {}
+    for path in _native._simd_paths():
+        env = dict(os.environ, STREAMEVAL_SIMD=path, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+        done = subprocess.run([sys.executable, "-c", _PATH_SCRIPT], env=env, capture_output=True, text=True, check=True)
+        runs[path] = done.stdout
+    assert len(set(runs.values())) == 1, {p: r[:200] for p, r in runs.items()}

@@ -310,18 +310,25 @@ def _union_class():
             return len(others) < len(self), others
 
         def update(self, y_true, y_pred, w=1):
-            shared, others = self._split()
-            if shared:
-                self.table.update(y_true, y_pred, w)
-            for m in others:
-                m.update(y_true, y_pred, w)
+            self._all_or_none("update", "revert", y_true, y_pred, w)
 
         def revert(self, y_true, y_pred, w=1):
+            self._all_or_none("revert", "update", y_true, y_pred, w)
+
+        def _all_or_none(self, do, undo, y_true, y_pred, w):
+            """``do`` on the shared table, then on each other member; if one refuses (an unknown
+            revert in a member's own table, a bad label), ``undo`` the members already changed
+            (update and revert are exact inverses) and re-raise: the union is as it was."""
             shared, others = self._split()
-            if shared:
-                self.table.revert(y_true, y_pred, w)
-            for m in others:
-                m.revert(y_true, y_pred, w)
+            done = []
+            try:
+                for target in ([self.table] if shared else []) + others:
+                    getattr(target, do)(y_true, y_pred, w)
+                    done.append(target)
+            except BaseException:
+                for target in reversed(done):
+                    getattr(target, undo)(y_true, y_pred, w)
+                raise
 
         def clone(self):
             return type(self)([m.clone() for m in self], self.str_sep)
