@@ -156,14 +156,15 @@ impl SummaryKernel {
         unsafe { std::slice::from_raw_parts(self.touched as *const i64, self.cap) }
     }
 
-    /// The bound distance cache as a `cap × cap` slice, if it fits the arrays.
-    fn dist_mut(&self) -> Option<&mut [f64]> {
+    /// The bound distance cache (`cap × cap` doubles), if it fits the arrays: a raw pointer into
+    /// the bound numpy array's memory, not `self`'s. A caller makes it a `&mut` slice while it
+    /// holds no other one (under the GIL, while the array is bound: `bind_dist` keeps it alive).
+    fn dist_raw(&self) -> Option<*mut [f64]> {
         let (_, addr, cap) = self.dist.as_ref()?;
         if *cap != self.cap {
             return None;
         }
-        // SAFETY: bound by `bind_dist` (kept alive there, shape checked); written under the GIL.
-        Some(unsafe { std::slice::from_raw_parts_mut(*addr as *mut f64, cap * cap) })
+        Some(std::ptr::slice_from_raw_parts_mut(*addr as *mut f64, cap * cap))
     }
 
     /// The slots `[:width]` changed after version `since`, in order: from the log when the
@@ -222,7 +223,7 @@ impl SummaryKernel {
     /// fitting distance cache.
     fn refresh_rows(&mut self, width: usize) -> bool {
         let width = width.min(self.cap);
-        if self.dist_mut().is_none() {
+        if unsafe { self.dist_raw().map(|p| &mut *p) }.is_none() {
             return false;
         }
         self.sync(width);
@@ -234,7 +235,7 @@ impl SummaryKernel {
         let (cap, cosine) = (self.cap, self.cosine);
         let mut row = std::mem::take(&mut self.scratch.0);
         row.resize(width, 0.0); // every entry written before it is read: no zeroing per call
-        let dist = self.dist_mut().expect("checked above");
+        let dist = unsafe { self.dist_raw().map(|p| &mut *p) }.expect("checked above");
         let slots = self.slots(width);
         let mut total = self.dist_total;
         for &c in &changed {
@@ -267,7 +268,7 @@ impl SummaryKernel {
             // the distances between means at hand (the views that read them are there): prune
             let cap = self.cap;
             let mut lb = std::mem::take(&mut self.scratch.1);
-            let row = &self.dist_mut().expect("refreshed")[own * cap..own * cap + width];
+            let row = &unsafe { self.dist_raw().map(|p| &mut *p) }.expect("refreshed")[own * cap..own * cap + width];
             let slots = self.slots(width);
             let v = silhouette_pruned(&slots, &self.cache, &x, own, singleton, row, &mut lb);
             self.scratch.1 = lb;
@@ -543,7 +544,7 @@ impl SummaryKernel {
         }
         self.dist = Some((dist.clone().unbind(), addr, self.cap));
         let mut total = (0.0, 0.0);
-        for &v in self.dist_mut().expect("just bound").iter() {
+        for &v in unsafe { self.dist_raw().map(|p| &mut *p) }.expect("just bound").iter() {
             add_to(&mut total, v);
         }
         self.dist_total = total;
@@ -567,7 +568,7 @@ impl SummaryKernel {
     /// Separation's sum, kept by `refresh`. O(1).
     fn dist_sum(&self, width: usize) -> Option<f64> {
         let _ = width;
-        self.dist_mut()?;
+        unsafe { self.dist_raw().map(|p| &mut *p) }?;
         Some(self.dist_total.0 + self.dist_total.1)
     }
 
@@ -807,10 +808,10 @@ impl DaviesBouldinKernel {
     fn value_of(&mut self, kernel: &mut SummaryKernel, width: usize, version: i64, rebuild: bool) -> Option<f64> {
         let cap = kernel.cap;
         let width = width.min(cap);
-        kernel.dist_mut()?;
+        unsafe { kernel.dist_raw().map(|p| &mut *p) }?;
         kernel.refresh_rows(width);
         let kernel = &*kernel;
-        let dist = kernel.dist_mut()?;
+        let dist = unsafe { kernel.dist_raw().map(|p| &mut *p) }?;
         let s = kernel.slots(width);
         let scat = &kernel.cache.s;
         let (changed, _) = kernel.changed(self.seen, width);
@@ -888,11 +889,11 @@ impl RowPass {
 /// `_simd_paths()`), as the distance rows of the views compute them. For the tests (every path
 /// gives the same bits) and the benchmark (one pass over `m·d` doubles). O(m·d).
 #[pyfunction]
-fn _sq_dists(rows_: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, out: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
+fn _sq_dists(rows: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, out: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
     let simd = simd_path(path)?;
     let (baddr, bshape) = array_in(b, &native("f8"), 1)?;
     let d = bshape[0];
-    let data = rows(rows_, d)?;
+    let data = self::rows(rows, d)?;
     let m = data.len().checked_div(d).unwrap_or(0);
     let (oaddr, oshape) = array_addr(out, &native("f8"), 1)?;
     if oshape[0] != m || d == 0 {

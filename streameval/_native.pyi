@@ -197,3 +197,20 @@ class DaviesBouldinKernel:
 
     def __init__(self) -> None: ...
     def value(self, kernel: SummaryKernel, width: int, version: int, rebuild: bool) -> float | None: ...
+
+def _simd_paths() -> list[str]:
+    """The distance kernels' paths this CPU runs, narrowest first (``plain``, ``avx2``,
+    ``avx512``), for the tests (src/summaries_py.rs)."""
+
+def _sq_dists(rows: Any, b: Any, out: Any, path: str) -> None:
+    """``out[j] = ||rows_j - b||²`` for float64 arrays ``rows`` ``(m, d)``, ``b`` ``(d,)`` and a
+    writable ``out`` ``(m,)``, by the kernel of ``path`` (one of :func:`_simd_paths`), for the
+    tests and the benchmark. O(m·d)."""
+
+class RowPass:
+    """The floor of one exact distance row, for the benchmark: a copy of ``k`` means ``(k, d)``;
+    a call ``(j)`` computes the squared distances from mean ``j`` to every mean by the kernel of
+    ``path`` and returns the first. O(k·d) per call."""
+
+    def __init__(self, means: Any, path: str) -> None: ...
+    def __call__(self, j: int) -> float: ...
