@@ -452,6 +452,15 @@ except ImportError:  # pragma: no cover - the extension is built by pip install
 _NATIVE_CODES = 1 << 22  # the kernel's codes are below this (a table entry per code)
 
 
+def _native_takes(native: bool | None, t, p, w, codes: int) -> bool:
+    """Whether :func:`block_stats` and :func:`block_means` hand int64 codes ``t``, ``p`` (``codes``
+    of them: their largest plus one) and weights ``w`` to the native kernel: asked for (or not
+    refused), present, and within its code and weight limits (codes from 0 below 2**22, weights
+    at least 1; the callers check the F specs' and the blocks' totals). O(rows)."""
+    return (native is not False and _native_sums is not None and codes <= _NATIVE_CODES
+            and int(min(t.min(), p.min())) >= 0 and (w is None or int(w.min()) >= 1))
+
+
 def block_means(t, p, w, block: int, spec: tuple, native: bool | None = None) -> list | None:
     """The mean over each block's elements of the element-averaged F sum ``spec`` (``(kind,
     beta)``): what ELM and BCubed (:attr:`~streameval.metrics.element.ELM.mean_f_spec`) read,
@@ -468,15 +477,14 @@ def block_means(t, p, w, block: int, spec: tuple, native: bool | None = None) ->
     from .metrics.base import fixed_mean
 
     rows = len(t)
-    if native is not False and _native_sums is not None and rows and rows % block == 0:
+    if rows and rows % block == 0:
         kind, beta = spec
         from .stats import beta_ratio
 
         num, den = beta_ratio(beta)
-        fits = num + den <= 8 and int(min(t.min(), p.min())) >= 0 and (  # the kernel's limits
-            int(max(t.max(), p.max())) < _NATIVE_CODES) and (
-            w is None or int(w.min()) >= 1
-            and int(np.add.reduceat(w, np.arange(0, rows, block)).max()) < 1 << 28)
+        fits = _native_takes(native, t, p, w, int(max(t.max(), p.max())) + 1) and (
+            num + den <= 8) and (  # the F spec's and the blocks' weight limits
+            w is None or int(np.add.reduceat(w, np.arange(0, rows, block)).max()) < 1 << 28)
         if fits:
             return _native_sums(np.ascontiguousarray(t, np.int64), np.ascontiguousarray(p, np.int64),
                                 None if w is None else np.ascontiguousarray(w, np.int64), block,
@@ -564,8 +572,7 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: boo
     kt, kp = int(t.max()) + 1, int(p.max()) + 1
     if blocks * kt * kp >= 1 << 62:
         return None
-    if (native is not False and _native_sums is not None and int(min(t.min(), p.min())) >= 0
-            and max(kt, kp) <= _NATIVE_CODES and (w is None or int(w.min()) >= 1)):  # its limits
+    if _native_takes(native, t, p, w, max(kt, kp)):
         wanted = [k for k in _FAST_STATS if k in names]
         sums, fs = _native_sums(np.ascontiguousarray(t), np.ascontiguousarray(p),
                                 None if w is None else np.ascontiguousarray(w), block, wanted,
