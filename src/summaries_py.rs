@@ -834,15 +834,14 @@ impl DaviesBouldinKernel {
 /// The paths of the distance kernels this CPU runs, narrowest first (for the tests).
 #[pyfunction]
 fn _simd_paths() -> Vec<&'static str> {
-    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2"), (Simd::Avx512, "avx512")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
+    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
 }
 
 fn simd_path(path: &str) -> PyResult<Simd> {
     let simd = match path {
         "plain" => Simd::Plain,
         "avx2" => Simd::Avx2,
-        "avx512" => Simd::Avx512,
-        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain, avx2 or avx512"))),
+        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain or avx2"))),
     };
     if !simd.available() {
         return Err(PyValueError::new_err(format!("this CPU does not run the {path} path")));
@@ -885,7 +884,7 @@ impl RowPass {
 }
 
 /// `out[j] = ||rows_j - b||²` for the C-contiguous float64 arrays `rows` `(m, d)`, `b` `(d,)` and
-/// the writable `out` `(m,)`, by the kernel of `path` (`plain`, `avx2`, `avx512`: one of
+/// the writable `out` `(m,)`, by the kernel of `path` (`plain` or `avx2`: one of
 /// `_simd_paths()`), as the distance rows of the views compute them. For the tests (every path
 /// gives the same bits) and the benchmark (one pass over `m·d` doubles). O(m·d).
 #[pyfunction]

@@ -199,8 +199,8 @@ class DaviesBouldinKernel:
     def value(self, kernel: SummaryKernel, width: int, version: int, rebuild: bool) -> float | None: ...
 
 def _simd_paths() -> list[str]:
-    """The distance kernels' paths this CPU runs, narrowest first (``plain``, ``avx2``,
-    ``avx512``), for the tests (src/summaries_py.rs)."""
+    """The distance kernels' paths this CPU runs, narrowest first (``plain``, ``avx2``), for
+    the tests (src/summaries_py.rs)."""
 
 def _sq_dists(rows: Any, b: Any, out: Any, path: str) -> None:
     """``out[j] = ||rows_j - b||²`` for float64 arrays ``rows`` ``(m, d)``, ``b`` ``(d,)`` and a

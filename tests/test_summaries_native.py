@@ -294,8 +294,8 @@ def _tolerance(k: int, d: int) -> float:
 
 @pytest.mark.parametrize(("shift", "d"), [(0.0, 7), (1e6, 7), (1e6, 19)])
 def test_report_reads_equal_the_reference_with_many_clusters_and_reverts(shift, d):
-    """60 clusters in 7 or 19 dimensions (the distance kernels' four- and eight-lane orders, the
-    latter with a tail; far from the origin with ``shift``: SSB's anchored sums must not
+    """60 clusters in 7 or 19 dimensions (the distance kernels' four lanes and their tail of
+    three terms; far from the origin with ``shift``: SSB's anchored sums must not
     cancel), updates and plain reverts through the native kernel (one call each); after every
     few steps each native read against the numpy reference's over the very same state, and every
     silhouette score on arrival against the reference's."""
@@ -368,7 +368,7 @@ _finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infini
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 40), st.integers(0, 21), st.data())
 def test_every_simd_path_gives_the_plain_bits_and_the_exact_sum(d, m, data):
-    """The distance kernels (plain, AVX2, AVX-512: those this CPU runs) on the same rows give
+    """The distance kernels (plain and AVX2, where this CPU runs it) on the same rows give
     the same bits — one order of operations, no fused multiply-add — and each distance is
     within ``(d + 2)·ε`` relative of the exact ``||x - b||²`` (rational arithmetic): each
     difference and each square rounds once (``2ε``), a sum of ``d`` non-negative terms in any
@@ -410,7 +410,7 @@ print(out)
 
 
 def test_the_report_is_the_same_on_every_simd_path():
-    """A report over one stream (d = 19: the eight-lane kernels and their tail), run in a fresh
+    """A report over one stream (d = 19: the four-lane kernels and their tail), run in a fresh
     process on each path this CPU has (``STREAMEVAL_SIMD``): every read, bit for bit."""
     import os
     import subprocess
