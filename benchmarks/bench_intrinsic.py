@@ -57,10 +57,9 @@ NOTES = [
     "Where the time goes. `ClusterSummaries.update` is one native call (Welford on the "
     "cluster and the global summary; a numpy vector is read through the buffer protocol, "
     "no Python object made). `ClusterReport` update + get is, per point: that call; the "
-    "silhouette's score (the changed cluster's row of distances between means, O(k·d), a block "
-    "of rows at a time in AVX-512 registers where the CPU has them (eight rows, one register "
-    "each), else AVX2 (eight rows, lanes 0–3 then 4–7 in two sweeps), one order of operations on every path "
-    "so the same bits; written into the matrix's row and column with separation's sum in the "
+    "silhouette's score (the changed cluster's row of distances between means, O(k·d), eight rows "
+    "at a time in AVX2 registers where the CPU has them (four lanes, one register per row), one "
+    "order of operations on every path so the same bits; written into the matrix's row and column with separation's sum in the "
     "same pass; then the nearest other cluster by the triangle inequality, O(k) plus O(d) per "
     "cluster it cannot rule out); and one native read of SSW, SSB, CH, separation, compactness "
     "and Davies-Bouldin (O(d) for SSB by its moving anchor, O(1) for SSW, separation and "
@@ -78,10 +77,9 @@ NOTES = [
     "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the "
     "Python of the report (its k = 10 rows: 9–13 µs in this run). The pass itself is bound by "
     "reading the means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = "
-    "1,000, d = 128, 1 MB of means) the plain build took 29.5–30.3 µs, AVX2 15.7–15.9 µs, "
-    "AVX-512 (half the vector operations) 15.2–15.3 µs, and the previous four-lane AVX2 kernel "
-    "14.8–15.0 µs: the wider registers buy nothing here. valgrind hides AVX-512: the instruction "
-    "counts above are the AVX2 path's.",
+    "1,000, d = 128, 1 MB of means) the plain build took 29.5–30.3 µs, the four-lane AVX2 "
+    "kernel 14.8–15.0 µs, and an eight-lane AVX-512 one (half the vector operations, since "
+    "removed) 15.2–15.3 µs: wider registers buy nothing here.",
     "",
     "The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met on this machine only "
     "when the load leaves it its caches; at d = 64 and 128 it is out of reach of one exact row "

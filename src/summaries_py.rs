@@ -515,6 +515,24 @@ impl SummaryKernel {
         got
     }
 
+    /// `update` then `score` in one call (`IntrinsicEvaluator.update` with one silhouette view):
+    /// add `w` copies of `x` to slot `slot` as `update` does (`None`, nothing changed, when it
+    /// declines), then the silhouette's `(key, score)` of `x` in that slot against the slots
+    /// `[:width]` at the new version `version` (the very steps of the two calls: the same bits).
+    /// Returns `(gm2, key, score)`; `key` is `None` in the (unreachable) case that `score` cannot
+    /// read `x` after `update` did. O(d) plus `score`'s cost.
+    #[allow(clippy::too_many_arguments)]
+    fn update_score<'py>(&mut self, py: Python<'py>, slot: usize, x: &Bound<'py, PyAny>, w: i64, n: i64, gm2: f64, version: i64, width: usize, singleton: f64, scored: bool) -> Option<(f64, Option<Bound<'py, PyBytes>>, Option<f64>)> {
+        let g = self.update(slot, x, w, n, gm2, version)?;
+        self.now = Some(version);
+        let got = self.score_at(py, slot, x, width, singleton, scored);
+        self.now = None;
+        Some(match got {
+            Some((key, score)) => (g, Some(key), score),
+            None => (g, None, None),
+        })
+    }
+
     /// The silhouettes' key of `x`: the checked vector's bytes (`-0.0` folded into `0.0`), as
     /// `score` gives it, or `None` when `x` cannot be read here. O(d).
     fn key<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> Option<Bound<'py, PyBytes>> {
@@ -666,6 +684,38 @@ impl SummaryKernel {
         slf.now = None;
         slf.live = None;
         (ssw, ssb, sep, compact, dbv)
+    }
+
+    /// The values of the summary views in one call, for `k >= 2` live slots `[:width]` of `n`
+    /// elements at `version`: per byte of `codes`, 0 SSW, 1 SSB, 2 Calinski-Harabasz, 3
+    /// separation, 4 compactness, 5 Davies-Bouldin (through `db`, rebuilt when `db_rebuild`),
+    /// each computed from `read`'s values with the operations of the Python views' formulas
+    /// (`ssb·(n - k) / (ssw·(k - 1))`, 1.0 when SSW is 0; the separation sum over `k·(k - 1)`):
+    /// the same doubles. `None` (nothing read) when `k < 2`, or separation or Davies-Bouldin is
+    /// asked without a distance cache (or Davies-Bouldin without `db`). The cost of `read`.
+    #[allow(clippy::too_many_arguments)]
+    fn values(slf: PyRefMut<'_, Self>, width: usize, n: i64, k: usize, version: i64, db: Option<PyRefMut<'_, DaviesBouldinKernel>>, db_rebuild: bool, codes: &[u8]) -> Option<Vec<f64>> {
+        let wants = |c: u8| codes.contains(&c);
+        if k < 2 || (wants(3) || wants(5)) && slf.dist_raw().is_none() || wants(5) && db.is_none() {
+            return None;
+        }
+        let (ssw, ssb, sep, compact, dbv) = Self::read(slf, width, n, k, version, if wants(5) { db } else { None }, db_rebuild);
+        let (nk, k1) = ((n - k as i64) as f64, (k - 1) as f64);
+        codes
+            .iter()
+            .map(|&c| {
+                Some(match c {
+                    0 => ssw,
+                    1 => ssb,
+                    2 if ssw == 0.0 => 1.0,
+                    2 => ssb * nk / (ssw * k1),
+                    3 => sep? / (k * (k - 1)) as f64,
+                    4 => compact,
+                    5 => dbv?,
+                    _ => return None,
+                })
+            })
+            .collect()
     }
 
     /// Check a block of vectors (`m × d` float64) before any change: `None` when every row is
@@ -834,15 +884,14 @@ impl DaviesBouldinKernel {
 /// The paths of the distance kernels this CPU runs, narrowest first (for the tests).
 #[pyfunction]
 fn _simd_paths() -> Vec<&'static str> {
-    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2"), (Simd::Avx512, "avx512")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
+    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
 }
 
 fn simd_path(path: &str) -> PyResult<Simd> {
     let simd = match path {
         "plain" => Simd::Plain,
         "avx2" => Simd::Avx2,
-        "avx512" => Simd::Avx512,
-        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain, avx2 or avx512"))),
+        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain or avx2"))),
     };
     if !simd.available() {
         return Err(PyValueError::new_err(format!("this CPU does not run the {path} path")));
@@ -885,7 +934,7 @@ impl RowPass {
 }
 
 /// `out[j] = ||rows_j - b||²` for the C-contiguous float64 arrays `rows` `(m, d)`, `b` `(d,)` and
-/// the writable `out` `(m,)`, by the kernel of `path` (`plain`, `avx2`, `avx512`: one of
+/// the writable `out` `(m,)`, by the kernel of `path` (`plain` or `avx2`: one of
 /// `_simd_paths()`), as the distance rows of the views compute them. For the tests (every path
 /// gives the same bits) and the benchmark (one pass over `m·d` doubles). O(m·d).
 #[pyfunction]

@@ -294,8 +294,8 @@ def _tolerance(k: int, d: int) -> float:
 
 @pytest.mark.parametrize(("shift", "d"), [(0.0, 7), (1e6, 7), (1e6, 19)])
 def test_report_reads_equal_the_reference_with_many_clusters_and_reverts(shift, d):
-    """60 clusters in 7 or 19 dimensions (the distance kernels' four- and eight-lane orders, the
-    latter with a tail; far from the origin with ``shift``: SSB's anchored sums must not
+    """60 clusters in 7 or 19 dimensions (the distance kernels' four lanes and their tail of
+    three terms; far from the origin with ``shift``: SSB's anchored sums must not
     cancel), updates and plain reverts through the native kernel (one call each); after every
     few steps each native read against the numpy reference's over the very same state, and every
     silhouette score on arrival against the reference's."""
@@ -368,7 +368,7 @@ _finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infini
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 40), st.integers(0, 21), st.data())
 def test_every_simd_path_gives_the_plain_bits_and_the_exact_sum(d, m, data):
-    """The distance kernels (plain, AVX2, AVX-512: those this CPU runs) on the same rows give
+    """The distance kernels (plain and AVX2, where this CPU runs it) on the same rows give
     the same bits — one order of operations, no fused multiply-add — and each distance is
     within ``(d + 2)·ε`` relative of the exact ``||x - b||²`` (rational arithmetic): each
     difference and each square rounds once (``2ε``), a sum of ``d`` non-negative terms in any
@@ -410,7 +410,7 @@ print(out)
 
 
 def test_the_report_is_the_same_on_every_simd_path():
-    """A report over one stream (d = 19: the eight-lane kernels and their tail), run in a fresh
+    """A report over one stream (d = 19: the four-lane kernels and their tail), run in a fresh
     process on each path this CPU has (``STREAMEVAL_SIMD``): every read, bit for bit."""
     import os
     import subprocess
@@ -426,3 +426,48 @@ def test_the_report_is_the_same_on_every_simd_path():
         done = subprocess.run([sys.executable, "-c", _PATH_SCRIPT], env=env, capture_output=True, text=True, check=True)
         runs[path] = done.stdout
     assert len(set(runs.values())) == 1, {p: r[:200] for p, r in runs.items()}
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_the_reports_one_call_paths_equal_the_call_by_call_ones(distance):
+    """``ClusterReport`` with its one-call paths (an update that scores the point in the same
+    native call, a get whose values come from one ``SummaryKernel.values``) against the same
+    report with them switched off (``fast`` then ``score_point``; ``read`` and each view's
+    formula in Python): over updates and reverts at 40 clusters, every read and the
+    silhouette's records equal bit for bit."""
+    rng = np.random.default_rng(3)
+    k, d = 40, 5
+    centers = rng.normal(scale=6.0, size=(k, d)) + 2.0
+    quick, plain = se.ClusterReport(distance), se.ClusterReport(distance)
+    plain.intrinsic._scorer = plain.intrinsic._quick = None
+    assert quick.intrinsic._scorer is not None and quick.intrinsic._quick is not None
+
+    def same(a, b):
+        ra, rb = a.get(), b.get()
+        assert list(ra) == list(rb)
+        for key in ra:
+            va, vb = ra[key], rb[key]
+            if isinstance(va, float):
+                assert np.float64(va).tobytes() == np.float64(vb).tobytes(), (key, va, vb)
+            elif isinstance(va, np.ndarray):
+                assert va.tolist() == vb.tolist()
+            else:
+                assert va == vb, key
+
+    live = []
+    for step in range(500):
+        if live and rng.random() < 0.2:
+            x, p = live.pop(int(rng.integers(0, len(live))))
+            quick.revert(x, p)
+            plain.revert(x, p)
+        else:
+            p = int(rng.integers(0, k))
+            x = centers[p] + rng.normal(size=d)
+            quick.update(x, p)
+            plain.update(x, p)
+            live.append((x, p))
+        if step % 3 == 0:
+            same(quick, plain)
+    sq, sp = quick.intrinsic["silhouette_prequential"], plain.intrinsic["silhouette_prequential"]
+    assert (sq._sum, sq._scored) == (sp._sum, sp._scored)
+    assert {key: list(v[1]) for key, v in sq._points.items()} == {key: list(v[1]) for key, v in sp._points.items()}
