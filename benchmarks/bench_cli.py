@@ -387,6 +387,7 @@ def page_parts(args, n, m, load, cells, per_cluster, size_mb, json_mb, cpu, cg) 
     """The heading, the stream's description and the table rows shared by both pages."""
     flags = (f" --density-rows {args.density_rows}" if args.density_rows != 1_000_000 else "")
     flags += " --watch-only" if args.watch_only else ""
+    flags += f" --repeat {args.repeat}" if args.repeat != 1 else ""
     head = (f"Command: `python benchmarks/bench_cli.py --rows {n} --cg-rows {m}{flags}` (best of "
             f"{args.repeat}). Machine: {machine()}; load average {load:.1f} when the run started "
             "(other jobs share the machine: compare the rows of one run, not runs; the "

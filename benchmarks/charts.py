@@ -274,9 +274,36 @@ def intervals(text: str):
 
 
 def cli_watch(text: str):
+    """The commands' CPU per row (bars), and beside them, when the page has the judged streams'
+    table, the default watch's CPU and instruction ratios to score per (K, c), with the 1.5×
+    goal."""
     head, rows = next(t for t in tables(text) if t[0][:2] == ["command", "CPU µs per row"])
-    fig, ax = _axes("CPU µs per row: watch against score (lower is better)", figsize=(9, 3.6))
+    judged = [t for t in tables(text) if t[0][:2] == ["K", "c"]]
+    if not judged:
+        fig, ax = _axes("CPU µs per row: watch against score (lower is better)", figsize=(9, 3.6))
+        _bars(ax, rows, lambda n: n.startswith("score"), "CPU µs per row")
+        return fig
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4), dpi=110,
+                                 gridspec_kw={"width_ratios": [3, 2]})
+    ax.set_title("CPU µs per row, first stream (lower is better)", fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
     _bars(ax, rows, lambda n: n.startswith("score"), "CPU µs per row")
+    jhead, jrows = judged[0]
+    ratios = [i for i, h in enumerate(jhead) if h == "ratio"]
+    cpu, instr = ratios[0], ratios[-1]  # watch's CPU ratio, and its instruction ratio
+    names = [f"K={r[0]}, c={r[1]}" for r in jrows]
+    ys = range(len(jrows))
+    bx.barh([y - 0.2 for y in ys], [number(r[cpu]) for r in jrows], 0.4, color=COLOURS[1],
+            label="CPU")
+    bx.barh([y + 0.2 for y in ys], [number(r[instr]) or 0 for r in jrows], 0.4, color=COLOURS[0],
+            label="instructions")
+    bx.axvline(1.5, color="0.3", linestyle="--", linewidth=1, label="goal 1.5×")
+    bx.set_yticks(list(ys), names, fontsize=7)
+    bx.invert_yaxis()
+    bx.set_xlabel("watch / score")
+    bx.set_title("Judged streams: default watch / score", fontsize=10)
+    bx.grid(True, which="major", alpha=0.3)
+    bx.legend(fontsize=7, loc="lower right", framealpha=0.9)
     return fig
 
 
