@@ -782,15 +782,17 @@ impl SummaryKernel {
         let mut bad = false;
         let slots: Vec<usize> = if table.is_some() {
             let len = lut.len() as u64;
-            let mut out = vec![0usize; m];
-            for (o, &v) in out.iter_mut().zip(given) {
-                let inside = (v as u64) < len;
-                // SAFETY: read only when v lies in the table (else slot "-1", refused below).
-                let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
-                bad |= s as u64 >= cap;
-                *o = s as usize;
-            }
-            out
+            // collected (written once), not zeroed first and then written
+            given
+                .iter()
+                .map(|&v| {
+                    let inside = (v as u64) < len;
+                    // SAFETY: read only when v lies in the table (else slot "-1", refused below).
+                    let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
+                    bad |= s as u64 >= cap;
+                    s as usize
+                })
+                .collect()
         } else {
             given
                 .iter()
