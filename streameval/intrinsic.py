@@ -333,9 +333,23 @@ class _DaviesBouldinCache:
         self.native: Any = None  # the native cache (DaviesBouldinKernel) over summaries with a kernel
 
     def __getstate__(self):
+        # the native cache as its bytes (DaviesBouldinKernel.state): its running sum of the row
+        # maxima depends on the order of the changes, so a cache rebuilt on the next read could
+        # differ from the original's in the last bit; restored, every later read is the same
         state = dict(self.__dict__)
-        state["native"], state["summaries"] = None, None  # native, not picklable: rebuilt on the next read
+        state["native"] = None if self.native is None else self.native.state()
         return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        native = state["native"]
+        if native is not None:
+            if _DaviesBouldinKernel is None:  # pragma: no cover - pickled by a native build
+                state["native"], state["summaries"] = None, None  # the reference rebuilds on the next read
+            else:
+                state["native"] = _DaviesBouldinKernel()
+                state["native"].restore(native)
+        self.__dict__.update(state)
 
     def value(self, s: ClusterSummaries) -> float:
         if s.k < 2:

@@ -53,6 +53,7 @@ streameval.errors.InvalidVectorError: vector has dimension 3, expected 2
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import threading
@@ -188,13 +189,21 @@ class ClusterSummaries(Guarded):
 
     def __getstate__(self):
         state = super().__getstate__()
-        state.pop("_kernel", None)  # native, not picklable: bound anew on load
+        kernel = state.pop("_kernel", None)  # bound anew on load, to the unpickled arrays
+        # its running sums (SSB's anchor, SSW, compactness, the distance cache's sum) depend on
+        # the order of the steps that made them: carried, so that every later read of the copy
+        # is the original's bit for bit (SummaryKernel.state)
+        state["_kernel_state"] = None if kernel is None else kernel.state()
         return state
 
     def __setstate__(self, state):
+        state = dict(state)
+        kernel_state = state.pop("_kernel_state", None)
         super().__setstate__(state)
         self._kernel = None
         self._bind_kernel()
+        if self._kernel is not None and kernel_state is not None:
+            self._kernel.restore(kernel_state)
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
@@ -580,8 +589,17 @@ class ClusterSummaries(Guarded):
         self.version += 1
 
     def copy(self) -> ClusterSummaries:
-        """An independent copy with the same state. O(k·d)."""
-        return ClusterSummaries.from_dict(self.to_dict())
+        """An independent copy with the same state, the native kernel's running sums and the
+        cache of distances between means included, so that the copy and the original, given the
+        same calls, read the same values bit for bit (as a pickle round trip does). O(k·d), plus
+        O(k²) for the distance cache once it is made.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
+        >>> c = s.copy(); c.update([1.0], "a")
+        >>> s.sizes(), c.sizes()
+        ({'a': 1, 'b': 1}, {'a': 2, 'b': 1})
+        """
+        return copy.deepcopy(self)
 
     # -- reads -----------------------------------------------------------------
     @property
