@@ -101,7 +101,12 @@ NOTES = [
     "only, versions telling which copy of a pair is newer) would save the strided writes but "
     "read the newer copies back strided at each row's next refresh and at Davies-Bouldin's "
     "rescans: in the same microbenchmark, a gather of half a column cost 4.1–4.7 µs against "
-    "7.1–7.4 µs for the column write — about 3 µs a point, not done.",
+    "7.1–7.4 µs for the column write — about 3 µs a point, not done. In the report itself the write costs less than that microbenchmark says: a build with the column write left out (values "
+    "wrong: an experiment only) ran `per_point(\"report\", d, 1000, 2000)` (this script) 0.9 µs a "
+    "point faster at d = 2 (18.0 against 19.0 µs, mean of 5 alternating runs, load 9) and 1.4 µs at "
+    "d = 16 (20.5 against 21.8, 4 runs): the strided writes overlap with the rest of the call. That "
+    "is the most the rows-only scheme could gain, before its gathers take part of it back: not "
+    "worth a second copy rule for every reader of the matrix.",
     "",
     "Blocks at d = 2. `update_many` gives the state the single updates give, bit for bit: "
     "each row's Welford step on the global mean depends on the row before (a subtraction, a "
