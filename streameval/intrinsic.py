@@ -1082,7 +1082,6 @@ class IntrinsicEvaluator:
                 elif is_db and got[1] >= 2:
                     value = got[2][4]
             out[name] = m.get() if value is None else value
-        return out
 
     def __repr__(self) -> str:
         n = max((s.n for s in self.summaries.values()), default=0)
