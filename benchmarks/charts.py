@@ -286,7 +286,8 @@ def compare_calibration_tests(text: str):
     """The tests-only page: each test's rejections of a true null, setting by setting (the mean
     over the metrics, the lowest and highest metric as the error bar)."""
     head, rows = next(t for t in tables(text) if t[0][:2] == ["setting", "documents"] and t[0][3] == "test")
-    fig, ax = _axes("compare: rejections of a true null by the 5% tests (goal 3–7%)", figsize=(9, 4.2))
+    fig, ax = _axes("compare: rejections of a true null by the 5% tests, mean of the four metrics "
+                    "(whiskers: lowest and highest; goal 3–7%)", figsize=(9, 4.2))
     settings = list(dict.fromkeys((r[0], r[1]) for r in rows))
     tests = list(dict.fromkeys(r[3] for r in rows))
     width = 0.8 / len(tests)
