@@ -185,6 +185,19 @@ def interval_names(scales=(), double: bool = False) -> tuple:
     return INTERVALS + tuple(f"subsampled, {c:g} √U" for c in scales) + (DOUBLE if double else ())
 
 
+def _draw(rng, kind, n_docs, metrics, B) -> tuple:
+    """One dataset and its ``B`` resamples: ``(sa, sb, m, ra, va, vb, oa, ob)``, the unit
+    statistics of A and B, the multiplicities, A's combined rows, both systems' resampled values
+    and their observed values."""
+    doc, t, a, b = dataset(rng, kind, n_docs)
+    sa, sb = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
+    m = bootstrap_multiplicities(sa.n_units, B, rng)
+    ra, rb = UnitStats.combine_all([sa, sb], m)
+    va, vb = _read(sa, metrics, ra), _read(sb, metrics, rb)
+    oa, ob = _read(sa, metrics, [sa.total()])[:, 0], _read(sb, metrics, [sb.total()])[:, 0]
+    return sa, sb, m, ra, va, vb, oa, ob
+
+
 def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None, scales=(), double=None,
           dbl_rng=None, cpu=None):
     """One dataset: ``cover[truth, interval, metric]``, ``below[...]`` (the interval lies below the
@@ -195,13 +208,8 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None, scales
     ``dbl_rng`` (another stream: the other columns do not move); ``cpu``, a dict, gathers the CPU
     seconds of the double bootstrap (``"double"``) and of the rest of the trial (``"rest"``)."""
     t0 = time.process_time()
-    doc, t, a, b = dataset(rng, kind, n_docs)
-    sa, sb = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
+    sa, sb, m, ra, va, vb, oa, ob = _draw(rng, kind, n_docs, metrics, B)
     u = sa.n_units
-    m = bootstrap_multiplicities(u, B, rng)
-    ra, rb = UnitStats.combine_all([sa, sb], m)
-    va, vb = _read(sa, metrics, ra), _read(sb, metrics, rb)
-    oa, ob = _read(sa, metrics, [sa.total()])[:, 0], _read(sb, metrics, [sb.total()])[:, 0]
     ja = _jackknife(sa, metrics, "pooled")
     (se,), _ = standard_errors([sa], metrics, m, [ra])
     (se0,), _ = standard_errors([sa], metrics, np.ones((1, u)), [[sa.totals]])
@@ -259,13 +267,8 @@ def null_trial(rng, kind, n_docs, metrics, B):
     bootstrap and approximate randomization at p < 0.05 (``B`` draws each), and the share of a
     labelling's within-cluster pairs its largest unit holds. The draws are those :func:`trial`
     makes for the tests, without the intervals."""
-    doc, t, a, b = dataset(rng, kind, n_docs)
-    sa, sb = unit_stats_of(doc, t, a, b, metrics, kind.startswith("cross"))
+    sa, sb, m, ra, va, vb, oa, ob = _draw(rng, kind, n_docs, metrics, B)
     u = sa.n_units
-    m = bootstrap_multiplicities(u, B, rng)
-    ra, rb = UnitStats.combine_all([sa, sb], m)
-    va, vb = _read(sa, metrics, ra), _read(sb, metrics, rb)
-    oa, ob = _read(sa, metrics, [sa.total()])[:, 0], _read(sb, metrics, [sb.total()])[:, 0]
     swaps = (rng.random((B, u)) < 0.5).astype(np.int64)
     rand = _randomized_deltas(sa, sb, metrics, swaps, "pooled")
     reject = np.zeros((2, len(metrics)), dtype=bool)
@@ -733,6 +736,12 @@ def render(results, args) -> str:
         f"holds more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs, subsampled "
         "for NMI and hybrid for ELM, BCubed and ARI; else studentized).",
         "",
+        *([] if args.robust else [
+            "Measured elsewhere: the calibrated (double) bootstrap, not adopted, which "
+            "recalibrates the tail levels of these intervals from resamples of each resample "
+            "([its page](compare-calibration-double.md), `--double`); the paired tests alone over "
+            "many more datasets, [the tests page](compare-calibration-tests.md) (`--tests-only`).",
+            ""]),
         *_truths(results),
         "",
         "## Coverage of 95% intervals of the population value (system A)",
