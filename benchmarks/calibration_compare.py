@@ -318,7 +318,8 @@ def render_null(results, args) -> str:
         "docstring), A and B drawn from the same process, independently: each test at 5% should "
         "reject in 3–7% of datasets. Only the tests are run (no intervals), so many more datasets "
         "fit: shares in percent ± one Monte-Carlo standard error "
-        f"(`sqrt(p(1-p)/{reps})`: about {100 * (0.05 * 0.95 / reps) ** 0.5:.1f} points at 5%).",
+        f"(`sqrt(p(1-p)/{reps})`: about {100 * (0.05 * 0.95 / reps) ** 0.5:.1f} points at 5%). "
+        "No instruction counts or cells per row: this page measures rejection rates, not speed.",
         "",
         "Approximate randomization is exact here, whatever the tails: A and B are drawn alike, so "
         "swapping their outputs on any set of units leaves the joint distribution of the data "
@@ -671,7 +672,9 @@ def render_double(results, args) -> str:
         f"Cost: the double bootstrap took {dbl:.0f} s of CPU against {rest:.0f} s for everything "
         f"else of the same trials ({dbl / max(rest, 1e-9):.1f}×): {outer * inner:,} more resamples "
         f"per dataset ({outer * inner / args.resamples:.0f}× the {args.resamples} outer ones), each "
-        "one product row, one metric read and one linearization standard error.",
+        "one product row, one metric read and one linearization standard error. No instruction "
+        "counts or cells per row: this page measures coverage, and its one cost is a CPU ratio "
+        "within the same trials.",
         "",
         *_truths(results),
         "",
