@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor};
+use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -451,6 +451,55 @@ impl SummaryKernel {
         Ok(())
     }
 
+    /// The kernel's running state as bytes, for pickling with its `ClusterSummaries` (the arrays
+    /// it is bound to are pickled by their owner): the SSB anchor and its sums, the per-slot cache
+    /// and its running sums (SSW, compactness), the distance cache's sum and the versions each of
+    /// them reflects, the update log. Those sums depend on the order of the steps that made them,
+    /// so a copy whose kernel started afresh would read SSB, CH, SSW, separation and compactness
+    /// differently in the last bits; with this state restored ([`SummaryKernel::restore`]) every
+    /// later read is the original's, bit for bit. O(cap·d).
+    fn state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let mut out = StateOut::default();
+        for v in [self.cap as i64, self.d as i64, self.cache_seen, self.dist_seen] {
+            out.int(v);
+        }
+        out.num(self.dist_total.0);
+        out.num(self.dist_total.1);
+        out.ints(self.log.iter().flat_map(|&(v, j)| [v, j as i64]).collect::<Vec<i64>>().into_iter());
+        self.anchor.save(&mut out);
+        self.cache.save(&mut out);
+        PyBytes::new(py, &out.0)
+    }
+
+    /// Take back the running state [`SummaryKernel::state`] gave, once bound (`bind`, then
+    /// `bind_dist` when there is a distance cache) to the arrays of the same summaries.
+    /// Raises `ValueError`, changing nothing, when the bytes do not fit this kernel's arrays.
+    /// O(cap·d).
+    fn restore(&mut self, state: &[u8]) -> PyResult<()> {
+        let bad = || PyValueError::new_err("the kernel state does not fit these summaries' arrays");
+        let (cap, d) = (self.cap, self.d);
+        let mut inp = StateIn::new(state);
+        let (c, dd, cache_seen, dist_seen) = (inp.int(), inp.int(), inp.int(), inp.int());
+        if c != Some(cap as i64) || dd != Some(d as i64) || d == 0 {
+            return Err(bad());
+        }
+        let (cache_seen, dist_seen) = (cache_seen.ok_or_else(bad)?, dist_seen.ok_or_else(bad)?);
+        let dist_total = (inp.num().ok_or_else(bad)?, inp.num().ok_or_else(bad)?);
+        let log = inp.ints().ok_or_else(bad)?;
+        if log.len() % 2 != 0 || log.len() > 2 * LOG || log.chunks_exact(2).any(|p| p[1] < 0 || p[1] as usize >= cap) {
+            return Err(bad());
+        }
+        let anchor = SsbAnchor::load(&mut inp, cap, d).ok_or_else(bad)?;
+        let cache = SlotCache::load(&mut inp, cap, d, self.cosine).ok_or_else(bad)?;
+        if !inp.done() {
+            return Err(bad());
+        }
+        self.log = log.chunks_exact(2).map(|p| (p[0], p[1] as usize)).collect();
+        (self.cache_seen, self.dist_seen, self.dist_total) = (cache_seen, dist_seen, dist_total);
+        (self.anchor, self.cache) = (anchor, cache);
+        Ok(())
+    }
+
     /// Add `w` copies of `x` to slot `slot` (`w < 0`: remove them) and to the global summary of
     /// `n` elements and scatter `gm2`, marking the slot changed at `version`. Returns the new
     /// global scatter, or `None` (nothing changed) when the call needs the reference path: `x`
@@ -513,6 +562,24 @@ impl SummaryKernel {
         let got = self.score_at(py, own, x, width, singleton, scored);
         self.now = None;
         got
+    }
+
+    /// `update` then `score` in one call (`IntrinsicEvaluator.update` with one silhouette view):
+    /// add `w` copies of `x` to slot `slot` as `update` does (`None`, nothing changed, when it
+    /// declines), then the silhouette's `(key, score)` of `x` in that slot against the slots
+    /// `[:width]` at the new version `version` (the very steps of the two calls: the same bits).
+    /// Returns `(gm2, key, score)`; `key` is `None` in the (unreachable) case that `score` cannot
+    /// read `x` after `update` did. O(d) plus `score`'s cost.
+    #[allow(clippy::too_many_arguments)]
+    fn update_score<'py>(&mut self, py: Python<'py>, slot: usize, x: &Bound<'py, PyAny>, w: i64, n: i64, gm2: f64, version: i64, width: usize, singleton: f64, scored: bool) -> Option<(f64, Option<Bound<'py, PyBytes>>, Option<f64>)> {
+        let g = self.update(slot, x, w, n, gm2, version)?;
+        self.now = Some(version);
+        let got = self.score_at(py, slot, x, width, singleton, scored);
+        self.now = None;
+        Some(match got {
+            Some((key, score)) => (g, Some(key), score),
+            None => (g, None, None),
+        })
     }
 
     /// The silhouettes' key of `x`: the checked vector's bytes (`-0.0` folded into `0.0`), as
@@ -668,6 +735,38 @@ impl SummaryKernel {
         (ssw, ssb, sep, compact, dbv)
     }
 
+    /// The values of the summary views in one call, for `k >= 2` live slots `[:width]` of `n`
+    /// elements at `version`: per byte of `codes`, 0 SSW, 1 SSB, 2 Calinski-Harabasz, 3
+    /// separation, 4 compactness, 5 Davies-Bouldin (through `db`, rebuilt when `db_rebuild`),
+    /// each computed from `read`'s values with the operations of the Python views' formulas
+    /// (`ssb·(n - k) / (ssw·(k - 1))`, 1.0 when SSW is 0; the separation sum over `k·(k - 1)`):
+    /// the same doubles. `None` (nothing read) when `k < 2`, or separation or Davies-Bouldin is
+    /// asked without a distance cache (or Davies-Bouldin without `db`). The cost of `read`.
+    #[allow(clippy::too_many_arguments)]
+    fn values(slf: PyRefMut<'_, Self>, width: usize, n: i64, k: usize, version: i64, db: Option<PyRefMut<'_, DaviesBouldinKernel>>, db_rebuild: bool, codes: &[u8]) -> Option<Vec<f64>> {
+        let wants = |c: u8| codes.contains(&c);
+        if k < 2 || (wants(3) || wants(5)) && slf.dist_raw().is_none() || wants(5) && db.is_none() {
+            return None;
+        }
+        let (ssw, ssb, sep, compact, dbv) = Self::read(slf, width, n, k, version, if wants(5) { db } else { None }, db_rebuild);
+        let (nk, k1) = ((n - k as i64) as f64, (k - 1) as f64);
+        codes
+            .iter()
+            .map(|&c| {
+                Some(match c {
+                    0 => ssw,
+                    1 => ssb,
+                    2 if ssw == 0.0 => 1.0,
+                    2 => ssb * nk / (ssw * k1),
+                    3 => sep? / (k * (k - 1)) as f64,
+                    4 => compact,
+                    5 => dbv?,
+                    _ => return None,
+                })
+            })
+            .collect()
+    }
+
     /// Check a block of vectors (`m × d` float64) before any change: `None` when every row is
     /// finite (and, in the cosine space, of non-zero finite norm), else `(row, reason)` of the
     /// first that is not. O(m·d).
@@ -732,15 +831,17 @@ impl SummaryKernel {
         let mut bad = false;
         let slots: Vec<usize> = if table.is_some() {
             let len = lut.len() as u64;
-            let mut out = vec![0usize; m];
-            for (o, &v) in out.iter_mut().zip(given) {
-                let inside = (v as u64) < len;
-                // SAFETY: read only when v lies in the table (else slot "-1", refused below).
-                let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
-                bad |= s as u64 >= cap;
-                *o = s as usize;
-            }
-            out
+            // collected (written once), not zeroed first and then written
+            given
+                .iter()
+                .map(|&v| {
+                    let inside = (v as u64) < len;
+                    // SAFETY: read only when v lies in the table (else slot "-1", refused below).
+                    let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
+                    bad |= s as u64 >= cap;
+                    s as usize
+                })
+                .collect()
         } else {
             given
                 .iter()
@@ -792,6 +893,32 @@ impl DaviesBouldinKernel {
         DaviesBouldinKernel { db: DaviesBouldin::default(), seen: -1 }
     }
 
+    /// The cache's state as bytes, for pickling (the maxima, their positions, the scatters, the
+    /// running sum of the maxima, the version it reflects): a copy restored from it
+    /// ([`DaviesBouldinKernel::restore`]) reads as the original, bit for bit, where one rebuilt
+    /// from scratch would sum the maxima in another order. O(cap).
+    fn state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let mut out = StateOut::default();
+        out.int(self.seen);
+        self.db.save(&mut out);
+        PyBytes::new(py, &out.0)
+    }
+
+    /// Take back the state [`DaviesBouldinKernel::state`] gave. Raises `ValueError`, changing
+    /// nothing, on bytes it did not write. O(cap).
+    fn restore(&mut self, state: &[u8]) -> PyResult<()> {
+        let mut inp = StateIn::new(state);
+        let seen = inp.int();
+        let db = DaviesBouldin::load(&mut inp);
+        match (seen, db, inp.done()) {
+            (Some(seen), Some(db), true) => {
+                (self.seen, self.db) = (seen, db);
+                Ok(())
+            }
+            _ => Err(PyValueError::new_err("not a Davies-Bouldin kernel state")),
+        }
+    }
+
     /// The index over the slots `[:width]` of `kernel` (its distance cache refreshed), at
     /// `version`: the slots changed since the last call are taken one by one, or all anew when
     /// `rebuild`, on the first call, when the arrays grew, or when more than `width/8` changed.
@@ -834,15 +961,14 @@ impl DaviesBouldinKernel {
 /// The paths of the distance kernels this CPU runs, narrowest first (for the tests).
 #[pyfunction]
 fn _simd_paths() -> Vec<&'static str> {
-    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2"), (Simd::Avx512, "avx512")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
+    [(Simd::Plain, "plain"), (Simd::Avx2, "avx2")].into_iter().filter(|(p, _)| p.available()).map(|(_, n)| n).collect()
 }
 
 fn simd_path(path: &str) -> PyResult<Simd> {
     let simd = match path {
         "plain" => Simd::Plain,
         "avx2" => Simd::Avx2,
-        "avx512" => Simd::Avx512,
-        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain, avx2 or avx512"))),
+        _ => return Err(PyValueError::new_err(format!("unknown path {path:?}: plain or avx2"))),
     };
     if !simd.available() {
         return Err(PyValueError::new_err(format!("this CPU does not run the {path} path")));
@@ -885,7 +1011,7 @@ impl RowPass {
 }
 
 /// `out[j] = ||rows_j - b||²` for the C-contiguous float64 arrays `rows` `(m, d)`, `b` `(d,)` and
-/// the writable `out` `(m,)`, by the kernel of `path` (`plain`, `avx2`, `avx512`: one of
+/// the writable `out` `(m,)`, by the kernel of `path` (`plain` or `avx2`: one of
 /// `_simd_paths()`), as the distance rows of the views compute them. For the tests (every path
 /// gives the same bits) and the benchmark (one pass over `m·d` doubles). O(m·d).
 #[pyfunction]

@@ -124,6 +124,10 @@ class IntrinsicMetric(Described):
     # Davies-Bouldin))``, as ``value`` computes it through the kernel (IntrinsicEvaluator.get), or
     # None: this view is read by ``get``
     _from_read: Callable[..., float] | None = None
+    # the same value's code for ``SummaryKernel.values`` (which computes it natively with the same
+    # operations): 0 SSW, 1 SSB, 2 CH, 3 separation, 4 compactness; None: not there (Davies-Bouldin,
+    # 5, is coded by the evaluator, which knows whether the view is its space's one)
+    _code: int | None = None
 
     def __init_subclass__(cls, register=True, **kw):
         super().__init_subclass__(**kw)
@@ -216,6 +220,7 @@ class SSW(IntrinsicMetric):
     bigger_is_better = False
     alink = "ssw"
     _from_read = staticmethod(lambda n, k, r: r[0])
+    _code = 0
 
     def value(self, s):
         return s.ssw
@@ -234,6 +239,7 @@ class SSB(IntrinsicMetric):
 
     alink = "ssb"
     _from_read = staticmethod(lambda n, k, r: r[1])
+    _code = 1
 
     def value(self, s):
         return s.ssb()
@@ -263,6 +269,7 @@ class CalinskiHarabasz(IntrinsicMetric):
         return ssb * (n - k) / (ssw * (k - 1))
 
     _from_read = staticmethod(lambda n, k, r: CalinskiHarabasz._ratio(n, k, r[0], r[1]))
+    _code = 2
 
     def value(self, s):
         k = s.k
@@ -326,9 +333,23 @@ class _DaviesBouldinCache:
         self.native: Any = None  # the native cache (DaviesBouldinKernel) over summaries with a kernel
 
     def __getstate__(self):
+        # the native cache as its bytes (DaviesBouldinKernel.state): its running sum of the row
+        # maxima depends on the order of the changes, so a cache rebuilt on the next read could
+        # differ from the original's in the last bit; restored, every later read is the same
         state = dict(self.__dict__)
-        state["native"], state["summaries"] = None, None  # native, not picklable: rebuilt on the next read
+        state["native"] = None if self.native is None else self.native.state()
         return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        native = state["native"]
+        if native is not None:
+            if _DaviesBouldinKernel is None:  # pragma: no cover - pickled by a native build
+                state["native"], state["summaries"] = None, None  # the reference rebuilds on the next read
+            else:
+                state["native"] = _DaviesBouldinKernel()
+                state["native"].restore(native)
+        self.__dict__.update(state)
 
     def value(self, s: ClusterSummaries) -> float:
         if s.k < 2:
@@ -402,6 +423,7 @@ class Separation(IntrinsicMetric):
 
     alink = "sp"
     _from_read = staticmethod(_separation_read)
+    _code = 3
 
     def value(self, s):
         return _separation(s)
@@ -423,6 +445,7 @@ class RMSCompactness(IntrinsicMetric):
 
     bigger_is_better = False
     _from_read = staticmethod(lambda n, k, r: r[3])
+    _code = 4
 
     def value(self, s):
         return _compactness(s, _rms_scatter)
@@ -472,6 +495,7 @@ class CosineCompactness(IntrinsicMetric):
     space = "cosine"
     alink = "cp"
     _from_read = staticmethod(lambda n, k, r: r[3])
+    _code = 4
 
     def value(self, s):
         return _compactness(s, _cosine_scatter)
@@ -490,6 +514,7 @@ class CosineSSB(IntrinsicMetric):
     space = "cosine"
     alink = "ssb"
     _from_read = staticmethod(lambda n, k, r: r[1])
+    _code = 1
 
     def value(self, s):
         if s.n == 0:
@@ -516,6 +541,7 @@ class CosineSeparation(IntrinsicMetric):
     space = "cosine"
     alink = "sp"
     _from_read = staticmethod(_separation_read)
+    _code = 3
 
     def value(self, s):
         return _separation(s)
@@ -749,9 +775,14 @@ class Silhouette(IntrinsicMetric, register=False):
         is not a function of the summaries alone (so :meth:`get` is the prequential silhouette).
         O(1)."""
         if sums is None:
-            return self._sum / (_FX * self._scored) if self._scored else NAN
+            return self.get()
         total, weight = sums
         return total / weight if weight and s.k >= 2 else NAN
+
+    def get(self) -> float:
+        """The prequential silhouette: the running mean of the scores the arriving points got
+        (NaN before a point was scored). O(1)."""
+        return self._sum / (_FX * self._scored) if self._scored else NAN
 
     def final(self) -> float:
         """Exact silhouette of the stored points against the current summaries (NaN if k < 2).
@@ -847,7 +878,9 @@ class IntrinsicEvaluator:
         self.metrics: dict = {}
         self._ordered: list = []  # the summaries, cosine first (see update)
         self._hooked: list = []  # the metrics whose _after_fast does something, in order
+        self._scorer: Silhouette | None = None  # the silhouette that update scores in the summaries' own call (see add)
         self._plan: list = []  # what get reads per metric (see add)
+        self._quick = None  # what get reads in one native call (see _quick_plan)
         self._db: dict = {}  # space -> the one Davies-Bouldin view read by SummaryKernel.read (None: several)
         self._dists: dict = {}  # space -> True when a view reads the distances between means
         self._dim, self._features, self._native = dim, features, native
@@ -880,9 +913,33 @@ class IntrinsicEvaluator:
         self.metrics[name] = metric
         self._ordered = sorted(self.summaries.values(), key=lambda s: s.space != "cosine")
         self._hooked = [m for m in self.metrics.values() if type(m)._after_fast is not IntrinsicMetric._after_fast]
+        # the one silhouette of the one space, when it is the only view with a hook: update scores it
+        hooked = self._hooked
+        self._scorer = hooked[0] if len(self._ordered) == 1 and len(hooked) == 1 and isinstance(hooked[0], Silhouette) else None
         # what get reads per metric: (name, metric, space, whether it is the space's one
         # Davies-Bouldin view read by the kernel)
         self._plan = [(n, m, m.space, m is self._db.get(m.space)) for n, m in self.metrics.items()]
+        self._quick = self._quick_plan()
+
+    def _quick_plan(self):
+        """What :meth:`get` reads in one ``SummaryKernel.values`` call, when it can: one space,
+        its views coded (``_code``; its one Davies-Bouldin view 5) followed by the others (read
+        by their ``get``), so that the values come in the metrics' order. ``(summaries, coded
+        names, codes, Davies-Bouldin view or None, [(name, get)] of the others)`` or None."""
+        if len(self.summaries) != 1:
+            return None
+        names, codes, db, others = [], [], None, []
+        for name, m, _space, is_db in self._plan:
+            code = 5 if is_db else m._code
+            if code is None:
+                others.append((name, m.get))
+                continue
+            if others:  # a coded view after an uncoded one: the general path keeps the order
+                return None
+            db = m if is_db else db
+            names.append(name)
+            codes.append(code)
+        return next(iter(self.summaries.values())), tuple(names), bytes(codes), db, others
 
     def __getitem__(self, name: str) -> IntrinsicMetric:
         return self.metrics[name]
@@ -900,7 +957,16 @@ class IntrinsicEvaluator:
         cosine one first: it alone can still refuse ``x`` (a zero vector), and when it took
         ``x`` the Euclidean one, with the same clusters and count, takes it too."""
         ordered = self._ordered
-        if ordered[0].fast(x, y_pred, w) if len(ordered) == 1 else self._fast(x, y_pred, w):
+        sil = self._scorer
+        if sil is not None:  # one space, its one hooked view a silhouette: update and score in one call
+            got = ordered[0].fast(x, y_pred, w, sil.singleton)
+            if got:
+                if got[0] is None:  # pragma: no cover - the kernel read x a moment ago
+                    sil._after_fast(x, y_pred, w)
+                else:
+                    sil._record((y_pred, got[0]), w, got[1])
+                return
+        elif ordered[0].fast(x, y_pred, w) if len(ordered) == 1 else self._fast(x, y_pred, w):
             for m in self._hooked:  # the views that keep per-point state (the others' hook is empty)
                 m._after_fast(x, y_pred, w)
             return
@@ -944,7 +1010,24 @@ class IntrinsicEvaluator:
         """``{name: value}`` for every metric. With the native kernel, the summary views of a
         space (SSW, SSB, CH, separation, compactness, at most one Davies-Bouldin) take their
         values from one ``SummaryKernel.read``, the same numbers their ``get`` gives; the others
-        (the silhouettes' O(1) running means) their own ``get``."""
+        (the silhouettes' O(1) running means) their own ``get``. With one space whose views
+        the kernel computes (``_quick_plan``), once the distance and Davies-Bouldin caches are
+        made, the values themselves come from one ``SummaryKernel.values`` call (the same
+        doubles: the views' formulas with the same operations)."""
+        quick = self._quick
+        if quick is not None:
+            s, names, codes, db, others = quick
+            cache = None if db is None else db._cache
+            native = None if cache is None else cache.native
+            if cache is None or native is not None:
+                vals = s.kernel_values(codes, native, cache is not None and cache.summaries is not s)
+                if vals is not None:
+                    if cache is not None:
+                        cache.summaries = s
+                    out = dict(zip(names, vals))
+                    for name, get in others:
+                        out[name] = get()
+                    return out
         reads = {}
         for space, s in self.summaries.items():
             kernel = s.kernel

@@ -173,8 +173,7 @@ class ClusterReport:
         """Every metric that is exact while streaming, under the keys listed in the class doc."""
         s = self.summaries
         labels, counts = s.size_arrays()
-        out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
-        out.update(self.intrinsic.get())
+        out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts, **self.intrinsic.get()}
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())
         return out

@@ -53,6 +53,7 @@ streameval.errors.InvalidVectorError: vector has dimension 3, expected 2
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import threading
@@ -188,13 +189,21 @@ class ClusterSummaries(Guarded):
 
     def __getstate__(self):
         state = super().__getstate__()
-        state.pop("_kernel", None)  # native, not picklable: bound anew on load
+        kernel = state.pop("_kernel", None)  # bound anew on load, to the unpickled arrays
+        # its running sums (SSB's anchor, SSW, compactness, the distance cache's sum) depend on
+        # the order of the steps that made them: carried, so that every later read of the copy
+        # is the original's bit for bit (SummaryKernel.state)
+        state["_kernel_state"] = None if kernel is None else kernel.state()
         return state
 
     def __setstate__(self, state):
+        state = dict(state)
+        kernel_state = state.pop("_kernel_state", None)
         super().__setstate__(state)
         self._kernel = None
         self._bind_kernel()
+        if self._kernel is not None and kernel_state is not None:
+            self._kernel.restore(kernel_state)
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
@@ -370,13 +379,18 @@ class ClusterSummaries(Guarded):
             out[i] = row / norm
         return out
 
-    def fast(self, x, y_pred, w) -> bool:
+    def fast(self, x, y_pred, w, singleton: float | None = None) -> bool | tuple:
         """Make ``update(x, y_pred, w)`` (``w < 0``: the revert of ``-w``) in one native call
         when it is a plain one: the kernel is built, ``y_pred`` is a known cluster that keeps an
         element, ``w`` an ``int``, ``x`` a list, tuple or float64 array it can read and accept
         (positional vectors: a stream of dicts takes the reference path).
         Returns ``False``, having changed nothing, otherwise: the caller then takes the reference
         path (:meth:`check`, :meth:`apply`), which raises the clear errors. O(d).
+
+        With ``singleton`` (a silhouette's score of a point alone in its cluster), the same call
+        also scores ``x`` as :meth:`score_point` does right after it, and returns
+        ``(key, score)`` in place of ``True`` (``key`` ``None`` if the kernel could not score
+        it). O(k·d) then.
 
         >>> s = ClusterSummaries(); s.update([0.0], "a")     # a new cluster: the reference path
         >>> if not s.fast([2.0], "a", 1):                    # a known one: native when built
@@ -397,7 +411,15 @@ class ClusterSummaries(Guarded):
         if not guard.acquire(False):
             concurrent_use(self, "update" if w > 0 else "revert")
         try:
-            gm2 = kernel.update(slot, x, w, self.n, self._gm2, self.version + 1)
+            got: bool | tuple = True
+            if singleton is None:
+                gm2 = kernel.update(slot, x, w, self.n, self._gm2, self.version + 1)
+            else:  # update and score in one call (the index keeps its clusters: k is as after it)
+                both = kernel.update_score(slot, x, w, self.n, self._gm2, self.version + 1, len(self._labels),
+                                           singleton, len(self._index) >= 2)
+                if both is None:
+                    return False
+                gm2, got = both[0], both[1:]
             if gm2 is None:
                 return False
             self._gm2 = gm2
@@ -405,7 +427,7 @@ class ClusterSummaries(Guarded):
             self.version += 1
         finally:
             guard.release()
-        return True
+        return got
 
     def check(self, x, y_pred, w=1, revert: bool = False) -> Change:
         """Check an update (or, with ``revert=True``, a revert) without changing anything; return
@@ -567,8 +589,17 @@ class ClusterSummaries(Guarded):
         self.version += 1
 
     def copy(self) -> ClusterSummaries:
-        """An independent copy with the same state. O(k·d)."""
-        return ClusterSummaries.from_dict(self.to_dict())
+        """An independent copy with the same state, the native kernel's running sums and the
+        cache of distances between means included, so that the copy and the original, given the
+        same calls, read the same values bit for bit (as a pickle round trip does). O(k·d), plus
+        O(k²) for the distance cache once it is made.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
+        >>> c = s.copy(); c.update([1.0], "a")
+        >>> s.sizes(), c.sizes()
+        ({'a': 1, 'b': 1}, {'a': 2, 'b': 1})
+        """
+        return copy.deepcopy(self)
 
     # -- reads -----------------------------------------------------------------
     @property
@@ -701,6 +732,22 @@ class ClusterSummaries(Guarded):
     def slot(self, label):
         """The slot of cluster ``label`` (or ``None``)."""
         return self._index.get(label)
+
+    def kernel_values(self, codes: bytes, db=None, db_rebuild: bool = False):
+        """The native kernel's values of the summary views coded ``codes``, one byte each (``SummaryKernel.values``:
+        0 SSW, 1 SSB, 2 CH, 3 separation, 4 compactness, 5 Davies-Bouldin through the
+        ``DaviesBouldinKernel`` ``db``) over these summaries now, or ``None`` when the kernel
+        cannot give them (no kernel, fewer than two clusters, no distance cache bound yet). One
+        call in place of the kernel, width, n, k and version read one by one. Cost: ``values``'.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
+        >>> s.update([2.0], "a"); s.kernel_values(bytes([0, 1, 2]))  # SSW, SSB, CH = 6·(3 - 2)/(2·(2 - 1))
+        [2.0, 6.0, 3.0]
+        """
+        kernel = self._kernel
+        if kernel is None:
+            return None
+        return kernel.values(len(self._labels), self.n, len(self._index), self.version, db, db_rebuild, codes)
 
     def score_point(self, label, x, singleton: float):
         """The native kernel's step for a point ``x`` just added to cluster ``label``:

@@ -145,3 +145,33 @@ def test_labels_outside_the_codes_are_checked_once_per_call(monkeypatch):
     for a, b in zip(t.tolist(), p.tolist()):
         slow.update(a, b)
     assert list(fast.values) == list(slow.values) and fast.n == slow.n == 2_003
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(0, 1), st.just(float("nan")), st.sampled_from([0.0, 1.0])),
+                       max_size=120),
+       reference=st.integers(2, 6), h=st.sampled_from([None, 0.3, 2.0]),
+       bigger=st.booleans(), cuts=st.lists(st.integers(0, 120), max_size=4))
+def test_cusum_update_many_is_update_one_by_one(values, reference, h, bigger, cuts):
+    """Cusum.update_many (watch's blocks, in one loop) flags the same values and leaves the same
+    state, bit for bit, as update called value by value, across recalibrations after flags."""
+    from streameval.detect import Cusum
+
+    one, many = (Cusum(reference=reference, h=h) for _ in range(2))
+    for det in (one, many):
+        det.bind(block=10, bigger_is_better=bigger)
+    expected = [k for k, v in enumerate(values) if one.update(v)]
+    got, start = [], 0
+    for cut in sorted({c for c in cuts if c < len(values)} | {len(values)}):
+        got += [start + k for k in many.update_many(values[start:cut])]
+        start = cut
+    assert got == expected
+    assert repr((many.s, many.mu, many.sigma, many.h, many._ref)) == \
+        repr((one.s, one.mu, one.sigma, one.h, one._ref))
+
+
+def test_cusum_update_many_refuses_an_infinite_value_as_update_does():
+    det = Cusum(reference=2, h=1.0)
+    det.bind(block=10, bigger_is_better=True)
+    with pytest.raises(ValueError, match="finite number"):
+        det.update_many([0.5, 0.6, 0.5, float("inf")])

@@ -2,8 +2,11 @@
 
 Rows arrive as blocks of label codes (:class:`~streameval.blocks.Codes`: the reader codes each
 distinct label once) and are taken in O(1) per block; the tables catch up in bulk at each report,
-publication and checkpoint: the all-time table by one bulk add of the pending rows' cells (each
-distinct label looked up once), the window by the net change of its cells or rebuilt. Drop
+publication and checkpoint: the all-time table, keyed by the codes themselves as ``score``'s is,
+by one :meth:`~streameval.Evaluator.update_many` of the pending codes (the cells counted
+natively, no Python object per label), the window, keyed by the labels, by the net change of its
+cells or rebuilt. The codes become labels only where labels are shown or saved: what broke
+(``--top``) and the checkpoint, whose table is written as the table of the labels writes itself. Drop
 detection is the library's own (:class:`~streameval.detect.BlockDrops`, as
 :class:`~streameval.Monitor` runs it), fed the codes in bulk; what broke is an
 :class:`~streameval.breakdown.ErrorAccount` over the window's table (the all-time one without a
@@ -33,7 +36,8 @@ from ..errors import CLIError, StreamevalError
 from ..sample import SampleEstimator
 from .score import evaluator
 
-__all__ = ["WatchState", "count_cells", "add_codes", "coded"]
+__all__ = ["WatchState", "count_cells", "add_codes", "coded", "labelled_dict", "coded_table",
+           "named_report"]
 
 
 def count_cells(rows, sign=1, counts=None) -> dict:
@@ -135,6 +139,67 @@ def _cells(t, p, w) -> tuple:
     return t[new][keep], p[new][keep], c[keep]
 
 
+def labelled_dict(table, codes) -> dict:
+    """``table.to_dict()`` of a table keyed by the codes of ``codes`` (the two
+    :class:`~streameval.blocks.Codes`), as the same table keyed by the labels writes itself: the
+    labels in their canonical order (:func:`~streameval.state.label_index`), the cells sorted by
+    their positions. O(cells log cells).
+
+    >>> from streameval import Contingency
+    >>> codes = Codes(), Codes()
+    >>> t, p, _ = coded(codes, [("b", "x", 1), ("a", "y", 1), ("b", "x", 1)])
+    >>> table = Contingency(); table.update_many(t, p)
+    >>> labels = Contingency(); labels.update_many(["b", "a", "b"], ["x", "y", "x"])
+    >>> labelled_dict(table, codes) == labels.to_dict()
+    True
+    """
+    from ..state import label_index
+
+    state = table.to_dict()
+    at = []
+    for side, c in zip(("true", "pred"), codes):
+        named = [c.labels[k] for k in state["labels"][side]]
+        state["labels"][side], where = label_index(named)
+        at.append([where[x] for x in named])
+    st, sp = at
+    state["cells"] = sorted([st[a], sp[b], n] for a, b, n in state["cells"])
+    return state
+
+
+def coded_table(table, codes, classes):
+    """An evaluator of ``classes`` over the table of ``table``'s cells keyed by the codes of
+    ``codes`` (labels not coded yet get the next codes, in the table's order), tracking the F
+    sums ``table`` tracks. O(cells).
+
+    >>> from streameval import Contingency
+    >>> from streameval.metrics import resolve
+    >>> codes = Codes(), Codes()
+    >>> labels = Contingency(); labels.update_many(["b", "a", "b"], ["x", "y", "x"])
+    >>> ev = coded_table(labels, codes, resolve("ARI"))
+    >>> sorted(ev.table.items()), codes[0].labels
+    ([(0, 0, 2), (1, 1, 1)], ['b', 'a'])
+    """
+    ev = evaluator(classes)
+    for kind, beta in table.tracked_f():
+        ev.table.track_f(kind, beta)
+    cells = list(table.items())
+    if cells:
+        ev.update_many(codes[0].of(c[0] for c in cells), codes[1].of(c[1] for c in cells),
+                       np.fromiter((c[2] for c in cells), np.int64, len(cells)))
+    return ev
+
+
+def named_report(report: dict, codes) -> dict:
+    """What broke (:meth:`~streameval.breakdown.ErrorAccount.report`) of a table keyed by the
+    codes of ``codes``, its entities and clusters named by their labels. O(k)."""
+    lt, lp = codes[0].labels, codes[1].labels
+    for entry in report["split_entities"]:
+        entry["entity"] = lt[entry["entity"]]
+    for entry in report["merging_clusters"]:
+        entry["cluster"] = lp[entry["cluster"]]
+    return report
+
+
 def _ones(t, w):
     return np.ones(len(t), np.int64) if w is None else w
 
@@ -185,12 +250,16 @@ class WatchState:
 
     Rows are taken as blocks of codes (:meth:`take`, O(1) per block; :meth:`take_rows` codes label
     rows first); the tables catch up at each report, publication or checkpoint (:meth:`flush`):
-    the all-time table by one bulk add of the pending rows' cells, the window (the last
+    the all-time table (keyed by the codes, as ``score``'s) by one
+    :meth:`~streameval.Evaluator.update_many` of the pending codes, the window (the last
     ``window`` rows) by the net change of its cells, or rebuilt when that is cheaper; the drop
     detection by one :meth:`~streameval.detect.BlockDrops.update_many` of the codes. What broke
     (``breakdown``) is refreshed for each changed cell at each catch-up; without ``breakdown``
     it is not kept (and not reported). The values are those of updating row by row (the tables
-    hold integer counts; the order of updates does not change them).
+    hold integer counts; the order of updates and the keys of the cells do not change them).
+    Labels are shown and saved, never codes: what broke names the labels (:func:`named_report`
+    over the all-time table), a checkpoint holds the table of the labels (:func:`labelled_dict`)
+    and a resumed one is coded anew (:func:`coded_table`).
     """
 
     def __init__(self, classes, window: int, drops: BlockDrops | None = None, top: int = 5,
@@ -267,7 +336,7 @@ class WatchState:
             for a, b, c in self._decoded(t, p, w):
                 update(a, b, c)
             return
-        add_codes(self.all, self.codes, t, p, w)
+        self.all.update_many(t, p, w)  # keyed by the codes, as score's table
         if self.win is not None:
             self._flush_window(t, p, w)
         elif self.account is not None:
@@ -277,12 +346,8 @@ class WatchState:
 
     def _refresh(self, t, p, w) -> None:
         """Refresh what broke for each cell the signed rows changed (already applied)."""
-        account = self.account
-        if account is None:
-            return
-        lt, lp = self.codes[0].labels, self.codes[1].labels
-        account.refresh_many((lt[a], lp[b], c)
-                             for a, b, c in zip(*(x.tolist() for x in _cells(t, p, w))))
+        if self.account is not None:  # over the all-time table: keyed by the codes
+            self.account.refresh_many(zip(*(x.tolist() for x in _cells(t, p, w))))
 
     def _window_pop(self, rows: int) -> tuple:
         """Take the first ``rows`` rows out of the window: their codes and weights."""
@@ -368,7 +433,8 @@ class WatchState:
             mu = getattr(self.drops.detector, "mu", None)
             out["drop_reference"] = mu if mu is not None and math.isfinite(mu) else None
         if self.account is not None:
-            out["broke"] = self.account.report(self.top)
+            broke = self.account.report(self.top)
+            out["broke"] = broke if self.win is not None else named_report(broke, self.codes)
         return out
 
     # -- checkpoint ----------------------------------------------------------------
@@ -381,7 +447,7 @@ class WatchState:
                          "fingerprint": fingerprint},
             "rows": self.rows,
             "skipped": self.skipped,
-            "table": self.all.table.to_dict(),
+            "table": labelled_dict(self.all.table, self.codes),
             "window": None,
         }
         if self.sample is not None:
@@ -424,7 +490,7 @@ class WatchState:
                 if sample.design != self.sample.design:
                     refuse(f"its design is {sample.design!r}, not {self.sample.design!r}")
                 self.sample = sample
-            self.all = evaluator(self.classes, table=table)
+            self.all = coded_table(table, self.codes, self.classes)
             win = body["window"]
             if (win is None) != (self.win is None) or (
                 isinstance(win, dict) and win.get("size") != self.size
