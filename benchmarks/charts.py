@@ -256,6 +256,54 @@ def compare_calibration(text: str):
     return fig
 
 
+def compare_calibration_double(text: str):
+    """The double-bootstrap page: coverage of the expected value (its second coverage table) by the
+    default (adaptive) interval and the calibrated hybrid one, setting by setting and metric by
+    metric."""
+    cover = [t for t in tables(text) if t[0][:2] == ["setting", "documents"] and t[0][3] == "interval"
+             and "±" in t[1][0][4]]
+    head, rows = cover[1]
+    methods = ("adaptive", "double hybrid")
+    fig, ax = _axes("compare: coverage of the expected value, adaptive against the calibrated "
+                    "(double) hybrid 95% interval (goal 92–97%)", figsize=(10, 4.2))
+    settings = list(dict.fromkeys((r[0], r[1]) for r in rows))
+    labels = [f"{k} {d}\n{m.replace('NormalizedMutualInfo', 'NMI').replace('AdjustedRand', 'ARI')}"
+              for k, d in settings for m in head[4:]]
+    width = 0.4
+    for j, method in enumerate(methods):
+        got = {(r[0], r[1]): r[4:] for r in rows if r[3] == method}
+        ax.bar([i + j * width for i in range(len(labels))],
+               [number(c) for k in settings for c in got[k]], width, label=method, color=COLOURS[j])
+    ax.axhspan(92, 97, color="#cccccc", alpha=0.5, label="goal 92–97%")
+    ax.set_xticks([i + width / 2 for i in range(len(labels))], labels, fontsize=5)
+    ax.set_ylim(50, 100)
+    ax.set_ylabel("coverage (%)")
+    ax.legend(fontsize=7, ncol=3, loc="lower left")
+    return fig
+
+
+def compare_calibration_tests(text: str):
+    """The tests-only page: each test's rejections of a true null, setting by setting (the mean
+    over the metrics, the lowest and highest metric as the error bar)."""
+    head, rows = next(t for t in tables(text) if t[0][:2] == ["setting", "documents"] and t[0][3] == "test")
+    fig, ax = _axes("compare: rejections of a true null by the 5% tests, mean of the four metrics "
+                    "(whiskers: lowest and highest; goal 3–7%)", figsize=(9, 4.2))
+    settings = list(dict.fromkeys((r[0], r[1]) for r in rows))
+    tests = list(dict.fromkeys(r[3] for r in rows))
+    width = 0.8 / len(tests)
+    for j, test in enumerate(tests):
+        got = {(r[0], r[1]): [number(c) for c in r[4:]] for r in rows if r[3] == test}
+        mean = [sum(got[k]) / len(got[k]) for k in settings]
+        err = [[m - min(got[k]) for m, k in zip(mean, settings)], [max(got[k]) - m for m, k in zip(mean, settings)]]
+        ax.bar([i + (j - (len(tests) - 1) / 2) * width for i in range(len(settings))], mean, width,
+               yerr=err, capsize=2, label=test, color=COLOURS[j])
+    ax.axhspan(3, 7, color="#cccccc", alpha=0.5, label="goal 3–7%")
+    ax.set_xticks(range(len(settings)), [f"{k}\n{d}" for k, d in settings], fontsize=7)
+    ax.set_ylabel("rejections (%)")
+    ax.legend(fontsize=7)
+    return fig
+
+
 def intervals(text: str):
     head, rows = next(t for t in tables(text) if t[0][:3] == ["elements", "units", "interval"])
     fig, ax = _axes("compare: CPU time of the whole call by interval method, × percentile "
@@ -437,7 +485,9 @@ def monitor(text: str):
 
 CHARTS = {"monitor": monitor, "sample": sample, "sample-calibration": sample_calibration, "bootstrap": bootstrap,
           "compare-calibration": compare_calibration,
-          "compare-calibration-robustness": compare_calibration, "intervals": intervals, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
+          "compare-calibration-robustness": compare_calibration,
+          "compare-calibration-double": compare_calibration_double, "compare-calibration-tests": compare_calibration_tests,
+          "intervals": intervals, "drift": drift, "cli-watch": cli_watch, "core": core, "core-python": core, "coreference": coreference, "window": window, "intrinsic": intrinsic,
           "distributed": distributed, "cli": cli, "pss": pss, "batch": batch, "prometheus": prometheus}
 
 

@@ -31,12 +31,19 @@
 //! term for most cells (`crate::terms::unit_move`): the cells whose partner is settled in one
 //! tight loop per cluster (`unit_listed`, `unit_small`: the terms' bounds checked once per
 //! cluster, while a reading finds few unsettled clusters); no allocation, no hashing but the
-//! cell-map lookup of a small cluster's counts.
+//! cell-map lookup of a small cluster's counts. The hardware divisions are most of a dense
+//! reading's time, so a listed cell memoises its terms at the margin sum it was last settled at
+//! ([`Item`]): when its partner's size has not moved since, the next settling of its cluster
+//! reads the old terms there and divides for the new ones only (two divisions instead of four).
+//! The memos pay when a cluster is read again before most of its partners changed (a dense
+//! table, a big cluster read often) and cost their writes otherwise, so each listing keeps them
+//! on only while they hit ([`Listing::next_mode`]). A big cluster's listing is prefetched when
+//! an update first notes the cluster, so that it is in cache by the reading.
 
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
-use crate::terms::{bcubed_term, elm_term, fixed_quot_nz, unit_move, unit_ok, unit_shift, xlogx, FSpec, Kind};
+use crate::terms::{bcubed_term, elm_term, fixed_quot_nz, unit_move, unit_ok, unit_shift, unit_term, xlogx, FSpec, Kind};
 
 /// A small cluster with more cells than this becomes big.
 pub const BIG_AT: usize = 16;
@@ -171,24 +178,90 @@ pub struct Big {
     pub listed: Listing,
 }
 
-/// The cells a big cluster lists, `(other cluster, count)`: in one array, so that settling walks
-/// them as a slice (no hash-table iteration), with each one's position by other cluster for
-/// O(1) changes. Equality is as sets (the order is that of the changes).
-#[derive(Clone, Default, Debug)]
+/// One cell a big cluster lists: the other cluster `z`, the count `n`, and a memo of the cell's
+/// unit terms (BCubed `2n²/s`, ELM `2n(n-1)/(s-2)`, fixed point, each below 1) at the margin sum
+/// `s` for which settling last computed them (`s == 0`: none). The memo is a cache of a pure
+/// function of `(n, s)`: any change of `n` empties it, so a hit is the same bits as computing the
+/// terms again, and the next settling of this cluster at an unchanged partner size spares the
+/// two divisions of the cell's old terms.
+#[derive(Clone, Copy, Debug)]
+pub struct Item {
+    pub z: u32,
+    s: u32,
+    pub n: u64,
+    b: u64,
+    e: u64,
+}
+
+impl Item {
+    fn new(z: u32, n: u64) -> Item {
+        Item { z, s: 0, n, b: 0, e: 0 }
+    }
+
+    /// Whether the memo is empty or holds the terms of the kinds `want` (ELM, BCubed) at
+    /// `(n, s)` (a check of the invariant, for [`Core::check`]).
+    fn memo_ok(&self, want: [bool; 2]) -> bool {
+        let (n, s) = (self.n, self.s as u64);
+        self.s == 0
+            || ((!want[1] || self.b as i128 == unit_term(Kind::Bcubed, n, s))
+                && (!want[0] || self.e as i128 == unit_term(Kind::Elm, n, s)))
+    }
+}
+
+/// The cells a big cluster lists, `(other cluster, count)` ([`Item`]s): in one array, so that
+/// settling walks them as a slice (no hash-table iteration), with each one's position by other
+/// cluster for O(1) changes. Equality is as sets of `(z, n)` (the order is that of the changes;
+/// the memos are caches, not state).
+#[derive(Clone, Debug)]
 pub struct Listing {
-    items: Vec<(u32, u64)>,
+    items: Vec<Item>,
     pos: HashMap<u32, u32>,
+    /// whether settling uses and keeps the memos: [`Listing::ON`], [`Listing::PROBE`], or off
+    /// for this many more settlings (a speed choice only: a memo is right whenever it is used)
+    mode: u8,
+}
+
+impl Default for Listing {
+    /// No cells, the memos off at first: a cluster settled a few times only (a large table,
+    /// each cluster read rarely) never pays for them.
+    fn default() -> Listing {
+        Listing { items: Vec::new(), pos: HashMap::new(), mode: Listing::OFF_FOR }
+    }
 }
 
 impl Listing {
-    /// List cell `z` with count `n`, or set its count. O(1).
+    /// Settling reads and writes the memos and counts its hits.
+    const ON: u8 = 0;
+    /// Settling writes the memos, for the next one to count its hits.
+    const PROBE: u8 = 1;
+    /// Below this share of hits (in 64ths) the memos cost more than they spare (their writes,
+    /// the second pass over the misses; measured on the density benchmark: a win at about 85%
+    /// hits, a loss at about 40%): off for [`Listing::OFF_FOR`] settlings.
+    const HITS_AT: usize = 40;
+    const OFF_FOR: u8 = 32;
+
+    /// The mode after a settling in this one that found `hits` memo hits among `cells` cells:
+    /// on stays on while the memos pay (a cluster read again before most of its partners
+    /// changed: a dense table, or a big cluster read often), else goes off; off counts down to
+    /// a probe, a probe turns on. O(1).
+    #[inline]
+    fn next_mode(&self, hits: usize, cells: usize) -> u8 {
+        match self.mode {
+            Self::ON if hits * 64 < cells * Self::HITS_AT => Self::OFF_FOR,
+            Self::ON | Self::PROBE => Self::ON,
+            2 => Self::PROBE,
+            k => k - 1,
+        }
+    }
+
+    /// List cell `z` with count `n`, or set its count (emptying its memo). O(1).
     #[inline]
     pub fn insert(&mut self, z: u32, n: u64) {
         match self.pos.entry(z) {
-            hashbrown::hash_map::Entry::Occupied(e) => self.items[*e.get() as usize].1 = n,
+            hashbrown::hash_map::Entry::Occupied(e) => self.items[*e.get() as usize] = Item::new(z, n),
             hashbrown::hash_map::Entry::Vacant(e) => {
                 e.insert(self.items.len() as u32);
-                self.items.push((z, n));
+                self.items.push(Item::new(z, n));
             }
         }
     }
@@ -199,16 +272,39 @@ impl Listing {
     pub fn remove(&mut self, z: u32) {
         if let Some(i) = self.pos.remove(&z) {
             self.items.swap_remove(i as usize);
-            if let Some(&(moved, _)) = self.items.get(i as usize) {
-                self.pos.insert(moved, i);
+            if let Some(moved) = self.items.get(i as usize) {
+                self.pos.insert(moved.z, i);
             }
         }
     }
 
-    /// The listed cells, `(other cluster, count)`, in no particular order.
+    /// The listed cells, in no particular order.
     #[inline]
-    pub fn items(&self) -> &[(u32, u64)] {
+    pub fn items(&self) -> &[Item] {
         &self.items
+    }
+
+    /// Ask the processor to bring the listed cells into its cache (a hint; no effect on any
+    /// value): one prefetch per 64-byte line. O(cells / 2) instructions, no waiting.
+    #[inline]
+    fn prefetch(&self) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let (p, len) = (self.items.as_ptr() as *const i8, std::mem::size_of_val(&self.items[..]));
+            for off in (0..len).step_by(64) {
+                // SAFETY: a prefetch never faults; the address lies within the items' array
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(off)) };
+            }
+        }
+    }
+
+    /// Empty every memo (the tracked kinds changed: a memo holds only the kinds tracked when
+    /// it was made). O(cells).
+    fn forget(&mut self) {
+        for it in self.items.iter_mut() {
+            it.s = 0;
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -223,7 +319,7 @@ impl Listing {
 impl PartialEq for Listing {
     fn eq(&self, o: &Listing) -> bool {
         self.len() == o.len()
-            && self.items.iter().all(|&(z, n)| o.pos.get(&z).is_some_and(|&i| o.items[i as usize].1 == n))
+            && self.items.iter().all(|it| o.pos.get(&it.z).is_some_and(|&i| o.items[i as usize].n == it.n))
     }
 }
 
@@ -327,16 +423,17 @@ impl Unsettled {
         self.bits[side].get((x >> 6) as usize).is_some_and(|w| w >> (x & 63) & 1 == 1)
     }
 
-    /// List cluster `x` of `side`, whose settled size is `size`, unless it is listed already.
+    /// List cluster `x` of `side`, whose settled size is `size`, unless it is listed already;
+    /// whether it was not.
     #[inline]
-    fn add(&mut self, side: usize, x: u32, size: u64) {
+    fn add(&mut self, side: usize, x: u32, size: u64) -> bool {
         let i = (x >> 6) as usize;
         let bits = &mut self.bits[side];
         if bits.len() <= i {
             bits.resize(i + 1, 0);
         }
         if bits[i] >> (x & 63) & 1 == 1 {
-            return;
+            return false;
         }
         bits[i] |= 1 << (x & 63);
         self.list[side].push(x);
@@ -345,6 +442,7 @@ impl Unsettled {
             old.resize(x as usize + 1, 0);
         }
         old[x as usize] = size;
+        true
     }
 
     /// The settled count of cell `k`, whose count is now `now`, between cluster `z` of `side`
@@ -443,7 +541,7 @@ impl FCtx<'_> {
     /// case (unit specs, the other end settled) keeps its sums in registers, with the tracked
     /// kinds fixed at compile time ([`FCtx::listed_k`]). O(cells · specs).
     #[allow(clippy::too_many_arguments)]
-    fn listed(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &Listing, other: &[Cluster], sx: (u64, u64)) {
+    fn listed(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &mut Listing, other: &[Cluster], sx: (u64, u64)) {
         match self.want {
             [true, true] => self.listed_k::<true, true>(un, acc, f, side, x, listed, other, sx),
             [true, false] => self.listed_k::<true, false>(un, acc, f, side, x, listed, other, sx),
@@ -455,7 +553,7 @@ impl FCtx<'_> {
     /// [`FCtx::listed`] with the unit kinds wanted (`E`: ELM, `B`: BCubed) as constants.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn listed_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &Listing, other: &[Cluster], sx: (u64, u64)) {
+    fn listed_k<const E: bool, const B: bool>(&self, un: &Unsettled, acc: &mut [i128; 2], f: &mut [i128], side: usize, x: u32, listed: &mut Listing, other: &[Cluster], sx: (u64, u64)) {
         let (sx0, sx1) = sx;
         if self.all_unit && sx0 != sx1 && (sx0 | sx1) < (1 << 31) && sx0.min(sx1) >= 2 && un.list[1 - side].len() <= 8 {
             // the common case (a reading every few updates): every settled partner's cell in one
@@ -463,11 +561,16 @@ impl FCtx<'_> {
             // many unsettled partners, goes cell by cell below: no second pass over them)
             let mut rest: SmallVec<[(u32, u64); 8]> = SmallVec::new();
             let (olist, obits) = (&un.list[1 - side], &un.bits[1 - side]);
-            let [e, b] = match olist[..] {
+            let items = &mut listed.items;
+            let ([e, b], hits) = match (&olist[..], listed.mode <= Listing::PROBE) {
                 // one unsettled partner (a reading after each update): a comparison a cell
-                [one] => unit_listed::<E, B, _>(listed.items(), |z| z == one, other, sx0, sx1, &mut rest),
-                _ => unit_listed::<E, B, _>(listed.items(), |z| is_set(obits, z), other, sx0, sx1, &mut rest),
+                (&[one], true) => unit_listed::<E, B, true, _>(items, |z| z == one, other, sx0, sx1, &mut rest),
+                (&[one], false) => unit_listed::<E, B, false, _>(items, |z| z == one, other, sx0, sx1, &mut rest),
+                (_, true) => unit_listed::<E, B, true, _>(items, |z| is_set(obits, z), other, sx0, sx1, &mut rest),
+                (_, false) => unit_listed::<E, B, false, _>(items, |z| is_set(obits, z), other, sx0, sx1, &mut rest),
             };
+            let cells = items.len() - rest.len();
+            listed.mode = listed.next_mode(hits, cells);
             acc[0] = acc[0].wrapping_add(e);
             acc[1] = acc[1].wrapping_add(b);
             for &(z, n) in rest.iter() {
@@ -482,7 +585,7 @@ impl FCtx<'_> {
         // the bounds of `unit_ok` on this end's sizes, once
         let unit = self.all_unit && (sx0 | sx1) < (1 << 62);
         let moved = sx0 != sx1;
-        for &(z, n) in listed.items() {
+        for &Item { z, n, .. } in listed.items() {
             let oz = &other[z as usize];
             if un.has(1 - side, z) {
                 if side == 0 && oz.big.is_some() {
@@ -633,19 +736,71 @@ fn unit_cell<const E: bool, const B: bool>(e: &mut i128, b: &mut i128, n: u64, y
 /// unsettled, else its bit); the other cells are pushed to `rest`, for the caller. With
 /// `sx < 2**31` each count `n <= sx` is below `2**31`, and a partner's size is below `MAX_TOTAL = 2**57`, so every term is a [`unit_term`] (the bounds of
 /// `unit_ok`), and with `sx >= 2` no margin sum is 2 (a cell of one element has no ELM term).
-/// The same values as [`unit_shift`] cell by cell, in a loop without tests of those bounds:
-/// O(cells); its callers have at most 8 unsettled partners, so `rest` never allocates.
+/// The same values as [`unit_shift`] cell by cell, in a loop without tests of those bounds; each
+/// cell's old terms taken from its memo when it holds them (its partner's size unchanged since
+/// this cluster last settled it), and its new terms memoised: O(cells), two hardware divisions a
+/// cell on a memo hit, four on a miss. Its callers have at most 8 unsettled partners, so `rest`
+/// never allocates.
 #[inline(never)]
-fn unit_listed<const E: bool, const B: bool, U: Fn(u32) -> bool>(items: &[(u32, u64)], unsettled: U, other: &[Cluster], sx0: u64, sx1: u64, rest: &mut SmallVec<[(u32, u64); 8]>) -> [i128; 2] {
+fn unit_listed<const E: bool, const B: bool, const M: bool, U: Fn(u32) -> bool>(items: &mut [Item], unsettled: U, other: &[Cluster], sx0: u64, sx1: u64, rest: &mut SmallVec<[(u32, u64); 8]>) -> ([i128; 2], usize) {
     let (mut e, mut b) = (0i128, 0i128);
-    for &(z, n) in items {
-        if unsettled(z) {
-            rest.push((z, n));
-            continue;
+    if !M {
+        for it in items.iter() {
+            if unsettled(it.z) {
+                rest.push((it.z, it.n));
+                continue;
+            }
+            unit_cell::<E, B>(&mut e, &mut b, it.n, other[it.z as usize].size, sx0, sx1);
         }
-        unit_cell::<E, B>(&mut e, &mut b, n, other[z as usize].size, sx0, sx1);
+        return ([e, b], 0);
     }
-    [e, b]
+    /// the cells of one pass: the memo misses' `(n, s0)` wait in an array of this length
+    const CHUNK: usize = 64;
+    let mut hits = 0;
+    let mut miss = [(0u64, 0u64); CHUNK];
+    for chunk in items.chunks_mut(CHUNK) {
+        // the new terms of every cell, the old ones from the memos that hold them; the misses
+        // noted without a branch (a hit or a miss is as likely as the partners' sizes moved:
+        // unpredictable), their old terms computed after the pass
+        let mut m = 0;
+        for it in chunk.iter_mut() {
+            if unsettled(it.z) {
+                rest.push((it.z, it.n));
+                continue;
+            }
+            let n = it.n;
+            let y = other[it.z as usize].size;
+            // wrapping: no overflow check, none possible within those bounds
+            let (s0, s1) = (sx0.wrapping_add(y), sx1.wrapping_add(y));
+            let nn = n.wrapping_mul(n).wrapping_mul(2);
+            // a present cell: n >= 1, so both tops below are positive
+            let b1 = if B { fixed_quot_nz(nn, s1) } else { 0 };
+            let e1 = if E && n > 1 { fixed_quot_nz(nn.wrapping_sub(n.wrapping_mul(2)), s1.wrapping_sub(2)) } else { 0 };
+            let hit = it.s as u64 == s0;
+            let keep = (hit as u64).wrapping_neg();
+            b = b.wrapping_add(b1).wrapping_sub((it.b & keep) as i128);
+            e = e.wrapping_add(e1).wrapping_sub((it.e & keep) as i128);
+            miss[m] = (n, s0);
+            m += !hit as usize;
+            hits += hit as usize;
+            // below 1 each (a fraction's 64 bits) and a margin sum of 32 bits: memoised, else
+            // no memo
+            let fits = ((b1 | e1) >> 64 == 0) & (s1 >> 32 == 0);
+            it.s = if fits { s1 as u32 } else { 0 };
+            it.b = b1 as u64;
+            it.e = e1 as u64;
+        }
+        for &(n, s0) in &miss[..m] {
+            let nn = n.wrapping_mul(n).wrapping_mul(2);
+            if B {
+                b = b.wrapping_sub(fixed_quot_nz(nn, s0));
+            }
+            if E && n > 1 {
+                e = e.wrapping_sub(fixed_quot_nz(nn.wrapping_sub(n.wrapping_mul(2)), s0.wrapping_sub(2)));
+            }
+        }
+    }
+    ([e, b], hits)
 }
 
 /// [`unit_listed`] for small cluster `x` of `side`, whose partners are `partners` (the counts
@@ -777,9 +932,15 @@ impl Core {
         let track = self.tracking();
         if track {
             let un = &mut self.unsettled;
-            un.add(0, t, a0);
-            un.add(1, p, b0);
+            let fresh = [un.add(0, t, a0), un.add(1, p, b0)];
             un.cells.entry(k).or_insert(n0);
+            // a big end noted now will be settled at the next reading: its listing starts its
+            // way into the cache, while the caller works between this update and that reading
+            for (side, x) in [(0, t), (1, p)] {
+                if let Some(b) = self.sides[side][x as usize].big.as_deref().filter(|_| fresh[side]) {
+                    b.listed.prefetch();
+                }
+            }
         }
         let both_before = self.both_near(t, p);
         if track {
@@ -964,17 +1125,18 @@ impl Core {
         }
         // unsettled big clusters: their groups (settled partners only now) and listed cells
         for side in 0..2 {
-            let (own, other) = (&self.sides[side], &self.sides[1 - side]);
+            let (own, other) = own_other(&mut self.sides, side);
             for &x in &un.list[side] {
-                let cl = &own[x as usize];
-                let Some(b) = cl.big.as_deref() else { continue };
-                let (sx0, sx1) = (un.old[side][x as usize], cl.size);
+                let cl = &mut own[x as usize];
+                let size = cl.size;
+                let Some(b) = cl.big.as_deref_mut() else { continue };
+                let (sx0, sx1) = (un.old[side][x as usize], size);
                 if sx0 != sx1 {
                     for (&(c, sz), &m) in b.groups.iter() {
                         ctx.delta(&mut acc, f, side, c, sx0, sx1, sz, m);
                     }
                 }
-                ctx.listed(un, &mut acc, f, side, x, &b.listed, other, (sx0, sx1));
+                ctx.listed(un, &mut acc, f, side, x, &mut b.listed, other, (sx0, sx1));
             }
         }
         // unsettled small clusters: each cell, and back into grouped partners' groups
@@ -1168,9 +1330,18 @@ impl Core {
         self.fspecs.push(spec);
         self.fsums.push(total);
         self.all_unit = self.fspecs.iter().all(FSpec::is_unit);
-        self.want = [Kind::Elm, Kind::Bcubed].map(|k| self.fspecs.iter().any(|s| s.kind == k));
+        let want = [Kind::Elm, Kind::Bcubed].map(|k| self.fspecs.iter().any(|s| s.kind == k));
         if first {
+            self.want = want;
             self.build_groups();
+        } else if want != self.want {
+            // the listings' memos hold the kinds tracked until now only
+            self.want = want;
+            for cl in self.sides.iter_mut().flatten() {
+                if let Some(b) = cl.big.as_deref_mut() {
+                    b.listed.forget();
+                }
+            }
         }
     }
 
@@ -1815,6 +1986,9 @@ impl Core {
                             let (groups, listed) = self.groups_of(side, x);
                             if groups != b.groups || listed != b.listed {
                                 return Err(format!("side {side} cluster {x}: groups drifted"));
+                            }
+                            if let Some(it) = b.listed.items().iter().find(|it| !it.memo_ok(self.want)) {
+                                return Err(format!("side {side} cluster {x}: cell {} memoised wrong terms", it.z));
                             }
                         }
                     }
@@ -2701,16 +2875,48 @@ mod tests {
                     unit_shift::<true, true>(&mut e, &mut b, n, sx0 + other[z as usize].size, sx1 + other[z as usize].size);
                 }
             }
+            let fresh = || items.iter().map(|&(z, n)| Item::new(z, n)).collect::<Vec<Item>>();
+            let mut listed = fresh();
             let mut rest = SmallVec::new();
-            assert_eq!(unit_listed::<true, true, _>(&items, |z| is_set(&bits, z), &other, sx0, sx1, &mut rest), [e, b]);
+            assert_eq!(unit_listed::<true, true, true, _>(&mut listed, |z| is_set(&bits, z), &other, sx0, sx1, &mut rest), ([e, b], 0));
             assert_eq!(rest.to_vec(), rest_want);
+            let mut rest = SmallVec::new();
+            assert_eq!(unit_listed::<true, true, false, _>(&mut fresh(), |z| is_set(&bits, z), &other, sx0, sx1, &mut rest), ([e, b], 0));
+            assert_eq!(rest.to_vec(), rest_want);
+            assert!(listed.iter().all(|it| it.memo_ok([true, true])));
             if let [one] = un[..] {
                 let mut rest = SmallVec::new();
-                assert_eq!(unit_listed::<true, true, _>(&items, |z| z == one, &other, sx0, sx1, &mut rest), [e, b]);
+                assert_eq!(unit_listed::<true, true, true, _>(&mut fresh(), |z| z == one, &other, sx0, sx1, &mut rest), ([e, b], 0));
                 assert_eq!(rest.to_vec(), rest_want);
             }
             let mut rest = SmallVec::new();
-            assert_eq!(unit_listed::<false, true, _>(&items, |z| is_set(&bits, z), &other, sx0, sx1, &mut rest)[1], b);
+            let mut only_b = fresh();
+            assert_eq!(unit_listed::<false, true, true, _>(&mut only_b, |z| is_set(&bits, z), &other, sx0, sx1, &mut rest).0[1], b);
+            assert!(only_b.iter().all(|it| it.memo_ok([false, true])));
+            // the next settling, from sx1 to sx2, with some partners' sizes changed since (their
+            // memos then stale): memo hits and misses give the terms computed afresh
+            let mut moved = other.clone();
+            for oz in moved.iter_mut() {
+                if rng.below(3) == 0 {
+                    oz.size += 1 + rng.below(3);
+                }
+            }
+            let sx2 = 2 + rng.below(if round % 2 == 0 { 1 << 30 } else { 2 * sx1 });
+            let (mut e2, mut b2) = (0i128, 0i128);
+            for &(z, n) in &items {
+                if !un.contains(&z) {
+                    unit_shift::<true, true>(&mut e2, &mut b2, n, sx1 + moved[z as usize].size, sx2 + moved[z as usize].size);
+                }
+            }
+            // a hit: a settled partner of unchanged size whose terms at sx1 were memoised
+            let fit = |z: u32, n: u64| {
+                let s = sx1 + other[z as usize].size;
+                s < 1 << 32 && unit_term(Kind::Bcubed, n, s) >> 64 == 0 && unit_term(Kind::Elm, n, s) >> 64 == 0
+            };
+            let hits = items.iter().filter(|&&(z, n)| !un.contains(&z) && moved[z as usize].size == other[z as usize].size && fit(z, n)).count();
+            let mut rest = SmallVec::new();
+            assert_eq!(unit_listed::<true, true, true, _>(&mut listed, |z| is_set(&bits, z), &moved, sx1, sx2, &mut rest), ([e2, b2], hits));
+            assert!(listed.iter().all(|it| it.memo_ok([true, true])));
             // the same cells seen from a small row 7 (side 0) and a small column 7 (side 1)
             for side in 0..2 {
                 let cells: HashMap<u64, u64> = items.iter().map(|&(z, n)| (skey(side, 7, z), n)).collect();
@@ -2725,6 +2931,41 @@ mod tests {
                 g.groups.clear();
             }
         }
+    }
+
+    #[test]
+    fn listed_cells_memoise_their_terms_while_it_pays_and_stay_exact() {
+        // three rows of 60 listed cells, read after every update: while their partners (the
+        // columns) stay put between two settlings of a row the memos turn on; when every row
+        // update comes after 30 updates of other rows over the same columns, most memos are
+        // stale at the next settling and they turn off again; the sums exact all along
+        let mut c = unit_tracked();
+        let mut rng = Rng(77);
+        for t in 0..3u32 {
+            for p in 0..60u32 {
+                c.change(t, p, 1 + ((t + p) % 2) as i64);
+            }
+        }
+        c.settle();
+        let modes = |c: &Core| -> Vec<u8> { (0..3).map(|t| c.sides[0][t].big.as_deref().expect("big").listed.mode).collect() };
+        let (mut seen_on, mut seen_off_after_on) = (false, false);
+        for step in 0..6000u64 {
+            let churn = step >= 3000;
+            let t = if churn && step % 31 != 0 { 3 + rng.below(40) as u32 } else { rng.below(3) as u32 };
+            let p = if rng.below(4) == 0 { t % 60 } else { rng.below(60) as u32 };
+            c.change(t, p, 1);
+            c.settle();
+            if step % 97 == 0 {
+                assert_eq!(c.f_sums(), &c.compute_sums().1[..], "step {step}");
+            }
+            let m = modes(&c);
+            seen_on |= !churn && m.contains(&Listing::ON);
+            seen_off_after_on |= seen_on && churn && m.iter().all(|&k| k > Listing::PROBE);
+        }
+        assert!(seen_on, "quiet partners: the memos turn on");
+        assert!(seen_off_after_on, "churning partners: the memos turn off");
+        c.check().unwrap(); // every memo holds its terms
+        assert_eq!(c.f_sums(), &c.compute_sums().1[..]);
     }
 
     #[test]
@@ -2785,12 +3026,12 @@ mod tests {
         l.remove(0); // the last item moves into the hole
         l.remove(0); // not listed: nothing
         l.remove(9);
-        let mut items = l.items().to_vec();
+        let mut items: Vec<(u32, u64)> = l.items().iter().map(|it| (it.z, it.n)).collect();
         items.sort_unstable();
         let want: Vec<(u32, u64)> = (1..9u32).map(|z| (z, if z == 3 { 40 } else { z as u64 + 1 })).collect();
         assert_eq!(items, want);
-        for &(z, _) in l.items() {
-            assert_eq!(l.items()[l.pos[&z] as usize].0, z);
+        for it in l.items() {
+            assert_eq!(l.items()[l.pos[&it.z] as usize].z, it.z);
         }
         // equal as sets, whatever the order
         let mut m = Listing::default();

@@ -358,6 +358,82 @@ pub struct Slots<'a> {
     pub d: usize,
 }
 
+/// The kernels' running state as bytes (pickling: `SummaryKernel.state`, `DaviesBouldinKernel.state`):
+/// integers and doubles little-endian, each list preceded by its length. The sums carried this way
+/// (an `hi + lo` pair, a moving anchor) depend on the order of the steps that made them, not only
+/// on the summaries; a copy rebuilt from the summaries alone could read differently in the last bit.
+#[derive(Default)]
+pub struct StateOut(pub Vec<u8>);
+
+impl StateOut {
+    pub fn int(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn num(&mut self, v: f64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn nums(&mut self, v: &[f64]) {
+        self.int(v.len() as i64);
+        for &t in v {
+            self.num(t);
+        }
+    }
+
+    pub fn ints(&mut self, v: impl ExactSizeIterator<Item = i64>) {
+        self.int(v.len() as i64);
+        for t in v {
+            self.int(t);
+        }
+    }
+}
+
+/// Reads what [`StateOut`] wrote; `None` on bytes that end early or a length out of range.
+pub struct StateIn<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> StateIn<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        StateIn { buf }
+    }
+
+    fn word(&mut self) -> Option<[u8; 8]> {
+        let (head, rest) = self.buf.split_at_checked(8)?;
+        self.buf = rest;
+        head.try_into().ok()
+    }
+
+    pub fn int(&mut self) -> Option<i64> {
+        self.word().map(i64::from_le_bytes)
+    }
+
+    pub fn num(&mut self) -> Option<f64> {
+        self.word().map(f64::from_le_bytes)
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        let n = usize::try_from(self.int()?).ok()?;
+        (n <= self.buf.len() / 8).then_some(n)
+    }
+
+    pub fn nums(&mut self) -> Option<Vec<f64>> {
+        let n = self.len()?;
+        (0..n).map(|_| self.num()).collect()
+    }
+
+    pub fn ints(&mut self) -> Option<Vec<i64>> {
+        let n = self.len()?;
+        (0..n).map(|_| self.int()).collect()
+    }
+
+    /// Whether every byte was read.
+    pub fn done(&self) -> bool {
+        self.buf.is_empty()
+    }
+}
+
 /// What the views derive from each slot, kept per slot and refreshed only for the slots that
 /// changed (`SlotCache::set`, O(d)): the sum of the scatters `M2_j` (SSW, as `hi + lo` by
 /// TwoSum, so exact to `~ε²` of the scatters whatever the number of changes), `q_j = M2_j/b_j`, the Davies-Bouldin scatter `S_j` (RMS
@@ -396,6 +472,40 @@ impl SlotCache {
             m2: vec![0.0; cap],
             sum_m2: (0.0, 0.0),
         }
+    }
+
+    /// The cache as bytes ([`StateOut`]).
+    pub fn save(&self, out: &mut StateOut) {
+        for v in [&self.q, &self.s, &self.r, &self.uh, &self.ul, &self.m2] {
+            out.nums(v);
+        }
+        for (hi, lo) in [self.sum_s, self.sum_m2] {
+            out.num(hi);
+            out.num(lo);
+        }
+    }
+
+    /// The cache [`SlotCache::save`] wrote, for `cap` slots of dimension `d`; `None` when the
+    /// bytes do not fit.
+    pub fn load(inp: &mut StateIn, cap: usize, d: usize, cosine: bool) -> Option<Self> {
+        let ud = if cosine { cap * d } else { 0 };
+        let mut v: Vec<Vec<f64>> = Vec::with_capacity(6);
+        for want in [cap, cap, cap, ud, ud, cap] {
+            let got = inp.nums()?;
+            if got.len() != want {
+                return None;
+            }
+            v.push(got);
+        }
+        let sum_s = (inp.num()?, inp.num()?);
+        let sum_m2 = (inp.num()?, inp.num()?);
+        let m2 = v.pop()?;
+        let ul = v.pop()?;
+        let uh = v.pop()?;
+        let r = v.pop()?;
+        let s = v.pop()?;
+        let q = v.pop()?;
+        Some(SlotCache { cosine, d, q, s, r, uh, ul, sum_s, m2, sum_m2 })
     }
 
     /// Slot `j` anew from the summaries (its old scatter leaves the sum, the new one enters).
@@ -1012,6 +1122,29 @@ fn arg_extreme<const MAX: bool>(row: &[f64]) -> (f64, usize) {
 }
 
 impl DaviesBouldin {
+    /// The cache as bytes ([`StateOut`]; the scratch rows are not state).
+    pub fn save(&self, out: &mut StateOut) {
+        out.int(self.cap as i64);
+        out.nums(&self.m);
+        out.ints(self.a.iter().map(|&a| a as i64));
+        out.nums(&self.s);
+        out.num(self.sum.0);
+        out.num(self.sum.1);
+    }
+
+    /// The cache [`DaviesBouldin::save`] wrote; `None` when the bytes do not fit together.
+    pub fn load(inp: &mut StateIn) -> Option<Self> {
+        let cap = usize::try_from(inp.int()?).ok()?;
+        let m = inp.nums()?;
+        let a = inp.ints()?.into_iter().map(|a| usize::try_from(a).ok().filter(|&a| a < cap.max(1))).collect::<Option<Vec<usize>>>()?;
+        let s = inp.nums()?;
+        let sum = (inp.num()?, inp.num()?);
+        if m.len() != cap || a.len() != cap || s.len() != cap {
+            return None;
+        }
+        Some(DaviesBouldin { cap, m, a, s, sum, row: Vec::new(), other: Vec::new() })
+    }
+
     /// Every row anew: O(w²).
     pub fn rebuild(&mut self, scat: &[f64], dist: &[f64], cap: usize, w: usize) {
         self.cap = cap;
@@ -1145,6 +1278,34 @@ impl SsbAnchor {
     /// No sums yet: the first read builds them.
     pub fn new() -> Self {
         SsbAnchor { version: -1, ..Default::default() }
+    }
+
+    /// The anchor and its sums as bytes ([`StateOut`]).
+    pub fn save(&self, out: &mut StateOut) {
+        out.int(self.version);
+        out.nums(&self.c);
+        out.nums(&self.t);
+        out.num(self.a.0);
+        out.num(self.a.1);
+        out.nums(&self.b.iter().flat_map(|&(hi, lo)| [hi, lo]).collect::<Vec<f64>>());
+    }
+
+    /// The anchor [`SsbAnchor::save`] wrote, over `cap` slots of dimension `d`; `None` when the
+    /// bytes do not fit. An anchor of no version (the next read builds it) loads as [`SsbAnchor::new`].
+    pub fn load(inp: &mut StateIn, cap: usize, d: usize) -> Option<Self> {
+        let version = inp.int()?;
+        let c = inp.nums()?;
+        let t = inp.nums()?;
+        let a = (inp.num()?, inp.num()?);
+        let b = inp.nums()?;
+        if version < 0 {
+            return Some(SsbAnchor::new());
+        }
+        if c.len() != d || t.len() != cap || b.len() != 2 * d {
+            return None;
+        }
+        let b = b.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+        Some(SsbAnchor { version, c, t, a, b })
     }
 
     /// Slot `j`'s terms (count `count`, mean `mean`) out of the sums.
@@ -1561,5 +1722,63 @@ mod tests {
         fresh.rebuild(&s1, &moved, 3, 3);
         assert_eq!(db.m, fresh.m);
         assert!((db.value(3) - fresh.value(3)).abs() <= 1e-15 * fresh.value(3));
+    }
+
+    #[test]
+    fn saved_states_load_as_they_were_and_go_on_alike() {
+        // each running state saved then loaded: the same bits, and the same bits after the same
+        // further steps (the sums depend on the order of the steps, so nothing else would do)
+        let (k, d) = (23usize, 3usize);
+        let (counts, means, m2) = grid(k, d);
+        let s = Slots { counts: &counts, means: &means, m2: &m2, d };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let g: Vec<f64> = (0..d).map(|i| 0.1 * i as f64).collect();
+        let mut an = SsbAnchor::new();
+        an.rebuild(&s, k, &g, 4);
+        an.remove(2, counts[2], &means[6..9]);
+        an.add(2, counts[2] + 1, &[0.3, 0.2, 0.1]);
+        let mut c = cached(&s, true);
+        let mut full = vec![0.0; k * k];
+        let (mut tot, mut row) = ((0.0, 0.0), vec![0.0; k]);
+        for j in 0..k {
+            new_row(&s, &c, j, false, &mut row, &mut full, k, &mut tot);
+        }
+        let mut db = DaviesBouldin::default();
+        db.rebuild(&c.s, &full, k, k);
+        db.change(c.s[4] * 2.0, &full, k, 4);
+        let mut out = StateOut::default();
+        an.save(&mut out);
+        c.save(&mut out);
+        db.save(&mut out);
+        let mut inp = StateIn::new(&out.0);
+        let mut an2 = SsbAnchor::load(&mut inp, k, d).unwrap();
+        let mut c2 = SlotCache::load(&mut inp, k, d, true).unwrap();
+        let mut db2 = DaviesBouldin::load(&mut inp).unwrap();
+        assert!(inp.done());
+        for step in 0..3 {
+            let j = 5 + step;
+            for a in [&mut an, &mut an2] {
+                a.remove(j, counts[j], &means[j * d..(j + 1) * d]);
+                a.add(j, counts[j] + 2, &[1.0, -0.5, 0.25]);
+            }
+            for x in [&mut c, &mut c2] {
+                x.set(&s, j);
+            }
+            for x in [&mut db, &mut db2] {
+                x.change(c.s[j] * 0.5, &full, k, j);
+            }
+            assert_eq!(an.value(40, &g).map(f64::to_bits), an2.value(40, &g).map(f64::to_bits));
+            assert_eq!((bits(&an.t), bits(&an.c), an.a.0.to_bits(), an.a.1.to_bits()), (bits(&an2.t), bits(&an2.c), an2.a.0.to_bits(), an2.a.1.to_bits()));
+            assert_eq!((bits(&c.s), bits(&c.uh), c.sum_s.0.to_bits(), c.sum_m2.1.to_bits()), (bits(&c2.s), bits(&c2.uh), c2.sum_s.0.to_bits(), c2.sum_m2.1.to_bits()));
+            assert_eq!((bits(&db.m), &db.a, db.sum.0.to_bits(), db.sum.1.to_bits()), (bits(&db2.m), &db2.a, db2.sum.0.to_bits(), db2.sum.1.to_bits()));
+        }
+        // bytes that do not fit are refused
+        let mut short = StateIn::new(&out.0[..out.0.len() - 8]);
+        assert!(SsbAnchor::load(&mut short, k, d).is_some() && SlotCache::load(&mut short, k, d, true).is_some());
+        assert!(DaviesBouldin::load(&mut short).is_none());
+        assert!(SsbAnchor::load(&mut StateIn::new(&out.0), k + 1, d).is_none());
+        let mut huge = StateOut::default();
+        huge.int(i64::MAX);
+        assert!(StateIn::new(&huge.0).nums().is_none());
     }
 }

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor};
+use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -451,6 +451,55 @@ impl SummaryKernel {
         Ok(())
     }
 
+    /// The kernel's running state as bytes, for pickling with its `ClusterSummaries` (the arrays
+    /// it is bound to are pickled by their owner): the SSB anchor and its sums, the per-slot cache
+    /// and its running sums (SSW, compactness), the distance cache's sum and the versions each of
+    /// them reflects, the update log. Those sums depend on the order of the steps that made them,
+    /// so a copy whose kernel started afresh would read SSB, CH, SSW, separation and compactness
+    /// differently in the last bits; with this state restored ([`SummaryKernel::restore`]) every
+    /// later read is the original's, bit for bit. O(cap·d).
+    fn state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let mut out = StateOut::default();
+        for v in [self.cap as i64, self.d as i64, self.cache_seen, self.dist_seen] {
+            out.int(v);
+        }
+        out.num(self.dist_total.0);
+        out.num(self.dist_total.1);
+        out.ints(self.log.iter().flat_map(|&(v, j)| [v, j as i64]).collect::<Vec<i64>>().into_iter());
+        self.anchor.save(&mut out);
+        self.cache.save(&mut out);
+        PyBytes::new(py, &out.0)
+    }
+
+    /// Take back the running state [`SummaryKernel::state`] gave, once bound (`bind`, then
+    /// `bind_dist` when there is a distance cache) to the arrays of the same summaries.
+    /// Raises `ValueError`, changing nothing, when the bytes do not fit this kernel's arrays.
+    /// O(cap·d).
+    fn restore(&mut self, state: &[u8]) -> PyResult<()> {
+        let bad = || PyValueError::new_err("the kernel state does not fit these summaries' arrays");
+        let (cap, d) = (self.cap, self.d);
+        let mut inp = StateIn::new(state);
+        let (c, dd, cache_seen, dist_seen) = (inp.int(), inp.int(), inp.int(), inp.int());
+        if c != Some(cap as i64) || dd != Some(d as i64) || d == 0 {
+            return Err(bad());
+        }
+        let (cache_seen, dist_seen) = (cache_seen.ok_or_else(bad)?, dist_seen.ok_or_else(bad)?);
+        let dist_total = (inp.num().ok_or_else(bad)?, inp.num().ok_or_else(bad)?);
+        let log = inp.ints().ok_or_else(bad)?;
+        if log.len() % 2 != 0 || log.len() > 2 * LOG || log.chunks_exact(2).any(|p| p[1] < 0 || p[1] as usize >= cap) {
+            return Err(bad());
+        }
+        let anchor = SsbAnchor::load(&mut inp, cap, d).ok_or_else(bad)?;
+        let cache = SlotCache::load(&mut inp, cap, d, self.cosine).ok_or_else(bad)?;
+        if !inp.done() {
+            return Err(bad());
+        }
+        self.log = log.chunks_exact(2).map(|p| (p[0], p[1] as usize)).collect();
+        (self.cache_seen, self.dist_seen, self.dist_total) = (cache_seen, dist_seen, dist_total);
+        (self.anchor, self.cache) = (anchor, cache);
+        Ok(())
+    }
+
     /// Add `w` copies of `x` to slot `slot` (`w < 0`: remove them) and to the global summary of
     /// `n` elements and scatter `gm2`, marking the slot changed at `version`. Returns the new
     /// global scatter, or `None` (nothing changed) when the call needs the reference path: `x`
@@ -782,15 +831,17 @@ impl SummaryKernel {
         let mut bad = false;
         let slots: Vec<usize> = if table.is_some() {
             let len = lut.len() as u64;
-            let mut out = vec![0usize; m];
-            for (o, &v) in out.iter_mut().zip(given) {
-                let inside = (v as u64) < len;
-                // SAFETY: read only when v lies in the table (else slot "-1", refused below).
-                let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
-                bad |= s as u64 >= cap;
-                *o = s as usize;
-            }
-            out
+            // collected (written once), not zeroed first and then written
+            given
+                .iter()
+                .map(|&v| {
+                    let inside = (v as u64) < len;
+                    // SAFETY: read only when v lies in the table (else slot "-1", refused below).
+                    let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
+                    bad |= s as u64 >= cap;
+                    s as usize
+                })
+                .collect()
         } else {
             given
                 .iter()
@@ -840,6 +891,32 @@ impl DaviesBouldinKernel {
     #[new]
     fn new() -> Self {
         DaviesBouldinKernel { db: DaviesBouldin::default(), seen: -1 }
+    }
+
+    /// The cache's state as bytes, for pickling (the maxima, their positions, the scatters, the
+    /// running sum of the maxima, the version it reflects): a copy restored from it
+    /// ([`DaviesBouldinKernel::restore`]) reads as the original, bit for bit, where one rebuilt
+    /// from scratch would sum the maxima in another order. O(cap).
+    fn state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let mut out = StateOut::default();
+        out.int(self.seen);
+        self.db.save(&mut out);
+        PyBytes::new(py, &out.0)
+    }
+
+    /// Take back the state [`DaviesBouldinKernel::state`] gave. Raises `ValueError`, changing
+    /// nothing, on bytes it did not write. O(cap).
+    fn restore(&mut self, state: &[u8]) -> PyResult<()> {
+        let mut inp = StateIn::new(state);
+        let seen = inp.int();
+        let db = DaviesBouldin::load(&mut inp);
+        match (seen, db, inp.done()) {
+            (Some(seen), Some(db), true) => {
+                (self.seen, self.db) = (seen, db);
+                Ok(())
+            }
+            _ => Err(PyValueError::new_err("not a Davies-Bouldin kernel state")),
+        }
     }
 
     /// The index over the slots `[:width]` of `kernel` (its distance cache refreshed), at

@@ -57,13 +57,13 @@ DB's maximum.
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ._unit import unit_half_sq, unit_parts
+from ._validate import check_weight
 from .errors import UnknownElementError
 from .metrics.base import Described
 from .summaries import ClusterSummaries
@@ -333,9 +333,23 @@ class _DaviesBouldinCache:
         self.native: Any = None  # the native cache (DaviesBouldinKernel) over summaries with a kernel
 
     def __getstate__(self):
+        # the native cache as its bytes (DaviesBouldinKernel.state): its running sum of the row
+        # maxima depends on the order of the changes, so a cache rebuilt on the next read could
+        # differ from the original's in the last bit; restored, every later read is the same
         state = dict(self.__dict__)
-        state["native"], state["summaries"] = None, None  # native, not picklable: rebuilt on the next read
+        state["native"] = None if self.native is None else self.native.state()
         return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        native = state["native"]
+        if native is not None:
+            if _DaviesBouldinKernel is None:  # pragma: no cover - pickled by a native build
+                state["native"], state["summaries"] = None, None  # the reference rebuilds on the next read
+            else:
+                state["native"] = _DaviesBouldinKernel()
+                state["native"].restore(native)
+        self.__dict__.update(state)
 
     def value(self, s: ClusterSummaries) -> float:
         if s.k < 2:
@@ -638,7 +652,7 @@ class Silhouette(IntrinsicMetric, register=False):
             raise ValueError(f"singleton must be a number in [-1, 1] (0.0: scikit-learn, 1.0: Alink), got {singleton!r}")
         super().__init__(**({} if singleton == 0.0 else {"singleton": singleton}))
         self.singleton = float(singleton)
-        self._points: dict = {}  # (label, vector bytes) -> [multiplicity, deque of (w, fixed score)]
+        self._points: dict = {}  # (label, vector bytes) -> [multiplicity, list of (w, fixed score)]
         self._sum = 0  # sum of w·score, fixed point (scale 2**53): exact under update/revert
         self._scored = 0  # total weight of scored points
 
@@ -708,16 +722,20 @@ class Silhouette(IntrinsicMetric, register=False):
         self._record((y_pred, got[0]), w, got[1])
 
     def _record(self, key, w, score):
-        rec = self._points.get(key)
-        if rec is None:
-            rec = self._points[key] = [0, deque()]
-        rec[0] += w
+        """Keep the update's record: its weight and fixed-point score under ``key`` (a list per
+        distinct point: most points arrive once, so one small list, not a deque). O(1)."""
         fx = None
         if score is not None:
             fx = round(score * _FX)
             self._sum += w * fx
             self._scored += w
-        rec[1].append((w, fx))
+        points = self._points
+        rec = points.get(key)
+        if rec is None:
+            points[key] = [w, [(w, fx)]]
+        else:
+            rec[0] += w
+            rec[1].append((w, fx))
 
     def _fast_token(self, x, y_pred, w):
         key = self._summaries.kernel.key(x)
@@ -768,7 +786,11 @@ class Silhouette(IntrinsicMetric, register=False):
     def get(self) -> float:
         """The prequential silhouette: the running mean of the scores the arriving points got
         (NaN before a point was scored). O(1)."""
-        return self._sum / (_FX * self._scored) if self._scored else NAN
+        # sum / (2**53·scored) as (sum / scored) / 2**53: both correctly rounded, and a division
+        # by a power of two is exact in the normal range (|sum| >= 1 and scored < 2**63: the quotient
+        # is 0 or above 2**-116),
+        # so the same double, without multiplying and dividing the big integers
+        return self._sum / self._scored / _FX if self._scored else NAN
 
     def final(self) -> float:
         """Exact silhouette of the stored points against the current summaries (NaN if k < 2).
@@ -942,15 +964,11 @@ class IntrinsicEvaluator:
         A plain call (see :meth:`ClusterSummaries.fast`) takes one native call per space, the
         cosine one first: it alone can still refuse ``x`` (a zero vector), and when it took
         ``x`` the Euclidean one, with the same clusters and count, takes it too."""
+        if w.__class__ is not int or w <= 0:  # the native calls read a negative w as a revert
+            w = check_weight(w)
         ordered = self._ordered
-        sil = self._scorer
-        if sil is not None:  # one space, its one hooked view a silhouette: update and score in one call
-            got = ordered[0].fast(x, y_pred, w, sil.singleton)
-            if got:
-                if got[0] is None:  # pragma: no cover - the kernel read x a moment ago
-                    sil._after_fast(x, y_pred, w)
-                else:
-                    sil._record((y_pred, got[0]), w, got[1])
+        if self._scorer is not None:  # one space, its one hooked view a silhouette
+            if self._scored(x, y_pred, w):
                 return
         elif ordered[0].fast(x, y_pred, w) if len(ordered) == 1 else self._fast(x, y_pred, w):
             for m in self._hooked:  # the views that keep per-point state (the others' hook is empty)
@@ -962,6 +980,23 @@ class IntrinsicEvaluator:
         for m in self.metrics.values():
             change = changes[m.space]
             m._after_update(change.vector, y_pred, change.w, x)
+
+    def _scored(self, x, y_pred, w) -> bool:
+        """With one space whose one hooked view is a silhouette (``_scorer``): update and score
+        ``x`` in one native call (:meth:`ClusterSummaries.fast` with the singleton score) and keep
+        the silhouette's record; ``False``, having changed nothing, when the call is not a plain
+        one (the reference path then decides). ``w`` must be a checked positive weight. O(k·d)."""
+        sil = self._scorer
+        if sil is None:  # several spaces or hooked views (or switched off): update's other paths
+            return False
+        got = self._ordered[0].fast(x, y_pred, w, sil.singleton)
+        if not got:
+            return False
+        if got[0] is None:  # pragma: no cover - the kernel read x a moment ago
+            sil._after_fast(x, y_pred, w)
+        else:
+            sil._record((y_pred, got[0]), w, got[1])
+        return True
 
     def _fast(self, x, y_pred, w) -> bool:
         ordered = self._ordered
@@ -993,7 +1028,13 @@ class IntrinsicEvaluator:
             m._on_revert(token)
 
     def get(self) -> dict:
-        """``{name: value}`` for every metric. With the native kernel, the summary views of a
+        """``{name: value}`` for every metric (see :meth:`_get_into`)."""
+        out: dict = {}
+        self._get_into(out)
+        return out
+
+    def _get_into(self, out: dict) -> None:
+        """Put ``{name: value}`` for every metric into ``out`` (a caller's dict: no copy). With the native kernel, the summary views of a
         space (SSW, SSB, CH, separation, compactness, at most one Davies-Bouldin) take their
         values from one ``SummaryKernel.read``, the same numbers their ``get`` gives; the others
         (the silhouettes' O(1) running means) their own ``get``. With one space whose views
@@ -1010,10 +1051,10 @@ class IntrinsicEvaluator:
                 if vals is not None:
                     if cache is not None:
                         cache.summaries = s
-                    out = dict(zip(names, vals))
+                    out.update(zip(names, vals))
                     for name, get in others:
                         out[name] = get()
-                    return out
+                    return
         reads = {}
         for space, s in self.summaries.items():
             kernel = s.kernel
@@ -1031,7 +1072,6 @@ class IntrinsicEvaluator:
             if cache is not None and r[4] is not None:
                 cache.summaries = s
             reads[space] = (s.n, k, r)
-        out = {}
         for name, m, space, is_db in self._plan:
             got = reads.get(space)
             value = None
@@ -1042,7 +1082,6 @@ class IntrinsicEvaluator:
                 elif is_db and got[1] >= 2:
                     value = got[2][4]
             out[name] = m.get() if value is None else value
-        return out
 
     def __repr__(self) -> str:
         n = max((s.n for s in self.summaries.values()), default=0)

@@ -145,7 +145,15 @@ class ClusterReport:
         return check_label(y_true, "y_true")
 
     def update(self, x, y_pred, y_true=None, w=1) -> None:
-        """Add ``w`` copies of vector ``x`` predicted in ``y_pred`` (true label ``y_true``)."""
+        """Add ``w`` copies of vector ``x`` predicted in ``y_pred`` (true label ``y_true``).
+
+        A plain call (no labels, a known cluster, an ``int`` weight, a vector the kernel reads)
+        is one native call that updates the summaries and scores the point, plus the
+        silhouette's record; anything else is checked in full first. O(k·d)."""
+        if y_true is None and not self.labels and w.__class__ is int and w > 0 and self.intrinsic._scored(x, y_pred, w):
+            # the evaluator's one native call that also scores the silhouette: a known cluster's
+            # label was checked when it came, the summaries check w's bound and x
+            return
         t = self._true(y_true) if self.labels or y_true is not None else None
         if y_pred.__class__ not in _PLAIN:  # an int or a str is a label: nothing to check
             check_label(y_pred, "y_pred")
@@ -173,7 +181,8 @@ class ClusterReport:
         """Every metric that is exact while streaming, under the keys listed in the class doc."""
         s = self.summaries
         labels, counts = s.size_arrays()
-        out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts, **self.intrinsic.get()}
+        out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
+        self.intrinsic._get_into(out)
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())
         return out

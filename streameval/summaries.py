@@ -53,6 +53,7 @@ streameval.errors.InvalidVectorError: vector has dimension 3, expected 2
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import threading
@@ -153,7 +154,7 @@ class ClusterSummaries(Guarded):
         self._labels: list = []  # slot -> label (None when free)
         self._free: list = []
         self._order: tuple | None = None  # (labels, slot -> position, sizes, version) in first-seen order (size_lists), or None: stale
-        self._arrays: tuple | None = None  # (labels tuple, slots array or slice) in first-seen order (size_arrays), or None: stale
+        self._arrays: tuple | None = None  # (labels tuple, view of the counts or None, slots or None) in first-seen order (size_arrays), or None: stale
         cap = 8
         self._count = np.zeros(cap, dtype=np.int64)
         self._mean = np.zeros((cap, self.dim or 0))
@@ -188,13 +189,23 @@ class ClusterSummaries(Guarded):
 
     def __getstate__(self):
         state = super().__getstate__()
-        state.pop("_kernel", None)  # native, not picklable: bound anew on load
+        kernel = state.pop("_kernel", None)  # bound anew on load, to the unpickled arrays
+        # its running sums (SSB's anchor, SSW, compactness, the distance cache's sum) depend on
+        # the order of the steps that made them: carried, so that every later read of the copy
+        # is the original's bit for bit (SummaryKernel.state)
+        state["_kernel_state"] = None if kernel is None else kernel.state()
+        state["_arrays"] = None  # a view of the counts: made anew from the loaded ones
         return state
 
     def __setstate__(self, state):
+        state = dict(state)
+        kernel_state = state.pop("_kernel_state", None)
         super().__setstate__(state)
+        self._arrays = None  # (older pickles hold a slice there, or nothing)
         self._kernel = None
         self._bind_kernel()
+        if self._kernel is not None and kernel_state is not None:
+            self._kernel.restore(kernel_state)
 
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
@@ -529,6 +540,7 @@ class ClusterSummaries(Guarded):
     def _grow(self, cap: int) -> None:
         cap = _capacity(cap)
         old = len(self._count)
+        self._arrays = None  # its view of the counts is of the old array
         self._count = np.concatenate([self._count, np.zeros(cap - old, dtype=np.int64)])
         self._mean = np.vstack([self._mean, np.zeros((cap - old, self._mean.shape[1]))])
         self._m2 = np.concatenate([self._m2, np.zeros(cap - old)])
@@ -580,8 +592,17 @@ class ClusterSummaries(Guarded):
         self.version += 1
 
     def copy(self) -> ClusterSummaries:
-        """An independent copy with the same state. O(k·d)."""
-        return ClusterSummaries.from_dict(self.to_dict())
+        """An independent copy with the same state, the native kernel's running sums and the
+        cache of distances between means included, so that the copy and the original, given the
+        same calls, read the same values bit for bit (as a pickle round trip does). O(k·d), plus
+        O(k²) for the distance cache once it is made.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
+        >>> c = s.copy(); c.update([1.0], "a")
+        >>> s.sizes(), c.sizes()
+        ({'a': 1, 'b': 1}, {'a': 2, 'b': 1})
+        """
+        return copy.deepcopy(self)
 
     # -- reads -----------------------------------------------------------------
     @property
@@ -633,26 +654,28 @@ class ClusterSummaries(Guarded):
         """``(labels, counts)``: the non-empty clusters' labels as a tuple and their sizes as a
         fresh int64 array, in first-seen order (what :meth:`size_lists` gives, without a Python
         object per cluster). The tuple is cached until a cluster is added or emptied (the same
-        object in between: it is immutable); the sizes are one copy of the counts (a gather once a
-        cluster was emptied), O(k) in C.
+        object in between: it is immutable); the sizes are one copy of a cached view of the counts
+        (a gather once a cluster was emptied), O(k) in C.
 
         >>> s = ClusterSummaries(); s.update([0.0], "b"); s.update([1.0], "a"); s.update([2.0], "b")
         >>> labels, counts = s.size_arrays()
         >>> labels, counts.tolist()
         (('b', 'a'), [2, 1])
         """
-        cached = getattr(self, "_arrays", None)
+        cached = self._arrays
         if cached is None:
             index = self._index
             slots = np.fromiter(index.values(), dtype=np.intp, count=len(index))
             # slots in first-seen order are 0, 1, 2 ... until a cluster is emptied: then a copy
-            # of the first k counts (one memcpy), else a gather
+            # of the first k counts (one memcpy of a view kept until the counts are reallocated
+            # or a cluster is added or emptied), else a gather
             plain = bool((slots == np.arange(len(slots))).all())
-            cached = self._arrays = (tuple(index), slice(0, len(slots)) if plain else slots)
-        labels, got = cached
-        if isinstance(got, slice):
-            return labels, self._count[got].copy()
-        return labels, np.take(self._count, got)
+            cached = self._arrays = (tuple(index), self._count[: len(slots)] if plain else None,
+                                     None if plain else slots)
+        labels, view, slots = cached
+        if view is not None:
+            return labels, view.copy()
+        return labels, np.take(self._count, slots)
 
     def cluster(self, label):
         """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""

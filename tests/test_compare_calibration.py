@@ -122,3 +122,33 @@ def _coverage_rows(text: str, target: str) -> dict:
         if cells[0] in ("light", "heavy", "cross", "cross-light"):
             rows[cells[0], cells[1], cells[3]] = [[float(x) for x in c.split("±")] for c in cells[4:]]
     return rows
+
+
+def test_calibration_script_measures_the_double_bootstrap(capsys):
+    # the calibrated (double) bootstrap of the double-bootstrap page: a smoke run, and its inner
+    # resamples draw U units from the outer resample's own units only
+    import numpy as np
+
+    mod = _script()
+    outer = np.array([[3, 0, 0, 1], [0, 2, 2, 0]])
+    inner = mod.inner_multiplicities(outer, 5, np.random.default_rng(0))
+    assert inner.shape == (10, 4) and (inner.sum(axis=1) == 4).all()
+    assert (inner[:5, 1:3] == 0).all() and (inner[5:, [0, 3]] == 0).all()
+    # prepivoting: u_b is the share of b's inner roots below its outer root (ties half); the
+    # calibrated levels are the quantiles of the u_b
+    u = mod._prepivot(np.array([0.5, 2.0]), np.array([[0.0, 1.0], [2.0, 3.0]]))
+    assert u.tolist() == [0.5, 0.25]
+    assert mod._levels(np.array([np.nan]), 0.9) == ((1 - 0.9) / 2, 1 - (1 - 0.9) / 2)  # nominal
+    assert mod.main(["--quick", "--double", "20,10", "--only", "heavy"]) == 0
+    rows = _tables(capsys.readouterr().out)
+    for name in mod.DOUBLE:
+        assert any(r.startswith("| heavy | 300 |") and f"| {name} |" in r for r in rows), name
+
+
+def test_calibration_script_runs_the_tests_alone_over_every_generator(capsys):
+    mod = _script()
+    assert mod.main(["--quick", "--tests-only", "--only", "heavy-2.2,cross"]) == 0
+    rows = _tables(capsys.readouterr().out)
+    for kind, docs in [s for s in mod.SETTINGS + mod.LARGE + mod.ROBUST if s[0] in ("heavy-2.2", "cross")]:
+        for test in ("paired bootstrap", "randomization"):
+            assert any(r.startswith(f"| {kind} | {docs} |") and f"| {test} |" in r for r in rows)

@@ -754,6 +754,31 @@ def test_dense_rows_of_25_to_200_cells_equal_the_reference(c, rows, n, seed, rea
 
 
 @needs_native
+@pytest.mark.parametrize("rows, c", [(2, 60), (3, 25)])
+def test_dense_rows_read_after_every_update_use_their_memos_and_equal_the_reference(rows, c):
+    """Rows of 25 or 60 listed cells read after every update for long enough that settling
+    keeps and reads the listed cells' memoised terms (about 200 settlings a row: past the
+    memos' first off period, then on), with reverts, small clusters between, and a second
+    F-score kind tracked halfway (the memos, made for one kind, are forgotten): the F sums equal
+    the reference's at every reading, the memos pass the core's check, and reverting everything
+    gives zero F sums bit for bit."""
+    native, ref = se.Contingency(), ReferenceContingency()
+    assert native.track_f("bcubed", 1.0) == ref.track_f("bcubed", 1.0)
+    live = dense_rows(native, ref, c, rows, 2 * 100 * rows, 7 + c, 1)
+    native._check()
+    assert native.track_f("elm", 1.0) == ref.track_f("elm", 1.0)
+    rng = np.random.default_rng(c)
+    kp = max(rows, c)
+
+    def pick(i):
+        r = int(rng.integers(rows))
+        return (r, r % kp if rng.random() < 0.75 else int(rng.integers(kp))) if i % 4 else (-1, -1)
+
+    live += alternate(native, ref, rng, 2 * 100 * rows, 1, pick)
+    equal_then_empty(native, ref, live)
+
+
+@needs_native
 @pytest.mark.slow
 def test_a_cluster_grouping_and_listing_its_cells_again_equals_the_reference():
     """One column growing past the grouping threshold (1,024 cells) with small rows, updates

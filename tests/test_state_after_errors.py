@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from streameval import ELM, AdjustedRand, BootstrapEvaluator, EventTimeWindow, Monitor
-from streameval.errors import StreamevalError
+from streameval import ELM, AdjustedRand, BootstrapEvaluator, ClusterReport, EventTimeWindow, Monitor
+from streameval.errors import InvalidWeightError, StreamevalError
 
 
 def _interval_monitor():
@@ -290,3 +290,18 @@ def test_an_error_accounts_merge_refuses_with_the_tables_error_and_changes_nothi
     with pytest.raises(StreamevalError, match="the missing-label policies must match"):
         account.merge(skipping)
     assert (pickle.dumps(account.table), account.report(10)) == before
+
+
+@pytest.mark.parametrize("w", [-1, 0, True, 1.5])
+@pytest.mark.parametrize("report", [False, True])
+def test_a_bad_weight_to_an_intrinsic_update_is_refused_before_the_native_call(w, report):
+    # the native update reads a negative weight as a revert: every entry point checks w first
+    from streameval.intrinsic import SSW, IntrinsicEvaluator, SqEuclideanSilhouette
+
+    ev = ClusterReport() if report else IntrinsicEvaluator([SSW(), SqEuclideanSilhouette()])
+    for x, p in [([0.0, 0.0], 0), ([1.0, 0.0], 0), ([5.0, 5.0], 1)]:
+        ev.update(x, p)
+    before = pickle.dumps(ev)
+    with pytest.raises(InvalidWeightError):
+        ev.update([1.0, 0.0], 0, w=w) if not report else ev.update([1.0, 0.0], 0, None, w)
+    assert pickle.dumps(ev) == before

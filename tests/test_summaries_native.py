@@ -24,6 +24,7 @@ What must agree, from the arithmetic (``ε = 2⁻⁵³``):
 """
 
 import array
+import copy
 import math
 import pickle
 
@@ -33,6 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streameval as se
+from streameval import _native
 from streameval.errors import InvalidVectorError, UnknownElementError
 from streameval.intrinsic import INTRINSIC_REGISTRY
 from streameval.summaries import _SummaryKernel
@@ -471,3 +473,119 @@ def test_the_reports_one_call_paths_equal_the_call_by_call_ones(distance):
     sq, sp = quick.intrinsic["silhouette_prequential"], plain.intrinsic["silhouette_prequential"]
     assert (sq._sum, sq._scored) == (sp._sum, sp._scored)
     assert {key: list(v[1]) for key, v in sq._points.items()} == {key: list(v[1]) for key, v in sp._points.items()}
+
+
+# -- a copy goes on as the original, bit for bit ---------------------------------------------------
+def _bits(v):
+    """A read as comparable bits: a float by its 8 bytes (so NaN equals NaN, -0.0 differs from
+    0.0), an array by its dtype, shape and bytes, containers item by item."""
+    if isinstance(v, float):
+        return ("f", np.float64(v).tobytes())
+    if isinstance(v, np.ndarray):
+        return ("a", str(v.dtype), v.shape, v.tobytes())
+    if isinstance(v, dict):
+        return {k: _bits(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_bits(x) for x in v)
+    return v
+
+
+def _summary_reads(s):
+    """Every read of a ClusterSummaries (through its kernel where it has one), and the whole
+    state: arrays, distance cache and the kernel's running state."""
+    out = {"ssw": s.ssw, "ssb": s.ssb(), "sizes": s.size_lists()}
+    if s.k >= 2:
+        out["dist"] = s.centroid_distances().copy()
+        out["values"] = s.kernel_values(bytes([0, 1, 2, 3, 4]))
+    out["arrays"] = [a[: s.width].copy() for a in s.slot_arrays()] + [s.global_summary()[1], s.global_summary()[2]]
+    out["kernel"] = s.kernel.state()
+    return out
+
+
+def _copy_cases():
+    return {
+        "report": lambda: se.ClusterReport("euclidean"),
+        "report-cosine": lambda: se.ClusterReport("cosine", labels=True),
+        "evaluator": lambda: se.IntrinsicEvaluator(views()),  # two spaces: the general read path
+        "summaries": lambda: se.ClusterSummaries(),
+    }
+
+
+@pytest.mark.parametrize("how", ["pickle", "copy"])
+@pytest.mark.parametrize("case", list(_copy_cases()))
+def test_a_copy_reads_as_the_original_bit_for_bit(case, how):
+    """Copied (pickled, or ``ClusterSummaries.copy``) at a random step, a report, an evaluator or
+    summaries given the same updates, reverts and merges as the original reads the same values,
+    bit for bit, at every later step: the kernels' running sums (SSB's moving anchor, SSW,
+    compactness, the distance cache's sum, Davies-Bouldin's maxima) depend on the order of the
+    steps that made them, so the copy carries them (a kernel started afresh differed in the last
+    bit of SSB and CH in about half the reads). Every step is read up to 40 steps after the copy
+    (a skipped read rebuilds the anchor: the original's then matches a fresh one), some are
+    skipped after that, so the anchor both follows the updates and is rebuilt."""
+    rng = np.random.default_rng(sorted(_copy_cases()).index(case) + 10 * (how == "copy"))
+    make = _copy_cases()[case]
+    d, k = 6, 16
+    centers = rng.normal(size=(k, d)) * 10 + 5
+    a = make()
+    b = None
+    cut = int(rng.integers(60, 160))
+    summaries = case == "summaries"
+    live: list = []
+    for step in range(240):
+        if live and rng.random() < 0.3:
+            x, p, t = live.pop(int(rng.integers(0, len(live))))
+            ops = [("revert", x, p, t)]
+        elif summaries and rng.random() < 0.03:  # a merge: the kernel's sums rebuilt from its arrays
+            other = se.ClusterSummaries()
+            for j in rng.integers(0, k + 4, size=3).tolist():
+                other.update((centers[j % k] + rng.normal(size=d)).tolist(), 1000 + step * 10 + j)
+            ops = [("merge", other, None, None)]
+        else:
+            p = int(rng.integers(0, k))
+            x = (centers[p] + rng.normal(size=d)).tolist()
+            t = int(rng.integers(0, 3)) if case == "report-cosine" else None
+            live.append((x, p, t))
+            ops = [("update", x, p, t)]
+        for obj in (a,) if b is None else (a, b):
+            for op, x, p, t in ops:
+                if op == "merge":
+                    obj.merge(x)
+                elif summaries:
+                    getattr(obj, op)(x, p)
+                else:
+                    getattr(obj, op)(x, p, *(() if case == "evaluator" else (t,)))
+        read = step < cut + 40 or rng.random() < 0.8  # a skipped read would rebuild both anchors alike
+        if step == cut:
+            b = pickle.loads(pickle.dumps(a)) if how == "pickle" else (a.copy() if summaries else copy.deepcopy(a))
+        elif b is not None and read:
+            if summaries:
+                assert _bits(_summary_reads(a)) == _bits(_summary_reads(b)), step
+            else:
+                assert _bits(a.get()) == _bits(b.get()), step
+                for s, t in zip(_evaluator(a).summaries.values(), _evaluator(b).summaries.values()):
+                    assert s.kernel.state() == t.kernel.state(), step
+        elif read:
+            _summary_reads(a) if summaries else a.get()
+    assert b is not None
+
+
+def _evaluator(obj):
+    return obj.intrinsic if isinstance(obj, se.ClusterReport) else obj
+
+
+def test_kernel_state_refused_when_it_does_not_fit():
+    """A kernel state from other summaries (another capacity or dimension), or cut short, is
+    refused with a clear error and changes nothing."""
+    s, t = se.ClusterSummaries(), se.ClusterSummaries()
+    for j in range(3):
+        s.update([float(j), 1.0], j)
+        t.update([float(j), 1.0, 2.0], j)
+    s.ssb()
+    state = s.kernel.state()
+    for bad in (t.kernel.state(), state[:-8], state + b"\0" * 8, b""):
+        with pytest.raises(ValueError, match="does not fit"):
+            s.kernel.restore(bad)
+    assert s.kernel.state() == state
+    db = _native.DaviesBouldinKernel()
+    with pytest.raises(ValueError, match="not a Davies-Bouldin kernel state"):
+        db.restore(b"\1")
