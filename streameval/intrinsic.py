@@ -968,7 +968,7 @@ class IntrinsicEvaluator:
             w = check_weight(w)
         ordered = self._ordered
         if self._scorer is not None:  # one space, its one hooked view a silhouette
-            if self._scored(x, y_pred, w):
+            if self.update_scored(x, y_pred, w):
                 return
         elif ordered[0].fast(x, y_pred, w) if len(ordered) == 1 else self._fast(x, y_pred, w):
             for m in self._hooked:  # the views that keep per-point state (the others' hook is empty)
@@ -981,11 +981,19 @@ class IntrinsicEvaluator:
             change = changes[m.space]
             m._after_update(change.vector, y_pred, change.w, x)
 
-    def _scored(self, x, y_pred, w) -> bool:
+    def update_scored(self, x, y_pred, w) -> bool:
         """With one space whose one hooked view is a silhouette (``_scorer``): update and score
         ``x`` in one native call (:meth:`ClusterSummaries.fast` with the singleton score) and keep
         the silhouette's record; ``False``, having changed nothing, when the call is not a plain
-        one (the reference path then decides). ``w`` must be a checked positive weight. O(k·d)."""
+        one (the reference path then decides). O(k·d).
+
+        >>> ev = IntrinsicEvaluator([Silhouette()])
+        >>> ev.update([0.0, 0.0], "a"); ev.update([4.0, 0.0], "b")
+        >>> ev.update_scored([0.0, 1.0], "a", 1), ev.summaries["euclidean"].n
+        (True, 3)
+        """
+        if w.__class__ is not int or w <= 0:  # the native call reads a negative w as a revert
+            w = check_weight(w)
         sil = self._scorer
         if sil is None:  # several spaces or hooked views (or switched off): update's other paths
             return False
@@ -1028,19 +1036,27 @@ class IntrinsicEvaluator:
             m._on_revert(token)
 
     def get(self) -> dict:
-        """``{name: value}`` for every metric (see :meth:`_get_into`)."""
+        """``{name: value}`` for every metric (see :meth:`get_into`)."""
         out: dict = {}
-        self._get_into(out)
+        self.get_into(out)
         return out
 
-    def _get_into(self, out: dict) -> None:
-        """Put ``{name: value}`` for every metric into ``out`` (a caller's dict: no copy). With the native kernel, the summary views of a
-        space (SSW, SSB, CH, separation, compactness, at most one Davies-Bouldin) take their
-        values from one ``SummaryKernel.read``, the same numbers their ``get`` gives; the others
-        (the silhouettes' O(1) running means) their own ``get``. With one space whose views
-        the kernel computes (``_quick_plan``), once the distance and Davies-Bouldin caches are
-        made, the values themselves come from one ``SummaryKernel.values`` call (the same
-        doubles: the views' formulas with the same operations)."""
+    def get_into(self, out: dict) -> None:
+        """Put ``{name: value}`` for every metric into ``out`` (a caller's dict: no copy), the
+        values :meth:`get` returns. With the native kernel, the summary views of a space (SSW,
+        SSB, CH, separation, compactness, at most one Davies-Bouldin) take their values from one
+        ``SummaryKernel.read``, the same numbers their ``get`` gives; the others (the
+        silhouettes' O(1) running means) their own ``get``. With one space whose views the
+        kernel computes (``_quick_plan``), once the distance and Davies-Bouldin caches are made,
+        the values themselves come from one ``SummaryKernel.values`` call (the same doubles: the
+        views' formulas with the same operations). Cost: that of :meth:`get`.
+
+        >>> ev = IntrinsicEvaluator([SSW()])
+        >>> ev.update([0.0, 0.0], "a"); ev.update([2.0, 0.0], "a")
+        >>> out = {"count": 2}
+        >>> ev.get_into(out); out
+        {'count': 2, 'SSW': 2.0}
+        """
         quick = self._quick
         if quick is not None:
             s, names, codes, db, others = quick

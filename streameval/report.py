@@ -150,7 +150,7 @@ class ClusterReport:
         A plain call (no labels, a known cluster, an ``int`` weight, a vector the kernel reads)
         is one native call that updates the summaries and scores the point, plus the
         silhouette's record; anything else is checked in full first. O(k·d)."""
-        if y_true is None and not self.labels and w.__class__ is int and w > 0 and self.intrinsic._scored(x, y_pred, w):
+        if y_true is None and not self.labels and w.__class__ is int and w > 0 and self.intrinsic.update_scored(x, y_pred, w):
             # the evaluator's one native call that also scores the silhouette: a known cluster's
             # label was checked when it came, the summaries check w's bound and x
             return
@@ -182,7 +182,7 @@ class ClusterReport:
         s = self.summaries
         labels, counts = s.size_arrays()
         out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
-        self.intrinsic._get_into(out)
+        self.intrinsic.get_into(out)
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())
         return out
