@@ -13,7 +13,7 @@
 //! (the differential test `tests/test_block_sums.py` drives both). O(block) per block, no
 //! allocation per block (buffers are reused).
 
-use crate::terms::{shift_div, ONE};
+use crate::terms::{shift_div64, ONE};
 
 /// The sums [`block_sums`] can compute, in the order of `streameval.detect._FAST_STATS`.
 pub const NAMES: [&str; 16] = [
@@ -33,18 +33,19 @@ pub struct Spec {
     pub den: u64,
 }
 
-/// `floor(x · 2**64 / d)` for `d > 0`.
+/// `floor(x · 2**64 / d)` for `d > 0`, both under `2**64` (see [`block_sums`]' bounds).
 #[inline]
-fn fixed(x: u128, d: u128) -> i128 {
-    shift_div(x, d)
+fn fixed(x: u64, d: u64) -> i128 {
+    shift_div64(x, d)
 }
 
 /// Dense indices `0, 1, 2, ...` of the distinct codes met within one block, by a table over all
-/// codes stamped with the block's number (nothing to clear between blocks).
+/// codes stamped with the block's number (nothing to clear between blocks). A code's stamp and
+/// index sit side by side (`[stamp, index]`): one cache line per lookup, which matters when the
+/// table over all codes is far larger than the cache.
 #[derive(Default)]
 struct Dense {
-    stamp: Vec<u32>,
-    index: Vec<u32>,
+    slot: Vec<[u32; 2]>,
     now: u32,
     len: u32,
 }
@@ -52,13 +53,12 @@ struct Dense {
 impl Dense {
     /// A new block of codes below `size`.
     fn start(&mut self, size: usize) {
-        if self.stamp.len() < size {
-            self.stamp.resize(size, 0);
-            self.index.resize(size, 0);
+        if self.slot.len() < size {
+            self.slot.resize(size, [0, 0]);
         }
         self.now = self.now.wrapping_add(1);
         if self.now == 0 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.slot.iter_mut().for_each(|s| s[0] = 0);
             self.now = 1;
         }
         self.len = 0;
@@ -67,11 +67,11 @@ impl Dense {
     /// The dense index of `code` in this block, and whether it is new.
     #[inline]
     fn get(&mut self, code: usize) -> (usize, bool) {
-        if self.stamp[code] == self.now {
-            (self.index[code] as usize, false)
+        let s = &mut self.slot[code];
+        if s[0] == self.now {
+            (s[1] as usize, false)
         } else {
-            self.stamp[code] = self.now;
-            self.index[code] = self.len;
+            *s = [self.now, self.len];
             self.len += 1;
             (self.len as usize - 1, true)
         }
@@ -129,8 +129,18 @@ struct Rows<'a> {
     block: usize,
 }
 
+/// The largest total weight of a block (exclusive), as the numpy twin's limit: with `num + den
+/// <= 8` every term below fits in a `u64` (see [`sum_blocks`]).
+const MAX_BLOCK_TOTAL: u64 = 1 << 28;
+
 /// [`block_sums`]' work, with the code tables of the true and predicted labels (codes below
-/// `kt`, `kp`), into its columns.
+/// `kt`, `kp`), into its columns. Only the passes the wanted sums need are made: the F sums
+/// alone (what `block_means` asks) read just the cells and their rows' and columns' totals.
+///
+/// Why 64 bits suffice: a block's total `n < 2**28` (asserted per block), so a cell, row or
+/// column total `s <= n < 2**28`, a sum of squares `q <= s² < 2**56`, and with `num + den <= 8`
+/// (so `num, den <= 7`) an F term's numerator `(num + den)·n·n < 2**59` and denominator
+/// `num·a + den·b < 7·2**29 < 2**32`; `shift_div64` of them is `floor(x · 2**64 / d)` exactly.
 #[allow(clippy::type_complexity)]
 fn sum_blocks(
     input: &Rows<'_>,
@@ -141,23 +151,27 @@ fn sum_blocks(
     (sums, fsums): (&mut [Vec<i128>], &mut [Vec<i128>]),
 ) {
     let Rows { t, p, w, block } = *input;
+    assert!(specs.iter().all(|s| s.num + s.den <= 8), "beta² = num / den needs num + den <= 8");
     let blocks = t.len() / block;
+    // which passes the wanted sums need: the cells' squares and largest cells per row and column
+    // (sum_cell_sq, the BCubed and ELM sums, the largest cells, both_singletons), the per-row
+    // and per-column sums (sum_row_sq .. pred_singletons)
+    let cell_pass = want[4] || want[7..=12].iter().any(|&x| x) || want[15];
+    let side_pass = want[5..=14].iter().any(|&x| x);
     let grid = block <= 128; // cells by (row, column) index in a grid, else in a hash map
     let mut cell_at: Vec<u32> = vec![u32::MAX; if grid { block * block } else { 0 }];
     let mut cell_map: hashbrown::HashMap<(u32, u32), u32> = hashbrown::HashMap::new();
     // per block: each row's and column's total, its cells' squares and largest cell; each
-    // cell's count, row and column
+    // cell's (count, row, column)
     let (mut a, mut b): (Vec<u64>, Vec<u64>) = (vec![0; block], vec![0; block]);
-    let (mut rsq, mut csq): (Vec<u128>, Vec<u128>) = (vec![0; block], vec![0; block]);
+    let (mut rsq, mut csq): (Vec<u64>, Vec<u64>) = (vec![0; block], vec![0; block]);
     let (mut rmax, mut cmax): (Vec<u64>, Vec<u64>) = (vec![0; block], vec![0; block]);
-    let (mut cn, mut crow, mut ccol): (Vec<u64>, Vec<u32>, Vec<u32>) = (vec![], vec![], vec![]);
+    let mut cells: Vec<(u64, u32, u32)> = Vec::with_capacity(block);
     for k in 0..blocks {
         let lo = k * block;
         rows.start(kt);
         cols.start(kp);
-        cn.clear();
-        crow.clear();
-        ccol.clear();
+        cells.clear();
         if !grid {
             cell_map.clear();
         }
@@ -177,92 +191,82 @@ fn sum_blocks(
                 // an entry of an earlier block (or none) does not name this cell
                 let at = &mut cell_at[i * block + j];
                 let c_at = *at as usize;
-                if new_row || new_col || c_at >= cn.len() || crow[c_at] != i as u32
-                    || ccol[c_at] != j as u32
+                if new_row
+                    || new_col
+                    || cells.get(c_at).is_none_or(|e| (e.1, e.2) != (i as u32, j as u32))
                 {
-                    *at = cn.len() as u32;
-                    cn.push(0);
-                    crow.push(i as u32);
-                    ccol.push(j as u32);
+                    *at = cells.len() as u32;
+                    cells.push((0, i as u32, j as u32));
                 }
                 *at as usize
             } else {
-                let next = cn.len() as u32;
+                let next = cells.len() as u32;
                 let at = *cell_map.entry((i as u32, j as u32)).or_insert(next);
                 if at == next {
-                    cn.push(0);
-                    crow.push(i as u32);
-                    ccol.push(j as u32);
+                    cells.push((0, i as u32, j as u32));
                 }
                 at as usize
             };
-            cn[slot] += c;
+            cells[slot].0 += c;
         }
-        let (m, k_true, k_pred) = (cn.len(), rows.len as usize, cols.len as usize);
-        rsq[..k_true].iter_mut().for_each(|x| *x = 0);
-        csq[..k_pred].iter_mut().for_each(|x| *x = 0);
-        rmax[..k_true].iter_mut().for_each(|x| *x = 0);
-        cmax[..k_pred].iter_mut().for_each(|x| *x = 0);
-        let (mut cell_sq, mut both) = (0i128, 0i128);
-        for c in 0..m {
-            let (n, i, j) = (cn[c], crow[c] as usize, ccol[c] as usize);
-            let sq = n as u128 * n as u128;
-            rsq[i] += sq;
-            csq[j] += sq;
-            rmax[i] = rmax[i].max(n);
-            cmax[j] = cmax[j].max(n);
-            cell_sq += sq as i128;
-            both += (a[i] == 1 && b[j] == 1) as i128;
-        }
-        // the per-row and per-column sums (of the first k_true rows, k_pred columns)
-        let side = |tot: &[u64], sq: &[u128], mx: &[u64], count: usize, bc: bool, elm: bool| {
-            let (mut s2, mut smax, mut single, mut fb, mut fe) = (0i128, 0i128, 0i128, 0i128, 0i128);
-            for x in 0..count {
-                let (s, q) = (tot[x] as u128, sq[x]);
-                s2 += (s * s) as i128;
-                smax += mx[x] as i128;
-                single += (s == 1) as i128;
-                if bc {
-                    fb += fixed(q, s);
-                }
-                if elm {
-                    fe += if s > 1 { fixed(q - s, s - 1) } else { ONE };
-                }
-            }
-            (s2, smax, single, fb, fe)
-        };
-        let (row_sq, row_max, t_single, bc_r, elm_r) = side(&a, &rsq, &rmax, k_true, want[8], want[10]);
-        let (col_sq, col_max, p_single, bc_p, elm_p) = side(&b, &csq, &cmax, k_pred, want[7], want[9]);
+        let (m, k_true, k_pred) = (cells.len(), rows.len as usize, cols.len as usize);
         let n: u64 = a[..k_true].iter().sum();
-        let values: [i128; 16] = [
-            n as i128,
-            m as i128,
-            k_true as i128,
-            k_pred as i128,
-            cell_sq,
-            row_sq,
-            col_sq,
-            bc_p,
-            bc_r,
-            elm_p,
-            elm_r,
-            col_max,
-            row_max,
-            t_single,
-            p_single,
-            both,
-        ];
+        assert!(n < MAX_BLOCK_TOTAL, "a block's total weight must be under 2**28");
+        let mut values = [0i128; 16];
+        values[..4].copy_from_slice(&[n as i128, m as i128, k_true as i128, k_pred as i128]);
+        if cell_pass {
+            rsq[..k_true].iter_mut().for_each(|x| *x = 0);
+            csq[..k_pred].iter_mut().for_each(|x| *x = 0);
+            rmax[..k_true].iter_mut().for_each(|x| *x = 0);
+            cmax[..k_pred].iter_mut().for_each(|x| *x = 0);
+            let (mut cell_sq, mut both) = (0i128, 0i128);
+            for &(n, i, j) in &cells {
+                let (i, j) = (i as usize, j as usize);
+                let sq = n * n;
+                rsq[i] += sq;
+                csq[j] += sq;
+                rmax[i] = rmax[i].max(n);
+                cmax[j] = cmax[j].max(n);
+                cell_sq += sq as i128;
+                both += (a[i] == 1 && b[j] == 1) as i128;
+            }
+            values[4] = cell_sq;
+            values[15] = both;
+        }
+        if side_pass {
+            // the per-row and per-column sums (of the first k_true rows, k_pred columns)
+            let side = |tot: &[u64], sq: &[u64], mx: &[u64], count: usize, bc: bool, elm: bool| {
+                let (mut s2, mut smax, mut single, mut fb, mut fe) = (0i128, 0i128, 0i128, 0i128, 0i128);
+                for x in 0..count {
+                    let (s, q) = (tot[x], sq[x]);
+                    s2 += (s * s) as i128;
+                    smax += mx[x] as i128;
+                    single += (s == 1) as i128;
+                    if bc {
+                        fb += fixed(q, s);
+                    }
+                    if elm {
+                        fe += if s > 1 { fixed(q - s, s - 1) } else { ONE };
+                    }
+                }
+                (s2, smax, single, fb, fe)
+            };
+            let (row_sq, row_max, t_single, bc_r, elm_r) = side(&a, &rsq, &rmax, k_true, want[8], want[10]);
+            let (col_sq, col_max, p_single, bc_p, elm_p) = side(&b, &csq, &cmax, k_pred, want[7], want[9]);
+            values[5..15].copy_from_slice(&[
+                row_sq, col_sq, bc_p, bc_r, elm_p, elm_r, col_max, row_max, t_single, p_single,
+            ]);
+        }
         for (column, (&on, &v)) in sums.iter_mut().zip(want.iter().zip(values.iter())) {
             if on {
                 column.push(v);
             }
         }
         for (column, s) in fsums.iter_mut().zip(specs) {
-            let (num, den) = (s.num as u128, s.den as u128);
+            let (num, den) = (s.num, s.den);
             let mut f = 0i128;
-            for c in 0..m {
-                let n = cn[c] as u128;
-                let (ra, cb) = (a[crow[c] as usize] as u128, b[ccol[c] as usize] as u128);
+            for &(n, i, j) in &cells {
+                let (ra, cb) = (a[i as usize], b[j as usize]);
                 f += if s.elm {
                     let d = num * (ra - 1) + den * (cb - 1);
                     if d == 0 {
@@ -306,7 +310,7 @@ mod tests {
         assert_eq!(get("both_singletons"), 0);
         // BCubed recall: rows (1+1)/2 + 4/2 = 3; precision: 1/1 + (1+4)/3
         assert_eq!(get("bcubed_r_sum"), 3 * ONE);
-        assert_eq!(get("bcubed_p_sum"), ONE + shift_div(5, 3));
+        assert_eq!(get("bcubed_p_sum"), ONE + shift_div64(5, 3));
     }
 
     #[test]
@@ -330,5 +334,22 @@ mod tests {
         let s = block_sums(&[0, 1, 2], &[0, 1, 1], &[], 3, &want, &[]);
         assert!(s.0[0].is_empty());
         assert_eq!(s.0[15], vec![1]);
+    }
+
+    #[test]
+    fn a_sum_alone_is_the_same_sum() {
+        // the passes skipped for the sums not wanted change none of the others
+        let (t, p): (Vec<i64>, Vec<i64>) = (0..60).map(|r| (r * 7 % 5, r * 3 % 4)).unzip();
+        let w: Vec<i64> = (0..60).map(|r| r % 3 + 1).collect();
+        let specs = [Spec { elm: true, num: 1, den: 1 }, Spec { elm: false, num: 3, den: 1 }];
+        let (all, f_all) = block_sums(&t, &p, &w, 20, &ALL, &specs);
+        for k in 0..16 {
+            let mut want = [false; 16];
+            want[k] = true;
+            let (one, f_one) = block_sums(&t, &p, &w, 20, &want, &specs);
+            assert_eq!(one[k], all[k], "{}", NAMES[k]);
+            assert_eq!(f_one, f_all);
+        }
+        assert_eq!(block_sums(&t, &p, &w, 20, &[false; 16], &specs).1, f_all);
     }
 }

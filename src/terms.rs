@@ -54,13 +54,19 @@ fn div_wide(hi: u64, lo: u64, d: u64) -> u64 {
 pub fn shift_div(x: u128, d: u128) -> i128 {
     if (x | d) >> 64 == 0 {
         // the common case: two 64-bit divisions instead of two 128-bit ones
-        let (x, d) = (x as u64, d as u64);
-        let (q, r) = (x / d, x % d);
-        return (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128;
+        return shift_div64(x as u64, d as u64);
     }
     let q = x / d;
     let r = x % d;
     ((q << FRAC_BITS) + ((r << FRAC_BITS) / d)) as i128
+}
+
+/// [`shift_div`] of 64-bit operands (`d > 0`): `floor(x · 2**64 / d)` by two 64-bit hardware
+/// divisions, exact (the integer part `x / d`, then the remainder's 64 fraction bits).
+#[inline]
+pub fn shift_div64(x: u64, d: u64) -> i128 {
+    let (q, r) = (x / d, x % d);
+    (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128
 }
 
 /// `(floor(x / d), x % d)` for `d > 0`: one hardware division.

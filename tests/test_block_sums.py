@@ -22,6 +22,8 @@ native = pytest.importorskip("streameval._native")
 if not hasattr(native, "block_sums"):  # pragma: no cover - an extension built from older sources
     pytest.skip("the extension has no block_sums", allow_module_level=True)
 
+SUBSETS = [("n",), ("both_singletons",), ("sum_cell_sq", "sum_col_max"), ("sum_row_sq",),
+           ("elm_r_sum", "true_singletons")]
 SPECS = [("elm", 1.0), ("bcubed", 1.0), ("elm", 2.0), ("bcubed", 0.5), ("elm", 0.5)]
 
 
@@ -42,6 +44,10 @@ def check(t, p, w, block):
         means = [fixed_mean(f, n) for f, n in zip(want[1][spec], want[0]["n"])]
         assert block_means(t, p, w, block, spec, native=True) == means
         assert block_means(t, p, w, block, spec, native=False) == means
+    # a few of the sums alone: the kernel skips the passes they do not need (the F sums alone,
+    # the cells' pass alone, the rows' and columns' pass alone)
+    for names in SUBSETS:
+        assert both(t, p, w, block, SPECS[:2], names)[0] == both(t, p, w, block, SPECS[:2], names)[1]
     # the objects per block (columns=False) as well
     objs = block_stats(t, p, w, block, SPECS, native=True)
     assert [s.f_sums for s in objs] == [dict(zip(want[1], col)) for col in zip(*want[1].values())]
