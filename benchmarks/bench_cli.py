@@ -354,15 +354,19 @@ def goal_paragraph(rows: list, load: float) -> str:
     def k_of(r):
         return {10: "10", 1000: "10³", 100_000: "10⁵"}.get(r["k"], f"{r['k']:,}")
 
-    groups: dict = {"met": [], "at its edge": [], "missed": []}
+    groups: dict = {"met": [], "at its edge": [], "missed": [], "not measured": []}
     for r in rows:
         ratio = round(r["cpu"]["watch"] / r["cpu"]["score"], 2)
-        verdict = "met" if ratio < GOAL else "at its edge" if ratio == GOAL else "missed"
+        verdict = ("not measured" if min(r["cpu"]["watch"], r["cpu"]["score"]) <= 0 else
+                   "met" if ratio < GOAL else "at its edge" if ratio == GOAL else "missed")
         groups[verdict].append(f"K = {k_of(r)}, c = {r['c']} ({ratio:.2f}×)")
     said = [f"{verdict} on CPU at " + "; ".join(where) if verdict == "met" else
             f"{verdict} at " + "; ".join(where) for verdict, where in groups.items() if where]
     text = (f"The goal (the default `watch` within {GOAL}× of `score`'s CPU on a finished file) "
             f"in this run (load {load:.1f}): " + "; ".join(said) + ".")
+    if groups["not measured"]:
+        text += (" Not measured: a difference of the two files' CPU times was not positive (the "
+                 "machine's load changed during the run; rerun).")
     cg = [r["cg"]["watch"] / r["cg"]["score"] for r in rows if r.get("cg")]
     if cg:
         text += (f" Instructions: {min(cg):.2f}–{max(cg):.2f}× `score`'s (small differences "
