@@ -283,12 +283,15 @@ def test_benchmark_charts_are_drawn_from_the_results(tmp_path):
         assert page.stem in charts.CHARTS, f"no chart for {page.name}"
         fig = charts.CHARTS[page.stem](page.read_text())
         drawn = sum(len(ax.lines) + len(ax.patches) for ax in fig.axes)
+        charts.plt.close(fig)  # one page's figure at a time (pyplot keeps every open one)
         assert drawn >= 3, page.name
         assert (ROOT / "docs" / "benchmarks" / "img" / f"{page.stem}.png").is_file(), page.name
     # the numbers come from the tables: the core chart's streameval Rand at K=10 is the table's
     core = (ROOT / "docs" / "benchmarks" / "core.md").read_text()
     row = next(r for h, rows in charts.tables(core) if h[0] == "metric" for r in rows if r[0] == "Rand")
-    line = next(x for x in charts.core(core).axes[0].lines if x.get_label() == "streameval: Rand alone")
+    fig = charts.core(core)
+    line = next(x for x in fig.axes[0].lines if x.get_label() == "streameval: Rand alone")
+    charts.plt.close(fig)
     assert line.get_ydata()[0] == charts.number(row[1])
 
 
