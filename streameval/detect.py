@@ -496,6 +496,17 @@ except ImportError:  # pragma: no cover - the extension is built by pip install
 _NATIVE_CODES = 1 << 22  # the kernel's codes are below this (a table entry per code)
 
 
+def _exact_limits(w, rows: int, block: int, ratios: list) -> bool:
+    """Whether the blocks' sums stay exact in fixed point (numpy and native alike): every F
+    spec's ``beta² = num / den`` with ``num + den <= 8`` (numerators under 2**62, denominators
+    under 2**31) and every block's total weight (``w``: ``None`` for unit weights) under 2**28.
+    O(rows)."""
+    import numpy as np
+
+    return max((num + den for num, den in ratios), default=2) <= 8 and (
+        w is None or int(np.add.reduceat(w, np.arange(0, rows, block)).max()) < 1 << 28)
+
+
 def _native_takes(native: bool | None, t, p, w, codes: int) -> bool:
     """Whether :func:`block_stats` and :func:`block_means` hand int64 codes ``t``, ``p`` (``codes``
     of them: their largest plus one) and weights ``w`` to the native kernel: asked for (or not
@@ -526,10 +537,8 @@ def block_means(t, p, w, block: int, spec: tuple, native: bool | None = None) ->
         from .stats import beta_ratio
 
         num, den = beta_ratio(beta)
-        fits = _native_takes(native, t, p, w, int(max(t.max(), p.max())) + 1) and (
-            num + den <= 8) and (  # the F spec's and the blocks' weight limits
-            w is None or int(np.add.reduceat(w, np.arange(0, rows, block)).max()) < 1 << 28)
-        if fits:
+        if _exact_limits(w, rows, block, [(num, den)]) and _native_takes(
+                native, t, p, w, int(max(t.max(), p.max())) + 1):
             return _native_sums(np.ascontiguousarray(t, np.int64), np.ascontiguousarray(p, np.int64),
                                 None if w is None else np.ascontiguousarray(w, np.int64), block,
                                 [], [(kind == "elm", num, den)], True)[1][0]
@@ -605,14 +614,12 @@ def block_stats(t, p, w, block: int, f_specs=(), names=_FAST_STATS, columns: boo
     if not blocks or rows != blocks * block:
         return None
     specs = [(kind, float(beta), *beta_ratio(beta)) for kind, beta in f_specs]
-    if max((num + den for _, _, num, den in specs), default=2) > 8:
-        return None  # the F terms' numerators must stay under 2**62, denominators under 2**31
     t = np.asarray(t, np.int64)
     p = np.asarray(p, np.int64)
     if w is not None:
         w = np.asarray(w, np.int64)
-        if int(np.add.reduceat(w, np.arange(0, rows, block)).max()) >= 1 << 28:
-            return None
+    if not _exact_limits(w, rows, block, [(num, den) for _, _, num, den in specs]):
+        return None
     kt, kp = int(t.max()) + 1, int(p.max()) + 1
     if blocks * kt * kp >= 1 << 62:
         return None
