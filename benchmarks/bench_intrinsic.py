@@ -16,13 +16,16 @@ against a numpy floor, and recomputing with scikit-learn — CPU ratios and inst
    ``benchmarks/instructions.py``). Skipped when valgrind is absent.
 3. **Blocks**: ``ClusterSummaries.update_many`` of 10⁵ points against the numpy floor of the same
    grouping, per-cluster counts and sums (the faster of ``np.add.at`` and one ``np.bincount`` per
-   dimension).
+   dimension); beside the CPU times, callgrind's instructions per row of both (the floor's by
+   ``np.bincount`` per dimension). ``--only-blocks`` reruns this section alone and rewrites only
+   its table (and the load it ran under) in the existing page.
 4. **Peer**: recomputing scikit-learn's ``calinski_harabasz_score`` + ``davies_bouldin_score`` +
    ``silhouette_score(metric="sqeuclidean")`` over the N points seen (what a per-point refresh
    costs without streaming summaries; best of 3).
 
 Run:  PYTHONPATH=. python benchmarks/bench_intrinsic.py            (a few minutes)
       PYTHONPATH=. python benchmarks/bench_intrinsic.py --quick    (seconds; smoke test)
+      PYTHONPATH=. python benchmarks/bench_intrinsic.py --only-blocks   (the blocks section alone)
 Writes docs/benchmarks/intrinsic.md.
 """
 
@@ -108,16 +111,27 @@ NOTES = [
     "is the most the rows-only scheme could gain, before its gathers take part of it back: not "
     "worth a second copy rule for every reader of the matrix.",
     "",
-    "Blocks at d = 2. `update_many` gives the state the single updates give, bit for bit: "
-    "each row's Welford step on the global mean depends on the row before (a subtraction, a "
-    "product and an addition, at least 12 cycles of latency per row), with four correctly "
-    "rounded divisions per row. A two-pass block (per-cluster sums, then Chan merges) does not "
-    "give those bits: Chan's merge `mean_a + (n_b/n)·(mean_b - mean_a)` rounds once per merge "
-    "where the steps round once per row (1,000 rows of 10 clusters at d = 2: means apart by up "
-    "to 8·10⁻¹⁶ relative). The floor here is per-column `bincount`, which computes sums, not "
-    "that state. Of the 16.4M instructions of a block of 10⁵ rows (d = 2, k = 10; 17.2M before "
-    "the gathered slots were collected without zeroing them first), the native call is 14.0M, "
-    "about 140 per row: the chain of steps, not the checks or the grouping, is what is left.",
+    "Blocks at d = 2. `update_many` gives the state the single updates give, bit for bit "
+    "(`summaries::welford_rows`; tested against the single steps in Rust and against the "
+    "native single updates in `test_update_many_is_bit_for_bit_the_native_updates`): each "
+    "row's Welford step on the global mean depends on the row before (a subtraction, a product "
+    "and an addition), with four correctly rounded divisions per row. A two-pass block "
+    "(per-cluster sums, then Chan merges) does not give those bits: Chan's merge "
+    "`mean_a + (n_b/n)·(mean_b - mean_a)` rounds once per merge where the steps round once per "
+    "row (1,000 rows of 10 clusters at d = 2: means apart by up to 8·10⁻¹⁶ relative). The floor "
+    "here is per-column `bincount`, which computes sums, not that state. For d ≤ 4 the kernel "
+    "makes one pass over the rows: each row's slot gathered through the label table, its count, "
+    "its four quotients (two divisions of two lanes) and its two steps, no array per row; the "
+    "divisions do not depend on the means, so they run beside the chain of steps. It made three "
+    "passes over chunks of 256 rows (the counts and numerators written to arrays, the quotients, "
+    "then the steps) and, per block, an array of slots and one of unit weights (page faults "
+    "included): about 117 instructions per row in the steps and their factors and 26 in the "
+    "binding, now 52 in the pass and 4 in the checks of slots and weights. A block of 10⁵ rows "
+    "(d = 2, k = 10) takes 8.0M instructions (was 16.4M; k = 1,000: 9.0M, was 17.4M, the "
+    "difference the Python per cluster of the block), of which the pass 5.2M, numpy's `bincount` "
+    "that finds the block's labels 1.3M and the finite check 0.8M; the native call alone "
+    "0.99 → 0.38 ms of CPU (best of 7, load 8–10). For d > 4 the O(d) steps dominate: rows "
+    "are stepped one by one as before, without the per-block arrays (1–4 % fewer instructions).",
     "",
     "Before this change (the previous run of this page, same command and machine, load 13.7–14.3): "
     "`ClusterReport` update + get at k = 1,000: 121,553 / 150,123 / 196,075 / 263,141 "
@@ -237,6 +251,24 @@ def callgrind(d: int, k: int, m: int) -> dict:
     return {case: (v - empty) / m for case, v in totals.items()}
 
 
+def floors(X, y, k: int) -> tuple:
+    """The numpy floor's two ways of grouping a block: ``np.add.at``, and one ``np.bincount``
+    per dimension (each with the counts)."""
+    d = X.shape[1]
+
+    def add_at():
+        sums = np.zeros((k, d))
+        np.add.at(sums, y, X)
+        np.bincount(y, minlength=k)
+
+    def per_column():
+        np.bincount(y, minlength=k)
+        for j in range(d):
+            np.bincount(y, weights=X[:, j], minlength=k)
+
+    return add_at, per_column
+
+
 def blocks(d, k, m, seed=0) -> tuple[float, float]:
     """``(update_many, floor)`` CPU seconds for a block of ``m`` points (best of 3)."""
     X, y = data(m, d, k, seed)
@@ -249,19 +281,94 @@ def blocks(d, k, m, seed=0) -> tuple[float, float]:
             out = min(out, time.process_time() - t0)
         return out
 
-    def add_at():
-        sums = np.zeros((k, d))
-        np.add.at(sums, y, X)
-        np.bincount(y, minlength=k)
-
-    def per_column():
-        np.bincount(y, minlength=k)
-        for j in range(d):
-            np.bincount(y, weights=X[:, j], minlength=k)
-
+    add_at, per_column = floors(X, y, k)
     s = se.ClusterSummaries()
     s.update_many(X[:k], y[:k])  # the clusters exist: the steady state of a stream of blocks
     return best(lambda: s.update_many(X, y)), min(best(add_at), best(per_column))
+
+
+def child_blocks(d: int, k: int, m: int) -> dict:
+    """One block of ``m`` points as :func:`blocks` makes it, measured once under callgrind (one
+    ``functools.reduce`` each: an empty call, ``update_many``, the per-column floor); the
+    clusters and a warm-up block made before, uncounted."""
+    import instructions
+
+    X, y = data(m, d, k)
+    s = se.ClusterSummaries()
+    s.update_many(X[:k], y[:k])
+    s.update_many(X[:1000], y[:1000])
+    per_column = floors(X, y, k)[1]
+    per_column()
+    instructions.measured(lambda: None)
+    instructions.measured(s.update_many, X, y)
+    instructions.measured(per_column)
+    return {"cases": ["empty", "update_many", "floor"]}
+
+
+def blocks_callgrind(d: int, k: int, m: int) -> tuple[float, float] | None:
+    """``(update_many, floor)`` instructions per row of a block of ``m`` (``None`` without
+    valgrind): one child process under callgrind, the empty call's count subtracted."""
+    import instructions
+
+    if not instructions.available():
+        return None
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child-blocks", str(d), str(k), str(m)]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    empty, um, floor = instructions.counts(cmd, 3, env=env)
+    return (um - empty) / m, (floor - empty) / m
+
+
+def blocks_section(bm: int, rows: list, load: tuple[float, float] | None = None) -> list[str]:
+    """The page's lines for the blocks: ``rows`` of ``(d, k, update_many s, floor s, (update_many,
+    floor) instructions per row or None)``; ``load`` when the section ran alone."""
+    ran = (f" This section rerun alone (`--only-blocks`), load {load[0]:.1f} at its start and "
+           f"{load[1]:.1f} at its end." if load else "")
+    lines = [
+        f"## Blocks: `update_many` of {bm:,} points (ms of CPU)",
+        "",
+        "`ClusterSummaries.update_many` (checks every row, groups the labels, then the Welford steps "
+        "of the single updates, natively, in order) against the numpy floor of the grouping alone: "
+        "per-cluster counts and sums, the faster of `np.add.at` and one `np.bincount` per dimension. "
+        "Instructions per row from callgrind (one block; the floor's by `np.bincount` per "
+        "dimension)." + ran,
+        "",
+        "| d | k | update_many | numpy floor | ratio | instructions per row: update_many | floor |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for d, k, um, floor, cg in rows:
+        ins = f"{cg[0]:,.0f} | {cg[1]:,.0f}" if cg else "– | –"
+        lines.append(f"| {d} | {k:,} | {um * 1e3:.2f} | {floor * 1e3:.2f} | {um / floor:.2f}× | {ins} |")
+    return lines
+
+
+def run_blocks(bm: int, ks) -> list:
+    """Every row of the blocks table, printed as it comes."""
+    rows = []
+    for d in (2, 16, 128):
+        for k in ks:
+            um, floor = blocks(d, k, bm)
+            cg = blocks_callgrind(d, k, bm)
+            rows.append((d, k, um, floor, cg))
+            print(f"block m={bm} d={d} k={k}: update_many {um * 1e3:.2f} ms, floor {floor * 1e3:.2f} ms"
+                  + (f"; instructions per row {cg[0]:,.1f}, floor {cg[1]:,.1f}" if cg else ""), flush=True)
+    return rows
+
+
+def only_blocks(args, ks) -> None:
+    """Rerun the blocks section and rewrite it (and its paragraph in the notes) in the page."""
+    bm = 20_000 if args.quick else 100_000
+    load0 = os.getloadavg()[0]
+    rows = run_blocks(bm, ks)
+    load1 = os.getloadavg()[0]
+    page = args.out.read_text().split("\n")
+    start = next(i for i, line in enumerate(page) if line.startswith("## Blocks: "))
+    end = next(i for i in range(start + 1, len(page)) if page[i].startswith("## "))
+    page[start:end] = blocks_section(bm, rows, (load0, load1)) + [""]
+    note = next(n for n in NOTES if n.startswith("Blocks at d = 2."))
+    at = next(i for i, line in enumerate(page) if line.startswith("Blocks at d = 2."))
+    page[at] = note
+    args.out.write_text("\n".join(page))
+    print(f"wrote {args.out} (the blocks section)")
 
 
 def sklearn_recompute(d, k, n) -> float:
@@ -279,15 +386,20 @@ def sklearn_recompute(d, k, n) -> float:
 
 
 def main(argv=None):
-    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] in ("--child", "--child-blocks"):
         d, k, m = map(int, sys.argv[2:5])
-        print(json.dumps(child_callgrind(d, k, m)))
+        print(json.dumps((child_callgrind if sys.argv[1] == "--child" else child_blocks)(d, k, m)))
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--only-blocks", action="store_true",
+                    help="rerun the blocks section alone and rewrite only it in the existing page")
     args = ap.parse_args(argv)
     dims, ks = (2, 16, 64, 128), (10, 1000)
+    if args.only_blocks:
+        only_blocks(args, ks)
+        return
     m = 300 if args.quick else 3000
     load0 = os.getloadavg()[0]
     grid = []
@@ -306,12 +418,7 @@ def main(argv=None):
             cg[d, k] = got
             print(f"callgrind d={d} k={k}: " + ", ".join(f"{c} {v:,.0f}" for c, v in got.items()), flush=True)
     bm = 20_000 if args.quick else 100_000
-    block_rows = []
-    for d in (2, 16, 128):
-        for k in ks:
-            um, floor = blocks(d, k, bm)
-            block_rows.append((d, k, um, floor))
-            print(f"block m={bm} d={d} k={k}: update_many {um * 1e3:.2f} ms, floor {floor * 1e3:.2f} ms", flush=True)
+    block_rows = run_blocks(bm, ks)
     peer_n = 1000 if args.quick else 3000
     peers = [(d, k, sklearn_recompute(d, k, max(peer_n, 2 * k))) for d in (2, 64) for k in ks]
     import sklearn
@@ -363,18 +470,7 @@ def main(argv=None):
             lines.append(f"| {d} | {k:,} | " + " | ".join(f"{row[c]:,.0f}" for c in CASES)
                          + f" | {row['summaries'] / row['loop']:.2f}× | {row['report'] / row['loop']:.1f}× |")
         lines += [""]
-    lines += [
-        f"## Blocks: `update_many` of {bm:,} points (ms of CPU)",
-        "",
-        "`ClusterSummaries.update_many` (checks every row, groups the labels, then the Welford steps "
-        "of the single updates, natively, in order) against the numpy floor of the grouping alone: "
-        "per-cluster counts and sums, the faster of `np.add.at` and one `np.bincount` per dimension.",
-        "",
-        "| d | k | update_many | numpy floor | ratio |",
-        "|---:|---:|---:|---:|---:|",
-    ]
-    for d, k, um, floor in block_rows:
-        lines.append(f"| {d} | {k:,} | {um * 1e3:.2f} | {floor * 1e3:.2f} | {um / floor:.2f}× |")
+    lines += blocks_section(bm, block_rows)
     lines += [
         "",
         f"## Peer: recomputing with scikit-learn over N = {peer_n:,} points (ms of CPU)",

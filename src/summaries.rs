@@ -104,124 +104,149 @@ pub struct Block<'a> {
     pub d: usize,
 }
 
-/// Add row `i` of `data` (`m × d`, already in the summaries' space) with weight `ws[i]` to slot
-/// `slots[i]` and to the global summary of `n` elements and scatter `gm2`, row by row: the very
+/// Where each row of a block goes: `labels[i]` is its slot, or (with `table`) `table[labels[i]]`.
+#[derive(Clone, Copy)]
+pub struct Targets<'a> {
+    pub labels: &'a [i64],
+    pub table: Option<&'a [i64]>,
+}
+
+impl Targets<'_> {
+    /// Whether every row's slot lies below `cap` (a label outside the table does not). One
+    /// branch-free pass over the labels (vector code), plus one over the table.
+    fn within(&self, cap: usize) -> bool {
+        let below = |vs: &[i64], len: usize| vs.iter().fold(true, |ok, &v| ok & ((v as u64) < len as u64));
+        match self.table {
+            Some(t) => below(self.labels, t.len()) && below(t, cap),
+            None => below(self.labels, cap),
+        }
+    }
+}
+
+/// Add row `i` of `data` (`m × d`, already in the summaries' space) with weight `ws[i]` (`ws`
+/// `None`: all 1) to its slot (see [`Targets`]) and to the global summary of `n` elements and
+/// scatter `gm2`, marking each touched slot's entry of `touched` with `version`: the very
 /// steps of [`welford`], in order, so the state is bit for bit the one single updates give.
-/// Returns the new global scatter. O(m·d).
+/// Everything is checked first (every slot below the arrays' capacity, every weight positive,
+/// `data` of the rows' length); on a failure the state is untouched and the error names it.
+/// Returns the new global scatter. O(m·d), plus the table's length.
 ///
-/// For d ≤ 4, in chunks of rows: first the counts each row meets (integers, in order), then Welford's
-/// factors of every row of the chunk ([`ratios`]: the same correctly rounded quotients of the
-/// same doubles, divided four at a time where the CPU has AVX2), then the steps. The divisions
-/// are off the chain of dependent additions that the steps are, so the chunk runs at the speed
-/// of that chain.
-pub fn welford_block(b: &mut Block, slots: &[usize], ws: &[i64], data: &[f64], n: i64, gm2: f64) -> f64 {
-    const CHUNK: usize = 256;
-    let d = b.d;
-    let (mut n, mut gm2) = (n, gm2);
-    if d > 4 {
-        // the O(d) steps outweigh the factors: row by row, the factors with them
-        for (i, (&s, &w)) in slots.iter().zip(ws).enumerate() {
-            let x = &data[i * d..(i + 1) * d];
-            let c = b.count[s];
-            b.m2[s] = welford(&mut b.mean[s * d..(s + 1) * d], b.m2[s], c, w, x);
-            b.count[s] = c + w;
-            gm2 = welford(b.gmean, gm2, n, w, x);
-            n += w;
-        }
-        return gm2;
-    }
-    assert!(slots.len() == ws.len() && data.len() >= slots.len() * d);
+/// For d ≤ 4 (while every count stays below 2**53, so that the integers and their products are
+/// the doubles [`ratios`] divides), one pass, each row's step fused with its factors: the four
+/// quotients of a row (two per summary, divided two at a time) do not depend on the means, so
+/// they run beside the chain of dependent operations that the global mean is (a subtraction,
+/// a product and an addition per row); no array per row is made.
+#[allow(clippy::too_many_arguments)]
+pub fn welford_rows(
+    b: &mut Block,
+    to: Targets,
+    ws: Option<&[i64]>,
+    data: &[f64],
+    n: i64,
+    gm2: f64,
+    touched: &mut [i64],
+    version: i64,
+) -> Result<f64, &'static str> {
+    let (d, m) = (b.d, to.labels.len());
     let cap = b.count.len();
-    assert!(slots.iter().fold(true, |ok, &s| ok & (s < cap)), "a slot beyond the arrays");
-    assert!(b.mean.len() >= cap * d && b.m2.len() >= cap && b.gmean.len() >= d);
-    // every count below 2**53 during the block: each product w·c and w·n is then the correctly
-    // rounded product of the two doubles (both exact), the very double the integer product
-    // converts to; else the integer products (and the wide path beyond i64)
-    let small = ws.iter().try_fold(n, |acc, &w| acc.checked_add(w)).is_some_and(|end| end < 1 << 53) && ws.iter().all(|&w| w > 0);
-    // per row of a chunk: numerators and denominators (cluster, global), then the factors
-    let mut num = [[0.0f64; CHUNK]; 3]; // w, w·c, w·n
-    let mut den = [[0.0f64; CHUNK]; 2]; // c + w, n + w
-    let mut out = [[0.0f64; CHUNK]; 4]; // w/(c+w), w·c/(c+w), w/(n+w), w·n/(n+w)
-    let mut n2 = [[0i64; CHUNK]; 2];
-    let mut wide: SmallVec<[(usize, i64, i64, i64); 4]> = SmallVec::new(); // products beyond i64
-    for (ci, (sl, wl)) in slots.chunks(CHUNK).zip(ws.chunks(CHUNK)).enumerate() {
-        let len = sl.len();
-        wide.clear();
-        if small {
-            let count = b.count.as_mut_ptr();
-            let len = len.min(CHUNK);
-            let (num0, num1, num2) = (num[0].as_mut_ptr(), num[1].as_mut_ptr(), num[2].as_mut_ptr());
-            let (den0, den1) = (den[0].as_mut_ptr(), den[1].as_mut_ptr());
-            let (c2, g2) = (n2[0].as_mut_ptr(), n2[1].as_mut_ptr());
-            for r in 0..len {
-                // SAFETY: r < len <= CHUNK (the arrays' length) and <= sl.len() = wl.len();
-                // every slot < cap = b.count.len() (asserted above).
-                unsafe {
-                    let (s, w) = (*sl.get_unchecked(r), *wl.get_unchecked(r));
-                    let c = *count.add(s);
-                    let (cw, nw) = (c.wrapping_add(w), n.wrapping_add(w)); // below 2**53: no overflow
-                    *count.add(s) = cw;
-                    let wf = w as f64;
-                    *num0.add(r) = wf;
-                    *num1.add(r) = wf * c as f64;
-                    *num2.add(r) = wf * n as f64;
-                    *den0.add(r) = cw as f64;
-                    *den1.add(r) = nw as f64;
-                    *c2.add(r) = cw;
-                    *g2.add(r) = nw;
-                    n = nw;
-                }
-            }
-        } else {
-            for r in 0..len {
-                let (s, w) = (sl[r], wl[r]);
-                let c = b.count[s];
-                b.count[s] = c + w;
-                num[0][r] = w as f64;
-                den[0][r] = (c + w) as f64;
-                den[1][r] = (n + w) as f64;
-                (n2[0][r], n2[1][r]) = (c + w, n + w);
-                match (w.checked_mul(c), w.checked_mul(n)) {
-                    (Some(pc), Some(pn)) => (num[1][r], num[2][r]) = (pc as f64, pn as f64),
-                    _ => wide.push((r, c, n, w)),
-                }
-                n += w;
-            }
-        }
-        divide(&num[0][..len], &den[0][..len], &mut out[0][..len]);
-        divide(&num[1][..len], &den[0][..len], &mut out[1][..len]);
-        divide(&num[0][..len], &den[1][..len], &mut out[2][..len]);
-        divide(&num[2][..len], &den[1][..len], &mut out[3][..len]);
-        for &(r, c, nn, w) in &wide {
-            (out[0][r], out[1][r]) = ratios(c, w);
-            (out[2][r], out[3][r]) = ratios(nn, w);
-        }
-        let rows = &data[ci * CHUNK * d..(ci * CHUNK + len) * d];
-        let f = Factors { out: &out, n2: &n2 };
-        gm2 = match d {
-            1 => steps::<1>(b, sl, rows, &f, gm2),
-            2 => steps::<2>(b, sl, rows, &f, gm2),
-            3 => steps::<3>(b, sl, rows, &f, gm2),
-            _ => steps::<4>(b, sl, rows, &f, gm2),
-        };
+    if data.len() != m * d || ws.is_some_and(|w| w.len() != m) {
+        return Err("the rows, their labels and their weights differ in length");
     }
-    gm2
+    if !(to.within(cap) && touched.len() >= cap && b.m2.len() >= cap && b.mean.len() >= cap * d && b.gmean.len() >= d) {
+        return Err("slots must lie in the arrays");
+    }
+    let total = match ws {
+        Some(w) => {
+            if w.iter().fold(false, |bad, &v| bad | (v <= 0)) {
+                return Err("weights must be positive");
+            }
+            w.iter().try_fold(n, |acc, &v| acc.checked_add(v))
+        }
+        None => n.checked_add(m as i64),
+    };
+    let Some(total) = total else {
+        return Err("the total weight overflows 64 bits");
+    };
+    let small = n >= 0 && total < 1 << 53;
+    if (1..=4).contains(&d) && small {
+        // SAFETY: every slot lies below `cap`, the length of `count`, `m2`, `touched` and of
+        // `mean` in rows of d; every weight is positive and every count stays below 2**53
+        // (all checked above); `data` holds m rows of d.
+        return Ok(unsafe {
+            match (to.table, ws) {
+                (Some(t), Some(w)) => fused_d(b, m, |r| *t.get_unchecked(*to.labels.get_unchecked(r) as usize) as usize, |r| *w.get_unchecked(r), data, n, gm2, touched, version),
+                (Some(t), None) => fused_d(b, m, |r| *t.get_unchecked(*to.labels.get_unchecked(r) as usize) as usize, |_| 1, data, n, gm2, touched, version),
+                (None, Some(w)) => fused_d(b, m, |r| *to.labels.get_unchecked(r) as usize, |r| *w.get_unchecked(r), data, n, gm2, touched, version),
+                (None, None) => fused_d(b, m, |r| *to.labels.get_unchecked(r) as usize, |_| 1, data, n, gm2, touched, version),
+            }
+        });
+    }
+    // d > 4 (the O(d) steps outweigh the rest), or counts from 2**53 (the factors through the
+    // integers, as `ratios` has them): row by row
+    let slot = |r: usize| match to.table {
+        Some(t) => t[to.labels[r] as usize] as usize,
+        None => to.labels[r] as usize,
+    };
+    let (mut n, mut gm2) = (n, gm2);
+    for r in 0..m {
+        let (s, w, x) = (slot(r), ws.map_or(1, |w| w[r]), &data[r * d..(r + 1) * d]);
+        let c = b.count[s];
+        b.m2[s] = welford(&mut b.mean[s * d..(s + 1) * d], b.m2[s], c, w, x);
+        b.count[s] = c + w;
+        touched[s] = version;
+        gm2 = welford(b.gmean, gm2, n, w, x);
+        n += w;
+    }
+    Ok(gm2)
 }
 
-/// A chunk's Welford factors and new counts, per row (see [`welford_block`]).
-struct Factors<'a, const C: usize> {
-    out: &'a [[f64; C]; 4],
-    n2: &'a [[i64; C]; 2],
-}
-
-/// The steps of a chunk for a dimension `D` known when compiling: [`welford_with`]'s
-/// operations on arrays of `D` (the same per element, so the same bits), without loops or
-/// bounds checks per element.
+/// The fused pass of [`welford_rows`] for the dimension `b.d` (1 to 4), with AVX2 where the CPU
+/// has it (the same operations: correctly rounded quotients, no fused multiply-add).
+///
+/// # Safety
+/// As [`fused`].
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn steps<const D: usize>(b: &mut Block, slots: &[usize], rows: &[f64], f: &Factors<'_, 256>, gm2: f64) -> f64 {
-    // by value (the means in registers: the global one stays there for the chunk)
+unsafe fn fused_d<S: Fn(usize) -> usize, W: Fn(usize) -> i64>(b: &mut Block, m: usize, slot: S, weight: W, data: &[f64], n: i64, gm2: f64, touched: &mut [i64], version: i64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            return match b.d {
+                1 => fused_avx2::<1, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+                2 => fused_avx2::<2, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+                3 => fused_avx2::<3, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+                _ => fused_avx2::<4, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+            };
+        }
+    }
+    match b.d {
+        1 => fused::<1, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+        2 => fused::<2, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+        3 => fused::<3, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+        _ => fused::<4, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn fused_avx2<const D: usize, S: Fn(usize) -> usize, W: Fn(usize) -> i64>(b: &mut Block, m: usize, slot: S, weight: W, data: &[f64], n: i64, gm2: f64, touched: &mut [i64], version: i64) -> f64 {
+    fused::<D, S, W>(b, m, slot, weight, data, n, gm2, touched, version)
+}
+
+/// One pass over `m` rows of dimension `D`: row `r` (weight `weight(r)`) to slot `slot(r)` and
+/// to the global summary, [`welford_with`]'s operations with [`ratios`]' quotients.
+///
+/// # Safety
+/// `slot(r) < b.count.len()` for every `r < m`, and `b.mean`, `b.m2`, `touched` cover that many
+/// slots; `data` holds `m` rows of `D`; `b.gmean` holds `D`; every weight is positive and
+/// `n + (the weights' sum) < 2**53`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn fused<const D: usize, S: Fn(usize) -> usize, W: Fn(usize) -> i64>(b: &mut Block, m: usize, slot: S, weight: W, data: &[f64], n: i64, gm2: f64, touched: &mut [i64], version: i64) -> f64 {
+    // [`welford_with`] on arrays of D by value (the global mean stays in registers)
     #[inline(always)]
-    fn step<const D: usize>(mean: [f64; D], m2: f64, f: f64, wn: f64, n2: i64, x: &[f64; D]) -> ([f64; D], f64) {
+    fn step<const D: usize>(mean: [f64; D], m2: f64, f: f64, wn: f64, more: bool, x: &[f64; D]) -> ([f64; D], f64) {
         let mut sq = 0.0;
         let mut out = mean;
         for i in 0..D {
@@ -230,59 +255,35 @@ fn steps<const D: usize>(b: &mut Block, slots: &[usize], rows: &[f64], f: &Facto
             out[i] = mean[i] + delta * f;
         }
         let m2 = m2 + wn * sq;
-        (out, if m2 > 0.0 && n2 > 1 { m2 } else { 0.0 })
+        (out, if m2 > 0.0 && more { m2 } else { 0.0 })
     }
-    let mut gm2 = gm2;
-    let g: &mut [f64; D] = (&mut b.gmean[..D]).try_into().expect("dimension D");
-    let mut gv = *g; // the global mean in registers for the chunk
-    let (means, _) = b.mean.as_chunks_mut::<D>();
-    let (xs, _) = rows.as_chunks::<D>();
-    let m2 = &mut b.m2[..];
-    let len = slots.len().min(xs.len()).min(256);
-    let (nm, nq) = (means.len(), m2.len());
-    assert!(slots[..len].iter().fold(true, |ok, &s| ok & (s < nm) & (s < nq)), "a slot beyond the arrays");
-    let (mp, qp, xp, sp) = (means.as_mut_ptr(), m2.as_mut_ptr(), xs.as_ptr(), slots.as_ptr());
-    let (f0, f1, f2, f3) = (f.out[0].as_ptr(), f.out[1].as_ptr(), f.out[2].as_ptr(), f.out[3].as_ptr());
-    let (c2, g2) = (f.n2[0].as_ptr(), f.n2[1].as_ptr());
-    for r in 0..len {
-        // SAFETY: r < len <= 256 (the factors' length), <= slots.len() and xs.len(); every
-        // slot lies in `means` and `m2` (asserted above).
-        unsafe {
-            let s = *sp.add(r);
-            let x = &*xp.add(r);
-            let (q, m) = (qp.add(s), mp.add(s));
-            (*m, *q) = step(*m, *q, *f0.add(r), *f1.add(r), *c2.add(r), x);
-            (gv, gm2) = step(gv, gm2, *f2.add(r), *f3.add(r), *g2.add(r), x);
-        }
+    #[inline(always)]
+    fn div2(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+        [a[0] / b[0], a[1] / b[1]]
+    }
+    let (cp, mp, qp, tp) = (b.count.as_mut_ptr(), b.mean.as_mut_ptr() as *mut [f64; D], b.m2.as_mut_ptr(), touched.as_mut_ptr());
+    let xp = data.as_ptr() as *const [f64; D];
+    let g: &mut [f64; D] = &mut *(b.gmean.as_mut_ptr() as *mut [f64; D]);
+    let (mut gv, mut gm2, mut n) = (*g, gm2, n);
+    for r in 0..m {
+        let (s, w) = (slot(r), weight(r));
+        let c = *cp.add(s);
+        // counts below 2**53: no overflow, and every integer here (and w·c, w·n) is the double
+        // it converts to, or that double correctly rounded, as `ratios` has them
+        let (cw, nw) = (c.wrapping_add(w), n.wrapping_add(w));
+        *cp.add(s) = cw;
+        *tp.add(s) = version;
+        let wf = w as f64;
+        let [f, wc] = div2([wf, wf * c as f64], [cw as f64, cw as f64]);
+        let [gf, gwn] = div2([wf, wf * n as f64], [nw as f64, nw as f64]);
+        let x = &*xp.add(r);
+        let (mean, q) = (mp.add(s), qp.add(s));
+        (*mean, *q) = step(*mean, *q, f, wc, cw > 1, x);
+        (gv, gm2) = step(gv, gm2, gf, gwn, nw > 1, x);
+        n = nw;
     }
     *g = gv;
     gm2
-}
-
-/// `out[i] = a[i] / b[i]`: each a correctly rounded quotient, whatever the vector width.
-fn divide(a: &[f64], b: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { divide_avx2(a, b, out) };
-            return;
-        }
-    }
-    divide_any(a, b, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn divide_avx2(a: &[f64], b: &[f64], out: &mut [f64]) {
-    divide_any(a, b, out)
-}
-
-#[inline(always)]
-fn divide_any(a: &[f64], b: &[f64], out: &mut [f64]) {
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        *o = x / y;
-    }
 }
 
 /// Whether the CPU has AVX2 (detected once, then a cached flag). The kernels that take an AVX2
@@ -1469,16 +1470,132 @@ mod tests {
         block_equals_rows(d, &slots, &ws, &data, state, cap as i64, 0.0);
     }
 
+    #[test]
+    fn rows_by_label_are_bit_for_bit_the_rows_one_by_one() {
+        // every dimension of the fused pass and beyond, labels through a table or not, weights
+        // or none, slots met twice in a row and far apart
+        for d in 1..=6 {
+            let (m, cap) = (1500usize, 5usize);
+            let data: Vec<f64> = (0..m * d).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0 + 1.0 / (1 + i) as f64).collect();
+            let labels: Vec<i64> = (0..m).map(|i| ((i * 31 + i / 7) % 9) as i64).collect();
+            let table: Vec<i64> = vec![3, 0, 4, 1, 2, 0, 3, 1, 4];
+            let ws: Vec<i64> = (0..m).map(|i| 1 + (i % 3) as i64).collect();
+            let state = (vec![1i64; cap], vec![0.5; cap * d], vec![0.0; cap], vec![0.5; d]);
+            for (with_table, with_ws) in [(false, false), (false, true), (true, false), (true, true)] {
+                let lab: Vec<i64> = if with_table { labels.clone() } else { labels.iter().map(|&v| v % cap as i64).collect() };
+                let to = Targets { labels: &lab, table: with_table.then_some(&table[..]) };
+                rows_equal_rows(d, to, with_ws.then_some(&ws[..]), &data, state.clone(), cap as i64, 0.0);
+            }
+        }
+        // counts beyond 2**53: the general path
+        let big = 1i64 << 60;
+        let state = (vec![big, 5], vec![0.5; 4], vec![1.0; 2], vec![0.5; 2]);
+        let to = Targets { labels: &[0, 1, 0], table: None };
+        rows_equal_rows(2, to, Some(&[3, 1, 2]), &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], state.clone(), big + 5, 1.0);
+        rows_equal_rows(2, to, None, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], state, big + 5, 1.0);
+    }
+
+    #[test]
+    fn the_plain_fused_pass_is_the_one_this_cpu_runs() {
+        // the build without AVX2 (run directly) gives the bits of the path `welford_rows` takes
+        fn both<const D: usize>() {
+            let (m, cap) = (700usize, 3usize);
+            let data: Vec<f64> = (0..m * D).map(|i| ((i * 7919) % 1013) as f64 * 0.37 - 150.0 + 1.0 / (1 + i) as f64).collect();
+            let labels: Vec<i64> = (0..m).map(|i| ((i * 31 + i / 7) % cap) as i64).collect();
+            let ws: Vec<i64> = (0..m).map(|i| 1 + (i % 3) as i64).collect();
+            let run = |plain: bool| {
+                let (mut count, mut mean, mut m2, mut gmean) = (vec![1i64; cap], vec![0.5; cap * D], vec![0.0; cap], vec![0.5; D]);
+                let mut touched = vec![0i64; cap];
+                let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d: D };
+                let g = if plain {
+                    // SAFETY: every label < cap, weights positive, counts far below 2**53
+                    unsafe { fused::<D, _, _>(&mut b, m, |r| labels[r] as usize, |r| ws[r], &data, cap as i64, 0.0, &mut touched, 3) }
+                } else {
+                    welford_rows(&mut b, Targets { labels: &labels, table: None }, Some(&ws), &data, cap as i64, 0.0, &mut touched, 3).unwrap()
+                };
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                (count, bits(&mean), bits(&m2), bits(&gmean), g.to_bits(), touched)
+            };
+            assert_eq!(run(true), run(false), "d {D}");
+        }
+        both::<1>();
+        both::<2>();
+        both::<3>();
+        both::<4>();
+    }
+
+    /// `welford_rows` from `state` leaves the very state the rows' `welford` steps one by one
+    /// leave, and marks the touched slots (and only those) with the version.
+    fn rows_equal_rows(d: usize, to: Targets, ws: Option<&[i64]>, data: &[f64], state: State, n: i64, gm2: f64) {
+        let (mut count, mut mean, mut m2, mut gmean) = state.clone();
+        let (mut c2, mut mean2, mut m22, mut g2) = state;
+        let cap = count.len();
+        let mut touched = vec![0i64; cap];
+        let got = {
+            let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d };
+            welford_rows(&mut b, to, ws, data, n, gm2, &mut touched, 7).expect("a good block")
+        };
+        let (mut n, mut gq) = (n, gm2);
+        let mut want_touched = vec![0i64; cap];
+        for i in 0..to.labels.len() {
+            let s = match to.table {
+                Some(t) => t[to.labels[i] as usize] as usize,
+                None => to.labels[i] as usize,
+            };
+            let (w, x) = (ws.map_or(1, |w| w[i]), &data[i * d..(i + 1) * d]);
+            m22[s] = welford(&mut mean2[s * d..(s + 1) * d], m22[s], c2[s], w, x);
+            c2[s] += w;
+            want_touched[s] = 7;
+            gq = welford(&mut g2, gq, n, w, x);
+            n += w;
+        }
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            (count, bits(&mean), bits(&m2), bits(&gmean), got.to_bits(), touched),
+            (c2, bits(&mean2), bits(&m22), bits(&g2), gq.to_bits(), want_touched),
+            "d {d}, table {}, weights {}",
+            to.table.is_some(),
+            ws.is_some()
+        );
+    }
+
+    #[test]
+    fn a_bad_block_by_label_is_refused_with_the_state_untouched() {
+        let d = 2;
+        let state = (vec![2i64, 3], vec![0.5, 1.5, 2.5, 3.5], vec![1.0, 2.0], vec![0.25, 0.75]);
+        let data = [1.0, 2.0, 3.0, 4.0];
+        let table = [1i64, 0];
+        let bad_table = [1i64, 2];
+        type Case<'a> = (Targets<'a>, Option<&'a [i64]>, &'a [f64], &'a str); // where, weights, rows, error
+        let cases: [Case; 6] = [
+            (Targets { labels: &[0, 2], table: None }, None, &data, "slots must lie in the arrays"),
+            (Targets { labels: &[0, -1], table: None }, None, &data, "slots must lie in the arrays"),
+            (Targets { labels: &[0, 2], table: Some(&table) }, None, &data, "slots must lie in the arrays"),
+            (Targets { labels: &[0, 1], table: Some(&bad_table) }, None, &data, "slots must lie in the arrays"),
+            (Targets { labels: &[0, 1], table: None }, Some(&[1, 0]), &data, "weights must be positive"),
+            (Targets { labels: &[0, 1], table: None }, None, &data[..3], "the rows, their labels and their weights differ in length"),
+        ];
+        for (to, ws, data, msg) in cases {
+            let (mut count, mut mean, mut m2, mut gmean) = state.clone();
+            let mut touched = vec![0i64; 2];
+            let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d };
+            assert_eq!(welford_rows(&mut b, to, ws, data, 5, 3.0, &mut touched, 9), Err(msg));
+            assert_eq!((count, mean, m2, gmean, touched), (state.0.clone(), state.1.clone(), state.2.clone(), state.3.clone(), vec![0, 0]));
+        }
+    }
+
     type State = (Vec<i64>, Vec<f64>, Vec<f64>, Vec<f64>); // counts, means, scatters, global mean
 
-    /// `welford_block` from `state` (and `n` elements of scatter `gm2`) leaves the very state
+    /// `welford_rows` from `state` (and `n` elements of scatter `gm2`) leaves the very state
     /// the rows' `welford` steps one by one leave.
     fn block_equals_rows(d: usize, slots: &[usize], ws: &[i64], data: &[f64], state: State, n: i64, gm2: f64) {
         let (mut count, mut mean, mut m2, mut gmean) = state.clone();
         let (mut c2, mut mean2, mut m22, mut g2) = state;
         let got = {
             let mut b = Block { count: &mut count, mean: &mut mean, m2: &mut m2, gmean: &mut gmean, d };
-            welford_block(&mut b, slots, ws, data, n, gm2)
+            let labels: Vec<i64> = slots.iter().map(|&s| s as i64).collect();
+            let mut touched = vec![0i64; b.count.len()];
+            welford_rows(&mut b, Targets { labels: &labels, table: None }, Some(ws), data, n, gm2, &mut touched, 1).expect("a good block")
         };
         let (mut n, mut gq) = (n, gm2);
         for i in 0..slots.len() {

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_block, Block, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut};
+use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_rows, Block, Targets, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -790,10 +790,12 @@ impl SummaryKernel {
     }
 
     /// Add the rows of `x` (checked by `check_block`) one by one, row `i` with weight `w[i]` (`w`
-    /// `None`: all 1) to
-    /// slot `slots[i]` (live or just made, all below the capacity), and to the global summary of
-    /// `n` elements and scatter `gm2`: the very steps of `update`, in order. Every touched slot
-    /// is marked changed at `version`. Returns the new global scatter. O(m·d).
+    /// `None`: all 1) to slot `slots[i]` (with `table`: slot `table[slots[i]]`; live or just
+    /// made, all below the capacity), and to the global summary of `n` elements and scatter
+    /// `gm2`: the very steps of `update`, in order (`summaries::welford_rows`: for d <= 4 one
+    /// pass, each row's factors divided beside its steps). Every touched slot is marked changed
+    /// at `version`. Slots and weights are checked before anything is written (a `ValueError`
+    /// naming the problem). Returns the new global scatter. O(m·d), plus the table's length.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (slots, x, w, n, gm2, version, table=None))]
     fn update_many(
@@ -809,51 +811,18 @@ impl SummaryKernel {
         let d = self.d;
         let data = rows(x, d)?;
         let m = data.len() / d.max(1);
-        let given = ints(slots, m)?;
-        let ones;
-        let ws = if w.is_none() {
-            ones = vec![1i64; m];
-            &ones[..]
-        } else {
-            ints(w, m)?
-        };
-        let cap = self.cap as u64;
-        // with `table`, `slots` holds integer labels and row i goes to slot table[slots[i]]: the
-        // gather made here, in the pass that checks the slots
-        let lut: &[i64] = match table {
+        let labels = ints(slots, m)?;
+        let ws = if w.is_none() { None } else { Some(ints(w, m)?) };
+        // with `table`, `slots` holds integer labels and row i goes to slot table[labels[i]]:
+        // the kernel gathers it in its pass
+        let table: Option<&[i64]> = match table {
             Some(t) => {
                 let (addr, shape) = array_in(t, &native("i8"), 1)?;
                 // SAFETY: as in `rows`.
-                if shape[0] == 0 { &[] } else { unsafe { std::slice::from_raw_parts(addr as *const i64, shape[0]) } }
+                Some(if shape[0] == 0 { &[] } else { unsafe { std::slice::from_raw_parts(addr as *const i64, shape[0]) } })
             }
-            None => &[],
+            None => None,
         };
-        let mut bad = false;
-        let slots: Vec<usize> = if table.is_some() {
-            let len = lut.len() as u64;
-            // collected (written once), not zeroed first and then written
-            given
-                .iter()
-                .map(|&v| {
-                    let inside = (v as u64) < len;
-                    // SAFETY: read only when v lies in the table (else slot "-1", refused below).
-                    let s = if inside { unsafe { *lut.get_unchecked(v as usize) } } else { -1 };
-                    bad |= s as u64 >= cap;
-                    s as usize
-                })
-                .collect()
-        } else {
-            given
-                .iter()
-                .map(|&s| {
-                    bad |= s as u64 >= cap;
-                    s as usize
-                })
-                .collect()
-        };
-        if bad || ws.iter().fold(false, |acc, &v| acc | (v <= 0)) {
-            return Err(PyValueError::new_err("slots must lie in the arrays and weights be positive"));
-        }
         let cosine = self.cosine;
         let units: Vec<f64>;
         let data = if cosine {
@@ -870,11 +839,9 @@ impl SummaryKernel {
             data
         };
         let (count, mean, m2, gmean, touched) = self.slices();
-        for &s in &slots {
-            touched[s] = version;
-        }
         let mut block = Block { count, mean, m2, gmean, d };
-        Ok(welford_block(&mut block, &slots, ws, data, n, gm2))
+        // every slot and weight checked before anything is written
+        welford_rows(&mut block, Targets { labels, table }, ws, data, n, gm2, touched, version).map_err(PyValueError::new_err)
     }
 }
 

@@ -219,20 +219,21 @@ def test_every_view_reads_the_same_through_the_kernel(ops):
 
 @pytest.mark.parametrize("space", ["euclidean", "cosine"])
 @pytest.mark.parametrize("native", [True, False])
-def test_update_many_equals_the_updates_one_by_one(space, native):
-    """Blocks of rows (new and known clusters, weights) against the same rows updated one by one
-    on reference summaries: the state compared as the single steps are (see the module)."""
+@pytest.mark.parametrize("d", [2, 6])
+def test_update_many_equals_the_updates_one_by_one(space, native, d):
+    """Blocks of rows (new and known clusters; integer labels, gathered through a table, and
+    strings; weights or none) against the same rows updated one by one on reference summaries:
+    the state compared as the single steps are (see the module)."""
     rng = np.random.default_rng(3)
-    d = 6
     p = Pair(space)
     p.nat = se.ClusterSummaries(space=space, native=native)
-    for block in range(5):
-        m = int(rng.integers(1, 60))
+    for block in range(8):
+        m = int(rng.integers(1, 60)) if block < 6 else 700  # long blocks: slots met twice in a row
         X = rng.normal(size=(m, d)) * 2 + 1
         y = rng.integers(0, 12, m) if block % 2 else rng.integers(0, 12, m).astype(str).astype(object)
-        w = rng.integers(1, 4, m)
+        w = rng.integers(1, 4, m) if block % 4 < 2 else None
         p.nat.update_many(X, y, w)
-        for x, label, wi in zip(X, y.tolist(), w.tolist()):
+        for x, label, wi in zip(X, y.tolist(), [1] * m if w is None else w.tolist()):
             before = p.ref.cluster(label)[2], p.ref.global_summary()[2]
             p.ref.update(x, label, wi)
             p.acc[label] = p.acc.get(label, 0.0) + abs(p.ref.cluster(label)[2] - before[0])
@@ -241,6 +242,35 @@ def test_update_many_equals_the_updates_one_by_one(space, native):
         p.check()
         # touched slots are marked changed: the cached views refresh them
         assert set(p.nat.changed_since(p.nat.version - 1).tolist()) <= set(p.nat.slots(np.unique(y).tolist()).tolist())
+
+
+@pytest.mark.parametrize("space", ["euclidean", "cosine"])
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 16])
+def test_update_many_is_bit_for_bit_the_native_updates(space, d):
+    """The native block (d <= 4: one pass, each row's factors beside its steps; beyond: row by
+    row) against the native single updates of the same rows, whole state bit for bit: the same
+    steps in the same order. Integer labels (gathered through a table) and strings, weights or
+    none, short blocks and long ones (slots met twice in a row). The clusters exist first (a new
+    cluster's single update takes the reference path, whose d-term sums numpy orders)."""
+    rng = np.random.default_rng(5)
+    labels = list(range(12)) + [str(v) for v in range(12)]
+    seed = rng.normal(size=(len(labels), d)) * 2 + 1
+    block, singles = se.ClusterSummaries(space=space), se.ClusterSummaries(space=space)
+    for s in (block, singles):
+        s.update_many(seed, np.array(labels, dtype=object))
+    assert block.kernel is not None
+    for b in range(8):
+        m = int(rng.integers(1, 60)) if b < 6 else 2000
+        X = rng.normal(size=(m, d)) * 2 + 1
+        y = rng.integers(0, 12, m) if b % 2 else rng.integers(0, 12, m).astype(str).astype(object)
+        w = rng.integers(1, 4, m) if b % 4 < 2 else None
+        block.update_many(X, y, w)
+        for x, label, wi in zip(X, y.tolist(), [1] * m if w is None else w.tolist()):
+            assert singles.fast(x, label, wi)
+        assert (block.n, block.k, block.width) == (singles.n, singles.k, singles.width)
+        for a, b_ in ((block._count, singles._count), (block._mean, singles._mean), (block._m2, singles._m2),
+                      (block._gmean, singles._gmean), (np.float64(block._gm2), np.float64(singles._gm2))):
+            assert np.asarray(a).tobytes() == np.asarray(b_).tobytes()
 
 
 def test_update_many_checks_everything_first():
