@@ -4,7 +4,10 @@
 //! arrays a `ClusterSummaries` owns. Each follows the Python reference operation for operation
 //! (`streameval/summaries.py`, `streameval/intrinsic.py`, `streameval/_unit.py`): element-wise
 //! steps give the same bits; sums of `d` terms (dot products) are summed left to right here and
-//! in numpy's order there, so they agree to `d` ulps of the sum of their absolute terms.
+//! in numpy's order there, so they agree to `d` ulps of the sum of their absolute terms, except
+//! the sums of squares of an update ([`welford`]'s `||x - mean||²`, a cosine vector's norm by
+//! [`dot`]), which the reference adds left to right too (`summaries._sum_sq`): updates give the
+//! same bits on both sides, and on every path (single, block, a new cluster's).
 
 use smallvec::SmallVec;
 

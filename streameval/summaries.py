@@ -9,6 +9,13 @@ Design notes
 ------------
 - Update is Welford's method, weighted: adding ``w`` copies of ``x`` to ``(n, mean, M2)`` gives
   ``n' = n + w``, ``mean' = mean + (w/n')·(x - mean)``, ``M2' = M2 + (w·n/n')·||x - mean||²``.
+  Its sum of squares ``||x - mean||²`` (and, in the cosine space, the norm that scales ``x``) is
+  taken in one order on every path: each square rounded, then added left to right
+  (:func:`_sum_sq`, the native kernel's order), never through a BLAS dot, which may fuse or
+  reorder the terms. So the reference steps, the native single ones and the native block give
+  the same bits, whichever path an update takes (a new cluster's, a dict's, a block's), while
+  ``w·n`` stays below ``2**53`` (beyond, the reference divides the exact integer product, the
+  kernel its nearest double).
 - Revert is the exact algebraic inverse: the same formulas with ``-w`` (``n' = n - w``,
   ``mean' = mean - (w/n')·(x - mean)``, ``M2' = M2 - (w·n/n')·||x - mean||²``, clamped at 0,
   and exactly 0 when one element is left).
@@ -255,7 +262,7 @@ class ClusterSummaries(Guarded):
         if not np.isfinite(arr).all():
             raise InvalidVectorError(f"vector has a non-finite value: {arr.tolist()}")
         if self.space == "cosine":
-            norm = math.sqrt(float(arr @ arr))
+            norm = math.sqrt(_sum_sq(arr))
             if norm == 0.0 or not math.isfinite(norm):
                 raise InvalidVectorError(
                     "the cosine space needs a non-zero vector of finite norm (it is scaled to unit "
@@ -293,8 +300,9 @@ class ClusterSummaries(Guarded):
         """Add row ``i`` of ``X`` to cluster ``y_pred[i]`` with weight ``w[i]`` (default 1), for
         every row, as :meth:`update` row by row does: the same Welford steps in the same order,
         in one native call (or the reference loop), so the state is the one the single updates
-        give (up to the rounding of the ``d``-term sums, whose order numpy and the kernel choose
-        differently: ``tests/test_summaries_native.py``), except that :attr:`version` moves by one. Everything is checked first: a bad vector, label or weight raises naming it and
+        give, bit for bit, new clusters included (the sums of squares in one order on every
+        path: :func:`_sum_sq`; ``tests/test_summaries_native.py``), except that :attr:`version`
+        moves by one. Everything is checked first: a bad vector, label or weight raises naming it and
         leaves the summaries as they were. Cost O(m·d), plus O(m) to group integer labels in a
         dense range (else O(m log m)).
 
@@ -372,7 +380,7 @@ class ClusterSummaries(Guarded):
             return arr
         out = np.empty_like(arr)
         for i, row in enumerate(arr):  # the reference: the very steps of vector()
-            norm = math.sqrt(float(row @ row))
+            norm = math.sqrt(_sum_sq(row))
             if norm == 0.0 or not math.isfinite(norm):
                 raise InvalidVectorError(
                     f"vector {i} has norm 0 or an infinite norm (the cosine space scales it to unit length): "
@@ -1073,8 +1081,16 @@ def _welford(mean: np.ndarray, m2: float, n: int, n2: int, w: int, x: np.ndarray
     elements, leaving ``n2 = n + w > 0``."""
     delta = x - mean
     new_mean = mean + delta * (w / n2)
-    m2 = m2 + (w * n / n2) * float(delta @ delta)
+    m2 = m2 + (w * n / n2) * _sum_sq(delta)
     return new_mean, (m2 if m2 > 0.0 and n2 > 1 else 0.0)  # one element has no scatter
+
+
+def _sum_sq(v: np.ndarray) -> float:
+    """``sum_i v_i²``, each square rounded, added left to right: the order of the native kernel's
+    ``dot`` and ``welford`` (``src/summaries.rs``), so the two give the same bits. ``v @ v`` would
+    not: numpy hands it to BLAS, whose dot may fuse the products into the sum (OpenBLAS's does)
+    or split it into lanes, by machine. O(d)."""
+    return float(np.add.accumulate(v * v)[-1])  # an accumulation runs in order: out[i] = out[i-1] + in[i]
 
 
 def _chan(ma: np.ndarray, m2a: float, na: int, mb: np.ndarray, m2b: float, nb: int):
