@@ -826,16 +826,25 @@ fn replace_row_body(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: 
     step(&mut hi, &mut lo, new);
     step(&mut hi, &mut lo, neg);
     // column c (the diagonal, in row c too, gets the same value again)
-    let base = dist.as_mut_ptr();
+    // by a pointer stepped one row (`cap` doubles) at a time: no index product per entry
     const AHEAD: usize = 16; // rows: the lines of the column asked for before they are written
-    for (j, &v) in row.iter().enumerate() {
-        #[cfg(target_arch = "x86_64")]
-        if j + AHEAD < w {
-            // SAFETY: a prefetch reads nothing and the address lies in `dist` (j + AHEAD < w).
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(base.add((j + AHEAD) * cap + c) as *const i8) };
+    let ahead = w.saturating_sub(AHEAD);
+    // SAFETY: entry (j, c) lies at j·cap + c < w·cap <= cap² <= dist.len() for j < w, and c < cap
+    // (asserted above): the pointer of row j, then its step to row j + 1 (at most one past the
+    // last row written, a wrapping step never dereferenced); a prefetch of row
+    // j + AHEAD < w reads nothing and its address lies in `dist`.
+    unsafe {
+        let mut p = dist.as_mut_ptr().add(c);
+        for &v in &row[..ahead] {
+            #[cfg(target_arch = "x86_64")]
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.add(AHEAD * cap) as *const i8);
+            *p = v;
+            p = p.wrapping_add(cap);
         }
-        // SAFETY: j < w <= cap and c < cap, so j·cap + c < cap² <= dist.len() (asserted above).
-        unsafe { *base.add(j * cap + c) = v };
+        for &v in &row[ahead..] {
+            *p = v;
+            p = p.wrapping_add(cap);
+        }
     }
     for l in 0..4 {
         // both triangles: twice each (exact), the diagonal stays 0
@@ -1122,7 +1131,19 @@ fn arg_extreme<const MAX: bool>(row: &[f64]) -> (f64, usize) {
     if best == none {
         return (best, 0);
     }
-    (best, row.iter().position(|&v| v == best).unwrap_or(0))
+    (best, first_equal(row, best))
+}
+
+/// The first position of `row` holding a value `== best` (0 when none): blocks of 8 tested at
+/// once (vector code), the block with a hit searched. O(position).
+#[inline(always)]
+fn first_equal(row: &[f64], best: f64) -> usize {
+    for (bi, block) in row.chunks(8).enumerate() {
+        if block.iter().fold(false, |acc, &v| acc | (v == best)) {
+            return bi * 8 + block.iter().position(|&v| v == best).unwrap_or(0);
+        }
+    }
+    0
 }
 
 impl DaviesBouldin {
