@@ -603,6 +603,19 @@ impl SummaryKernel {
         out
     }
 
+    /// The slots `[:width]` whose rows in the distance cache are older than the summaries at
+    /// `version` (changed since the cache's last refresh; every slot before the first), in
+    /// order: the rows a saved state must carry as they are, since the cache's running sum
+    /// ([`SummaryKernel::state`]) is of those entries, not of fresh ones. `None` without a
+    /// fitting distance cache. O(width).
+    fn stale_rows(&mut self, width: usize, version: i64) -> Option<Vec<usize>> {
+        self.dist_raw()?;
+        self.now = Some(version);
+        let (out, _) = self.changed(self.dist_seen, width);
+        self.now = None;
+        Some(out)
+    }
+
     /// Bind the `cap × cap` float64 cache of distances between means.
     fn bind_dist(&mut self, dist: &Bound<'_, PyAny>) -> PyResult<()> {
         let (addr, shape) = array_addr(dist, &native("f8"), 2)?;

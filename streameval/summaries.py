@@ -60,6 +60,7 @@ streameval.errors.InvalidVectorError: vector has dimension 3, expected 2
 
 from __future__ import annotations
 
+import base64
 import copy
 import math
 import numbers
@@ -83,7 +84,7 @@ except ImportError:  # pragma: no cover - the pure-Python build
 __all__ = ["ClusterSummaries", "Change", "SPACES"]
 
 _FORMAT = "streameval.ClusterSummaries"
-_VERSION = 1
+_VERSION = 2  # 2: the slot layout, versions and the native kernel's running state (1: clusters only, still read)
 SPACES = ("euclidean", "cosine")
 
 
@@ -968,6 +969,31 @@ class ClusterSummaries(Guarded):
             "mean": self._gmean.tolist(),
             "scatter": self._gm2,
             "clusters": clusters,
+            "layout": self._layout(),
+        }
+
+    def _layout(self) -> dict:
+        """What a copy needs, beyond the clusters, to read as these summaries bit for bit (the
+        ``"layout"`` of :meth:`to_dict`): the capacity, each cluster's slot (in the clusters'
+        order), the free slots in the order they are reused, the version and each slot's, and
+        with the native kernel its running state (``SummaryKernel.state``, base64: SSB's moving
+        anchor, the running sums of SSW, compactness and the distance cache, the versions they
+        reflect) plus the distance cache's rows older than the summaries (its sum is of those
+        entries; the others a copy recomputes to the same bits). O(width) plus the kernel
+        state's O(capacity·d) and O(width) per stale row."""
+        w = len(self._labels)
+        kernel = self._kernel
+        stale = None if kernel is None else kernel.stale_rows(w, self.version)
+        dist = self._dist  # bound to the kernel whenever it has stale rows to give
+        rows = None if stale is None or dist is None else [[j, dist[j, :w].tolist()] for j in stale]
+        return {
+            "capacity": len(self._count),
+            "slots": list(self._index.values()),
+            "free": list(self._free),
+            "version": self.version,
+            "touched": self._touched[:w].tolist(),
+            "kernel": None if kernel is None else base64.b64encode(kernel.state()).decode("ascii"),
+            "stale": rows,
         }
 
     @classmethod
@@ -976,8 +1002,9 @@ class ClusterSummaries(Guarded):
 
         Raises :class:`~streameval.errors.InvalidStateError` naming the first problem found.
         """
-        check_header(state, _FORMAT, _VERSION,
-                     ("space", "dim", "features", "n", "mean", "scatter", "clusters"))
+        check_header(state, _FORMAT, (1, _VERSION),
+                     ("space", "dim", "features", "n", "mean", "scatter", "clusters")
+                     + (("layout",) if state.get("version") == _VERSION else ()))
         if state["space"] not in SPACES:
             raise InvalidStateError(f"invalid space {state['space']!r}")
         dim, feats = state["dim"], state["features"]
@@ -997,6 +1024,8 @@ class ClusterSummaries(Guarded):
         clusters = state["clusters"]
         if not isinstance(clusters, list):
             raise InvalidStateError("'clusters' must be a list of [label, count, mean, scatter]")
+        layout = state.get("layout") if state["version"] == _VERSION else None
+        slots = None if layout is None else new._lay_out(layout)
         total = 0
         for i, c in enumerate(clusters):
             if not (isinstance(c, list) and len(c) == 4):
@@ -1014,16 +1043,105 @@ class ClusterSummaries(Guarded):
                 )
             mean = _state_vector(mean, dim, f"clusters[{i}] mean")
             m2 = _state_scatter(m2, f"clusters[{i}] scatter")
-            slot = new._new_slot(label)
+            if slots is None:
+                slot = new._new_slot(label)
+            elif i >= len(slots):
+                raise InvalidStateError(f"'layout' slots has {len(slots)} entries for {len(clusters)} clusters")
+            else:
+                slot = slots[i]
+                new._labels[slot] = label
+                new._index[label] = slot
             new._count[slot], new._mean[slot], new._m2[slot] = count, mean, m2
             total += count
         if total != n:
             raise InvalidStateError(f"'n' is {n} but the clusters hold {total} elements")
+        if slots is not None and len(slots) != len(clusters):
+            raise InvalidStateError(f"'layout' slots has {len(slots)} entries for {len(clusters)} clusters")
         if n:
             new._gmean[:] = _state_vector(state["mean"], dim, "global mean")
             new._gm2 = _state_scatter(state["scatter"], "global scatter")
         new.n = n
+        if layout is not None:
+            new._restore_running(layout)
         return new
+
+    def _lay_out(self, layout) -> list:
+        """Take a saved ``"layout"`` (:meth:`_layout`) before the clusters are placed: the
+        capacity, the slots in use (free ones included), the free list, the versions. Returns
+        the slot of each cluster; raises :class:`InvalidStateError` on a layout
+        that does not fit together. O(capacity)."""
+        keys = ("capacity", "slots", "free", "version", "touched", "kernel", "stale")
+        if not isinstance(layout, dict) or any(key not in layout for key in keys):
+            raise InvalidStateError(f"'layout' must be a dict with the keys {list(keys)}")
+        cap, slots, free, version, touched = (layout[key] for key in keys[:5])
+
+        def ints(v, what, low, high):
+            if not isinstance(v, list) or not all(isinstance(t, int) and not isinstance(t, bool) and low <= t < high for t in v):
+                raise InvalidStateError(f"'layout' {what} must be a list of ints in [{low}, {high})")
+            return v
+
+        if not (isinstance(cap, int) and not isinstance(cap, bool) and cap >= 8 and _capacity(cap) == cap):
+            raise InvalidStateError(f"'layout' capacity must be a capacity the summaries allocate, got {cap!r:.40}")
+        if not (isinstance(version, int) and not isinstance(version, bool) and 0 <= version < 2**62):
+            raise InvalidStateError(f"'layout' version must be an int >= 0, got {version!r:.40}")
+        ints(touched, "touched", 0, version + 1)
+        width = len(touched)
+        ints(slots, "slots", 0, width)
+        ints(free, "free", 0, width)
+        if width > cap or sorted(slots + free) != list(range(width)):
+            raise InvalidStateError("'layout' slots and free slots must share out the touched ones, one slot per cluster")
+        if cap > len(self._count):
+            self._grow(cap)
+        self._labels = [None] * width
+        self._free = list(free)
+        self._touched[:width] = touched
+        self.version = version
+        return slots
+
+    def _restore_running(self, layout: dict) -> None:
+        """The native kernel's running state of a saved ``"layout"`` (:meth:`_layout`), once the
+        clusters are in place: the distance cache made anew (the same bits as the original's
+        entries that are current), its stale rows as saved, then the kernel state restored. A
+        build without the kernel, or a layout without its state, keeps what the clusters give
+        (the sums rebuilt from them on the next read). Raises :class:`InvalidStateError`,
+        before any change to the kernel, on a state or rows that do not fit. O(width²·d) with a
+        distance cache, else O(capacity·d)."""
+        kernel, saved, stale = self._kernel, layout["kernel"], layout["stale"]
+        if kernel is None or saved is None:
+            return
+        try:
+            raw = base64.b64decode(saved.encode("ascii"), validate=True) if isinstance(saved, str) else None
+        except (ValueError, UnicodeEncodeError):
+            raw = None
+        if raw is None:
+            raise InvalidStateError("'layout' kernel must be the kernel state in base64")
+        w = len(self._labels)
+        rows = []
+        if stale is not None:
+            if not isinstance(stale, list) or not all(isinstance(r, list) and len(r) == 2 for r in stale):
+                raise InvalidStateError("'layout' stale must be a list of [slot, row of distances]")
+            for j, row in stale:
+                if not (isinstance(j, int) and not isinstance(j, bool) and 0 <= j < w):
+                    raise InvalidStateError(f"'layout' stale: slot {j!r:.40} is not in use")
+                vals = _state_vector(row, w, f"'layout' stale row {j}")
+                if (vals < 0).any():
+                    raise InvalidStateError(f"'layout' stale row {j} must hold distances >= 0")
+                rows.append((j, vals))
+        before = kernel.state()
+        if stale is not None:
+            dist = self._dist = np.zeros((len(self._count),) * 2)
+            kernel.bind_dist(dist)
+            kernel.refresh(-1, w)  # every row made from the means, then the stale ones as saved
+            for j, vals in rows:
+                dist[j, :w] = vals
+                dist[:w, j] = vals
+            # the numpy path (no kernel) recomputes the stale rows: the slots changed after this
+            self._dist_seen = min((int(self._touched[j]) for j, _ in rows), default=self.version + 1) - 1
+        try:
+            kernel.restore(raw)
+        except ValueError as e:
+            kernel.restore(before)
+            raise InvalidStateError(f"'layout' kernel: {e}") from None
 
     def check_invariants(self) -> None:
         """Assert every invariant (counts positive and summing to N, slots consistent, finite means,
