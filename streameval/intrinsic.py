@@ -652,7 +652,7 @@ class Silhouette(IntrinsicMetric, register=False):
             raise ValueError(f"singleton must be a number in [-1, 1] (0.0: scikit-learn, 1.0: Alink), got {singleton!r}")
         super().__init__(**({} if singleton == 0.0 else {"singleton": singleton}))
         self.singleton = float(singleton)
-        self._points: dict = {}  # (label, vector bytes) -> [multiplicity, list of (w, fixed score)]
+        self._points: dict = {}  # (label, vector bytes) -> (multiplicity, ((w, fixed score), ...)): see _record
         self._sum = 0  # sum of w·score, fixed point (scale 2**53): exact under update/revert
         self._scored = 0  # total weight of scored points
 
@@ -722,8 +722,12 @@ class Silhouette(IntrinsicMetric, register=False):
         self._record((y_pred, got[0]), w, got[1])
 
     def _record(self, key, w, score):
-        """Keep the update's record: its weight and fixed-point score under ``key`` (a list per
-        distinct point: most points arrive once, so one small list, not a deque). O(1)."""
+        """Keep the update's record: its weight and fixed-point score under ``key``, as
+        ``(multiplicity, ((w, fx), ...))``: tuples of numbers, which the garbage collector stops
+        tracking once it has seen them (lists it would traverse at every collection of their
+        generation, a cost that grew with the stored points); most points arrive once, so the
+        rare second record rebuilds the small tuple. O(1) (O(records of the point) to add one
+        more to it). Records pickled as lists ``[w, [(w, fx), ...]]`` read the same."""
         fx = None
         if score is not None:
             fx = round(score * _FX)
@@ -731,11 +735,7 @@ class Silhouette(IntrinsicMetric, register=False):
             self._scored += w
         points = self._points
         rec = points.get(key)
-        if rec is None:
-            points[key] = [w, [(w, fx)]]
-        else:
-            rec[0] += w
-            rec[1].append((w, fx))
+        points[key] = (w, ((w, fx),)) if rec is None else (rec[0] + w, (*rec[1], (w, fx)))
 
     def _fast_token(self, x, y_pred, w):
         key = self._summaries.kernel.key(x)
@@ -764,10 +764,10 @@ class Silhouette(IntrinsicMetric, register=False):
         key, i = token
         rec = self._points[key]
         w, fx = rec[1][i]
-        del rec[1][i]
-        rec[0] -= w
-        if not rec[0]:
+        if rec[0] == w:
             del self._points[key]
+        else:
+            self._points[key] = (rec[0] - w, (*rec[1][:i], *rec[1][i + 1:]))
         if fx is not None:
             self._sum -= w * fx
             self._scored -= w
