@@ -826,25 +826,18 @@ fn replace_row_body(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: 
     step(&mut hi, &mut lo, new);
     step(&mut hi, &mut lo, neg);
     // column c (the diagonal, in row c too, gets the same value again)
-    // by a pointer stepped one row (`cap` doubles) at a time: no index product per entry
+    let base = dist.as_mut_ptr();
     const AHEAD: usize = 16; // rows: the lines of the column asked for before they are written
-    let ahead = w.saturating_sub(AHEAD);
-    // SAFETY: entry (j, c) lies at j·cap + c < w·cap <= cap² <= dist.len() for j < w, and c < cap
-    // (asserted above): the pointer of row j, then its step to row j + 1 (at most one past the
-    // last row written, a wrapping step never dereferenced); a prefetch of row
-    // j + AHEAD < w reads nothing and its address lies in `dist`.
-    unsafe {
-        let mut p = dist.as_mut_ptr().add(c);
-        for &v in &row[..ahead] {
-            #[cfg(target_arch = "x86_64")]
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.add(AHEAD * cap) as *const i8);
-            *p = v;
-            p = p.wrapping_add(cap);
+    for (j, &v) in row.iter().enumerate() {
+        // entry (j, c) at j·cap + c < cap² <= dist.len() (j < w <= cap, c < cap: asserted above),
+        // so the index products cannot overflow: unchecked
+        #[cfg(target_arch = "x86_64")]
+        if j + AHEAD < w {
+            // SAFETY: a prefetch reads nothing and the address lies in `dist` (j + AHEAD < w).
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(base.add((j + AHEAD).wrapping_mul(cap).wrapping_add(c)) as *const i8) };
         }
-        for &v in &row[ahead..] {
-            *p = v;
-            p = p.wrapping_add(cap);
-        }
+        // SAFETY: j < w <= cap and c < cap, so j·cap + c < cap² <= dist.len() (asserted above).
+        unsafe { *base.add(j.wrapping_mul(cap).wrapping_add(c)) = v };
     }
     for l in 0..4 {
         // both triangles: twice each (exact), the diagonal stays 0
