@@ -57,95 +57,104 @@ LABEL = {
 # The page's closing notes (written by hand from the runs: the figures they quote are measured,
 # not computed here).
 NOTES = [
-    "Where the time goes. `ClusterSummaries.update` is one native call (Welford on the "
-    "cluster and the global summary; a numpy vector is read through the buffer protocol, "
-    "no Python object made). `ClusterReport` update + get is two native calls and the Python "
-    "around them. The update is `SummaryKernel.update_score`: that Welford step, then in the "
-    "same call the silhouette's score (the changed cluster's row of distances between means, "
-    "O(k·d), eight rows at a time in AVX2 registers where the CPU has them (four lanes, one "
-    "register per row), one order of operations on every path so the same bits; written into "
-    "the matrix's row and column with separation's sum in the same pass; then the nearest "
-    "other cluster by the triangle inequality, O(k) plus O(d) per cluster it cannot rule "
-    "out); the silhouette then records the point's score in Python (one dict entry per "
-    "distinct point, which revert and `final` need). The get is `SummaryKernel.values`: SSW, "
-    "SSB, CH, separation, compactness and Davies-Bouldin computed natively (O(d) for SSB by "
-    "its moving anchor, O(1) for SSW, separation and compactness from running `hi + lo` sums, "
-    "O(k) for Davies-Bouldin's changed row), CH's ratio and separation's mean with the views' "
-    "own operations (the same doubles: `test_the_reports_one_call_paths_equal_the_call_by_call_ones`); "
-    "plus the silhouette's running mean and the report's `cluster_array` (a cached tuple) and "
-    "`count_array` (one copy). So the report grows with k·d (one pass over the means for the "
-    "distance row, which separation needs exactly) and with k; it does not grow with N. The "
-    "recompute grows with N²·d (the silhouette).",
+    'Where the time goes. `ClusterSummaries.update` is one native call (Welford on the cluster and '
+    'the global summary; a numpy vector is read through the buffer protocol, no Python object made).'
+    ' `ClusterReport` update + get is two native calls and the Python around them. The update is '
+    "`SummaryKernel.update_score`: that Welford step, then in the same call the silhouette's score "
+    "(the changed cluster's row of distances between means, O(k·d), eight rows at a time in AVX2 "
+    'registers where the CPU has them (four lanes, one register per row), one order of operations on'
+    " every path so the same bits; written into the matrix's row and column with separation's sum in"
+    ' the same pass; then the nearest other cluster by the triangle inequality, O(k) plus O(d) per '
+    "cluster it cannot rule out); the silhouette then records the point's score in Python (one dict "
+    'entry per distinct point, which revert and `final` need). The get is `SummaryKernel.values`: '
+    'SSW, SSB, CH, separation, compactness and Davies-Bouldin computed natively (O(d) for SSB by its'
+    ' moving anchor, O(1) for SSW, separation and compactness from running `hi + lo` sums, O(k) for '
+    "Davies-Bouldin's changed row), CH's ratio and separation's mean with the views' own operations "
+    '(the same doubles: `test_the_reports_one_call_paths_equal_the_call_by_call_ones`); plus the '
+    "silhouette's running mean and the report's `cluster_array` (a cached tuple) and `count_array` "
+    '(one copy). So the report grows with k·d (one pass over the means for the distance row, which '
+    'separation needs exactly) and with k; it does not grow with N. The recompute grows with N²·d '
+    '(the silhouette).',
     "",
-    "Per point at d = 2 (callgrind of this build, 300 points): at k = 1,000, 106k instructions, "
-    "of which `update_score` 46.7k (the row with its row and column write and separation's sum "
-    "28.7k, the silhouette's scan 13.5k), `values` 19.7k (Davies-Bouldin's changed row 16.3k) "
-    "and the Python and numpy around them about 40k; at k = 10, 48k, of which the two native "
-    "calls about 10k and the Python about 38k (the report's, the evaluator's and the summaries' "
-    "checks and bookkeeping, the silhouette's record, the dict of 11 values).",
+    'Per point at d = 16, k = 1,000 (callgrind of the report case alone, 300 points): 118.1k '
+    "instructions, of which native 80.9k — the distance row's pass 25.9k, the rest of the row "
+    "(square roots, the row and column write, separation's compensated sum) 18.6k, Davies-Bouldin's "
+    "changed row 17.1k, the silhouette's pruned scan 13.4k, the rest of the two calls about 6k — and"
+    ' the Python and numpy around them 37.2k; at k = 10, 42.7k, of which native 8.6k and Python '
+    "34.2k (the report's, the evaluator's and the summaries' checks and bookkeeping, the "
+    "silhouette's record, the dict of 11 values, the copy of the counts). At d = 2, k = 1,000: "
+    '92.3k, native 55.7k (row with its write 21.8k, Davies-Bouldin 15.7k, silhouette 13.4k).',
     "",
-    "The floor. \"One exact distance row\" is that pass alone (`_native.RowPass`: the squared "
-    "distances from a cluster's mean to the k means by the widest kernel, one call per point): "
-    "the least an exact refresh of the changed cluster's row costs, whatever is built around "
-    "it. At k = 1,000 the report's CPU time is the floor plus a part that does not depend "
-    "much on d (18–34 µs in this run): the column write into the k × k matrix (one cache line "
-    "per cluster, 8 MB at k = 1,000: 7–10 µs of thread CPU per point in a Rust microbenchmark "
-    "of `replace_row` on this machine), Davies-Bouldin's changed row and the silhouette's scan "
-    "(a few µs), and the Python of the report (its k = 10 rows: 6–8 µs in this run). The pass "
-    "itself is bound by reading the means, not by its arithmetic: in a Rust microbenchmark "
-    "(thread CPU time, k = 1,000, d = 128, 1 MB of means) the plain build took 29.5–30.3 µs, "
-    "the four-lane AVX2 kernel 14.8–15.0 µs, and an eight-lane AVX-512 one (half the vector "
-    "operations, since removed) 15.2–15.3 µs: wider registers buy nothing here.",
+    'The floor. "One exact distance row" is that pass alone (`_native.RowPass`: the squared '
+    "distances from a cluster's mean to the k means by the widest kernel, one call per point): the "
+    "least an exact refresh of the changed cluster's row costs, whatever is built around it. At k = "
+    "1,000 the report's CPU time is the floor plus a part that does not depend much on d (15–28 µs "
+    'in this run): the column write into the k × k matrix (one cache line per cluster, 8 MB at k = '
+    '1,000: 7–10 µs of thread CPU per point in a Rust microbenchmark of `replace_row` on this '
+    "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the Python of "
+    'the report (its k = 10 rows: 4.4–5.6 µs in this run). The pass itself is bound by reading the '
+    'means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = 1,000, d = 128, 1 '
+    'MB of means) the plain build took 29.5–30.3 µs, the four-lane AVX2 kernel 14.8–15.0 µs, and an '
+    'eight-lane AVX-512 one (half the vector operations, since removed) 15.2–15.3 µs: wider '
+    'registers buy nothing here.',
     "",
-    "The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (19.2 µs) and "
-    "reached at d = 16 (20.1 µs) in this run, under a load of 10–14 on 2 cores; at d = 64 and "
-    "128 it is out of reach of one exact row refresh per point plus the column write: the row "
-    "alone is 7.2 µs at d = 64 and 16.5 µs at d = 128 here. Writing the column lazily (rows "
-    "only, versions telling which copy of a pair is newer) would save the strided writes but "
-    "read the newer copies back strided at each row's next refresh and at Davies-Bouldin's "
-    "rescans: in the same microbenchmark, a gather of half a column cost 4.1–4.7 µs against "
-    "7.1–7.4 µs for the column write — about 3 µs a point, not done. In the report itself the write costs less than that microbenchmark says: a build with the column write left out (values "
-    "wrong: an experiment only) ran `per_point(\"report\", d, 1000, 2000)` (this script) 0.9 µs a "
-    "point faster at d = 2 (18.0 against 19.0 µs, mean of 5 alternating runs, load 9) and 1.4 µs at "
-    "d = 16 (20.5 against 21.8, 4 runs): the strided writes overlap with the rest of the call. That "
-    "is the most the rows-only scheme could gain, before its gathers take part of it back: not "
-    "worth a second copy rule for every reader of the matrix.",
+    'The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (15.6 µs) and d = '
+    '16 (17.2 µs) in this run, under a load of 7.7–8.6 on 2 cores (alternating runs of the build '
+    'before this change and this one at load 6–8: 15.1 and 14.9 µs at d = 2, 17.6 and 18.0 µs at d ='
+    ' 16: the same within the noise); at d = 64 and 128 it is out of reach of one exact row refresh '
+    'per point plus the column write: the row alone is 6.8 µs at d = 64 and 11.0 µs at d = 128 here,'
+    ' and the rest of the report (15–17 µs at d = 2 and 16, where the row is under 2.2 µs) does not '
+    'shrink with d, so the floor of this design is about the row plus 15 µs: 22 and 26 µs. Writing '
+    'the column lazily (rows only, versions telling which copy of a pair is newer) would save the '
+    "strided writes but read the newer copies back strided at each row's next refresh and at "
+    "Davies-Bouldin's rescans: in the same microbenchmark, a gather of half a column cost 4.1–4.7 µs"
+    ' against 7.1–7.4 µs for the column write — about 3 µs a point, not done. In the report itself '
+    'the write costs less than that microbenchmark says: a build with the column write left out '
+    '(values wrong: an experiment only) ran `per_point("report", d, 1000, 2000)` (this script) 0.9 '
+    'µs a point faster at d = 2 (18.0 against 19.0 µs, mean of 5 alternating runs, load 9) and 1.4 '
+    'µs at d = 16 (20.5 against 21.8, 4 runs): the strided writes overlap with the rest of the call.'
+    ' That is the most the rows-only scheme could gain, before its gathers take part of it back: not'
+    ' worth a second copy rule for every reader of the matrix.',
     "",
-    "Blocks at d = 2. `update_many` gives the state the single updates give, bit for bit "
-    "(`summaries::welford_rows`; tested against the single steps in Rust and against the "
-    "native single updates in `test_update_many_is_bit_for_bit_the_native_updates`): each "
-    "row's Welford step on the global mean depends on the row before (a subtraction, a product "
-    "and an addition), with four correctly rounded divisions per row. A two-pass block "
-    "(per-cluster sums, then Chan merges) does not give those bits: Chan's merge "
-    "`mean_a + (n_b/n)·(mean_b - mean_a)` rounds once per merge where the steps round once per "
-    "row (1,000 rows of 10 clusters at d = 2: means apart by up to 8·10⁻¹⁶ relative). The floor "
-    "here is per-column `bincount`, which computes sums, not that state. For d ≤ 4 the kernel "
-    "makes one pass over the rows: each row's slot gathered through the label table, its count, "
-    "its four quotients (two divisions of two lanes) and its two steps, no array per row; the "
-    "divisions do not depend on the means, so they run beside the chain of steps. It made three "
-    "passes over chunks of 256 rows (the counts and numerators written to arrays, the quotients, "
-    "then the steps) and, per block, an array of slots and one of unit weights (page faults "
-    "included): about 117 instructions per row in the steps and their factors and 26 in the "
-    "binding, now 52 in the pass and 4 in the checks of slots and weights. A block of 10⁵ rows "
-    "(d = 2, k = 10) takes 8.0M instructions (was 16.4M; k = 1,000: 9.0M, was 17.4M, the "
+    'Blocks at d = 2. `update_many` gives the state the single updates give, bit for bit '
+    '(`summaries::welford_rows`; tested against the single steps in Rust and against the native '
+    "single updates in `test_update_many_is_bit_for_bit_the_native_updates`): each row's Welford "
+    'step on the global mean depends on the row before (a subtraction, a product and an addition), '
+    'with four correctly rounded divisions per row. A two-pass block (per-cluster sums, then Chan '
+    "merges) does not give those bits: Chan's merge `mean_a + (n_b/n)·(mean_b - mean_a)` rounds once"
+    ' per merge where the steps round once per row (1,000 rows of 10 clusters at d = 2: means apart '
+    'by up to 8·10⁻¹⁶ relative). The floor here is per-column `bincount`, which computes sums, not '
+    "that state. For d ≤ 4 the kernel makes one pass over the rows: each row's slot gathered through"
+    ' the label table, its count, its four quotients (two divisions of two lanes) and its two steps,'
+    ' no array per row; the divisions do not depend on the means, so they run beside the chain of '
+    'steps. It made three passes over chunks of 256 rows (the counts and numerators written to '
+    'arrays, the quotients, then the steps) and, per block, an array of slots and one of unit '
+    'weights (page faults included): about 117 instructions per row in the steps and their factors '
+    'and 26 in the binding, now 52 in the pass and 4 in the checks of slots and weights. A block of '
+    '10⁵ rows (d = 2, k = 10) takes 8.0M instructions (was 16.4M; k = 1,000: 9.0M, was 17.4M, the '
     "difference the Python per cluster of the block), of which the pass 5.2M, numpy's `bincount` "
-    "that finds the block's labels 1.3M and the finite check 0.8M; the native call alone "
-    "0.99 → 0.38 ms of CPU (best of 7, load 8–10). For d > 4 the O(d) steps dominate: rows "
-    "are stepped one by one as before, without the per-block arrays (1–4 % fewer instructions).",
+    "that finds the block's labels 1.3M and the finite check 0.8M; the native call alone 0.99 → 0.38"
+    ' ms of CPU (best of 7, load 8–10). For d > 4 the O(d) steps dominate: rows are stepped one by '
+    'one as before, without the per-block arrays (1–4 % fewer instructions).',
     "",
-    "Before this change (the previous run of this page, same command and machine, load 13.7–14.3): "
-    "`ClusterReport` update + get at k = 1,000: 121,553 / 150,123 / 196,075 / 263,141 "
-    "instructions at d = 2 / 16 / 64 / 128, now 105,821 / 131,683 / 177,795 / 245,011 "
-    "(−13 / −12 / −9 / −7 %); at k = 10 62,749 / 64,606 / 71,150 / 79,953, now 47,244 / "
-    "49,321 / 55,796 / 64,486 (−25 / −24 / −22 / −19 %). The distance row alone (four lanes "
-    "again, was eight) 30,022 / 72,077 / 128,125 → 27,500 / 69,555 / 125,603 at d = 16 / 64 / "
-    "128. CPU at k = 1,000: 28.61 / 33.66 / 43.34 / 61.61 → 19.24 / 20.06 / 31.19 / 50.14 µs "
-    "(load 14 then, 10–14 now: read the ratios, report / loop 10.2–16.4× → 7.0–14.3×); at "
-    "k = 10: 8.94 / 9.47 / 10.24 / 12.70 → 6.20 / 6.51 / 7.04 / 8.43 µs (report / loop "
-    "3.3–3.9× → 2.3–2.7×). `ClusterSummaries.update` alone 7,003 → 7,138 instructions at "
-    "d = 2, k = 10 (the optional score argument of `fast`, which it goes through). "
-    "`update_many` at d = 2: 3.09–3.32× the floor (was 2.85–3.66×: within the load's noise; "
-    "5 % fewer instructions).",
+    'Before this change (the build of the previous commit, callgrind of the report case alone, 300 '
+    "points, the same script's data): `ClusterReport` update + get at k = 1,000: 99,998 / 125,621 / "
+    '172,371 / 238,922 instructions at d = 2 / 16 / 64 / 128, now 92,257 / 118,082 / 164,531 / '
+    '231,262 (−8 / −6 / −5 / −3 %); at k = 10 41,358 / 43,366 / 49,831 / 58,212, now 40,904 / 42,715'
+    ' / 49,236 / 57,204 (−1 to −2 %). What changed: the column of the distance cache is written with'
+    ' unchecked index products (`j·cap + c < cap²` cannot overflow; the release build checks '
+    'overflow everywhere else), 25.5k → 18.6k instructions at d = 16; a pointer stepped one row at a'
+    ' time cut it to 14.6k but ran 0.5–1 µs a point slower in CPU (alternating runs, load 6–8) and '
+    "was not kept; the first position of a row's extreme (Davies-Bouldin's maxima, the silhouette's "
+    "nearest bound) is found eight entries at a time; the silhouette's records are tuples, which the"
+    ' garbage collector stops tracking (in a 60,000-point stream its share of the CPU profile fell '
+    'from 7.4 to 4.9 %). CPU at k = 1,000, five alternating runs of `per_point("report", d, k, '
+    '3000)` per build (load 6–8): 15.05 → 14.94, 17.63 → 18.02, 27.81 → 25.15, 38.17 → 37.65 µs at d'
+    ' = 2 / 16 / 64 / 128; at k = 10 4.33 → 4.28, 4.37 → 4.33, 5.29 → 4.93, 5.68 → 5.80 µs: within '
+    'the noise of the shared machine except at d = 64. Fusing the passes over the k clusters '
+    "(Davies-Bouldin's ratio row with its test of the maxima, the silhouette's bounds with their "
+    'minimum) was tried and gave more instructions (the fused loops were not vectorised), not kept; '
+    "prefetching the column's lines to L2 further ahead was within the noise.",
 ]
 
 
