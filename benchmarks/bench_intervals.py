@@ -11,8 +11,9 @@ cost keeps flat.
 The studentized interval adds, per resample and system, one gradient (two metric reads per field a
 metric reads) and ``O(U · F²)`` (``F`` the 2 to 4 fields a metric reads) for the standard errors,
 in one BLAS product; BCa adds a jackknife of at most 1,000 groups of units; the hybrid interval
-costs what the studentized one does; the subsampled one adds, for the entropy metrics (NMI),
-``B`` resamples of ``m = 7 √U`` units: their product, reads and standard errors.
+costs what the studentized one does; the subsampled one (the default's where one unit dominates,
+past 49 units) adds ``B`` resamples of ``m = 7 √U`` units: their product, reads and standard
+errors.
 
     PYTHONPATH=. python benchmarks/bench_intervals.py [--sizes 100000 1000000] [--repeat 3]
 
@@ -155,12 +156,12 @@ def main(argv=None) -> int:
               "distinct pairwise products (O(U · P) per resample, P the products some metric, "
               "system or pair needs: each metric reads 2 to 4 fields, and the truth's fields are "
               "shared by the systems); no nested bootstrap. The hybrid interval reads the same "
-              "resamples and standard errors. The subsampled interval (the default's choice for "
-              "NMI where one unit dominates and there are more than 49 units; these documents "
-              "have no dominant unit, so it is asked for by name here) adds, for NMI alone, as "
-              "many resamples again, each of m = round(7 √U) units: one more product of the "
-              "multiplicities with NMI's fields and their pairwise products, one read and one "
-              "gradient per resample and system: linear in resamples and units as well.", ""]
+              "resamples and standard errors. The subsampled interval (the default's choice, for "
+              "every metric, where one unit dominates and there are more than 49 units; these "
+              "documents have no dominant unit, so it is asked for by name here) adds as many "
+              "resamples again, each of m = round(7 √U) units: one more product of the "
+              "multiplicities with the metrics' fields and their pairwise products, one read and "
+              "one gradient per resample and system: linear in resamples and units as well.", ""]
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
     return 0

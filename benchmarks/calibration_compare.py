@@ -9,7 +9,7 @@ block of resamples, the metric reads, the linearization standard errors), and re
   interval and the bootstrap-t centred at the resamples' mean), subsampled (the hybrid interval
   joined with the mean-centred bootstrap-t of ``m``-out-of-``U`` resamples, ``m = min(U, 7 √U)``)
   and adaptive (``compare``'s default: where one unit holds more than 15% of a labelling's pairs,
-  subsampled for NMI (where ``m < U``) and hybrid for ELM, BCubed and ARI, else studentized) intervals of system A
+  subsampled for every metric (hybrid where ``m = U``), else studentized) intervals of system A
   cover each of two targets:
 
   - the *population value*, what ``compare``'s intervals are for: the metric at the expected
@@ -242,7 +242,7 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None, scales
         ivs.append(subsampled_interval(va[k], oa[k], se[k], se0[k, 0], conf, vs[k], ses[k])
                    if m_sub < u else ivs[3])
         ivs[2:] = [(max(lo, lo_b), min(hi, hi_b)) for lo, hi in ivs[2:]]  # as compare clips them
-        ivs.append(ivs[INTERVALS.index(adaptive_choice(diag["pairs_share"], metric, u))])
+        ivs.append(ivs[INTERVALS.index(adaptive_choice(diag["pairs_share"], u))])
         for other in others:
             ivs.append(ivs[3] if other is None else _clip(subsampled_interval(
                 va[k], oa[k], se[k], se0[k, 0], conf, other[0][k], other[1][k]), metric.bounds))
@@ -737,7 +737,7 @@ def render(results, args) -> str:
         f"resamples of m = min(U, {SUBSAMPLE_SCALE} √U) of the U units: the m-out-of-n bootstrap; "
         f"the hybrid interval where m = U) and *adaptive* (`compare`'s default: where one unit "
         f"holds more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs, subsampled "
-        "for NMI and hybrid for ELM, BCubed and ARI; else studentized).",
+        "for every metric, which is the hybrid interval up to 49 units; else studentized).",
         "",
         *([] if args.robust else [
             "Measured elsewhere: the calibrated (double) bootstrap, not adopted, which "

@@ -24,8 +24,10 @@ Because the multiplicity depends only on ``(seed, u, r)``:
 
 The interval is :func:`streameval.compare`'s, by the same names and the same functions
 (:func:`~streameval.intervals.interval_bounds`), from the same replicas (``interval=``):
-``"adaptive"`` (default, as in ``compare``: the hybrid interval where one live unit holds more than
-15% of a labelling's within-cluster pairs, else the studentized one), ``"studentized"`` (the
+``"adaptive"`` (default: the hybrid interval where one live unit holds more than 15% of a
+labelling's within-cluster pairs, else the studentized one; ``compare`` applies its subsampled
+interval there past 49 units, which needs ``m``-out-of-``U`` resamples that replicas of every unit
+do not give, so the streaming one stays hybrid), ``"studentized"`` (the
 bootstrap-t, each replica divided by its own linearization standard error,
 :mod:`streameval.linearization`), ``"hybrid"`` (the union of the percentile interval and the
 bootstrap-t centred at the replicas' mean), ``"percentile"`` or ``"bca"`` (the acceleration from
@@ -358,8 +360,9 @@ class BootstrapEvaluator(Guarded):
     seed : an int >= 0; with the unit keys it fixes every multiplicity.
     confidence : the coverage of the intervals :meth:`get` reports.
     interval : the interval :meth:`get` reports: ``"adaptive"`` (default, as
-        :func:`streameval.compare`), ``"studentized"``, ``"hybrid"``, ``"percentile"`` or ``"bca"``
-        (:meth:`intervals`; any of them can be read from the same replicas).
+        :func:`streameval.compare` but hybrid where ``compare`` subsamples), ``"studentized"``,
+        ``"hybrid"``, ``"percentile"`` or ``"bca"`` (:meth:`intervals`; any of them can be read
+        from the same replicas).
 
     Elements arrive with their unit (``update(y_true, y_pred, w=1, unit=...)``); a unit must hold
     whole true and predicted clusters: a label seen in one unit and then given in another is refused
@@ -772,7 +775,8 @@ class BootstrapEvaluator(Guarded):
         """The interval ``method`` (default :attr:`interval_method`) computes now: itself, or for
         ``"adaptive"`` the hybrid interval where one live unit holds more than 15% of a
         labelling's within-cluster pairs (:meth:`pairs_share`), else the studentized one
-        (:func:`~streameval.intervals.adaptive_choice`, the rule of :func:`streameval.compare`).
+        (:func:`~streameval.intervals.adaptive_choice` without a unit count: the rule of
+        :func:`streameval.compare`, whose subsampled interval has no replicas here).
         O(log U) per unit touched since the last read.
 
         >>> from streameval import ELM

@@ -29,8 +29,8 @@ The methods:
 
 - **Intervals** (every system and every difference): ``B`` resamples of the units with replacement;
   ``interval="adaptive"`` (default) the studentized interval, or, where one unit holds more than
-  15% of a labelling's within-cluster pairs (the heavy-tail warning below), the hybrid one, and
-  for the entropy metrics (NMI and its kin) past 49 units the subsampled one
+  15% of a labelling's within-cluster pairs (the heavy-tail warning below), the subsampled one
+  for every metric (the hybrid one up to 49 units, where the two are the same)
   (:func:`adaptive_choice`);
   ``interval="studentized"`` the bootstrap-t: ``t_b = (θ_b − θ̂) / se_b`` with ``se_b``
   resample ``b``'s linearization (delta-method) standard error over its units
@@ -669,12 +669,12 @@ def _warnings(g: _Grouped, diag: dict) -> list:
             f"one unit holds {diag['pairs_share']:.0%} of a labelling's within-cluster pairs (more "
             f"than {DOMINANT_SHARE:.0%}): the cluster sizes look heavy-tailed, and the population "
             "value is then carried by clusters rarer than any in this sample (the default "
-            "interval is then the hybrid one, and the subsampled one for NMI and the other "
-            "entropy metrics past 49 units, for the metric's mean over test sets of this size). "
+            "interval is then the subsampled one, the hybrid one up to 49 units, for the "
+            "metric's mean over test sets of this size). "
             "On simulated data of that kind (docs/compare.md) these 95% intervals covered that "
-            "mean 91-98% of the time for ELM, BCubed and ARI and 92-96% for NMI (with heavier "
-            "tails, Zipf(2.2) cluster sizes, 91-95% and 85-88%), and the "
-            "population value 87-98% for ELM and BCubed, 85-93% for NMI and only 63-83% for ARI, "
+            "mean 92-99% of the time for ELM, BCubed and ARI and 92-96% for NMI (with heavier "
+            "tails, Zipf(2.2) cluster sizes, 93-98% and 85-88%), and the "
+            "population value 90-98% for ELM and BCubed, 85-93% for NMI and only 67-90% for ARI, "
             "missing mostly on one side; read any interval as one for the population value as a "
             "lower bound on the uncertainty. The randomization test stays exact"
         )
@@ -739,9 +739,9 @@ def compare(
         :class:`~streameval.BootstrapEvaluator` draws it, so resample ``r`` equals its replica ``r``).
     w : optional positive integer multiplicities of the elements (default 1 each).
     interval : ``"adaptive"`` (default: ``"studentized"``, or where one unit holds more than 15%
-        of a labelling's within-cluster pairs ``"hybrid"``, and ``"subsampled"`` for the entropy
-        metrics past 49 units, :func:`adaptive_choice`; recorded in
-        ``settings["interval_by_metric"]``), ``"studentized"`` (the bootstrap-t,
+        of a labelling's within-cluster pairs ``"subsampled"``, ``"hybrid"`` up to 49 units,
+        :func:`adaptive_choice`; the same for every metric, recorded in
+        ``settings["interval_applied"]``), ``"studentized"`` (the bootstrap-t,
         ``t_b = (θ_b − θ̂) / se_b`` with each resample's linearization standard error,
         :mod:`streameval.linearization`; the ends are kept within the metric's range),
         ``"hybrid"`` (the union of the percentile interval and the bootstrap-t centred at the
@@ -751,9 +751,10 @@ def compare(
         quantiles of the resampled values) or ``"bca"`` (bias-corrected and accelerated, the
         acceleration from the jackknife over units); the same resamples in every case. The
         default is the simulation's choice (``docs/benchmarks/compare-calibration.md``): the
-        studentized interval is calibrated with light-tailed units, and where units are
-        heavy-tailed the hybrid one (ELM, BCubed, ARI) and the subsampled one (NMI) the closest to
-        the nominal coverage.
+        studentized interval is calibrated with light-tailed units; where units are heavy-tailed
+        the studentized and hybrid ones are too narrow (too often below ARI's population value,
+        above NMI's and BCubed's), and the subsampled one misses least, erring wide where it errs
+        (ARI's mean over test sets).
     cross_units : ``"refuse"`` (default: a cluster of any labelling that crosses two units is an
         error) or ``"widen"``: resample the connected components of the units, the truth and every
         system instead (reported, with the largest component's size, in the warnings).
@@ -799,17 +800,15 @@ def compare(
     stats = {name: unit_stats_from_codes(g.units, g.truth, pc, g.weights, n_units, keys)
              for name, pc in g.systems.items()}
     diag = unit_diagnostics(list(stats.values()))
-    # each metric's interval (adaptive: by the units' diagnostics and the metric's family)
-    kinds = [adaptive_choice(diag["pairs_share"], mt, n_units) if interval == "adaptive" else interval
-             for mt in metrics]
-    used = kinds[0] if len(set(kinds)) == 1 else "adaptive"
+    # the interval (adaptive: by the units' diagnostics, the same for every metric)
+    used = adaptive_choice(diag["pairs_share"], n_units) if interval == "adaptive" else interval
     rng = np.random.default_rng(seed)
     names = [mt.name for mt in metrics]
     observed, per_unit, jack = {}, {}, {}
     # BCa's jackknife groups: by the unit keys' stable hashes (a unit key unit_hash cannot encode
     # is a TypeError naming it), the same groups BootstrapEvaluator forms from the same units
     try:
-        grouping = jackknife_groups(map(unit_hash, order)) if "bca" in kinds else None
+        grouping = jackknife_groups(map(unit_hash, order)) if used == "bca" else None
     except TypeError as e:
         raise TypeError(f'interval="bca" groups the units by a stable hash of their keys: {e} '
                         "(name the units by str or int keys)") from None
@@ -819,12 +818,12 @@ def compare(
             observed[name] = per_unit[name].mean(axis=1)
         else:
             observed[name] = _read(us, metrics, [us.total()])[:, 0]
-        jack[name] = (_jackknife(us, metrics, aggregate, per_unit.get(name), grouping) if "bca" in kinds
+        jack[name] = (_jackknife(us, metrics, aggregate, per_unit.get(name), grouping) if used == "bca"
                       else np.zeros((len(metrics), 0)))
     sys_names = list(stats)
     pairs = [(a, b) for i, a in enumerate(sys_names) for b in sys_names[i + 1:]]
     ses = (_StandardErrors(stats, metrics, pairs, aggregate, per_unit)
-           if any(k in STUDENTIZED_METHODS for k in kinds) else None)
+           if used in STUDENTIZED_METHODS else None)
     read = _fields_read(list(stats.values()), metrics) if aggregate == "pooled" else None
     samples = _resampled(stats, metrics, _resample_blocks(order, n_resamples, seed, rng, resampling),
                          ses, aggregate, per_unit, read)
@@ -847,32 +846,28 @@ def compare(
                 rparts[a, b].append(d)
     # the m-out-of-U subsamples of the subsampled intervals, drawn after everything else (the
     # other numbers stay those of the same seed without them); none where m = U
-    sub_idx = [k for k, kind in enumerate(kinds) if kind == "subsampled"]
     m_sub = subsample_size(n_units)
     sub: dict = {}  # (system, metric index) -> (subsampled values, their standard errors)
     sub_pairs: dict = {}  # the same of each pair's differences, by (a, b, metric index)
-    if sub_idx and m_sub < n_units:
-        sub_metrics = [metrics[k] for k in sub_idx]
-        sub_ses = _StandardErrors(stats, sub_metrics, pairs, aggregate,
-                                  {name: pu[sub_idx] for name, pu in per_unit.items()})
-        sub_read = _fields_read(list(stats.values()), sub_metrics) if aggregate == "pooled" else None
+    if used == "subsampled" and m_sub < n_units:
+        sub_ses = _StandardErrors(stats, metrics, pairs, aggregate, per_unit)
         sub_samples = _resampled(
-            stats, sub_metrics, _resample_blocks(order, n_resamples, seed, rng, resampling, m_sub),
-            sub_ses, aggregate, {name: pu[sub_idx] for name, pu in per_unit.items()}, sub_read)
+            stats, metrics, _resample_blocks(order, n_resamples, seed, rng, resampling, m_sub),
+            sub_ses, aggregate, per_unit, read)
         for name in stats:
             sub_se = sub_ses.system(name)[0]
-            for j, k in enumerate(sub_idx):
-                sub[name, k] = (sub_samples[name][j], sub_se[j])
+            for k in range(len(metrics)):
+                sub[name, k] = (sub_samples[name][k], sub_se[k])
         for a, b in pairs:
             sub_se = sub_ses.pair(a, b)[0]
-            for j, k in enumerate(sub_idx):
-                sub_pairs[a, b, k] = (sub_samples[a][j] - sub_samples[b][j], sub_se[j])
+            for k in range(len(metrics)):
+                sub_pairs[a, b, k] = (sub_samples[a][k] - sub_samples[b][k], sub_se[k])
     values = {}
     for name in stats:
         se, se0 = ses.system(name) if ses is not None else ([None] * len(names), [np.nan] * len(names))
         values[name] = {
             mn: Interval(float(observed[name][k]),
-                         *interval_bounds(kinds[k], samples[name][k], float(observed[name][k]),
+                         *interval_bounds(used, samples[name][k], float(observed[name][k]),
                                           confidence, jackknife=jack[name][k], se=se[k],
                                           se_observed=float(se0[k]), bounds=metrics[k].bounds,
                                           sub=sub.get((name, k))))
@@ -887,7 +882,7 @@ def compare(
         d = {}
         for k, mn in enumerate(names):
             obs = float(delta_obs[k])
-            lo, hi = interval_bounds(kinds[k], deltas[k], obs, confidence, jackknife=jd[k], se=se[k],
+            lo, hi = interval_bounds(used, deltas[k], obs, confidence, jackknife=jd[k], se=se[k],
                                      se_observed=float(se0[k]),
                                      bounds=_difference_bounds(metrics[k].bounds),
                                      sub=sub_pairs.get((a, b, k)))
@@ -918,9 +913,8 @@ def compare(
         "systems": sys_names,
         "interval_method": interval,
         "interval_applied": used,
-        "interval_by_metric": dict(zip(names, kinds)),
-        "subsample_units": m_sub if sub_idx else None,
-        "interval": describe_interval(interval, used, n_units, dict(zip(names, kinds))),
+        "subsample_units": m_sub if used == "subsampled" else None,
+        "interval": describe_interval(interval, used, n_units),
         "p_value": (
             "paired bootstrap, centred: p = (1 + #{|d_b - d_obs| >= |d_obs|}) / (1 + #valid b)"
             if method == "paired_bootstrap"

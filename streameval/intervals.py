@@ -10,13 +10,14 @@ the streaming bootstrap.
 - :func:`studentized_interval`: the bootstrap-t, ``t*_b = (θ*_b − θ̂) / se*_b`` (or centred at the
   resamples' mean, ``centre=``, for the metric's mean over test sets).
 - :func:`hybrid_interval`: the union of the percentile interval and the bootstrap-t centred at the
-  resamples' mean: what ``interval="adaptive"`` uses where one unit dominates (heavy tails).
+  resamples' mean: what ``interval="adaptive"`` uses where one unit dominates (heavy tails) in the
+  streaming bootstrap, and in :func:`streameval.compare` up to 49 units.
 - :func:`subsampled_interval`: the hybrid interval joined with the bootstrap-t of ``m``-out-of-``U``
   resamples (fewer units per resample; :func:`subsample_size`): what ``interval="adaptive"`` of
-  :func:`streameval.compare` uses for the entropy metrics (NMI, ...) where one unit dominates.
-- :func:`adaptive_choice`: what ``interval="adaptive"`` applies (hybrid where one unit holds more
-  than 15% of a labelling's within-cluster pairs, subsampled for the entropy metrics past 49 units
-  in :func:`streameval.compare`, else studentized), and :func:`interval_bounds`,
+  :func:`streameval.compare` uses, for every metric, where one unit dominates past 49 units.
+- :func:`adaptive_choice`: what ``interval="adaptive"`` applies (where one unit holds more than
+  15% of a labelling's within-cluster pairs, subsampled past 49 units in
+  :func:`streameval.compare` and hybrid otherwise; else studentized), and :func:`interval_bounds`,
   the one dispatch from a method's name to its interval (kept within the metric's range) that
   :func:`streameval.compare` and :class:`streameval.BootstrapEvaluator` both call.
 - :func:`p_value`: the one rule for every resampling p-value,
@@ -40,7 +41,7 @@ import numpy as np
 from .units import DOMINANT_SHARE, JACKKNIFE_GROUPS
 
 __all__ = ["Interval", "percentile_interval", "bca_interval", "studentized_interval", "hybrid_interval",
-           "subsampled_interval", "subsample_size", "SUBSAMPLED_FAMILIES", "SUBSAMPLE_SCALE",
+           "subsampled_interval", "subsample_size", "SUBSAMPLE_SCALE",
            "adaptive_choice", "interval_bounds", "describe_interval", "check_interval_method", "p_value", "json_number",
            "INTERVAL_METHODS", "COMPARE_INTERVAL_METHODS", "STUDENTIZED_METHODS",
            "INTERVAL_NAMES", "INTERVAL_DESCRIPTIONS"]
@@ -53,11 +54,6 @@ COMPARE_INTERVAL_METHODS = INTERVAL_METHODS + ("subsampled",)
 STUDENTIZED_METHODS = ("adaptive", "hybrid", "studentized", "subsampled")
 """The methods that need standard errors (adaptive may apply the studentized, hybrid or subsampled
 one)."""
-SUBSAMPLED_FAMILIES = ("information",)
-"""The metric families (their modules under :mod:`streameval.metrics`) whose adaptive interval in
-:func:`streameval.compare`, where one unit dominates, is the :func:`subsampled_interval`: the
-entropy family (NMI and its kin), whose hybrid interval fell short. The others keep the hybrid one
-(the simulation's choice: for ELM, BCubed and ARI the subsamples' bootstrap-t over-covers)."""
 SUBSAMPLE_SCALE = 7
 """The ``m``-out-of-``U`` subsamples draw ``m = min(U, round(SUBSAMPLE_SCALE · √U))`` units (the
 simulation's choice between 5, which over-covered NMI with heavy tails, and 10, which under-covered
@@ -81,35 +77,26 @@ INTERVAL_DESCRIPTIONS = {
 }
 
 
-def describe_interval(method: str, applied: str, n_units: int, by_metric: dict | None = None) -> str:
+def describe_interval(method: str, applied: str, n_units: int) -> str:
     """The ``settings["interval"]`` sentence of :func:`streameval.compare` and
     :meth:`streameval.BootstrapEvaluator.settings`: why adaptive applied what it did, then what the
-    applied method computes (``by_metric``: each metric's method, where they differ). O(metrics).
+    applied method computes. O(1).
 
     >>> describe_interval("adaptive", "hybrid", 40)[:45]
     'adaptive: hybrid, since one unit holds more t'
-    >>> describe_interval("adaptive", "adaptive", 300, {"ARI": "hybrid", "NMI": "subsampled"})[:60]
-    'adaptive: by metric family, since one unit holds more than 1'
+    >>> describe_interval("subsampled", "subsampled", 300)[:60]
+    'subsampled over units: the hybrid interval joined with the b'
     """
     jack = "units" if n_units <= JACKKNIFE_GROUPS else f"{JACKKNIFE_GROUPS} groups of units"
     m = subsample_size(n_units)
-
-    def describe(kind: str) -> str:
-        if kind == "subsampled" and m >= n_units:
-            return (f"subsampled, which with {n_units} units (m = U) is the "
-                    + INTERVAL_DESCRIPTIONS["hybrid"])
-        return INTERVAL_DESCRIPTIONS[kind].format(jack=jack, m=m, units=n_units)
-
-    kinds = list(by_metric.values()) if by_metric else [applied]
-    groups = {k: [n for n, kk in (by_metric or {applied: applied}).items() if kk == k]
-              for k in dict.fromkeys(kinds)}
-    body = "; ".join(describe(k) if len(groups) == 1 else f"{', '.join(g)}: {describe(k)}"
-                     for k, g in groups.items())
+    if applied == "subsampled" and m >= n_units:
+        body = f"subsampled, which with {n_units} units (m = U) is the " + INTERVAL_DESCRIPTIONS["hybrid"]
+    else:
+        body = INTERVAL_DESCRIPTIONS[applied].format(jack=jack, m=m, units=n_units)
     if method != "adaptive":
         return body
-    first = kinds[0]
-    why = ("studentized, since no unit holds" if first == "studentized"
-           else f"{first if len(groups) == 1 else 'by metric family'}, since one unit holds")
+    why = ("studentized, since no unit holds" if applied == "studentized"
+           else f"{applied}, since one unit holds")
     return f"adaptive: {why} more than {DOMINANT_SHARE:.0%} of a labelling's within-cluster pairs; {body}"
 
 
@@ -143,34 +130,26 @@ def subsample_size(n_units: int, scale: float | None = None) -> int:
     return min(int(n_units), int(round(scale * math.sqrt(n_units))))
 
 
-def _family(metric) -> str:
-    return type(metric).__module__.rsplit(".", 1)[-1]
+def adaptive_choice(pairs_share: float, n_units: int | None = None) -> str:
+    """The interval ``interval="adaptive"`` applies, for every metric: where one unit holds more
+    than ``DOMINANT_SHARE`` (15%) of a labelling's within-cluster pairs (heavy-tailed units, where
+    the studentized interval under-covers), ``"subsampled"`` when ``m`` (:func:`subsample_size`)
+    is below ``n_units`` (:func:`streameval.compare` passes it), and ``"hybrid"`` otherwise (up to
+    49 units, where the subsampled interval is the hybrid one, or no ``n_units`` given, as in the
+    streaming bootstrap, which draws no subsamples); else ``"studentized"`` (calibrated with
+    light tails, where the hybrid one over-covers). The choice of the simulations,
+    ``docs/benchmarks/compare-calibration.md`` and ``docs/benchmarks/bootstrap.md``: with heavy
+    tails the hybrid interval under-covers ELM's, BCubed's and ARI's population value, the
+    subsampled one less (a too-wide interval is the lesser failure). O(1).
 
-
-def adaptive_choice(pairs_share: float, metric=None, n_units: int | None = None) -> str:
-    """The interval ``interval="adaptive"`` applies: where one unit holds more than
-    ``DOMINANT_SHARE`` (15%) of a labelling's within-cluster pairs (heavy-tailed units, where the
-    studentized interval under-covers), ``"subsampled"`` for a ``metric`` of the
-    :data:`SUBSAMPLED_FAMILIES` when ``m`` (:func:`subsample_size`) is below the ``n_units``
-    (:func:`streameval.compare` passes both), and ``"hybrid"`` otherwise (other families, no metric
-    given as in the streaming bootstrap, or up to 49 units, where the subsampled interval is the
-    hybrid one); else ``"studentized"`` (calibrated with light tails, where the hybrid one
-    over-covers). The choice of the simulations, ``docs/benchmarks/compare-calibration.md`` and
-    ``docs/benchmarks/bootstrap.md``. O(1).
-
-    >>> from streameval import AdjustedRand, NormalizedMutualInfo as NMI
     >>> adaptive_choice(0.02), adaptive_choice(0.4)
     ('studentized', 'hybrid')
-    >>> adaptive_choice(0.02, NMI(), 300), adaptive_choice(0.4, NMI(), 300)
-    ('studentized', 'subsampled')
-    >>> adaptive_choice(0.4, NMI(), 40), adaptive_choice(0.4, AdjustedRand(), 300)
-    ('hybrid', 'hybrid')
+    >>> adaptive_choice(0.02, 300), adaptive_choice(0.4, 300), adaptive_choice(0.4, 40)
+    ('studentized', 'subsampled', 'hybrid')
     """
     if pairs_share <= DOMINANT_SHARE:
         return "studentized"
-    if metric is None or _family(metric) not in SUBSAMPLED_FAMILIES:
-        return "hybrid"
-    return "subsampled" if n_units is None or subsample_size(n_units) < n_units else "hybrid"
+    return "subsampled" if n_units is not None and subsample_size(n_units) < n_units else "hybrid"
 
 
 def interval_bounds(kind: str, values: np.ndarray, observed: float, confidence: float, *,

@@ -21,8 +21,9 @@ A :class:`Monitor` takes each element once (``update(y_true, y_pred)``) and keep
   (:class:`~streameval.BootstrapEvaluator`, elements given with their resampling ``unit``): a drop
   is then flagged only when the window's confidence interval of the watched metric lies entirely
   below the reference (the all-time value, or ``reference=``) — a small window's noise is no drop.
-  The interval is ``compare``'s default, adaptive (studentized, or hybrid where one unit holds more
-  than 15% of the window's within-cluster pairs), unless ``interval_method=`` says otherwise, and
+  The interval is the streaming bootstrap's default, adaptive (studentized, or hybrid where one unit
+  holds more than 15% of the window's within-cluster pairs: ``compare``'s rule but for its
+  subsampled interval, which replicas do not give), unless ``interval_method=`` says otherwise, and
   reports name it beside the window's few-units and dominant-unit warnings. An interval over
   fewer than 30 units does not judge: with the interval alone (``detector=False``) a CUSUM on the
   block values judges instead (:class:`~streameval.detect.IntervalRule`), and with a detector its
@@ -270,7 +271,8 @@ class Monitor(Guarded):
         (:class:`~streameval.detect.IntervalRule`; while the window holds fewer than 30 units it
         defers to a :class:`~streameval.detect.Cusum` on the block values).
     interval_method : with an int ``interval=``, the bootstrap interval: ``"adaptive"``
-        (default: :func:`streameval.compare`'s, and the streaming calibration's choice,
+        (default: :func:`streameval.compare`'s rule with hybrid in place of subsampled, the
+        streaming calibration's choice,
         ``docs/benchmarks/bootstrap.md``), ``"studentized"``, ``"hybrid"``, ``"percentile"`` or
         ``"bca"`` (:meth:`BootstrapEvaluator.intervals <streameval.BootstrapEvaluator.intervals>`).
     reference : the value the window is compared with (default: the all-time value when checked).

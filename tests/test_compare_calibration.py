@@ -94,22 +94,22 @@ def test_calibration_tables_reproduce_and_the_default_test_holds_its_level(tmp_p
     for (kind, docs, interval), cells in expected.items():
         if interval != "adaptive" or kind not in ("heavy", "cross"):
             continue
-        # with heavy tails it covers the expected value within 92-97% for ELM, BCubed and ARI
-        for share, se in cells[:3]:
+        # with heavy tails (the subsampled interval past 49 units, for every metric) it covers the
+        # expected value within 92-97% for ELM, BCubed and NMI, and never short of 92% for ARI
+        # (which it over-covers, up to 99.3%: the price of covering its population value better)
+        for share, se in cells[:2] + cells[3:]:
             assert 92 - 2 * se <= share <= 97 + 2 * se, (kind, docs, cells)
+        assert cells[2][0] >= 92 - 2 * cells[2][1], (kind, docs, cells)
         # far better than the studentized interval for ARI, and as well for NMI
         student = expected[kind, docs, "studentized"]
         assert cells[2][0] > student[2][0] + 2 * student[2][1], (kind, docs)
         assert cells[3][0] >= student[3][0] - 2 * student[3][1], (kind, docs)
-        # NMI (the subsampled interval past 49 units): within two errors of 92-97%, and no worse
-        # than the hybrid interval
-        hybrid = expected[kind, docs, "hybrid"]
-        assert 92 - 2 * cells[3][1] <= cells[3][0] <= 97 + 2 * cells[3][1], (kind, docs, cells)
-        assert cells[3][0] >= hybrid[3][0] - 2 * hybrid[3][1], (kind, docs)
-        # and it covers the population value no worse than the studentized interval
-        pop, pop_student = rows[kind, docs, "adaptive"], rows[kind, docs, "studentized"]
-        for (share, se), (other, _) in zip(pop, pop_student):
-            assert share >= other - 2 * se, (kind, docs, pop, pop_student)
+        # and it covers the population value no worse than the studentized or the hybrid
+        # interval, for every metric
+        pop = rows[kind, docs, "adaptive"]
+        for other in ("studentized", "hybrid"):
+            for (share, se), (theirs, _) in zip(pop, rows[kind, docs, other]):
+                assert share >= theirs - 2 * se, (kind, docs, other, pop)
 
 
 def _coverage_rows(text: str, target: str) -> dict:

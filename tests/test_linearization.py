@@ -292,7 +292,7 @@ def test_bootstrap_multiplicities_draws_m_units_from_the_same_stream():
     assert [subsample_size(u, 10) for u in (50, 100, 300, 1000)] == [50, 100, 173, 316]
 
 
-def test_adaptive_interval_subsamples_the_information_family_past_49_units():
+def test_adaptive_interval_subsamples_every_metric_past_49_units():
     rng = np.random.default_rng(4)
     cells = _documents(rng, 140, 2, 6) + [{(0, 0): 400, (0, 1): 60, (1, 1): 40}]  # one giant unit
     y_true = [f"{u}:{a}" for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
@@ -300,18 +300,16 @@ def test_adaptive_interval_subsamples_the_information_family_past_49_units():
     units = [u for u, d in enumerate(cells) for (a, b), n in d.items() for _ in range(n)]
     kw = {"units": units, "n_resamples": 200, "seed": 3, "method": "paired_bootstrap"}
     r = compare(y_true, {"A": y_pred, "B": y_true}, metrics=METRICS, **kw)
-    fam = r.settings["interval_by_metric"]
-    assert r.settings["interval_applied"] == "adaptive"
-    assert fam == {"ELM": "hybrid", "BCubed": "hybrid", "AdjustedRand": "hybrid",
-                   "NormalizedMutualInfo": "subsampled"}
+    assert r.settings["interval_applied"] == "subsampled" == adaptive_choice(
+        r.settings["largest_unit_pairs_share"], 141)
     assert r.settings["subsample_units"] == subsample_size(141) == 83
-    assert "95% adaptive intervals" in str(r)
+    assert r.settings["interval"].startswith("adaptive: subsampled, since one unit holds more than 15%")
+    assert "95% subsampled intervals" in str(r)
     hyb = compare(y_true, {"A": y_pred, "B": y_true}, metrics=METRICS, interval="hybrid", **kw)
     sub = compare(y_true, {"A": y_pred, "B": y_true}, metrics=METRICS, interval="subsampled", **kw)
-    for name, kind in fam.items():
-        same = hyb if kind == "hybrid" else sub
-        assert r.values["A"][name] == same.values["A"][name]
-        assert r.differences["A", "B"][name] == same.differences["A", "B"][name]
+    # every metric's interval, and every difference's, is the subsampled one of the same seed
+    assert r.values == sub.values and r.differences == sub.differences
+    for name in r.values["A"]:
         # the subsamples are drawn after the U-unit resamples: the subsampled interval holds the
         # hybrid one of the same seed
         (_, lo, hi), (_, h_lo, h_hi) = sub.values["A"][name], hyb.values["A"][name]
@@ -320,7 +318,7 @@ def test_adaptive_interval_subsamples_the_information_family_past_49_units():
         assert d.low <= h.low and d.high >= h.high and d.p_value == h.p_value
 
 
-def test_adaptive_interval_is_hybrid_exactly_where_one_unit_dominates():
+def test_adaptive_interval_is_hybrid_where_one_unit_dominates_up_to_49_units():
     rng = np.random.default_rng(9)
     light = _documents(rng, 40, 5, 12)  # 40 units of similar size: none holds 15% of the pairs
     heavy = light[:-1] + [{(0, 0): 300, (0, 1): 40, (1, 1): 30}]  # one giant unit
@@ -332,7 +330,8 @@ def test_adaptive_interval_is_hybrid_exactly_where_one_unit_dominates():
         r = compare(y_true, {"A": y_pred, "B": y_true}, **kw)
         assert r.settings["interval_method"] == "adaptive"
         assert r.settings["interval_applied"] == want == adaptive_choice(
-            r.settings["largest_unit_pairs_share"])
+            r.settings["largest_unit_pairs_share"], 40)  # m = U at 40 units: hybrid, not subsampled
+        assert r.settings["subsample_units"] is None
         assert r.settings["interval"].startswith(f"adaptive: {want}")
         assert f"95% {want} intervals" in str(r)
         same = compare(y_true, {"A": y_pred, "B": y_true}, interval=want, **kw)

@@ -62,8 +62,8 @@ def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
                        "bootstrap (intervals always come from the bootstrap over units)")
     p.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
                    help="bootstrap interval: adaptive (default: studentized, or where one unit "
-                   "holds more than 15%% of a labelling's pairs hybrid, and subsampled for NMI and "
-                   "the other entropy metrics), studentized (bootstrap-t with each resample's "
+                   "holds more than 15%% of a labelling's pairs subsampled, hybrid up to 49 "
+                   "units), studentized (bootstrap-t with each resample's "
                    "linearization standard error), hybrid (the union of the percentile interval "
                    "and the bootstrap-t centred at the resamples' mean), subsampled (the hybrid "
                    "interval joined with the bootstrap-t of m-out-of-U resamples, m = min(U, "
@@ -204,7 +204,7 @@ def add_score_ci_options(p) -> None:
                    help="also report bootstrap intervals over the units of --unit")
     g.add_argument("--interval", choices=COMPARE_INTERVAL_METHODS, default="adaptive",
                    help="with --ci: adaptive (default: studentized, or where one unit dominates "
-                   "hybrid, subsampled for the entropy metrics), studentized (bootstrap-t), hybrid, "
+                   "subsampled, hybrid up to 49 units), studentized (bootstrap-t), hybrid, "
                    "subsampled, percentile or bca")
     g.add_argument("--unit", metavar="COL", help="column of the resampling unit (needed by --ci)")
     g.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
