@@ -148,7 +148,7 @@ NOTES = [
     "was not kept; the first position of a row's extreme (Davies-Bouldin's maxima, the silhouette's "
     "nearest bound) is found eight entries at a time; the silhouette's records are tuples, which the"
     ' garbage collector stops tracking (in a 60,000-point stream its share of the CPU profile fell '
-    'from 7.4 to 4.9 %). CPU at k = 1,000, five alternating runs of `per_point("report", d, k, '
+    'from 7.4 to 4.9 %). CPU at k = 1,000, three alternating runs of `per_point("report", d, k, '
     '3000)` per build (load 6–8): 15.05 → 14.94, 17.63 → 18.02, 27.81 → 25.15, 38.17 → 37.65 µs at d'
     ' = 2 / 16 / 64 / 128; at k = 10 4.33 → 4.28, 4.37 → 4.33, 5.29 → 4.93, 5.68 → 5.80 µs: within '
     'the noise of the shared machine except at d = 64. Fusing the passes over the k clusters '
