@@ -2288,12 +2288,13 @@ fn count_buckets(t: &[i64], p: &[i64], lo_t: i64, lo_p: i64, p_bits: u32, bits: 
     let mut buf = scatter_combined(keys, &off, |k| ((k >> shift) as usize, (k & low) as u32));
     let mut cells: Vec<(u64, u64)> = Vec::with_capacity(n / 4 + 16);
     let mut scratch: Vec<u32> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
     for d in 0..nb {
         let seg = &mut buf[off[d]..off[d + 1]];
         if seg.is_empty() {
             continue;
         }
-        count_bucket(seg, &mut scratch, shift, (d as u64) << shift, &mut cells);
+        count_bucket(seg, &mut scratch, &mut counts, shift, (d as u64) << shift, &mut cells);
     }
     cells
 }
@@ -2341,10 +2342,20 @@ fn scatter_combined(
 }
 
 /// Append the distinct keys of a bucket (32-bit keys below `2**bits`, in cache) to `cells`,
-/// ascending, as `(base | key, count)`: one counting pass on their top [`BUCKET_DIGIT`] bits
-/// scatters them into `scratch`, then each run of one top digit (a few keys) is sorted by
-/// insertion (a long run by pdqsort) and its equal keys counted. O(keys + 2**BUCKET_DIGIT).
-fn count_bucket(seg: &[u32], scratch: &mut Vec<u32>, bits: u32, base: u64, cells: &mut Vec<(u64, u64)>) {
+/// ascending, as `(base | key, count)`: one counting pass on their top `d` bits scatters them
+/// into `scratch`, then each run of one top digit (a few keys) is sorted by insertion (a long
+/// run by pdqsort) and its equal keys counted. The digit has about as many values as the bucket
+/// has keys, `d = min(bits, BUCKET_DIGIT, floor(log2 keys))`, so the counters (in `off`, reused
+/// between buckets, only the `2**d + 1` used cleared) cost no more than the keys: a table fed a
+/// few hundred thousand rows at a time has buckets of a few hundred keys. O(keys).
+fn count_bucket(
+    seg: &[u32],
+    scratch: &mut Vec<u32>,
+    off: &mut Vec<u32>,
+    bits: u32,
+    base: u64,
+    cells: &mut Vec<(u64, u64)>,
+) {
     scratch.clear();
     if seg.len() < 48 {
         scratch.extend_from_slice(seg);
@@ -2352,24 +2363,29 @@ fn count_bucket(seg: &[u32], scratch: &mut Vec<u32>, bits: u32, base: u64, cells
         push_runs(scratch, base, cells);
         return;
     }
-    let d = bits.min(BUCKET_DIGIT);
+    let d = bits.min(BUCKET_DIGIT).min(usize::BITS - 1 - seg.len().leading_zeros());
     let shift = bits - d;
-    let mut off = [0u32; (1 << BUCKET_DIGIT) + 1];
+    let m = 1usize << d;
+    off.clear();
+    off.resize(m + 1, 0);
     for &k in seg {
         off[(k >> shift) as usize + 1] += 1;
     }
-    for i in 0..(1usize << d) {
+    for i in 0..m {
         off[i + 1] += off[i];
     }
+    // off[i]: where run i starts; moved on as its keys are placed, it ends where run i ends
     scratch.resize(seg.len(), 0);
-    let mut pos = off;
     for &k in seg {
         let b = (k >> shift) as usize;
-        scratch[pos[b] as usize] = k;
-        pos[b] += 1;
+        scratch[off[b] as usize] = k;
+        off[b] += 1;
     }
-    for i in 0..(1usize << d) {
-        let run = &mut scratch[off[i] as usize..off[i + 1] as usize];
+    let mut start = 0usize;
+    for i in 0..m {
+        let end = off[i] as usize;
+        let run = &mut scratch[start..end];
+        start = end;
         if run.len() <= 16 {
             for j in 1..run.len() {
                 let x = run[j];

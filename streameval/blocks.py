@@ -33,6 +33,7 @@ per block in Python).
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import csv
 import io
@@ -134,9 +135,10 @@ class Positions:
     """Each row's line number and the offset after it, for a block of whole lines starting after
     line ``line`` at byte ``offset`` (its rows are its lines that are not blank), found when asked
     (:meth:`at`): ``watch`` records a position only where it looks (every few thousand rows) and
-    at the end of each hand-over, so the block's newlines are scanned once, forwards, from the
-    last row asked for (natively; without the extension, every row's position is found at the
-    first question, :func:`row_positions`). O(bytes scanned) per question asked in order.
+    at the end of each hand-over, so the block's newlines are scanned once, forwards, each
+    question from the last row found before it (natively, eight bytes at a time; without the
+    extension, every row's position is found at the first question, :func:`row_positions`).
+    O(bytes scanned + log questions) per question.
 
     >>> pos = Positions(b"a,x\\n\\nb,y\\nc,z\\n", line=1, offset=8)
     >>> pos.at(0), pos.at(2), pos.at(1)
@@ -145,22 +147,26 @@ class Positions:
 
     def __init__(self, chunk: bytes, line: int, offset: int):
         self.chunk, self.line, self.offset = chunk, line, offset
-        self._cursor = (0, 0, 0)  # (rows before it, its byte, lines before it)
+        # the rows found so far, ascending: (rows before the byte, the byte, lines before it)
+        self._known: list = [(0, 0, 0)]
         self._arrays: tuple | None = None
 
     def at(self, j: int) -> tuple:
-        """``(line, offset after)`` of row ``j`` (from 0) of the block."""
+        """``(line, offset after)`` of row ``j`` (from 0) of the block: scanned from the last
+        row found before it."""
         if _row_end is None or self._arrays is not None:
             lines, offsets = self.arrays()
             return int(lines[j]), int(offsets[j])
-        rows, pos, lines = self._cursor
-        if j < rows:
-            rows, pos, lines = 0, 0, 0
+        known = self._known
+        k = bisect.bisect_right(known, (j + 1, len(self.chunk) + 1)) - 1  # rows <= j + 1
+        rows, pos, lines = known[k]
+        if rows == j + 1:  # row j itself was found
+            return self.line + lines, self.offset + pos
         got = _row_end(self.chunk, pos, j - rows + 1)
         if got is None:
             raise IndexError(f"row {j} is not in the block")
         end, seen = got
-        self._cursor = (j + 1, end, lines + seen)
+        known.insert(k + 1, (j + 1, end, lines + seen))
         return self.line + lines + seen, self.offset + end
 
     def arrays(self) -> tuple:
@@ -284,13 +290,14 @@ def _text_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, b
         parsed = parse(chunk, total, offset == 0) if chunk and parse.may_parse(chunk) else None
         if parsed is not None:
             t, p, w, n, total = parsed
+            first, start = line, offset
             line += lines_in(chunk)
             offset += len(chunk)
             source.lineno, source.offset = line, offset
             if n:
                 block = Block(codes[0].lut(t), codes[1].lut(p), w, n, line, offset)
                 if positions:
-                    block.positions = Positions(chunk, line - lines_in(chunk), offset - len(chunk))
+                    block.positions = Positions(chunk, first, start)
                 yield block
             continue
         if layout is not None and b'"' in buf:

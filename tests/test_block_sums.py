@@ -120,7 +120,7 @@ def test_positions_found_when_asked_are_every_rows(lines, last, start, data):
     if not want:
         return
     # asked in order, as watch asks, and then in any order (a question behind the last one
-    # scans from the block's start again)
+    # scans from the last row found before it, or answers from a row found already)
     asked = sorted(data.draw(st.lists(st.integers(0, len(want) - 1), max_size=8)))
     asked += data.draw(st.lists(st.integers(0, len(want) - 1), max_size=4))
     pos = Positions(chunk, *start)
