@@ -83,7 +83,8 @@ NOTES = [
     ' the Python and numpy around them 37.2k; at k = 10, 42.7k, of which native 8.6k and Python '
     "34.2k (the report's, the evaluator's and the summaries' checks and bookkeeping, the "
     "silhouette's record, the dict of 11 values, the copy of the counts). At d = 2, k = 1,000: "
-    '92.3k, native 55.7k (row with its write 21.8k, Davies-Bouldin 15.7k, silhouette 13.4k).',
+    '92.3k, native 55.7k (row with its write 21.8k, Davies-Bouldin 15.7k, silhouette 13.4k).'
+    ' Since (the report\'s plain update calls the evaluator\'s scored update directly and the silhouette\'s record is kept inline, one frame less; `get` fills a copy of a dict of its keys made at the first read, so no resizing; the same values): callgrind of the report case alone, 300 points (`child_callgrind(d, k, 300, cases=("empty", "report"))` of this script under `benchmarks/instructions.py`, the empty loop subtracted), at k = 1,000 92,476 / 118,014 / 164,480 / 231,113 → 91,271 / 116,891 / 163,171 / 229,962 instructions at d = 2 / 16 / 64 / 128, at k = 10 40,544 / 42,435 / 48,821 / 57,205 → 39,476 / 41,267 / 47,683 / 55,152 (−1.1k to −2.1k a point; the tables below are of the run before).',
     "",
     'The floor. "One exact distance row" is that pass alone (`_native.RowPass`: the squared '
     "distances from a cluster's mean to the k means by the widest kernel, one call per point): the "

@@ -136,6 +136,9 @@ class ClusterReport:
         self.summaries = self.intrinsic.summaries[distance]
         self.table = Contingency() if labels else None
         self._label_metrics = _label_evaluator(self.table) if labels else None
+        # the plain update's one call (no labels: nothing else to keep per point)
+        self._plain = None if labels else self.intrinsic.update_scored
+        self._keys: dict | None = None
 
     def _true(self, y_true):
         if not self.labels:
@@ -150,7 +153,8 @@ class ClusterReport:
         A plain call (no labels, a known cluster, an ``int`` weight, a vector the kernel reads)
         is one native call that updates the summaries and scores the point, plus the
         silhouette's record; anything else is checked in full first. O(k·d)."""
-        if y_true is None and not self.labels and w.__class__ is int and w > 0 and self.intrinsic.update_scored(x, y_pred, w):
+        plain = self._plain
+        if plain is not None and y_true is None and w.__class__ is int and w > 0 and plain(x, y_pred, w):
             # the evaluator's one native call that also scores the silhouette: a known cluster's
             # label was checked when it came, the summaries check w's bound and x
             return
@@ -181,8 +185,19 @@ class ClusterReport:
         """Every metric that is exact while streaming, under the keys listed in the class doc."""
         s = self.summaries
         labels, counts = s.size_arrays()
-        out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
-        self.intrinsic.get_into(out)
+        keys = self._keys
+        if keys is None:
+            out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
+            self.intrinsic.get_into(out)
+            # the keys every read sets, in order: later reads fill a copy (sized once, no resizing)
+            self._keys = dict.fromkeys(out)
+        else:
+            out = keys.copy()
+            out["count"] = s.n
+            out["k"] = len(labels)
+            out["cluster_array"] = labels
+            out["count_array"] = counts
+            self.intrinsic.get_into(out)
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())
         return out
