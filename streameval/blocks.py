@@ -138,22 +138,35 @@ class Positions:
     at the end of each hand-over, so the block's newlines are scanned once, forwards, each
     question from the last row found before it (natively, eight bytes at a time; without the
     extension, every row's position is found at the first question, :func:`row_positions`).
-    O(bytes scanned + log questions) per question.
+    O(bytes scanned + log questions) per question. With ``ends`` (the offsets of the block's
+    newlines, as the parser found them, given when every line of the block is a row: no blank
+    line), row ``j`` is line ``j`` and ends after ``ends[j]``: nothing is scanned, O(1) per
+    question.
 
     >>> pos = Positions(b"a,x\\n\\nb,y\\nc,z\\n", line=1, offset=8)
     >>> pos.at(0), pos.at(2), pos.at(1)
     ((2, 12), (5, 21), (4, 17))
+    >>> Positions(b"a,x\\nb,y\\nc,z", line=1, offset=8, ends=[3, 7]).at(2)
+    (4, 19)
     """
 
-    def __init__(self, chunk: bytes, line: int, offset: int):
+    def __init__(self, chunk: bytes, line: int, offset: int, ends=None):
         self.chunk, self.line, self.offset = chunk, line, offset
         # the rows found so far, ascending: (rows before the byte, the byte, lines before it)
         self._known: list = [(0, 0, 0)]
         self._arrays: tuple | None = None
+        self.ends = ends  # the newlines' offsets, given when every line is a row
 
     def at(self, j: int) -> tuple:
         """``(line, offset after)`` of row ``j`` (from 0) of the block: scanned from the last
-        row found before it."""
+        row found before it; with ``ends``, read from it (row ``j`` is line ``j``)."""
+        ends = self.ends
+        if ends is not None:
+            if 0 <= j < len(ends):
+                return self.line + j + 1, self.offset + int(ends[j]) + 1
+            if j == len(ends) and self.chunk and not self.chunk.endswith(b"\n"):
+                return self.line + j + 1, self.offset + len(self.chunk)  # unterminated
+            raise IndexError(f"row {j} is not in the block")
         if _row_end is None or self._arrays is not None:
             lines, offsets = self.arrays()
             return int(lines[j]), int(offsets[j])
@@ -172,7 +185,16 @@ class Positions:
     def arrays(self) -> tuple:
         """``(lines, offsets)``: every row's, as int64 arrays."""
         if self._arrays is None:
-            self._arrays = row_positions(self.chunk, self.line, self.offset)
+            ends = self.ends
+            if ends is not None:
+                size = len(self.chunk)
+                after = np.asarray(ends, np.int64) + 1
+                if size and not self.chunk.endswith(b"\n"):
+                    after = np.append(after, size)
+                self._arrays = (self.line + 1 + np.arange(len(after), dtype=np.int64),
+                                self.offset + after)
+            else:
+                self._arrays = row_positions(self.chunk, self.line, self.offset)
         return self._arrays
 
 
@@ -291,13 +313,16 @@ def _text_blocks(source: LineSource, fmt: str, spec: RowSpec, on_error, codes, b
         if parsed is not None:
             t, p, w, n, total = parsed
             first, start = line, offset
-            line += lines_in(chunk)
+            ends = parse.ends  # the block's newlines, found by the parser
+            lines = len(ends) + (not chunk.endswith(b"\n"))
+            line += lines
             offset += len(chunk)
             source.lineno, source.offset = line, offset
             if n:
                 block = Block(codes[0].lut(t), codes[1].lut(p), w, n, line, offset)
-                if positions:
-                    block.positions = Positions(chunk, first, start)
+                if positions:  # every line a row: the parser's newlines answer where rows end
+                    block.positions = Positions(chunk, first, start,
+                                                ends if n == lines else None)
                 yield block
             continue
         if layout is not None and b'"' in buf:
@@ -423,6 +448,7 @@ class _Parser:
         file's first bytes), or ``None``."""
         pa, pc, pcsv = self.pa, self.pc, self.pcsv
         ends = _plain(chunk, at_start, self.longest)
+        self.ends = ends  # the newlines' offsets (read by _text_blocks)
         if ends is None:
             return None
         names = self.names
@@ -472,6 +498,7 @@ class _NumpyParser:
 
     def __call__(self, chunk: bytes, total: int, at_start: bool):
         ends = _plain(chunk, at_start, self.longest)
+        self.ends = ends  # the newlines' offsets (read by _text_blocks)
         if ends is None:
             return None
         u8 = np.frombuffer(chunk, np.uint8)
@@ -635,6 +662,7 @@ class _JsonParser:
         """``(true, pred, weight, rows, total)`` of a block of whole lines, or ``None``."""
         pa, pc, pjson = self.pa, self.pc, self.pjson
         ends = _plain(chunk, at_start, self.longest)
+        self.ends = ends  # the newlines' offsets (read by _text_blocks)
         if ends is None or not len(ends) or ends[-1] != len(chunk) - 1:
             return None  # (an unterminated last line: the row-by-row reader)
         u8 = np.frombuffer(chunk, np.uint8)
@@ -719,6 +747,7 @@ class _PyJsonParser:
     def __call__(self, chunk: bytes, total: int, at_start: bool):
         """``(true, pred, weight, rows, total)`` of a block of whole lines, or ``None``."""
         ends = _json_blocked(chunk, self.longest, at_start)
+        self.ends = ends  # the newlines' offsets (read by _text_blocks)
         if ends is None:
             return None
         n = len(ends)

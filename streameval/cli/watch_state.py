@@ -308,9 +308,13 @@ class WatchState:
         not catch up). O(the rows not yet given to it)."""
         if self.drops is None:
             return 0
-        blocks, self._fed = self.pending[self._fed:], len(self.pending)
+        fed = self._fed
+        blocks = self.pending[fed:]
         if blocks:
-            self.drops.update_many(*_joined(blocks))
+            joined = _joined(blocks)
+            self.drops.update_many(*joined)
+            self.pending[fed:] = [joined]  # joined once: the catch-up reads these codes again
+        self._fed = len(self.pending)
         return len(self.drops.drops)
 
     @property
