@@ -1004,16 +1004,7 @@ class IntrinsicEvaluator:
         if key is None:  # pragma: no cover - the kernel read x a moment ago
             sil._after_fast(x, y_pred, w)
             return True
-        # the silhouette's _record, inlined (one frame less per point; the same state)
-        fx = None
-        if score is not None:
-            fx = round(score * _FX)
-            sil._sum += w * fx
-            sil._scored += w
-        points = sil._points
-        key = (y_pred, key)
-        rec = points.get(key)
-        points[key] = (w, ((w, fx),)) if rec is None else (rec[0] + w, (*rec[1], (w, fx)))
+        sil._record((y_pred, key), w, score)
         return True
 
     def _fast(self, x, y_pred, w) -> bool:
