@@ -5,7 +5,8 @@ against a numpy floor, and recomputing with scikit-learn — CPU ratios and inst
    with the Python reference (``native=False``), a per-point numpy Welford loop (the floor a
    hand-written streaming loop reaches), and ``ClusterReport`` update + get (7 intrinsic metrics:
    SSW, SSB, Calinski-Harabasz, separation, RMS compactness and Davies-Bouldin, prequential
-   squared-Euclidean silhouette), at d = 2…128 and k = 10, 1,000; beside them the floor of the
+   squared-Euclidean silhouette), the same in one call (``ClusterReport.update_get``: the update
+   and the read in one native call), at d = 2…128 and k = 10, 1,000; beside them the floor of the
    report's exact work, one distance row (``_native.RowPass``: the squared distances from the
    point's cluster mean to the k means, one pass over the k × d doubles by the widest kernel the
    CPU has, one call per point). The stream: Gaussian blobs, the k
@@ -44,12 +45,13 @@ import numpy as np
 import streameval as se
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "intrinsic.md"
-CASES = ("loop", "summaries", "summaries_ref", "report", "row")
+CASES = ("loop", "summaries", "summaries_ref", "report", "report_one", "row")
 LABEL = {
     "loop": "numpy Welford loop",
     "summaries": "`ClusterSummaries.update`",
     "summaries_ref": "the same, Python reference",
     "report": "`ClusterReport` update + get",
+    "report_one": "the same in one call (`update_get`)",
     "row": "one exact distance row (floor)",
 }
 
@@ -59,14 +61,16 @@ LABEL = {
 NOTES = [
     'Where the time goes. `ClusterSummaries.update` is one native call (Welford on the cluster and '
     'the global summary; a numpy vector is read through the buffer protocol, no Python object made).'
-    ' `ClusterReport` update + get is two native calls and the Python around them. The update is '
+    ' `ClusterReport` update + get is two native calls and the Python around them (one call with '
+    '`update_get`: below). The update is '
     "`SummaryKernel.update_score`: that Welford step, then in the same call the silhouette's score "
     "(the changed cluster's row of distances between means, O(k·d), eight rows at a time in AVX2 "
     'registers where the CPU has them (four lanes, one register per row), one order of operations on'
     " every path so the same bits; written into the matrix's row and column with separation's sum in"
     ' the same pass; then the nearest other cluster by the triangle inequality, O(k) plus O(d) per '
-    "cluster it cannot rule out); the silhouette then records the point's score in Python (one dict "
-    'entry per distinct point, which revert and `final` need). The get is `SummaryKernel.values`: '
+    "cluster it cannot rule out), and the point's silhouette record (one dict entry per distinct "
+    'point, which revert and `final` need; the running sums stay in Python). The get is '
+    '`SummaryKernel.values_into`, which writes into the read\'s dict: '
     'SSW, SSB, CH, separation, compactness and Davies-Bouldin computed natively (O(d) for SSB by its'
     ' moving anchor, O(1) for SSW, separation and compactness from running `hi + lo` sums, O(k) for '
     "Davies-Bouldin's changed row), CH's ratio and separation's mean with the views' own operations "
@@ -76,7 +80,8 @@ NOTES = [
     'separation needs exactly) and with k; it does not grow with N. The recompute grows with N²·d '
     '(the silhouette).',
     "",
-    'Per point at d = 16, k = 1,000 (callgrind of the report case alone, 300 points): 118.1k '
+    'Before the one-call path below, per point at d = 16, k = 1,000 (callgrind of the report case '
+    'alone, 300 points): 118.1k '
     "instructions, of which native 80.9k — the distance row's pass 25.9k, the rest of the row "
     "(square roots, the row and column write, separation's compensated sum) 18.6k, Davies-Bouldin's "
     "changed row 17.1k, the silhouette's pruned scan 13.4k, the rest of the two calls about 6k — and"
@@ -89,23 +94,24 @@ NOTES = [
     'The floor. "One exact distance row" is that pass alone (`_native.RowPass`: the squared '
     "distances from a cluster's mean to the k means by the widest kernel, one call per point): the "
     "least an exact refresh of the changed cluster's row costs, whatever is built around it. At k = "
-    "1,000 the report's CPU time is the floor plus a part that does not depend much on d (15–28 µs "
+    "1,000 the report's CPU time is the floor plus a part that grows less with d (13–24 µs "
     'in this run): the column write into the k × k matrix (one cache line per cluster, 8 MB at k = '
     '1,000: 7–10 µs of thread CPU per point in a Rust microbenchmark of `replace_row` on this '
     "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the Python of "
-    'the report (its k = 10 rows: 4.4–5.6 µs in this run). The pass itself is bound by reading the '
+    'the report (its k = 10 rows: 3.5–5.0 µs in this run, 3.0–4.2 µs in one call). The pass itself is bound by reading the '
     'means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = 1,000, d = 128, 1 '
     'MB of means) the plain build took 29.5–30.3 µs, the four-lane AVX2 kernel 14.8–15.0 µs, and an '
     'eight-lane AVX-512 one (half the vector operations, since removed) 15.2–15.3 µs: wider '
     'registers buy nothing here.',
     "",
-    'The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (15.6 µs) and d = '
-    '16 (17.2 µs) in this run, under a load of 7.7–8.6 on 2 cores (alternating runs of the build '
-    'before this change and this one at load 6–8: 15.1 and 14.9 µs at d = 2, 17.6 and 18.0 µs at d ='
-    ' 16: the same within the noise); at d = 64 and 128 it is out of reach of one exact row refresh '
-    'per point plus the column write: the row alone is 6.8 µs at d = 64 and 11.0 µs at d = 128 here,'
-    ' and the rest of the report (15–17 µs at d = 2 and 16, where the row is under 2.2 µs) does not '
-    'shrink with d, so the floor of this design is about the row plus 15 µs: 22 and 26 µs. Writing '
+    'The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (13.9 µs; 13.3 in '
+    'one call) and d = 16 (16.3; 15.4) in this run, under the load in the header; at d = 64 (22.2; '
+    '22.4) and 128 (36.1; 35.4) it is out of reach of one exact row refresh per point plus the column '
+    'write: the row alone is 6.2 µs at d = 64 and 11.9 µs at d = 128 here, and the rest of the '
+    'report (13.4 and 13.9 µs at d = 2 and 16, where the row is under 2.4 µs) does not shrink with '
+    'd (16.0 and 24.2 µs at d = 64 and 128: the silhouette\'s scan and the Welford step are O(d) '
+    'too), so the floor of this design is the row plus 13–24 µs. (In the run before, load '
+    '7.7–8.6: 15.6, 17.2, 26.2 and 38.9 µs, the row 0.45, 2.1, 6.8 and 11.0 µs.) Writing '
     'the column lazily (rows only, versions telling which copy of a pair is newer) would save the '
     "strided writes but read the newer copies back strided at each row's next refresh and at "
     "Davies-Bouldin's rescans: in the same microbenchmark, a gather of half a column cost 4.1–4.7 µs"
@@ -156,6 +162,42 @@ NOTES = [
     "(Davies-Bouldin's ratio row with its test of the maxima, the silhouette's bounds with their "
     'minimum) was tried and gave more instructions (the fused loops were not vectorised), not kept; '
     "prefetching the column's lines to L2 further ahead was within the noise.",
+    "",
+    'One call per point (2026-12-05). `ClusterReport.update_get(x, y_pred)` is `update` then `get` '
+    'in one native call, `SummaryKernel.update_values`: the Welford step and the score of '
+    "`update_score`, then the values of `values` written straight into a copy of the read's dict, "
+    "and the point's silhouette record kept in the silhouette's dict natively (`fx = "
+    "round(score·2⁵³)`, ties to even as Python's `round`; the running sums, Python integers, are "
+    'added in Python). The two-call path took the last two as well (`update_score` keeps the '
+    'record, `values_into` writes the dict: no list and no `dict.update(zip(...))`). The same state '
+    'and dicts, bit for bit: `test_the_reports_update_get_equals_update_then_get` (against `update` '
+    'then `get` with every one-call path off and on, read after every update, reverts between) and '
+    '`test_update_get_rejects_as_update_does_and_changes_nothing`. Callgrind of the report case '
+    'alone, 300 points (`child_callgrind(d, k, 300, cases=("empty", case))` under '
+    '`benchmarks/instructions.py`, `PYTHONHASHSEED=0`, the empty loop subtracted), the previous '
+    'commit → two calls → one call: at k = 10 39,857 / 41,650 / 48,043 / 56,255 → 34,754 / 36,604 / '
+    '43,192 / 51,470 → 30,522 / 32,370 / 38,958 / 47,237 instructions at d = 2 / 16 / 64 / 128; at '
+    'k = 1,000 91,561 / 117,230 / 163,649 / 230,478 → 87,276 / 112,724 / 159,296 / 226,313 → 82,644 '
+    '/ 107,938 / 154,389 / 221,665 (−4.2k to −5.1k a point for the two calls, −8.8k to −9.3k for the '
+    'one call). CPU, 4 alternating rounds of `per_point(case, d, k, 2000)` per build (the previous '
+    "commit's tree and build, then this one's; load 13.0–13.4 on 2 cores): the previous commit → two "
+    'calls → one call, at k = 10 3.76 → 3.94 → 2.92, 3.90 → 3.60 → 3.06, 4.39 → 3.94 → 3.42, 5.03 → '
+    '4.73 → 4.08 µs at d = 2 / 16 / 64 / 128 (the one call −19 to −22 %); at k = 1,000 13.69 → 13.85 '
+    '→ 12.85, 15.63 → 15.01 → 14.61, 22.64 → 21.97 → 21.35, 31.12 → 30.83 → 30.27 µs (−3 to −7 %; '
+    'the two calls within the noise at d = 2). Where the one call\'s instructions go at d = 16, k = '
+    '10 (32.4k): the native call 16.8k (it now holds the record and the dict writes), the Python and '
+    'numpy around it 15.6k (was about 30k around the two native calls): the interpreter running the '
+    "three Python frames (the report's, the evaluator's and the summaries': the checks, the "
+    "summaries' count, version and global scatter, the silhouette's sums) about 7k, the copy of the "
+    'counts 1.5k, the garbage collector 1.1k, the silhouette\'s running mean (a division of big '
+    "integers) 0.9k, the thread guard's acquire 0.5k, the dict copy 0.3k, frames, attribute and dict "
+    'accesses about 4k. The goal of under 10k of Python a point is not reached: the summaries\' '
+    'count, version and global scatter (read by every other path) and the silhouette\'s exact sums '
+    'are Python state each point writes, and no module reads another\'s private names, so three '
+    'frames remain; holding that state in the kernel is the next step, not taken. At k = 1,000 the '
+    'native call dominates: at d = 64, 135.0k of 154.4k (the distance row with its write 87.7k, '
+    'Davies-Bouldin 14.6k, the silhouette\'s scan 15.5k, the Welford step 5.8k), at d = 128, 202.2k '
+    'of 221.7k (the row 143.7k, of which the pass 123.9k).',
 ]
 
 
@@ -202,6 +244,9 @@ def stepper(case: str, X, y, k: int):
         def step(x, p):
             upd(x, p)
             read()
+    elif case == "report_one":  # the same in one call: update_get
+        rep = se.ClusterReport()
+        step = rep.update_get
     else:  # pragma: no cover
         raise ValueError(case)
     if case == "row":

@@ -17,6 +17,10 @@ use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, si
 
 type Vector = SmallVec<[f64; 128]>;
 
+/// What `update_score` and `update_values` return: the new global scatter, the point's key, its
+/// score, and the step of the silhouette's sum when its record was kept natively.
+type Scored<'py> = (f64, Option<Bound<'py, PyBytes>>, Option<f64>, Option<i128>);
+
 /// The address of a C-contiguous numpy array of `typestr` and `ndim` dimensions (writable when
 /// `write`), with its shape, through `__array_interface__`.
 fn array_view(obj: &Bound<'_, PyAny>, typestr: &str, ndim: usize, write: bool) -> PyResult<(usize, Vec<usize>)> {
@@ -76,6 +80,9 @@ pub struct SummaryKernel {
     now: Option<i64>,
     live: Option<usize>, // the number of live slots, when the caller told it for the call (`read`)
 }
+
+/// The fixed-point scale of the silhouettes' sums (`_FX` in `streameval/intrinsic.py`): 2**53.
+const FX: f64 = 9007199254740992.0;
 
 /// How many of the last updates the log keeps (it is cut back to half when it grows beyond).
 const LOG: usize = 64;
@@ -395,6 +402,41 @@ fn ints<'a>(a: &'a Bound<'_, PyAny>, m: usize) -> PyResult<&'a [i64]> {
     Ok(unsafe { std::slice::from_raw_parts(addr as *const i64, m) })
 }
 
+/// A silhouette's record of a scored point, as `Silhouette._record` keeps it: under
+/// `(label, key)` in `points`, `(multiplicity, ((w, fx), ...))` with `fx = round(score·2**53)`
+/// (Python's `round`: ties to even; exact, as |score·2**53| <= 2**53), a second record of the
+/// same point appended to its tuple. Returns `w·fx`, the silhouette's sum's step; `None`
+/// (nothing kept) for a score that is not finite or absent: the caller's record then takes it
+/// (and its `round` raises, as before).
+fn record<'py>(py: Python<'py>, label: &Bound<'py, PyAny>, key: &Bound<'py, PyBytes>, score: Option<f64>, w: i64, points: &Bound<'py, PyDict>) -> PyResult<Option<i128>> {
+    let fx = match score {
+        Some(v) if v.is_finite() => (v * FX).round_ties_even() as i64,
+        _ => return Ok(None),
+    };
+    let at = PyTuple::new(py, [label.clone(), key.clone().into_any()])?;
+    let entry = PyTuple::new(py, [w, fx])?;
+    let rec = match points.get_item(&at)? {
+        None => PyTuple::new(py, [w.into_pyobject(py)?.into_any(), PyTuple::new(py, [entry])?.into_any()])?,
+        Some(rec) => {
+            let rec = rec.downcast_into::<PyTuple>()?;
+            let have: i64 = rec.get_item(0)?.extract()?;
+            let mut all: Vec<Bound<'py, PyAny>> = rec.get_item(1)?.downcast_into::<PyTuple>()?.iter().collect();
+            all.push(entry.into_any());
+            PyTuple::new(py, [(have + w).into_pyobject(py)?.into_any(), PyTuple::new(py, all)?.into_any()])?
+        }
+    };
+    points.set_item(at, rec)?;
+    Ok(Some(w as i128 * fx as i128))
+}
+
+/// Write `vals` into `out`, each under the name at its position in `names`.
+fn write_values(names: &Bound<'_, PyTuple>, vals: Vec<f64>, out: &Bound<'_, PyDict>) -> PyResult<()> {
+    for (name, v) in names.iter().zip(vals) {
+        out.set_item(name, v)?;
+    }
+    Ok(())
+}
+
 #[pymethods]
 impl SummaryKernel {
     #[new]
@@ -568,18 +610,105 @@ impl SummaryKernel {
     /// add `w` copies of `x` to slot `slot` as `update` does (`None`, nothing changed, when it
     /// declines), then the silhouette's `(key, score)` of `x` in that slot against the slots
     /// `[:width]` at the new version `version` (the very steps of the two calls: the same bits).
-    /// Returns `(gm2, key, score)`; `key` is `None` in the (unreachable) case that `score` cannot
-    /// read `x` after `update` did. O(d) plus `score`'s cost.
+    /// Returns `(gm2, key, score, wfx)`; `key` is `None` in the (unreachable) case that `score`
+    /// cannot read `x` after `update` did. With `label` and `points` (a silhouette's records)
+    /// and `w > 0`, the point's record is kept there as `Silhouette._record` keeps it
+    /// ([`record`]) and `wfx` is `w·round(score·2**53)`, the step of the silhouette's sum;
+    /// else (or for a score that is not finite) `wfx` is `None` and the caller records it.
+    /// O(d) plus `score`'s cost.
     #[allow(clippy::too_many_arguments)]
-    fn update_score<'py>(&mut self, py: Python<'py>, slot: usize, x: &Bound<'py, PyAny>, w: i64, n: i64, gm2: f64, version: i64, width: usize, singleton: f64, scored: bool) -> Option<(f64, Option<Bound<'py, PyBytes>>, Option<f64>)> {
-        let g = self.update(slot, x, w, n, gm2, version)?;
+    #[pyo3(signature = (slot, x, w, n, gm2, version, width, singleton, scored, label=None, points=None))]
+    fn update_score<'py>(
+        &mut self,
+        py: Python<'py>,
+        slot: usize,
+        x: &Bound<'py, PyAny>,
+        w: i64,
+        n: i64,
+        gm2: f64,
+        version: i64,
+        width: usize,
+        singleton: f64,
+        scored: bool,
+        label: Option<&Bound<'py, PyAny>>,
+        points: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Scored<'py>>> {
+        let Some(g) = self.update(slot, x, w, n, gm2, version) else {
+            return Ok(None);
+        };
         self.now = Some(version);
         let got = self.score_at(py, slot, x, width, singleton, scored);
         self.now = None;
-        Some(match got {
-            Some((key, score)) => (g, Some(key), score),
-            None => (g, None, None),
-        })
+        Ok(Some(match got {
+            Some((key, score)) => {
+                let wfx = match (label, points) {
+                    (Some(label), Some(points)) if w > 0 => record(py, label, &key, score, w, points)?,
+                    _ => None,
+                };
+                (g, Some(key), score, wfx)
+            }
+            None => (g, None, None, None),
+        }))
+    }
+
+    /// `update_score`, then `values` over the summaries after it, in one call (a
+    /// `ClusterReport`'s `update_get`): add `w` copies of `x` to slot `slot` and score it as
+    /// `update_score` does (`singleton`; scored, since `k >= 2`), then the values of the views
+    /// coded `codes` (`values`' codes) for the `n + w` elements in `k` live slots `[:width]` at
+    /// `version`, each written as a float into `out` under the name at the same position of
+    /// `names` (Davies-Bouldin through `db`, whose cache the caller has read before). The very
+    /// steps of the two calls: the same bits. The point's record is kept in `points` under
+    /// `label` as `update_score` keeps it. Returns `(gm2, key, score, wfx)` as `update_score`;
+    /// `None`, having changed nothing, when `update_score` declines or the values cannot be read
+    /// here (`w <= 0`, `k < 2`, separation or Davies-Bouldin without a distance cache,
+    /// Davies-Bouldin without `db`, an unknown code, `names` not as long as `codes`). O(d) plus
+    /// `score`'s and `values`' costs.
+    #[allow(clippy::too_many_arguments)]
+    fn update_values<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        slot: usize,
+        x: &Bound<'py, PyAny>,
+        w: i64,
+        n: i64,
+        gm2: f64,
+        version: i64,
+        width: usize,
+        k: usize,
+        singleton: f64,
+        db: Option<PyRefMut<'py, DaviesBouldinKernel>>,
+        codes: &[u8],
+        names: &Bound<'py, PyTuple>,
+        out: &Bound<'py, PyDict>,
+        label: &Bound<'py, PyAny>,
+        points: &Bound<'py, PyDict>,
+    ) -> PyResult<Option<Scored<'py>>> {
+        let wants = |c: u8| codes.contains(&c);
+        if k < 2
+            || w <= 0
+            || names.len() != codes.len()
+            || codes.iter().any(|&c| c > 5)
+            || (wants(3) || wants(5)) && slf.dist_raw().is_none()
+            || wants(5) && db.is_none()
+        {
+            return Ok(None);
+        }
+        let py = slf.py();
+        let Some(g) = slf.update(slot, x, w, n, gm2, version) else {
+            return Ok(None);
+        };
+        slf.now = Some(version);
+        let got = slf.score_at(py, slot, x, width, singleton, true);
+        slf.now = None;
+        // every value is there: k >= 2, and the distance cache and `db` were checked above
+        let vals = Self::values(slf, width, n + w, k, version, db, false, codes).expect("checked before the update");
+        write_values(names, vals, out)?;
+        Ok(Some(match got {
+            Some((key, score)) => {
+                let wfx = record(py, label, &key, score, w, points)?;
+                (g, Some(key), score, wfx)
+            }
+            None => (g, None, None, None),
+        }))
     }
 
     /// The silhouettes' key of `x`: the checked vector's bytes (`-0.0` folded into `0.0`), as
@@ -778,6 +907,20 @@ impl SummaryKernel {
                 })
             })
             .collect()
+    }
+
+    /// `values`, each value written as a float into `out` under the name at its position in
+    /// `names` (a get's dict: no list made). `False`, having written nothing, where `values`
+    /// gives `None` or `names` is not as long as `codes`. The cost of `values`.
+    #[allow(clippy::too_many_arguments)]
+    fn values_into(slf: PyRefMut<'_, Self>, width: usize, n: i64, k: usize, version: i64, db: Option<PyRefMut<'_, DaviesBouldinKernel>>, db_rebuild: bool, codes: &[u8], names: &Bound<'_, PyTuple>, out: &Bound<'_, PyDict>) -> PyResult<bool> {
+        if names.len() != codes.len() {
+            return Ok(false);
+        }
+        match Self::values(slf, width, n, k, version, db, db_rebuild, codes) {
+            Some(vals) => write_values(names, vals, out).map(|()| true),
+            None => Ok(false),
+        }
     }
 
     /// Check a block of vectors (`m × d` float64) before any change: `None` when every row is

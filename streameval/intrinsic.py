@@ -997,14 +997,56 @@ class IntrinsicEvaluator:
         sil = self._scorer
         if sil is None:  # several spaces or hooked views (or switched off): update's other paths
             return False
-        got = self._ordered[0].fast(x, y_pred, w, sil.singleton)
+        got = self._ordered[0].fast(x, y_pred, w, sil.singleton, sil._points)
         if not got:
             return False
-        key, score = got
-        if key is None:  # pragma: no cover - the kernel read x a moment ago
+        key, score, wfx = got
+        if wfx is not None:  # the record kept natively, as _record keeps it: its sums here
+            sil._sum += wfx
+            sil._scored += w
+        elif key is None:  # pragma: no cover - the kernel read x a moment ago
             sil._after_fast(x, y_pred, w)
-            return True
-        sil._record((y_pred, key), w, score)
+        else:  # not scored (fewer than two clusters; or a score that is not finite: _record raises)
+            sil._record((y_pred, key), w, score)
+        return True
+
+    def update_get_into(self, x, y_pred, w, out: dict) -> bool:
+        """:meth:`update` then :meth:`get_into` ``out`` in one native call, when both take their
+        one-call paths (one space whose one hooked view is a silhouette, its summary views
+        read by ``SummaryKernel.values``, the caches of distances and Davies-Bouldin made by an
+        earlier :meth:`get`, a plain update: :meth:`ClusterSummaries.fast_values`): the
+        same state and values, bit for bit. ``False``, having changed nothing, otherwise (the
+        caller then makes the two calls). O(k·d) plus the read's cost.
+
+        >>> ev = IntrinsicEvaluator([SSW(), Separation(), Silhouette()])
+        >>> ev.update([0.0, 0.0], "a"); ev.update([4.0, 0.0], "b"); _ = ev.get()
+        >>> out = {}
+        >>> ev.update_get_into([0.0, 1.0], "a", 1, out), out == ev.get(), out["SSW"]
+        (True, True, 0.5)
+        """
+        sil, quick = self._scorer, self._quick
+        if sil is None or quick is None:
+            return False
+        s, names, codes, db, others = quick
+        native = None
+        if db is not None:
+            cache = db._cache
+            native = cache.native
+            if native is None or cache.summaries is not s:  # not read yet: get_into makes it
+                return False
+        got = s.fast_values(x, y_pred, w, sil.singleton, native, codes, names, out, sil._points)
+        if got is None:
+            return False
+        key, score, wfx = got
+        if wfx is not None:  # the record kept natively, as _record keeps it: its sums here
+            sil._sum += wfx
+            sil._scored += w
+        elif key is None:  # pragma: no cover - the kernel read x a moment ago
+            sil._after_fast(x, y_pred, w)
+        else:  # pragma: no cover - a score that is not finite: _record raises, as update does
+            sil._record((y_pred, key), w, score)
+        for name, get in others:
+            out[name] = get()
         return True
 
     def _fast(self, x, y_pred, w) -> bool:
@@ -1063,15 +1105,13 @@ class IntrinsicEvaluator:
             s, names, codes, db, others = quick
             cache = None if db is None else db._cache
             native = None if cache is None else cache.native
-            if cache is None or native is not None:
-                vals = s.kernel_values(codes, native, cache is not None and cache.summaries is not s)
-                if vals is not None:
-                    if cache is not None:
-                        cache.summaries = s
-                    out.update(zip(names, vals))
-                    for name, get in others:
-                        out[name] = get()
-                    return
+            rebuild = cache is not None and cache.summaries is not s
+            if (cache is None or native is not None) and s.kernel_values_into(codes, names, out, native, rebuild):
+                if cache is not None:
+                    cache.summaries = s
+                for name, get in others:
+                    out[name] = get()
+                return
         reads = {}
         for space, s in self.summaries.items():
             kernel = s.kernel

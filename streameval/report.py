@@ -202,6 +202,36 @@ class ClusterReport:
             out.update(self._label_metrics.get())
         return out
 
+    def update_get(self, x, y_pred, y_true=None, w=1) -> dict:
+        """:meth:`update` then :meth:`get`: the same state and the same dict, bit for bit. Once
+        a :meth:`get` has made the caches, a plain call (no labels, a known cluster, an ``int``
+        weight, a vector the kernel reads) is one native call that updates the summaries,
+        scores the point and writes the summary views' values into a copy of the read's keys
+        (:meth:`IntrinsicEvaluator.update_get_into`), plus the silhouette's record and running
+        mean, the count, ``k`` and the cluster sizes; anything else makes the two calls (and
+        raises their errors, leaving the report as it was). O(k·d) plus the read's cost.
+
+        >>> rep = ClusterReport()
+        >>> for x, p in [([0.0, 0.0], 0), ([0.0, 1.0], 0), ([5.0, 5.0], 1)]:
+        ...     r = rep.update_get(x, p)
+        >>> r = rep.update_get([5.0, 6.0], 1)
+        >>> r["calinski_harabasz"], r["count"], r["count_array"].tolist()
+        (100.0, 4, [2, 2])
+        """
+        keys = self._keys
+        if keys is not None and self._plain is not None and y_true is None:
+            out = keys.copy()
+            if self.intrinsic.update_get_into(x, y_pred, w, out):
+                s = self.summaries
+                labels, counts = s.size_arrays()
+                out["count"] = s.n
+                out["k"] = len(labels)
+                out["cluster_array"] = labels
+                out["count_array"] = counts
+                return out
+        self.update(x, y_pred, y_true, w)
+        return self.get()
+
     def final(self) -> dict:
         """:meth:`get` plus ``silhouette``: the exact silhouette of the stored points. O(N·k·d)."""
         out = self.get()

@@ -390,7 +390,7 @@ class ClusterSummaries(Guarded):
             out[i] = row / norm
         return out
 
-    def fast(self, x, y_pred, w, singleton: float | None = None) -> bool | tuple:
+    def fast(self, x, y_pred, w, singleton: float | None = None, points: dict | None = None) -> bool | tuple:
         """Make ``update(x, y_pred, w)`` (``w < 0``: the revert of ``-w``) in one native call
         when it is a plain one: the kernel is built, ``y_pred`` is a known cluster that keeps an
         element, ``w`` an ``int``, ``x`` a list, tuple or float64 array it can read and accept
@@ -400,8 +400,11 @@ class ClusterSummaries(Guarded):
 
         With ``singleton`` (a silhouette's score of a point alone in its cluster), the same call
         also scores ``x`` as :meth:`score_point` does right after it, and returns
-        ``(key, score)`` in place of ``True`` (``key`` ``None`` if the kernel could not score
-        it). O(k·d) then.
+        ``(key, score, wfx)`` in place of ``True`` (``key`` ``None`` if the kernel could not
+        score it). With ``points`` too (a silhouette's records, see :meth:`fast_values`) and
+        ``w > 0``, the point's record is kept there natively and ``wfx`` is
+        ``w·round(score·2**53)``, the step of the silhouette's sum; else ``wfx`` is ``None``
+        (the caller keeps the record). O(k·d) then.
 
         >>> s = ClusterSummaries(); s.update([0.0], "a")     # a new cluster: the reference path
         >>> if not s.fast([2.0], "a", 1):                    # a known one: native when built
@@ -427,7 +430,7 @@ class ClusterSummaries(Guarded):
                 gm2 = kernel.update(slot, x, w, self.n, self._gm2, self.version + 1)
             else:  # update and score in one call (the index keeps its clusters: k is as after it)
                 both = kernel.update_score(slot, x, w, self.n, self._gm2, self.version + 1, len(self._labels),
-                                           singleton, len(self._index) >= 2)
+                                           singleton, len(self._index) >= 2, y_pred, points)
                 if both is None:
                     return False
                 gm2, got = both[0], both[1:]
@@ -439,6 +442,55 @@ class ClusterSummaries(Guarded):
         finally:
             guard.release()
         return got
+
+    def fast_values(self, x, y_pred, w: int, singleton: float, db, codes: bytes, names: tuple, out: dict,
+                    points: dict):
+        """:meth:`fast` with ``singleton`` (update and score ``x``), then :meth:`kernel_values`
+        of ``codes`` over the summaries after it, in one native call
+        (``SummaryKernel.update_values``), each value written into ``out`` under the name at its
+        position in ``names``, and the point's silhouette record kept in ``points`` (a
+        silhouette's ``{(y_pred, key): (multiplicity, ((w, fx), ...))}``, ``fx`` the score in
+        fixed point, ``round(score·2**53)``). Returns ``(key, score, wfx)``, ``wfx = w·fx``
+        (``None`` when the record was not kept: a key or score the kernel could not give); ``None``,
+        having changed nothing, when :meth:`fast` would decline, ``w`` is not a positive
+        ``int``, or the kernel cannot give the values (fewer than two clusters, no distance
+        cache bound yet, Davies-Bouldin asked without ``db``): the caller then takes the
+        call-by-call path. Cost: that of :meth:`fast` with ``singleton`` plus
+        :meth:`kernel_values`.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
+        >>> out, points = {}, {}
+        >>> key, score, wfx = s.fast_values([2.0], "a", 1, 0.0, None, bytes([0, 2]), ("SSW", "CH"), out, points)
+        >>> score, out  # a = 4 (to 0), b = 4 (to 4): 0; CH = 6·(3 - 2)/(2·(2 - 1))
+        (0.0, {'SSW': 2.0, 'CH': 3.0})
+        >>> points[("a", key)], wfx
+        ((1, ((1, 0),)), 0)
+        """
+        kernel = self._kernel
+        n = self.n
+        if kernel is None or self.features is not None or w.__class__ is not int or not 0 < w < MAX_TOTAL - n:
+            return None
+        try:
+            slot = self._index.get(y_pred)
+        except TypeError:  # unhashable: the reference path names it
+            return None
+        if slot is None:
+            return None
+        guard = self._guard  # not thread-safe: a concurrent change raises (streameval.sync)
+        if not guard.acquire(False):
+            concurrent_use(self, "update")
+        try:
+            index = self._index
+            got = kernel.update_values(slot, x, w, n, self._gm2, self.version + 1, len(self._labels), len(index),
+                                       singleton, db, codes, names, out, y_pred, points)
+            if got is None:
+                return None
+            self._gm2 = got[0]
+            self.n = n + w
+            self.version += 1
+        finally:
+            guard.release()
+        return got[1:]
 
     def check(self, x, y_pred, w=1, revert: bool = False) -> Change:
         """Check an update (or, with ``revert=True``, a revert) without changing anything; return
@@ -762,6 +814,22 @@ class ClusterSummaries(Guarded):
         if kernel is None:
             return None
         return kernel.values(len(self._labels), self.n, len(self._index), self.version, db, db_rebuild, codes)
+
+    def kernel_values_into(self, codes: bytes, names: tuple, out: dict, db=None, db_rebuild: bool = False) -> bool:
+        """:meth:`kernel_values`, each value written into ``out`` under the name at its position
+        in ``names`` (``SummaryKernel.values_into``: no list made); ``False``, having written
+        nothing, where :meth:`kernel_values` gives ``None``. Cost: :meth:`kernel_values`'.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b"); s.update([2.0], "a")
+        >>> out = {"n": 3}
+        >>> s.kernel_values_into(bytes([0, 2]), ("SSW", "CH"), out), out
+        (True, {'n': 3, 'SSW': 2.0, 'CH': 3.0})
+        """
+        kernel = self._kernel
+        if kernel is None:
+            return False
+        return kernel.values_into(len(self._labels), self.n, len(self._index), self.version, db, db_rebuild, codes,
+                                  names, out)
 
     def score_point(self, label, x, singleton: float):
         """The native kernel's step for a point ``x`` just added to cluster ``label``:

@@ -526,6 +526,78 @@ def test_the_reports_one_call_paths_equal_the_call_by_call_ones(distance):
     assert {key: list(v[1]) for key, v in sq._points.items()} == {key: list(v[1]) for key, v in sp._points.items()}
 
 
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_the_reports_update_get_equals_update_then_get(distance):
+    """``ClusterReport.update_get`` (one native call: the update, the point's score and the
+    summary views' values written into the read's dict) against ``update`` then ``get`` on a
+    report with every one-call path switched off (``fast`` then ``score_point``; ``read`` and
+    each view's formula in Python) and on one with them on: over updates and reverts at 40
+    clusters, read after every update, every dict equal bit for bit, the silhouette's records
+    too; and the one call is the one taken once the caches are made."""
+    rng = np.random.default_rng(5)
+    k, d = 40, 5
+    centers = rng.normal(scale=6.0, size=(k, d)) + 2.0
+    fused, quick, plain = se.ClusterReport(distance), se.ClusterReport(distance), se.ClusterReport(distance)
+    plain.intrinsic._scorer = plain.intrinsic._quick = None
+    two_calls = []
+    update = fused.update
+
+    def counted(*args):
+        two_calls.append(args)
+        update(*args)
+
+    fused.update = counted  # update_get's other path: update then get
+
+    def same(ra, rb):
+        assert _bits(ra) == _bits(rb)
+
+    live, updates = [], 0
+    for _ in range(600):
+        if live and rng.random() < 0.2:
+            x, p = live.pop(int(rng.integers(0, len(live))))
+            for rep in (fused, quick, plain):
+                rep.revert(x, p)
+        else:
+            p = int(rng.integers(0, k))
+            x = centers[p] + rng.normal(size=d)
+            got = fused.update_get(x if rng.random() < 0.5 else x.tolist(), p)
+            quick.update(x, p)
+            plain.update(x, p)
+            same(got, plain.get())
+            same(got, quick.get())
+            live.append((x, p))
+            updates += 1
+    same(fused.get(), plain.get())
+    sf, sp = fused.intrinsic["silhouette_prequential"], plain.intrinsic["silhouette_prequential"]
+    assert (sf._sum, sf._scored) == (sp._sum, sp._scored)
+    assert {key: list(v[1]) for key, v in sf._points.items()} == {key: list(v[1]) for key, v in sp._points.items()}
+    # the two calls only for the first read, new clusters and clusters emptied by a revert
+    assert len(two_calls) < updates // 4, (len(two_calls), updates)
+
+
+def test_update_get_rejects_as_update_does_and_changes_nothing():
+    """A bad call of ``update_get`` raises what ``update`` raises and leaves the report as it
+    was (the one-call path declines it, the two calls check it in full)."""
+    rep = se.ClusterReport()
+    for x, p in [([0.0, 0.0], 0), ([0.0, 1.0], 0), ([5.0, 5.0], 1), ([5.0, 6.0], 1)]:
+        rep.update_get(x, p)
+    before = _bits(rep.get())
+    state = rep.summaries.kernel.state()
+    for args, error in [
+        (([float("nan"), 0.0], 0), se.errors.InvalidVectorError),
+        (([1.0, 2.0, 3.0], 0), se.errors.InvalidVectorError),
+        ((["a", 0.0], 1), se.errors.InvalidVectorError),
+        (([1.0, 2.0], [1]), se.errors.InvalidLabelError),
+        (([1.0, 2.0], 0, None, 0), ValueError),
+        (([1.0, 2.0], 0, None, 1.5), (TypeError, ValueError)),
+        (([1.0, 2.0], 0, "t"), ValueError),
+    ]:
+        with pytest.raises(error):
+            rep.update_get(*args)
+        assert _bits(rep.get()) == before
+        assert rep.summaries.kernel.state() == state
+
+
 # -- a copy goes on as the original, bit for bit ---------------------------------------------------
 def _bits(v):
     """A read as comparable bits: a float by its 8 bytes (so NaN equals NaN, -0.0 differs from
