@@ -89,7 +89,7 @@ NOTES = [
     "34.2k (the report's, the evaluator's and the summaries' checks and bookkeeping, the "
     "silhouette's record, the dict of 11 values, the copy of the counts). At d = 2, k = 1,000: "
     '92.3k, native 55.7k (row with its write 21.8k, Davies-Bouldin 15.7k, silhouette 13.4k).'
-    ' Since (the report\'s plain update calls the evaluator\'s scored update directly (measured with the silhouette\'s record also inlined, since put back as one call: about 0.2k instructions a point); `get` fills a copy of a dict of its keys made at the first read, so no resizing; the same values): callgrind of the report case alone, 300 points (`child_callgrind(d, k, 300, cases=("empty", "report"))` of this script under `benchmarks/instructions.py`, the empty loop subtracted), at k = 1,000 92,476 / 118,014 / 164,480 / 231,113 → 91,271 / 116,891 / 163,171 / 229,962 instructions at d = 2 / 16 / 64 / 128, at k = 10 40,544 / 42,435 / 48,821 / 57,205 → 39,476 / 41,267 / 47,683 / 55,152 (−1.1k to −2.1k a point; the tables below are of the run before).',
+    ' Since (the report\'s plain update calls the evaluator\'s scored update directly (measured with the silhouette\'s record also inlined, since put back as one call: about 0.2k instructions a point); `get` fills a copy of a dict of its keys made at the first read, so no resizing; the same values): callgrind of the report case alone, 300 points (`child_callgrind(d, k, 300, cases=("empty", "report"))` of this script under `benchmarks/instructions.py`, the empty loop subtracted), at k = 1,000 92,476 / 118,014 / 164,480 / 231,113 → 91,271 / 116,891 / 163,171 / 229,962 instructions at d = 2 / 16 / 64 / 128, at k = 10 40,544 / 42,435 / 48,821 / 57,205 → 39,476 / 41,267 / 47,683 / 55,152 (−1.1k to −2.1k a point).',
     "",
     'The floor. "One exact distance row" is that pass alone (`_native.RowPass`: the squared '
     "distances from a cluster's mean to the k means by the widest kernel, one call per point): the "
@@ -197,7 +197,10 @@ NOTES = [
     'frames remain; holding that state in the kernel is the next step, not taken. At k = 1,000 the '
     'native call dominates: at d = 64, 135.0k of 154.4k (the distance row with its write 87.7k, '
     'Davies-Bouldin 14.6k, the silhouette\'s scan 15.5k, the Welford step 5.8k), at d = 128, 202.2k '
-    'of 221.7k (the row 143.7k, of which the pass 123.9k).',
+    'of 221.7k (the row 143.7k, of which the pass 123.9k). The tables above are of a run after '
+    'this change (`OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_intrinsic.py`, '
+    '2026-12-05, the load in the header); their instruction counts are of a process without '
+    '`PYTHONHASHSEED` set, so they differ from the figures of this paragraph by up to 2k a point.',
 ]
 
 

@@ -138,12 +138,16 @@ def intrinsic(text: str):
     loop = [number(r[2]) for r in rows]
     summaries = [number(r[3]) for r in rows]
     report = [number(r[5]) for r in rows]
+    one = [number(r[6]) for r in rows] if "update_get" in head[6] else None
     fig, ax = _axes("one point, µs: summaries and the 7-metric report against a numpy Welford loop "
                     "(lower is better)")
     x = range(len(rows))
-    ax.bar([i - 0.27 for i in x], loop, 0.27, label="numpy Welford loop", color=COLOURS[1])
-    ax.bar(list(x), summaries, 0.27, label="ClusterSummaries.update", color=COLOURS[0])
-    ax.bar([i + 0.27 for i in x], report, 0.27, label="ClusterReport update + get", color=COLOURS[2])
+    wd = 0.2 if one else 0.27
+    ax.bar([i - wd for i in x], loop, wd, label="numpy Welford loop", color=COLOURS[1])
+    ax.bar(list(x), summaries, wd, label="ClusterSummaries.update", color=COLOURS[0])
+    ax.bar([i + wd for i in x], report, wd, label="ClusterReport update + get", color=COLOURS[2])
+    if one:
+        ax.bar([i + 2 * wd for i in x], one, wd, label="the same in one call (update_get)", color=COLOURS[3])
     ax.set_xticks(list(x), labels, fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("µs per point (log)")
