@@ -350,10 +350,15 @@ def start_paragraph(costs: dict) -> str:
 
 
 def instructions(cmd: list) -> float:
-    """Instructions of one process (every thread) under callgrind."""
+    """Instructions of one process (every thread) under callgrind. OpenBLAS is held to one
+    thread: numpy's import otherwise starts a pool whose spin-waits callgrind counts, a few
+    million instructions that change from run to run (the same ``watch`` on 20,000 rows: 5·10⁶
+    apart over two runs with the pool, 1·10⁶ over three without). No warm-up run is needed: the
+    commands run under callgrind only after their CPU runs, so their bytecode is cached."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
-        env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts in every run
+        # the same dict layouts in every run; no BLAS thread pool
+        env = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
         r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
                            capture_output=True, text=True, check=False, env=env)
         if r.returncode:
@@ -701,7 +706,36 @@ def watch_page_text(args, n, m, load, head, stream, row, cols, rule, cg_note, co
         " FILE --true true --pred pred --interval 0`, start-up cached), `watch` 2,691.6·10⁶ →"
         " 2,690.2·10⁶ instructions at K = 10, c = 5 (about 34 fewer per row) and 2,713.4·10⁶ "
         "→ 2,710.5·10⁶ at K = 10³, c = 5 (about 71 fewer), `score` within 0.7·10⁶ of its own "
-        "before.",
+        "before.", "",
+        "On 2026-12-05, after this run, drop detection's block sums (`src/block_sums.rs`) count a"
+        " row in fewer steps: when the codes' cells are few (true times predicted codes at most "
+        "2¹⁶) a row's cell is found by its two codes directly and its row's and column's indices "
+        "are looked up once per cell; otherwise a row's three lookups run in a loop of their own "
+        "with the tables' stamps held in registers; the cells' grid is stamped per block and kept"
+        ' for the thread (it was a 100 × 100 grid allocated and filled per call, checked against '
+        "the cell list at each row), and the codes' range check and the tables' sizes are one "
+        'bitwise or per array (a chained scan and two maxima). The same sums to the bit (the '
+        'differential test against the numpy reference; a Rust test of the same rows under few '
+        "and spread-out codes), the same output. Callgrind of the whole process on the bench's "
+        '20,000- and 40,000-row files (`OPENBLAS_NUM_THREADS=1 PYTHONHASHSEED=0 valgrind '
+        '--tool=callgrind python -m streameval watch FILE --true true --pred pred --interval 0`, '
+        'bytecode cached; the 40,000-row count less the 20,000-row one, over 20,000): the block '
+        "sums' functions 136 → 72 instructions per row at K = 10, c = 5, 139 → 76 at K = 10, c = "
+        '60, 179 → 133 at K = 10³, c = 5; the whole `watch` 1,208 → 1,126, 1,177 → 1,131 and '
+        '1,360 → 1,387 per row (`score`, whose code did not change, 966, 988, 1,158): beside the '
+        'block sums, whole-process differences move by about ±50 per row from run to run (the '
+        'Python and thread hand-over counts). The 1.53× instructions at K = 10³, c = 5 in this '
+        "run's table is not the code: held to one OpenBLAS thread, the same `watch` costs 1.17× "
+        "`score`'s instructions per row there (1,360 against 1,158) before this change; numpy's "
+        'OpenBLAS thread pool adds spin-waits that callgrind counts (`watch` on 20,000 rows: '
+        '2,684.6·10⁶ and 2,679.6·10⁶ instructions in two runs with the pool, 2,671.4·10⁶ to '
+        "2,672.4·10⁶ in three without), so the page's callgrind runs now hold OpenBLAS to one "
+        "thread. CPU (load 5.4–8.0; each file's least CPU time of 5 runs, builds alternating, the"
+        " slope between 500,000 and 2,000,000 rows): `block_means` over these streams' 40,000-row"
+        ' files 12.0–12.9 → 9.1–9.8 ns per row in one process (the least of three alternating '
+        'runs, load 7.0); the whole `watch` 0.106 → 0.111, 0.125 → 0.127, 0.141 → 0.151 µs per '
+        "row against `score`'s 0.085–0.131, within this measurement's noise (the block sums are "
+        "about a tenth of `watch`'s CPU per row at K = 10).",
         ""])
     return watch_page
 

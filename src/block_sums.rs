@@ -6,14 +6,16 @@
 //! 1, or all 1); block `k` is rows `k·block .. (k+1)·block`. Each block's true labels, predicted
 //! labels and cells get dense indices as its rows are read (a code's index in a table over all
 //! codes, stamped with the block's number so that nothing is cleared between blocks; a cell's in
-//! a grid by its row and column indices, or a hash map for blocks over 128 rows); then each
+//! a grid by its row and column indices, stamped alike, or a hash map for blocks over 128 rows;
+//! when the codes' cells are few, a row's cell by its codes directly, and the rows' and columns'
+//! indices per cell); then each
 //! requested sum is added up exactly over the block's rows, columns and cells: counts in
 //! integers, the fixed-point sums (`floor(x · 2**64 / d)` per row, column or cell, as
 //! `streameval.stats` defines them) in `i128`. The same values, to the bit, as the numpy twin
 //! (the differential test `tests/test_block_sums.py` drives both). O(block) per block, no
 //! allocation per block (buffers are reused).
 
-use crate::terms::{shift_div64, ONE};
+use crate::terms::{fixed_quot_nz, shift_div64, ONE};
 
 /// The sums [`block_sums`] can compute, in the order of `streameval.detect._FAST_STATS`.
 pub const NAMES: [&str; 16] = [
@@ -39,8 +41,8 @@ fn fixed(x: u64, d: u64) -> i128 {
     shift_div64(x, d)
 }
 
-/// Dense indices `0, 1, 2, ...` of the distinct codes met within one block, by a table over all
-/// codes stamped with the block's number (nothing to clear between blocks). A code's stamp and
+/// Dense indices `0, 1, 2, ...` of the distinct codes (or cells' keys) met within one block, by a
+/// table over all codes stamped with the block's number (nothing to clear between blocks). A code's stamp and
 /// index sit side by side (`[stamp, index]`): one cache line per lookup, which matters when the
 /// table over all codes is far larger than the cache.
 #[derive(Default)]
@@ -84,8 +86,8 @@ impl Dense {
 /// from 0 to [`CODES`], weights at least 1 with each block's total under `2**28`, and `num + den <= 8`
 /// (the numpy twin's limits; every term then fits with room to spare). Each block's rows,
 /// columns and cells get dense indices (codes looked up in tables stamped per block; a cell by
-/// its row and column indices in a grid, or a hash map for blocks over 128 rows): O(block) per
-/// block.
+/// its codes when the codes' cells are few, else by its row and column indices in a grid, or a
+/// hash map for blocks over 128 rows): O(block) per block.
 pub fn block_sums(
     t: &[i64],
     p: &[i64],
@@ -105,20 +107,30 @@ pub fn block_sums(
     if blocks == 0 {
         return (sums, fsums);
     }
-    let kt = *t.iter().max().unwrap() as usize + 1;
-    let kp = *p.iter().max().unwrap() as usize + 1;
-    // the code tables live as long as the thread: made once, not zeroed at each call (a
-    // table over 10**5 codes would cost more to clear than a call's 10**4 rows to sum)
+    // the tables' sizes: above every code (the bitwise or of non-negative codes is at least
+    // their largest and under the next power of two; one pass that vectorises, unlike a max)
+    let kt = (bits_of(t) as usize) + 1;
+    let kp = (bits_of(p) as usize) + 1;
+    // the code tables and the cells' grid live as long as the thread: made once, not zeroed at
+    // each call (a table over 10**5 codes would cost more to clear than a call's 10**4 rows to
+    // sum)
     SCRATCH.with(|scratch| {
-        let (rows, cols) = &mut *scratch.borrow_mut();
+        let (rows, cols, grid) = &mut *scratch.borrow_mut();
         let input = Rows { t, p, w, block };
-        sum_blocks(&input, want, specs, (kt, kp), (rows, cols), (&mut sums, &mut fsums));
+        sum_blocks(&input, want, specs, (kt, kp), (rows, cols, grid), (&mut sums, &mut fsums));
     });
     (sums, fsums)
 }
 
+/// The bitwise or of `codes` (0 when empty): for codes from 0 it is at least the largest, and
+/// under [`CODES`] exactly when every code is (`CODES` is a power of two; a negative code makes
+/// it negative). O(n), vectorised.
+pub fn bits_of(codes: &[i64]) -> i64 {
+    codes.iter().fold(0, |acc, &x| acc | x)
+}
+
 thread_local! {
-    static SCRATCH: std::cell::RefCell<(Dense, Dense)> = std::cell::RefCell::default();
+    static SCRATCH: std::cell::RefCell<(Dense, Dense, Dense)> = std::cell::RefCell::default();
 }
 
 /// The rows of a [`block_sums`] call: codes, weights (empty: each 1), rows per block.
@@ -133,6 +145,156 @@ struct Rows<'a> {
 /// <= 8` every term below fits in a `u64` (see [`sum_blocks`]).
 const MAX_BLOCK_TOTAL: u64 = 1 << 28;
 
+/// One block's rows (codes `t`, `p`, weights `w` if `WEIGHTED`, else each 1) counted, the block's
+/// code tables and cell grid started: each row's and column's total (`a`, `b`, by dense index)
+/// and each cell's `(count, row, column)` pushed to `cells` (empty) in the order first met. A
+/// cell is found by the dense index of its key `row · 128 + column` in `grid` (block ≤ 128
+/// rows: `128²` keys). The tables' stamps, counts and slices are held in locals for the loop
+/// (a handful of instructions a row, no call). O(rows).
+#[inline(never)]
+fn count_in_grid<const WEIGHTED: bool>(
+    (t, p, w): (&[i64], &[i64], &[i64]),
+    (rows, cols, grid): (&mut Dense, &mut Dense, &mut Dense),
+    (a, b): (&mut [u64], &mut [u64]),
+    cells: &mut Vec<(u64, u32, u32)>,
+) {
+    let n = t.len();
+    let (p, w) = (&p[..n], if WEIGHTED { &w[..n] } else { w });
+    let (rnow, cnow, gnow) = (rows.now, cols.now, grid.now);
+    let (mut rlen, mut clen, mut glen) = (rows.len, cols.len, grid.len);
+    let (rslot, cslot, gslot) = (&mut rows.slot[..], &mut cols.slot[..], &mut grid.slot[..]);
+    for r in 0..n {
+        let c = if WEIGHTED { w[r] as u64 } else { 1 };
+        let s = &mut rslot[t[r] as usize];
+        let (i, new_row) = if s[0] == rnow {
+            (s[1] as usize, false)
+        } else {
+            *s = [rnow, rlen];
+            rlen += 1;
+            (rlen as usize - 1, true)
+        };
+        let s = &mut cslot[p[r] as usize];
+        let (j, new_col) = if s[0] == cnow {
+            (s[1] as usize, false)
+        } else {
+            *s = [cnow, clen];
+            clen += 1;
+            (clen as usize - 1, true)
+        };
+        // a new row or column starts its total (and is a new cell)
+        if new_row {
+            a[i] = c;
+        } else {
+            a[i] += c;
+        }
+        if new_col {
+            b[j] = c;
+        } else {
+            b[j] += c;
+        }
+        // the cell's key: i, j < 128 (a block's rows), so no two cells share one
+        let s = &mut gslot[i << 7 | j];
+        if s[0] == gnow {
+            cells[s[1] as usize].0 += c;
+        } else {
+            *s = [gnow, glen];
+            glen += 1;
+            cells.push((c, i as u32, j as u32));
+        }
+    }
+    (rows.len, cols.len, grid.len) = (rlen, clen, glen);
+}
+
+/// [`count_in_grid`] when the codes' cells are few (`kt · kp <=` [`DIRECT_KEYS`], `kp` the
+/// columns' codes): a row is counted in its cell found directly by the key `t · kp + p` in
+/// `keys` (one table lookup a row), and only then each cell's row and column get their dense
+/// indices and totals (in the order the cells were first met, which is the order the rows and
+/// columns were: a row's or column's first row starts a new cell). The same tables, totals and
+/// cells, in the same order, as [`count_in_grid`]. O(rows + cells).
+#[inline(never)]
+fn count_by_keys<const WEIGHTED: bool>(
+    (t, p, w): (&[i64], &[i64], &[i64]),
+    kp: usize,
+    (rows, cols, keys): (&mut Dense, &mut Dense, &mut Dense),
+    (a, b): (&mut [u64], &mut [u64]),
+    cells: &mut Vec<(u64, u32, u32)>,
+) {
+    let n = t.len();
+    let (p, w) = (&p[..n], if WEIGHTED { &w[..n] } else { w });
+    let (know, mut klen) = (keys.now, keys.len);
+    let kslot = &mut keys.slot[..];
+    for r in 0..n {
+        let c = if WEIGHTED { w[r] as u64 } else { 1 };
+        let (tr, pr) = (t[r] as usize, p[r] as usize);
+        let s = &mut kslot[tr * kp + pr];
+        if s[0] == know {
+            cells[s[1] as usize].0 += c;
+        } else {
+            *s = [know, klen];
+            klen += 1;
+            cells.push((c, tr as u32, pr as u32)); // codes are under 2**22
+        }
+    }
+    keys.len = klen;
+    for cell in cells.iter_mut() {
+        let (c, tr, pr) = *cell;
+        let (i, new_row) = rows.get(tr as usize);
+        let (j, new_col) = cols.get(pr as usize);
+        if new_row {
+            a[i] = c;
+        } else {
+            a[i] += c;
+        }
+        if new_col {
+            b[j] = c;
+        } else {
+            b[j] += c;
+        }
+        *cell = (c, i as u32, j as u32);
+    }
+}
+
+/// The most cells (`kt · kp`, codes below `kt` and `kp`) for which [`count_by_keys`] finds a
+/// row's cell by its codes directly (a table of 2**16 keys, 512 KiB).
+const DIRECT_KEYS: usize = 1 << 16;
+
+/// [`count_in_grid`] for blocks over 128 rows: a cell found by its `(row, column)` in a hash
+/// map (cleared here). O(rows).
+fn count_in_map(
+    (t, p, w): (&[i64], &[i64], &[i64]),
+    (rows, cols): (&mut Dense, &mut Dense),
+    cell_map: &mut hashbrown::HashMap<(u32, u32), u32>,
+    (a, b): (&mut [u64], &mut [u64]),
+    cells: &mut Vec<(u64, u32, u32)>,
+) {
+    cell_map.clear();
+    for (r, (&tr, &pr)) in t.iter().zip(p).enumerate() {
+        let c = if w.is_empty() { 1 } else { w[r] as u64 };
+        let (i, new_row) = rows.get(tr as usize);
+        let (j, new_col) = cols.get(pr as usize);
+        if new_row {
+            a[i] = c;
+        } else {
+            a[i] += c;
+        }
+        if new_col {
+            b[j] = c;
+        } else {
+            b[j] += c;
+        }
+        let next = cells.len() as u32;
+        let at = *cell_map.entry((i as u32, j as u32)).or_insert(next);
+        if at == next {
+            cells.push((c, i as u32, j as u32));
+        } else {
+            cells[at as usize].0 += c;
+        }
+    }
+}
+
+/// The keys of the cells' grid: `row · 128 + column` for a block of at most 128 rows.
+const GRID_KEYS: usize = 128 * 128;
+
 /// [`block_sums`]' work, with the code tables of the true and predicted labels (codes below
 /// `kt`, `kp`), into its columns. Only the passes the wanted sums need are made: the F sums
 /// alone (what `block_means` asks) read just the cells and their rows' and columns' totals.
@@ -140,14 +302,15 @@ const MAX_BLOCK_TOTAL: u64 = 1 << 28;
 /// Why 64 bits suffice: a block's total `n < 2**28` (asserted per block), so a cell, row or
 /// column total `s <= n < 2**28`, a sum of squares `q <= s² < 2**56`, and with `num + den <= 8`
 /// (so `num, den <= 7`) an F term's numerator `(num + den)·n·n < 2**59` and denominator
-/// `num·a + den·b < 7·2**29 < 2**32`; `shift_div64` of them is `floor(x · 2**64 / d)` exactly.
+/// `num·a + den·b < 7·2**29 < 2**32`; `shift_div64` (or `fixed_quot_nz`, for a numerator above
+/// 0) of them is `floor(x · 2**64 / d)` exactly.
 #[allow(clippy::type_complexity)]
 fn sum_blocks(
     input: &Rows<'_>,
     want: &[bool; 16],
     specs: &[Spec],
     (kt, kp): (usize, usize),
-    (rows, cols): (&mut Dense, &mut Dense),
+    (rows, cols, grid): (&mut Dense, &mut Dense, &mut Dense),
     (sums, fsums): (&mut [Vec<i128>], &mut [Vec<i128>]),
 ) {
     let Rows { t, p, w, block } = *input;
@@ -158,8 +321,11 @@ fn sum_blocks(
     // and per-column sums (sum_row_sq .. pred_singletons)
     let cell_pass = want[4] || want[7..=12].iter().any(|&x| x) || want[15];
     let side_pass = want[5..=14].iter().any(|&x| x);
-    let grid = block <= 128; // cells by (row, column) index in a grid, else in a hash map
-    let mut cell_at: Vec<u32> = vec![u32::MAX; if grid { block * block } else { 0 }];
+    // cells by (row, column) index in a grid (a table over 128² keys, stamped per block as the
+    // code tables are), else in a hash map
+    let by_grid = block <= 128;
+    // or, when the codes' cells are few, by their codes directly (the grid's table over their keys)
+    let direct = kt.checked_mul(kp).is_some_and(|keys| keys <= DIRECT_KEYS);
     let mut cell_map: hashbrown::HashMap<(u32, u32), u32> = hashbrown::HashMap::new();
     // per block: each row's and column's total, its cells' squares and largest cell; each
     // cell's (count, row, column)
@@ -172,42 +338,22 @@ fn sum_blocks(
         rows.start(kt);
         cols.start(kp);
         cells.clear();
-        if !grid {
-            cell_map.clear();
+        if direct {
+            grid.start(kt * kp);
+        } else if by_grid {
+            grid.start(GRID_KEYS);
         }
-        for r in lo..lo + block {
-            let c = if w.is_empty() { 1 } else { w[r] as u64 };
-            let (i, new_row) = rows.get(t[r] as usize);
-            let (j, new_col) = cols.get(p[r] as usize);
-            if new_row {
-                a[i] = 0;
+        let (bt, bp) = (&t[lo..lo + block], &p[lo..lo + block]);
+        let bw = if w.is_empty() { w } else { &w[lo..lo + block] };
+        let totals = (&mut a[..], &mut b[..]);
+        match (by_grid, bw.is_empty()) {
+            _ if direct && bw.is_empty() => {
+                count_by_keys::<false>((bt, bp, bw), kp, (rows, cols, grid), totals, &mut cells)
             }
-            if new_col {
-                b[j] = 0;
-            }
-            a[i] += c;
-            b[j] += c;
-            let slot = if grid {
-                // an entry of an earlier block (or none) does not name this cell
-                let at = &mut cell_at[i * block + j];
-                let c_at = *at as usize;
-                if new_row
-                    || new_col
-                    || cells.get(c_at).is_none_or(|e| (e.1, e.2) != (i as u32, j as u32))
-                {
-                    *at = cells.len() as u32;
-                    cells.push((0, i as u32, j as u32));
-                }
-                *at as usize
-            } else {
-                let next = cells.len() as u32;
-                let at = *cell_map.entry((i as u32, j as u32)).or_insert(next);
-                if at == next {
-                    cells.push((0, i as u32, j as u32));
-                }
-                at as usize
-            };
-            cells[slot].0 += c;
+            _ if direct => count_by_keys::<true>((bt, bp, bw), kp, (rows, cols, grid), totals, &mut cells),
+            (true, true) => count_in_grid::<false>((bt, bp, bw), (rows, cols, grid), totals, &mut cells),
+            (true, false) => count_in_grid::<true>((bt, bp, bw), (rows, cols, grid), totals, &mut cells),
+            (false, _) => count_in_map((bt, bp, bw), (rows, cols), &mut cell_map, totals, &mut cells),
         }
         let (m, k_true, k_pred) = (cells.len(), rows.len as usize, cols.len as usize);
         let n: u64 = a[..k_true].iter().sum();
@@ -272,12 +418,12 @@ fn sum_blocks(
                     if d == 0 {
                         ONE // alone in its row and column (n = 1): F = 1
                     } else if n > 1 {
-                        fixed((num + den) * n * (n - 1), d)
+                        fixed_quot_nz((num + den) * n * (n - 1), d)
                     } else {
                         0
                     }
                 } else {
-                    fixed((num + den) * n * n, num * ra + den * cb)
+                    fixed_quot_nz((num + den) * n * n, num * ra + den * cb)
                 };
             }
             column.push(f);
@@ -325,6 +471,27 @@ mod tests {
         // block 1: (0,0):3, (1,1):1 alone: ELM 0 + 1 (n·2**64), BCubed 3 + 1
         assert_eq!(s.1[0], vec![3 * ONE, 4 * ONE]);
         assert_eq!(s.1[1], vec![3 * ONE, 4 * ONE]);
+    }
+
+    #[test]
+    fn cells_by_codes_or_by_grid_are_the_same_sums() {
+        // the same rows with codes few (cells found by their codes) and spread out (past
+        // DIRECT_KEYS: cells found in the grid of dense indices), weighted and not
+        let (t, p): (Vec<i64>, Vec<i64>) = (0..400).map(|r| (r * 7 % 9, r * r % 11)).unzip();
+        let w: Vec<i64> = (0..400).map(|r| r % 4 + 1).collect();
+        let (wide_t, wide_p): (Vec<i64>, Vec<i64>) =
+            t.iter().zip(&p).map(|(&a, &b)| (a * 40_000, b * 30_000 + 7)).unzip();
+        assert!(9 * 11 <= DIRECT_KEYS && 320_001 * 300_008 > DIRECT_KEYS);
+        let specs = [Spec { elm: true, num: 1, den: 1 }, Spec { elm: false, num: 2, den: 1 }];
+        for weights in [&w[..], &[]] {
+            for block in [1, 7, 100, 128] {
+                let rows = 400 / block * block;
+                let wt = if weights.is_empty() { weights } else { &weights[..rows] };
+                let few = block_sums(&t[..rows], &p[..rows], wt, block, &ALL, &specs);
+                let wide = block_sums(&wide_t[..rows], &wide_p[..rows], wt, block, &ALL, &specs);
+                assert_eq!(few, wide, "block {block}");
+            }
+        }
     }
 
     #[test]

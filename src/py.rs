@@ -1668,7 +1668,9 @@ fn block_sums<'py>(
     {
         return Err(PyValueError::new_err("block_sums: t, p (and w) of one length, whole blocks"));
     }
-    if tv.iter().chain(pv).any(|&x| !(0..crate::block_sums::CODES).contains(&x))
+    // every code in 0..CODES iff their bitwise or is (CODES is a power of two): one pass each
+    let codes = crate::block_sums::bits_of(tv) | crate::block_sums::bits_of(pv);
+    if !(0..crate::block_sums::CODES).contains(&codes)
         || wv.iter().any(|&x| x < 1)
         || specs.iter().any(|&(_, num, den)| num == 0 || den == 0 || num + den > 8)
     {
