@@ -779,6 +779,35 @@ def test_dense_rows_read_after_every_update_use_their_memos_and_equal_the_refere
 
 
 @needs_native
+def test_small_clusters_with_counts_past_32_bits_equal_the_reference():
+    """A small cluster (at most 16 cells) keeps each cell's count beside its partner, saturated
+    at ``2**32 - 1`` (the cell map read beyond): cells crossing ``2**32`` both ways by weighted
+    updates and reverts in an 8 x 8 table, read every few elements: the F sums equal the
+    reference's at every reading, the core's check passes (it compares every kept count with the
+    cell map), and reverting everything gives zero F sums bit for bit."""
+    rng = np.random.default_rng(11)
+    native, ref = elm_bcubed_pair()
+    live: list = []
+    for i in range(600):
+        if live and rng.random() < 0.35:
+            t, p, w = live.pop(int(rng.integers(len(live))))
+            native.revert(t, p, w)
+            ref.revert(t, p, w)
+        else:
+            t, p = int(rng.integers(8)), int(rng.integers(8))
+            w = 2**32 - 2 + int(rng.integers(4)) if rng.random() < 0.3 else 1 + int(rng.integers(3))
+            native.update(t, p, w)
+            ref.update(t, p, w)
+            live.append((t, p, w))
+        if i % 7 == 0:
+            assert native.f_sums == ref.f_sums, i
+        if i % 60 == 0:
+            native._check()
+    assert max(c for _, _, c in native.items()) >= 2**32
+    equal_then_empty(native, ref, live)
+
+
+@needs_native
 @pytest.mark.slow
 def test_a_cluster_grouping_and_listing_its_cells_again_equals_the_reference():
     """One column growing past the grouping threshold (1,024 cells) with small rows, updates
