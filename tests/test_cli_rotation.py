@@ -44,8 +44,11 @@ def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
     live.write_text(HEADER + rows_text(parts[0]))
     out = tmp_path / "out.jsonl"
     ck = tmp_path / "ck.json"
-    proc = start(live, *WATCH, *METRICS, "--follow", "--window", 40, "--every", 100000,
-                 "--interval", 0.05, "--jsonl", out, "--poll", 0.02, "--checkpoint", ck)
+    log = tmp_path / "stderr.txt"  # read while it runs: the deletion step waits for its message
+    with open(log, "w") as err:
+        proc = start(live, *WATCH, *METRICS, "--follow", "--window", 40, "--every", 100000,
+                     "--interval", 0.05, "--jsonl", out, "--poll", 0.02, "--checkpoint", ck,
+                     stderr=err)
     total = len(parts[0])
     try:
         wait_for(reported(out, total), "the first part")
@@ -66,14 +69,17 @@ def test_follow_copytruncate_rename_and_create_and_deletion(tmp_path):
         os.replace(fresh, live)
         total += len(parts[2]) + len(parts[3])
         wait_for(reported(out, total), "the renamed file's last rows and the new file")
-        # deletion: the path disappears for a while, then a file appears again
+        # deletion: the path disappears until the watcher has seen it gone (a fixed pause missed
+        # it when no poll fell within the pause: the new file was then a replacement), then a
+        # file appears again
         live.unlink()
-        time.sleep(0.3)
+        wait_for(lambda: "deleted (or moved away)" in log.read_text(), "the deletion to be seen")
         live.write_text(HEADER + rows_text(parts[4]))
         total += len(parts[4])
         wait_for(reported(out, total), "the file that appeared after the deletion")
     finally:
-        code, _, stderr = finish(proc)
+        code, _, _ = finish(proc)
+    stderr = log.read_text()
     assert code == 0, stderr
     assert "Traceback" not in stderr
     assert f"{live}: truncated" in stderr

@@ -42,9 +42,11 @@ def sample(n=400, seed=0):
     return list(zip(t, p, w))
 
 
-def start(*args) -> subprocess.Popen:
+def start(*args, stderr=subprocess.PIPE) -> subprocess.Popen:
+    """``streameval watch ARGS`` running; its standard error piped, or into ``stderr`` (an open
+    file, which a test can read while it runs)."""
     return subprocess.Popen([str(SCRIPT), "watch", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                            stderr=stderr, stdin=subprocess.DEVNULL, text=True)
 
 
 def wait_for(predicate, what: str, timeout=30.0):
@@ -145,11 +147,15 @@ def test_follow_a_file_another_process_appends_to_then_ctrl_c(tmp_path):
     path.write_text("truth,guess,mult\n")
     out, ck = tmp_path / "live.jsonl", tmp_path / "live.ckpt.json"
     proc = start(path, *WATCH, "--follow", "--window", 100, "--every", 60, "--interval", 0,
-                 "--jsonl", out, "--checkpoint", ck)
+                 "--jsonl", out, "--checkpoint", ck, "--prometheus-port", 0)
+    port = served_port(proc)
     writer = subprocess.run([sys.executable, "-c", APPENDER, str(path), "8"], input=rows_text(rows),
                             text=True, timeout=60)
     assert writer.returncode == 0
     wait_for(lambda: [d for d in json_lines(out) if d["rows"] == 360], "360 rows to be reported")
+    # Ctrl-C once every row is taken (the endpoint counts them; no line is due after 360): the
+    # 360 line alone can come from the first half of the last append, with the rest not yet read
+    wait_for(lambda: scrape(port).get("streameval_rows_total") == 400, "all 400 rows to be taken")
     code, stdout, stderr = finish(proc, signal.SIGINT)
     assert code == 0, stderr
     assert "Traceback" not in stderr
@@ -186,6 +192,14 @@ def test_a_line_every_t_seconds_when_rows_arrived(tmp_path):
     assert_values(reports[-1]["all"], rows)
 
 
+def served_port(proc: subprocess.Popen) -> int:
+    """The port of ``watch --prometheus-port 0``'s endpoint, from its first line on stderr."""
+    line = proc.stderr.readline()
+    match = re.search(r"serving Prometheus metrics on http://127\.0\.0\.1:(\d+)/metrics", line)
+    assert match, line
+    return int(match.group(1))
+
+
 def scrape(port: int) -> dict:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
         text = resp.read().decode()
@@ -205,10 +219,7 @@ def test_prometheus_endpoint_on_loopback(tmp_path):
     proc = start(path, *WATCH, "--follow", "--window", 50, "--prometheus-port", 0,
                  "--metrics", "ELM", "AdjustedRand")
     try:
-        line = proc.stderr.readline()
-        match = re.search(r"serving Prometheus metrics on http://127\.0\.0\.1:(\d+)/metrics", line)
-        assert match, line
-        port = int(match.group(1))
+        port = served_port(proc)
         values = wait_for(lambda: (v := scrape(port)).get("streameval_rows_total") == 400 and v,
                           "the endpoint to show 400 rows")
     finally:
