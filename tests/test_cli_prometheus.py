@@ -52,11 +52,20 @@ def query(port: int, expr: str) -> list:
     return doc["data"]["result"] if doc.get("status") == "success" else []
 
 
+def ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=5) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def prometheus_server(tmp_path, target: int, rules, scrape: str = "1s"):
     """A real Prometheus on a free port of 127.0.0.1 scraping ``target`` with ``rules``; yields
-    its port, and stops it."""
-    port = free_port()
+    its port once it answers, and stops it. The port is found free, then handed to Prometheus:
+    another process may bind it in between, and Prometheus then exits at once (address in use),
+    so it is started again on another port (up to 5 tries)."""
     config = tmp_path / "prometheus.yml"
     config.write_text(
         f"global: {{scrape_interval: {scrape}, evaluation_interval: 1s}}\n"
@@ -64,10 +73,17 @@ def prometheus_server(tmp_path, target: int, rules, scrape: str = "1s"):
         "scrape_configs:\n"
         "  - job_name: streameval\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
-    prom = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(5):
+        port = free_port()
+        prom = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if wait_for(lambda prom=prom, port=port: prom.poll() is not None or ready(port),
+                    "Prometheus to start", timeout=90) and prom.poll() is None:
+            break
+    else:
+        pytest.fail(f"Prometheus exited at once on 5 free ports (status {prom.returncode})")
     try:
         yield port
     finally:
