@@ -721,6 +721,18 @@ class Silhouette(IntrinsicMetric, register=False):
             return
         self._record((y_pred, got[0]), w, got[1])
 
+    def _account(self, x, y_pred, w, key, score, wfx) -> None:
+        """Take a one-call update's ``(key, score, wfx)`` (:meth:`ClusterSummaries.fast`):
+        ``wfx`` set, the record was kept natively, as :meth:`_record` keeps it, and only the
+        sums move here; else the record is kept here. O(1)."""
+        if wfx is not None:
+            self._sum += wfx
+            self._scored += w
+        elif key is None:  # pragma: no cover - the kernel read x a moment ago
+            self._after_fast(x, y_pred, w)
+        else:  # not scored (fewer than two clusters), or a score that is not finite: _record raises
+            self._record((y_pred, key), w, score)
+
     def _record(self, key, w, score):
         """Keep the update's record: its weight and fixed-point score under ``key``, as
         ``(multiplicity, ((w, fx), ...))``: tuples of numbers, which the garbage collector stops
@@ -1000,14 +1012,7 @@ class IntrinsicEvaluator:
         got = self._ordered[0].fast(x, y_pred, w, sil.singleton, sil._points)
         if not got:
             return False
-        key, score, wfx = got
-        if wfx is not None:  # the record kept natively, as _record keeps it: its sums here
-            sil._sum += wfx
-            sil._scored += w
-        elif key is None:  # pragma: no cover - the kernel read x a moment ago
-            sil._after_fast(x, y_pred, w)
-        else:  # not scored (fewer than two clusters; or a score that is not finite: _record raises)
-            sil._record((y_pred, key), w, score)
+        sil._account(x, y_pred, w, *got)
         return True
 
     def update_get_into(self, x, y_pred, w, out: dict) -> bool:
@@ -1037,14 +1042,7 @@ class IntrinsicEvaluator:
         got = s.fast_values(x, y_pred, w, sil.singleton, native, codes, names, out, sil._points)
         if got is None:
             return False
-        key, score, wfx = got
-        if wfx is not None:  # the record kept natively, as _record keeps it: its sums here
-            sil._sum += wfx
-            sil._scored += w
-        elif key is None:  # pragma: no cover - the kernel read x a moment ago
-            sil._after_fast(x, y_pred, w)
-        else:  # pragma: no cover - a score that is not finite: _record raises, as update does
-            sil._record((y_pred, key), w, score)
+        sil._account(x, y_pred, w, *got)
         for name, get in others:
             out[name] = get()
         return True
