@@ -182,16 +182,8 @@ fn count_in_grid<const WEIGHTED: bool>(
             (clen as usize - 1, true)
         };
         // a new row or column starts its total (and is a new cell)
-        if new_row {
-            a[i] = c;
-        } else {
-            a[i] += c;
-        }
-        if new_col {
-            b[j] = c;
-        } else {
-            b[j] += c;
-        }
+        tally(&mut a[i], new_row, c);
+        tally(&mut b[j], new_col, c);
         // the cell's key: i, j < 128 (a block's rows), so no two cells share one
         let s = &mut gslot[i << 7 | j];
         if s[0] == gnow {
@@ -240,18 +232,17 @@ fn count_by_keys<const WEIGHTED: bool>(
         let (c, tr, pr) = *cell;
         let (i, new_row) = rows.get(tr as usize);
         let (j, new_col) = cols.get(pr as usize);
-        if new_row {
-            a[i] = c;
-        } else {
-            a[i] += c;
-        }
-        if new_col {
-            b[j] = c;
-        } else {
-            b[j] += c;
-        }
+        tally(&mut a[i], new_row, c);
+        tally(&mut b[j], new_col, c);
         *cell = (c, i as u32, j as u32);
     }
+}
+
+/// Add `c` to a row's or column's total, which starts at `c` when `new` (the slot taken in
+/// this block: its old value is another block's). O(1).
+#[inline(always)]
+fn tally(total: &mut u64, new: bool, c: u64) {
+    *total = if new { c } else { *total + c };
 }
 
 /// The most cells (`kt · kp`, codes below `kt` and `kp`) for which [`count_by_keys`] finds a
@@ -272,16 +263,8 @@ fn count_in_map(
         let c = if w.is_empty() { 1 } else { w[r] as u64 };
         let (i, new_row) = rows.get(tr as usize);
         let (j, new_col) = cols.get(pr as usize);
-        if new_row {
-            a[i] = c;
-        } else {
-            a[i] += c;
-        }
-        if new_col {
-            b[j] = c;
-        } else {
-            b[j] += c;
-        }
+        tally(&mut a[i], new_row, c);
+        tally(&mut b[j], new_col, c);
         let next = cells.len() as u32;
         let at = *cell_map.entry((i as u32, j as u32)).or_insert(next);
         if at == next {
