@@ -707,7 +707,7 @@ def watch_page_text(args, n, m, load, head, stream, row, cols, rule, cg_note, co
         " 2,690.2·10⁶ instructions at K = 10, c = 5 (about 34 fewer per row) and 2,713.4·10⁶ "
         "→ 2,710.5·10⁶ at K = 10³, c = 5 (about 71 fewer), `score` within 0.7·10⁶ of its own "
         "before.", "",
-        "On 2026-12-05, after this run, drop detection's block sums (`src/block_sums.rs`) count a"
+        "On 2026-12-05, before this run, drop detection's block sums (`src/block_sums.rs`) count a"
         " row in fewer steps: when the codes' cells are few (true times predicted codes at most "
         "2¹⁶) a row's cell is found by its two codes directly and its row's and column's indices "
         "are looked up once per cell; otherwise a row's three lookups run in a loop of their own "
@@ -724,8 +724,8 @@ def watch_page_text(args, n, m, load, head, stream, row, cols, rule, cg_note, co
         '60, 179 → 133 at K = 10³, c = 5; the whole `watch` 1,208 → 1,126, 1,177 → 1,131 and '
         '1,360 → 1,387 per row (`score`, whose code did not change, 966, 988, 1,158): beside the '
         'block sums, whole-process differences move by about ±50 per row from run to run (the '
-        'Python and thread hand-over counts). The 1.53× instructions at K = 10³, c = 5 in this '
-        "run's table is not the code: held to one OpenBLAS thread, the same `watch` costs 1.17× "
+        'Python and thread hand-over counts). The 1.53× instructions at K = 10³, c = 5 in the '
+        "run before was not the code: held to one OpenBLAS thread, the same `watch` costs 1.17× "
         "`score`'s instructions per row there (1,360 against 1,158) before this change; numpy's "
         'OpenBLAS thread pool adds spin-waits that callgrind counts (`watch` on 20,000 rows: '
         '2,684.6·10⁶ and 2,679.6·10⁶ instructions in two runs with the pool, 2,671.4·10⁶ to '
