@@ -10,7 +10,8 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyTuple};
+use pyo3::intern;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use smallvec::SmallVec;
 
 use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_rows, Block, Targets, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut};
@@ -1001,6 +1002,262 @@ impl SummaryKernel {
     }
 }
 
+/// The bound on a stream's total weight (`MAX_TOTAL` in `streameval/_validate.py`): 2**57.
+const MAX_TOTAL: i64 = 1 << 57;
+
+/// `ClusterReport.update_get`'s plain call in one native call per point: what
+/// `IntrinsicEvaluator.update_get_into` (through `ClusterSummaries.fast_values` and the
+/// silhouette's `_account`) and the report's count, `k` and sizes do in three Python frames,
+/// with the same operations, so the same state and the same dict, bit for bit.
+///
+/// Made by `ClusterSummaries.report_step` with its own instance dict (`state`): the step reads
+/// there the summaries' running count `n`, `version`, global scatter `_gm2`, `_index`,
+/// `_labels`, `features`, `_guard`, `_kernel`, `_arrays` and `_count`, and writes back `n`,
+/// `version` and `_gm2` as the Python path writes them; and with the silhouette's instance dict
+/// (`sil`, given by `IntrinsicEvaluator.report_step`), whose records `_points` it keeps as
+/// `update_values` does and whose exact sums `_sum` and `_scored` (Python integers, fixed point
+/// of scale 2**53) it adds to with Python's integer addition, its running mean
+/// `_sum / _scored / 2**53` by Python's correctly rounded integer division. Nothing is cached
+/// from those dicts between calls: each call reads them anew.
+#[pyclass(module = "streameval._native")]
+pub struct ReportStep {
+    owner: Py<PyAny>,  // the ClusterSummaries (its `size_arrays` when its cache of them is stale)
+    state: Py<PyDict>, // its instance dict
+    sil: Py<PyDict>,   // the silhouette's instance dict
+    account: Py<PyAny>, // the silhouette's `_account`: the record the kernel could not keep
+    db: Option<Py<DaviesBouldinKernel>>,
+    singleton: f64,
+    codes: Vec<u8>,
+    names: Py<PyTuple>,
+    keys: Py<PyDict>,   // the report's keys, in order: each call fills a copy
+    heads: Py<PyTuple>, // the report's names of the count, k, the labels and their sizes
+    mean_name: Py<PyAny>, // the silhouette's name in the report
+    no: Py<PyTuple>,      // `(False,)`: the guard's non-blocking acquire
+    // bound methods made once and kept while their object is the one in the state (held, so
+    // that no other object can take its address): the guard's acquire and release, the view's copy
+    guard: Option<(Py<PyAny>, Py<PyAny>, Py<PyAny>)>,
+    copy: Option<(Py<PyAny>, Py<PyAny>)>,
+}
+
+/// `d[key]`, a `KeyError` naming it when it is not there.
+fn item<'py>(d: &Bound<'py, PyDict>, key: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    d.get_item(key)?.ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.clone().unbind()))
+}
+
+#[pymethods]
+impl ReportStep {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        owner: &Bound<'_, PyAny>,
+        state: &Bound<'_, PyDict>,
+        sil: &Bound<'_, PyDict>,
+        account: &Bound<'_, PyAny>,
+        db: Option<&Bound<'_, DaviesBouldinKernel>>,
+        singleton: f64,
+        codes: &[u8],
+        names: &Bound<'_, PyTuple>,
+        keys: &Bound<'_, PyDict>,
+        heads: &Bound<'_, PyTuple>,
+        mean_name: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        if names.len() != codes.len() || heads.len() != 4 || codes.iter().any(|&c| c > 5) {
+            return Err(PyValueError::new_err("a report step needs one name per code (0 to 5) and four heads"));
+        }
+        Ok(ReportStep {
+            owner: owner.clone().unbind(),
+            state: state.clone().unbind(),
+            sil: sil.clone().unbind(),
+            account: account.clone().unbind(),
+            db: db.map(|d| d.clone().unbind()),
+            singleton,
+            codes: codes.to_vec(),
+            names: names.clone().unbind(),
+            keys: keys.clone().unbind(),
+            heads: heads.clone().unbind(),
+            mean_name: mean_name.clone().unbind(),
+            no: PyTuple::new(owner.py(), [false])?.unbind(),
+            guard: None,
+            copy: None,
+        })
+    }
+
+    /// `update(x, y_pred, w)` then `get()` of the report, the dict returned; `None`, having
+    /// changed nothing, when the call is not a plain one (`w` not a positive `int` within the
+    /// bound, `y_pred` not a known cluster, `x` not a vector the kernel reads and accepts, a
+    /// dict stream, fewer than two clusters, the distance cache not bound, the summaries' guard
+    /// taken): the caller then makes the two calls, which raise the clear errors. O(k·d) plus
+    /// the read's cost.
+    fn __call__<'py>(&mut self, py: Python<'py>, x: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        Ok(self.take(py, x, y_pred, w, true)?.flatten())
+    }
+
+    /// The report's `update(x, y_pred, w)` alone (`IntrinsicEvaluator.update_scored`: the
+    /// update, the point's score and record, the silhouette's sums): `True`; `False`, having
+    /// changed nothing, where `__call__` declines (the distance cache aside). O(k·d).
+    fn update<'py>(&mut self, py: Python<'py>, x: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: &Bound<'py, PyAny>) -> PyResult<bool> {
+        Ok(self.take(py, x, y_pred, w, false)?.is_some())
+    }
+
+    /// The report's `get()`: a copy of the keys filled as `IntrinsicEvaluator.get_into` and the
+    /// report fill it; `None` (nothing read) where the kernel cannot give the values (fewer
+    /// than two clusters, no distance cache bound). The read's cost.
+    fn read<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let st = self.state.bind(py);
+        let Ok(kernel) = item(st, intern!(py, "_kernel"))?.downcast_into::<SummaryKernel>() else {
+            return Ok(None);
+        };
+        let n: i64 = item(st, intern!(py, "n"))?.extract()?;
+        let version: i64 = item(st, intern!(py, "version"))?.extract()?;
+        let width = item(st, intern!(py, "_labels"))?.len()?;
+        let k = item(st, intern!(py, "_index"))?.len()?;
+        let db = match &self.db {
+            Some(db) => Some(db.bind(py).try_borrow_mut()?),
+            None => None,
+        };
+        let Some(vals) = SummaryKernel::values(kernel.try_borrow_mut()?, width, n, k, version, db, false, &self.codes) else {
+            return Ok(None);
+        };
+        let out = self.keys.bind(py).copy()?;
+        write_values(self.names.bind(py), vals, &out)?;
+        self.fill(py, &out, n)?;
+        Ok(Some(out))
+    }
+}
+
+impl ReportStep {
+    /// The update (with the values into a copy of the keys when `read`), the silhouette's
+    /// account, and when `read` the rest of the dict (`fill`): `Some(dict or None)`, or
+    /// `None` having changed nothing.
+    fn take<'py>(&mut self, py: Python<'py>, x: &Bound<'py, PyAny>, y_pred: &Bound<'py, PyAny>, w: &Bound<'py, PyAny>, read: bool) -> PyResult<Option<Option<Bound<'py, PyDict>>>> {
+        if !w.is_exact_instance_of::<PyInt>() {
+            return Ok(None);
+        }
+        let Ok(w) = w.extract::<i64>() else {
+            return Ok(None); // beyond the bound: the other path says so
+        };
+        let st = self.state.bind(py);
+        let n: i64 = item(st, intern!(py, "n"))?.extract()?;
+        if w <= 0 || w >= MAX_TOTAL - n || !item(st, intern!(py, "features"))?.is_none() {
+            return Ok(None);
+        }
+        let Ok(kernel) = item(st, intern!(py, "_kernel"))?.downcast_into::<SummaryKernel>() else {
+            return Ok(None);
+        };
+        let index = item(st, intern!(py, "_index"))?.downcast_into::<PyDict>()?;
+        let k = index.len();
+        if k < 2 {
+            return Ok(None); // not scored: the silhouette's own path records it
+        }
+        let slot = match index.get_item(y_pred) {
+            Ok(Some(slot)) => slot.extract::<usize>()?,
+            Ok(None) => return Ok(None),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Ok(None), // unhashable: the other path names it
+            Err(e) => return Err(e),
+        };
+        let guard = item(st, intern!(py, "_guard"))?;
+        if !self.guard.as_ref().is_some_and(|(g, ..)| g.is(&guard)) {
+            let (acquire, release) = (guard.getattr(intern!(py, "acquire"))?, guard.getattr(intern!(py, "release"))?);
+            self.guard = Some((guard.unbind(), acquire.unbind(), release.unbind()));
+        }
+        let (_, acquire, release) = self.guard.as_ref().expect("set above");
+        let release = release.clone_ref(py);
+        if !acquire.bind(py).call(self.no.bind(py), None)?.is_truthy()? {
+            return Ok(None); // another call is changing the summaries: the other path raises
+        }
+        let out = if read { Some(self.keys.bind(py).copy()?) } else { None };
+        let sil = self.sil.bind(py);
+        let done = (|| -> PyResult<Option<Scored<'py>>> {
+            let version: i64 = item(st, intern!(py, "version"))?.extract()?;
+            let gm2: f64 = item(st, intern!(py, "_gm2"))?.extract()?;
+            let width = item(st, intern!(py, "_labels"))?.len()?;
+            let points = item(sil, intern!(py, "_points"))?.downcast_into::<PyDict>()?;
+            let kern = kernel.try_borrow_mut()?;
+            let got = match &out {
+                Some(out) => {
+                    let db = match &self.db {
+                        Some(db) => Some(db.bind(py).try_borrow_mut()?),
+                        None => None,
+                    };
+                    SummaryKernel::update_values(kern, slot, x, w, n, gm2, version + 1, width, k, self.singleton, db,
+                                                 &self.codes, self.names.bind(py), out, y_pred, &points)?
+                }
+                None => {
+                    let mut kern = kern;
+                    kern.update_score(py, slot, x, w, n, gm2, version + 1, width, self.singleton, true, Some(y_pred), Some(&points))?
+                }
+            };
+            if let Some((g, ..)) = &got {
+                st.set_item(intern!(py, "_gm2"), *g)?;
+                st.set_item(intern!(py, "n"), n + w)?;
+                st.set_item(intern!(py, "version"), version + 1)?;
+            }
+            Ok(got)
+        })();
+        release.bind(py).call0()?;
+        let Some((_, key, score, wfx)) = done? else {
+            return Ok(None);
+        };
+        // the silhouette's `_account`: its sums move, or (a record the kernel did not keep) its own path
+        match wfx {
+            Some(wfx) => {
+                let (sum, scored) = (intern!(py, "_sum"), intern!(py, "_scored"));
+                let step = match i64::try_from(wfx) {
+                    Ok(v) => v.into_pyobject(py)?.into_any(),
+                    Err(_) => wfx.into_pyobject(py)?.into_any(),
+                };
+                sil.set_item(sum, item(sil, sum)?.add(step)?)?;
+                sil.set_item(scored, item(sil, scored)?.add(w)?)?;
+            }
+            None => {
+                self.account.bind(py).call1((x, y_pred, w, key, score, py.None()))?;
+            }
+        }
+        if let Some(out) = &out {
+            self.fill(py, out, n + w)?;
+        }
+        Ok(Some(out))
+    }
+
+    /// The silhouette's running mean and the report's count (`n`), `k`, labels and sizes
+    /// (`ClusterSummaries.size_arrays`) into `out`.
+    fn fill(&mut self, py: Python<'_>, out: &Bound<'_, PyDict>, n: i64) -> PyResult<()> {
+        // the silhouette's get: the running mean, NaN before a point was scored
+        let sil = self.sil.bind(py);
+        let scored = item(sil, intern!(py, "_scored"))?;
+        let mean = if scored.is_truthy()? {
+            item(sil, intern!(py, "_sum"))?.div(&scored)?.extract::<f64>()? / FX
+        } else {
+            f64::NAN
+        };
+        out.set_item(self.mean_name.bind(py), mean)?;
+        let st = self.state.bind(py);
+        let arrays = item(st, intern!(py, "_arrays"))?;
+        let (labels, counts) = if arrays.is_none() {
+            let both = self.owner.bind(py).call_method0(intern!(py, "size_arrays"))?;
+            (both.get_item(0)?, both.get_item(1)?)
+        } else {
+            let (labels, view, slots) = (arrays.get_item(0)?, arrays.get_item(1)?, arrays.get_item(2)?);
+            let counts = if view.is_none() {
+                item(st, intern!(py, "_count"))?.call_method1(intern!(py, "take"), (slots,))?
+            } else {
+                if !self.copy.as_ref().is_some_and(|(v, _)| v.is(&view)) {
+                    let copy = view.getattr(intern!(py, "copy"))?.unbind();
+                    self.copy = Some((view.unbind(), copy));
+                }
+                self.copy.as_ref().expect("set above").1.bind(py).call0()?
+            };
+            (labels, counts)
+        };
+        let heads = self.heads.bind(py);
+        out.set_item(heads.get_item(0)?, n)?;
+        out.set_item(heads.get_item(1)?, labels.len()?)?;
+        out.set_item(heads.get_item(2)?, labels)?;
+        out.set_item(heads.get_item(3)?, counts)?;
+        Ok(())
+    }
+}
+
 /// The incremental Davies-Bouldin index of one view, over a `SummaryKernel`'s arrays and its
 /// distance cache (`_DaviesBouldinCache` natively).
 #[pyclass(module = "streameval._native")]
@@ -1160,6 +1417,7 @@ fn _sq_dists(rows: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, out: &Bound<'_, PyAn
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SummaryKernel>()?;
     m.add_class::<DaviesBouldinKernel>()?;
+    m.add_class::<ReportStep>()?;
     m.add_class::<RowPass>()?;
     m.add_function(wrap_pyfunction!(_simd_paths, m)?)?;
     m.add_function(wrap_pyfunction!(_sq_dists, m)?)

@@ -1047,6 +1047,40 @@ class IntrinsicEvaluator:
             out[name] = get()
         return True
 
+    def report_step(self, keys: dict, heads: tuple):
+        """A native callable ``step(x, y_pred, w)`` that makes :meth:`update` then fills a copy
+        of ``keys`` as :meth:`get_into` does and returns it, plus the summaries' count, ``k``,
+        labels and sizes under the four ``heads`` (:meth:`ClusterSummaries.report_step`): a
+        ``ClusterReport``'s ``update_get`` in one native call, no Python frame, the same state
+        and values, bit for bit. ``step`` returns ``None``, having changed nothing, where
+        :meth:`update_get_into` returns ``False``. ``None`` (no step yet) unless the one-call
+        paths are there: one space whose one hooked view is a silhouette, the only view
+        :meth:`get_into` does not read natively, and the caches of distances and
+        Davies-Bouldin made by an earlier :meth:`get`. Made once: the step reads the
+        summaries' and the silhouette's state anew at each call. O(1).
+
+        >>> ev = IntrinsicEvaluator([SSW(), Separation(), Silhouette()])
+        >>> ev.update([0.0, 0.0], "a"); ev.update([4.0, 0.0], "b"); _ = ev.get()
+        >>> step = ev.report_step({"n": 0, "k": 0, "labels": 0, "sizes": 0}, ("n", "k", "labels", "sizes"))
+        >>> out = step([0.0, 1.0], "a", 1)
+        >>> out["n"], out["SSW"], out["sizes"].tolist(), {k: v for k, v in out.items() if k in ev.metrics} == ev.get()
+        (3, 0.5, [2, 1], True)
+        """
+        sil, quick = self._scorer, self._quick
+        if sil is None or quick is None:
+            return None
+        s, names, codes, db, others = quick
+        if len(others) != 1 or others[0][1] != sil.get or type(sil).get is not Silhouette.get:
+            return None  # the step computes the silhouette's own running mean, and nothing else
+        native = None
+        if db is not None:
+            cache = db._cache
+            native = cache.native
+            if native is None or cache.summaries is not s:  # not read yet: get_into makes it
+                return None
+        return s.report_step(sil.singleton, native, codes, names, keys, heads, vars(sil), sil._account,
+                             others[0][0])
+
     def _fast(self, x, y_pred, w) -> bool:
         ordered = self._ordered
         for i, s in enumerate(ordered):

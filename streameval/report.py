@@ -70,6 +70,7 @@ __all__ = ["cluster_report", "ClusterReport"]
 
 _DISTANCES = ("euclidean", "cosine")
 _PLAIN = (int, str)  # label types that are never missing and always hashable
+_HEADS = ("count", "k", "cluster_array", "count_array")  # the keys update_get's native step sets
 
 
 def _label_evaluator(table=None) -> Evaluator:
@@ -139,6 +140,16 @@ class ClusterReport:
         # the plain update's one call (no labels: nothing else to keep per point)
         self._plain = None if labels else self.intrinsic.update_scored
         self._keys: dict | None = None
+        self._step = None  # update_get's native step (IntrinsicEvaluator.report_step), once the caches are made
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_step"] = None  # native, bound to this report's objects: made anew by the copy
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_step", None)  # pickled before the step was kept
 
     def _true(self, y_true):
         if not self.labels:
@@ -153,6 +164,9 @@ class ClusterReport:
         A plain call (no labels, a known cluster, an ``int`` weight, a vector the kernel reads)
         is one native call that updates the summaries and scores the point, plus the
         silhouette's record; anything else is checked in full first. O(k·d)."""
+        step = self._step
+        if step is not None and y_true is None and step.update(x, y_pred, w):
+            return  # the same in one native call, no other Python frame (IntrinsicEvaluator.report_step)
         plain = self._plain
         if plain is not None and y_true is None and w.__class__ is int and w > 0 and plain(x, y_pred, w):
             # the evaluator's one native call that also scores the silhouette: a known cluster's
@@ -182,7 +196,13 @@ class ClusterReport:
             self.table.revert(t, y_pred, w)
 
     def get(self) -> dict:
-        """Every metric that is exact while streaming, under the keys listed in the class doc."""
+        """Every metric that is exact while streaming, under the keys listed in the class doc.
+        Once :meth:`update_get`'s native step is made, one native call (the same dict)."""
+        step = self._step
+        if step is not None:
+            out = step.read()
+            if out is not None:
+                return out
         s = self.summaries
         labels, counts = s.size_arrays()
         keys = self._keys
@@ -190,7 +210,7 @@ class ClusterReport:
             out = {"count": s.n, "k": len(labels), "cluster_array": labels, "count_array": counts}
             self.intrinsic.get_into(out)
             # the keys every read sets, in order: later reads fill a copy (sized once, no resizing)
-            self._keys = dict.fromkeys(out)
+            self._keys = keys = dict.fromkeys(out)
         else:
             out = keys.copy()
             out["count"] = s.n
@@ -200,16 +220,19 @@ class ClusterReport:
             self.intrinsic.get_into(out)
         if self._label_metrics is not None:
             out.update(self._label_metrics.get())
+        elif self._step is None and self._plain is not None:  # the native step, once the caches it needs are made
+            self._step = self.intrinsic.report_step(keys, _HEADS)
         return out
 
     def update_get(self, x, y_pred, y_true=None, w=1) -> dict:
         """:meth:`update` then :meth:`get`: the same state and the same dict, bit for bit. Once
         a :meth:`get` has made the caches, a plain call (no labels, a known cluster, an ``int``
-        weight, a vector the kernel reads) is one native call that updates the summaries,
-        scores the point and writes the summary views' values into a copy of the read's keys
-        (:meth:`IntrinsicEvaluator.update_get_into`), plus the silhouette's record and running
-        mean, the count, ``k`` and the cluster sizes; anything else makes the two calls (and
-        raises their errors, leaving the report as it was). O(k·d) plus the read's cost.
+        weight, a vector the kernel reads) is one native call and no other Python frame
+        (:meth:`IntrinsicEvaluator.report_step`): it updates the summaries, scores the point,
+        keeps its silhouette record and exact sums, and writes the summary views' values, the
+        silhouette's running mean, the count, ``k`` and the cluster sizes into a copy of the
+        read's keys; anything else makes the two calls (and raises their errors, leaving the
+        report as it was). O(k·d) plus the read's cost.
 
         >>> rep = ClusterReport()
         >>> for x, p in [([0.0, 0.0], 0), ([0.0, 1.0], 0), ([5.0, 5.0], 1)]:
@@ -218,16 +241,10 @@ class ClusterReport:
         >>> r["calinski_harabasz"], r["count"], r["count_array"].tolist()
         (100.0, 4, [2, 2])
         """
-        keys = self._keys
-        if keys is not None and self._plain is not None and y_true is None:
-            out = keys.copy()
-            if self.intrinsic.update_get_into(x, y_pred, w, out):
-                s = self.summaries
-                labels, counts = s.size_arrays()
-                out["count"] = s.n
-                out["k"] = len(labels)
-                out["cluster_array"] = labels
-                out["count_array"] = counts
+        step = self._step
+        if step is not None and y_true is None:
+            out = step(x, y_pred, w)
+            if out is not None:
                 return out
         self.update(x, y_pred, y_true, w)
         return self.get()

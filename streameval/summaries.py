@@ -77,9 +77,11 @@ from .state import check_header, header, label_from_json, label_to_json
 from .sync import Guarded, concurrent_use
 
 try:  # the per-point kernel (src/summaries.rs); without it every call runs the reference below
+    from ._native import ReportStep as _ReportStep
     from ._native import SummaryKernel as _SummaryKernel
 except ImportError:  # pragma: no cover - the pure-Python build
     _SummaryKernel = None  # type: ignore[assignment, misc]
+    _ReportStep = None  # type: ignore[assignment, misc]
 
 __all__ = ["ClusterSummaries", "Change", "SPACES"]
 
@@ -491,6 +493,37 @@ class ClusterSummaries(Guarded):
         finally:
             guard.release()
         return got[1:]
+
+    def report_step(self, singleton: float, db, codes: bytes, names: tuple, keys: dict, heads: tuple,
+                    silhouette: dict, account, mean_name):
+        """A native callable ``step(x, y_pred, w)`` (``streameval._native.ReportStep``) that makes
+        :meth:`fast_values` (with ``points = silhouette["_points"]``), the silhouette's
+        account of the point (its exact sums ``silhouette["_sum"]`` and ``["_scored"]`` moved
+        by ``wfx`` and ``w``, or ``account(x, y_pred, w, key, score, None)`` for a record the
+        kernel did not keep), its running mean written into the dict under ``mean_name``,
+        and ``count``, ``k``, the labels and their sizes (:meth:`size_arrays`) under the four
+        ``heads``, in one call, into and returning a copy of ``keys``: a
+        ``ClusterReport``'s ``update_get``, the same state and dict, bit for bit, with no
+        Python frame. ``silhouette`` is the silhouette view's own instance dict, which it gives
+        (``IntrinsicEvaluator.report_step``); the step reads and writes these summaries'
+        attributes (``n``, ``version``, the global scatter) in their instance dict, anew at
+        each call. The step returns ``None``, having changed nothing, where :meth:`fast_values`
+        would, or when the guard is taken: the caller then makes the two calls. ``None``
+        (no step) without the native kernel. Cost: that of :meth:`fast_values` plus O(k) for
+        the sizes.
+
+        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b"); _ = s.centroid_distances()
+        >>> sil = {"_points": {}, "_sum": 0, "_scored": 0}
+        >>> step = s.report_step(0.0, None, bytes([0]), ("SSW",), {"n": 0, "k": 0, "labels": 0, "sizes": 0},
+        ...                      ("n", "k", "labels", "sizes"), sil, None, "silhouette")
+        >>> out = step([2.0], "a", 1)
+        >>> out["n"], out["SSW"], out["silhouette"], out["sizes"].tolist(), s.n, sil["_scored"]
+        (3, 2.0, 0.0, [2, 1], 3, 1)
+        """
+        if self._kernel is None or _ReportStep is None:
+            return None
+        return _ReportStep(self, vars(self), silhouette, account, db, singleton, codes, names, keys, heads,
+                           mean_name)
 
     def check(self, x, y_pred, w=1, revert: bool = False) -> Change:
         """Check an update (or, with ``revert=True``, a revert) without changing anything; return

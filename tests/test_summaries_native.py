@@ -598,6 +598,95 @@ def test_update_get_rejects_as_update_does_and_changes_nothing():
         assert rep.summaries.kernel.state() == state
 
 
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_the_reports_native_step_is_the_python_path_bit_for_bit(distance):
+    """``ClusterReport``'s native step (``update``, ``get`` and ``update_get`` in one native call
+    each, no Python frame: ``IntrinsicEvaluator.report_step``) against the same report with every
+    one-call path off, over updates with weights 1 to 3 and ``2**12`` (a silhouette step
+    ``w·round(score·2**53)`` beyond int64), lists and arrays, new clusters, reverts that empty
+    clusters (the sizes then gathered): every dict bit for bit, and the whole state after each
+    step (the summaries' count, version and global scatter, the kernel's running state, the
+    silhouette's exact sums and records); the step is made by the first read with two clusters
+    and taken by every later plain call."""
+    rng = np.random.default_rng(11)
+    k, d = 12, 4
+    centers = rng.normal(scale=6.0, size=(k + 4, d)) + 2.0
+    fast, plain = se.ClusterReport(distance), se.ClusterReport(distance)
+    plain.intrinsic._scorer = plain.intrinsic._quick = None
+    python_calls = []
+    scored = fast._plain
+
+    def counted(*args):
+        python_calls.append(args)
+        return scored(*args)
+
+    fast._plain = counted  # the Python path of a plain update, which the step replaces
+
+    def state(rep):
+        s, sil = rep.summaries, rep.intrinsic["silhouette_prequential"]
+        return (s.n, s.version, np.float64(s._gm2).tobytes(), s.kernel.state() if s.kernel else None,
+                sil._sum, sil._scored, dict(sil._points))
+
+    live, taken = [], 0
+    for i in range(700):
+        if live and rng.random() < 0.25:
+            x, p, w = live.pop(int(rng.integers(0, len(live))))
+            fast.revert(x, p, w=w)
+            plain.revert(x, p, w=w)
+            continue
+        p = int(rng.integers(0, k + (4 if i > 300 else 0)))  # new clusters late in the stream too
+        x = centers[p] + rng.normal(size=d)
+        w = int(rng.choice([1, 1, 1, 2, 3, 2**12]))
+        arg = x if rng.random() < 0.5 else x.tolist()
+        known = fast._step is not None and p in fast.summaries.labels() and fast.summaries.k >= 2
+        before = len(python_calls)
+        how = i % 3
+        if how == 0:
+            got = fast.update_get(arg, p, w=w)
+        else:
+            fast.update(arg, p, w=w)
+            got = fast.get() if how == 1 else None
+        plain.update(x, p, w=w)
+        if got is not None:
+            assert _bits(got) == _bits(plain.get()), i
+        assert state(fast) == state(plain), i
+        if known:
+            assert len(python_calls) == before, i  # the step took it
+            taken += 1
+        live.append((x, p, w))
+    assert fast._step is not None and taken > 300
+    assert _bits(fast.get()) == _bits(plain.get())
+    # a silhouette step beyond int64, and the total's bound: the same on both, refused alike
+    p = fast.summaries.labels()[0]
+    w = se._validate.MAX_TOTAL - fast.summaries.n - 1
+    assert _bits(fast.update_get(centers[0], p, w=w)) == _bits(plain.update_get(centers[0], p, w=w))
+    assert state(fast) == state(plain) and abs(fast.intrinsic["silhouette_prequential"]._sum) > 2**64
+    for rep in (fast, plain):
+        with pytest.raises(ValueError, match="2\\*\\*57|total"):
+            rep.update_get(centers[0], p, w=1)
+    assert state(fast) == state(plain)
+
+
+def test_the_reports_native_step_refuses_concurrent_use_and_changes_nothing():
+    """With the summaries' guard taken (another call changing them), the native step declines
+    and the report's own path raises ``ConcurrentUseError``, the report unchanged."""
+    rep = se.ClusterReport()
+    for x, p in [([0.0, 0.0], 0), ([0.0, 1.0], 0), ([5.0, 5.0], 1), ([5.0, 6.0], 1)]:
+        rep.update_get(x, p)
+    assert rep._step is not None
+    before, state = _bits(rep.get()), rep.summaries.kernel.state()
+    guard = rep.summaries._guard
+    assert guard.acquire(False)
+    try:
+        for call in (rep.update_get, rep.update):
+            with pytest.raises(se.errors.ConcurrentUseError):
+                call([1.0, 1.0], 0)
+    finally:
+        guard.release()
+    assert _bits(rep.get()) == before and rep.summaries.kernel.state() == state
+    assert rep.summaries.n == 4
+
+
 # -- a copy goes on as the original, bit for bit ---------------------------------------------------
 def _bits(v):
     """A read as comparable bits: a float by its 8 bytes (so NaN equals NaN, -0.0 differs from
