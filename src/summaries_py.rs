@@ -414,10 +414,10 @@ fn record<'py>(py: Python<'py>, label: &Bound<'py, PyAny>, key: &Bound<'py, PyBy
         Some(v) if v.is_finite() => (v * FX).round_ties_even() as i64,
         _ => return Ok(None),
     };
-    let at = PyTuple::new(py, [label.clone(), key.clone().into_any()])?;
-    let entry = PyTuple::new(py, [w, fx])?;
+    let at = (label, key).into_pyobject(py)?;
+    let entry = (w, fx).into_pyobject(py)?;
     let rec = match points.get_item(&at)? {
-        None => PyTuple::new(py, [w.into_pyobject(py)?.into_any(), PyTuple::new(py, [entry])?.into_any()])?,
+        None => (w, (entry,)).into_pyobject(py)?,
         Some(rec) => {
             let rec = rec.downcast_into::<PyTuple>()?;
             let have: i64 = rec.get_item(0)?.extract()?;
@@ -1120,7 +1120,7 @@ impl ReportStep {
         };
         let out = self.keys.bind(py).copy()?;
         write_values(self.names.bind(py), vals, &out)?;
-        self.fill(py, &out, n)?;
+        self.fill(py, &out, n, None)?;
         Ok(Some(out))
     }
 }
@@ -1199,37 +1199,42 @@ impl ReportStep {
             return Ok(None);
         };
         // the silhouette's `_account`: its sums move, or (a record the kernel did not keep) its own path
-        match wfx {
+        let sums = match wfx {
             Some(wfx) => {
                 let (sum, scored) = (intern!(py, "_sum"), intern!(py, "_scored"));
                 let step = match i64::try_from(wfx) {
                     Ok(v) => v.into_pyobject(py)?.into_any(),
                     Err(_) => wfx.into_pyobject(py)?.into_any(),
                 };
-                sil.set_item(sum, item(sil, sum)?.add(step)?)?;
-                sil.set_item(scored, item(sil, scored)?.add(w)?)?;
+                let (total, weight) = (item(sil, sum)?.add(step)?, item(sil, scored)?.add(w)?);
+                sil.set_item(sum, &total)?;
+                sil.set_item(scored, &weight)?;
+                Some((total, weight))
             }
             None => {
                 self.account.bind(py).call1((x, y_pred, w, key, score, py.None()))?;
+                None
             }
-        }
+        };
         if let Some(out) = &out {
-            self.fill(py, out, n + w)?;
+            self.fill(py, out, n + w, sums)?;
         }
         Ok(Some(out))
     }
 
-    /// The silhouette's running mean and the report's count (`n`), `k`, labels and sizes
+    /// The silhouette's running mean (of its sums `(_sum, _scored)`, read from its dict unless
+    /// given) and the report's count (`n`), `k`, labels and sizes
     /// (`ClusterSummaries.size_arrays`) into `out`.
-    fn fill(&mut self, py: Python<'_>, out: &Bound<'_, PyDict>, n: i64) -> PyResult<()> {
+    fn fill<'py>(&mut self, py: Python<'py>, out: &Bound<'py, PyDict>, n: i64, sums: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>) -> PyResult<()> {
         // the silhouette's get: the running mean, NaN before a point was scored
-        let sil = self.sil.bind(py);
-        let scored = item(sil, intern!(py, "_scored"))?;
-        let mean = if scored.is_truthy()? {
-            item(sil, intern!(py, "_sum"))?.div(&scored)?.extract::<f64>()? / FX
-        } else {
-            f64::NAN
+        let (total, scored) = match sums {
+            Some(both) => both,
+            None => {
+                let sil = self.sil.bind(py);
+                (item(sil, intern!(py, "_sum"))?, item(sil, intern!(py, "_scored"))?)
+            }
         };
+        let mean = if scored.is_truthy()? { total.div(&scored)?.extract::<f64>()? / FX } else { f64::NAN };
         out.set_item(self.mean_name.bind(py), mean)?;
         let st = self.state.bind(py);
         let arrays = item(st, intern!(py, "_arrays"))?;
