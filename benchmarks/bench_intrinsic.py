@@ -61,15 +61,16 @@ LABEL = {
 NOTES = [
     'Where the time goes. `ClusterSummaries.update` is one native call (Welford on the cluster and '
     'the global summary; a numpy vector is read through the buffer protocol, no Python object made).'
-    ' `ClusterReport` update + get is two native calls and the Python around them (one call with '
-    '`update_get`: below). The update is '
+    ' `ClusterReport` update + get is two native calls and no Python frame but the report\'s own '
+    '(one call with `update_get`; `ReportStep`: below). The update is '
     "`SummaryKernel.update_score`: that Welford step, then in the same call the silhouette's score "
     "(the changed cluster's row of distances between means, O(k·d), eight rows at a time in AVX2 "
     'registers where the CPU has them (four lanes, one register per row), one order of operations on'
     " every path so the same bits; written into the matrix's row and column with separation's sum in"
     ' the same pass; then the nearest other cluster by the triangle inequality, O(k) plus O(d) per '
     "cluster it cannot rule out), and the point's silhouette record (one dict entry per distinct "
-    'point, which revert and `final` need; the running sums stay in Python). The get is '
+    'point, which revert and `final` need) and its exact running sums (Python integers, added '
+    'natively). The get is '
     '`SummaryKernel.values_into`, which writes into the read\'s dict: '
     'SSW, SSB, CH, separation, compactness and Davies-Bouldin computed natively (O(d) for SSB by its'
     ' moving anchor, O(1) for SSW, separation and compactness from running `hi + lo` sums, O(k) for '
@@ -94,24 +95,25 @@ NOTES = [
     'The floor. "One exact distance row" is that pass alone (`_native.RowPass`: the squared '
     "distances from a cluster's mean to the k means by the widest kernel, one call per point): the "
     "least an exact refresh of the changed cluster's row costs, whatever is built around it. At k = "
-    "1,000 the report's CPU time is the floor plus a part that grows less with d (13–24 µs "
+    "1,000 the report's CPU time is the floor plus a part that grows less with d (13–21 µs "
     'in this run): the column write into the k × k matrix (one cache line per cluster, 8 MB at k = '
     '1,000: 7–10 µs of thread CPU per point in a Rust microbenchmark of `replace_row` on this '
-    "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the Python of "
-    'the report (its k = 10 rows: 3.5–5.0 µs in this run, 3.0–4.2 µs in one call). The pass itself is bound by reading the '
+    "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the report's "
+    'dict, records and Python state around them (its k = 10 rows: 2.8–4.0 µs in this run, 2.5–3.7 µs '
+    'in one call). The pass itself is bound by reading the '
     'means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = 1,000, d = 128, 1 '
     'MB of means) the plain build took 29.5–30.3 µs, the four-lane AVX2 kernel 14.8–15.0 µs, and an '
     'eight-lane AVX-512 one (half the vector operations, since removed) 15.2–15.3 µs: wider '
     'registers buy nothing here.',
     "",
-    'The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (13.9 µs; 13.3 in '
-    'one call) and d = 16 (16.3; 15.4) in this run, under the load in the header; at d = 64 (22.2; '
-    '22.4) and 128 (36.1; 35.4) it is out of reach of one exact row refresh per point plus the column '
-    'write: the row alone is 6.2 µs at d = 64 and 11.9 µs at d = 128 here, and the rest of the '
-    'report (13.4 and 13.9 µs at d = 2 and 16, where the row is under 2.4 µs) does not shrink with '
-    'd (16.0 and 24.2 µs at d = 64 and 128: the silhouette\'s scan and the Welford step are O(d) '
-    'too), so the floor of this design is the row plus 13–24 µs. (In the run before, load '
-    '7.7–8.6: 15.6, 17.2, 26.2 and 38.9 µs, the row 0.45, 2.1, 6.8 and 11.0 µs.) Writing '
+    'The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (13.2 µs; 12.5 in '
+    'one call) and d = 16 (15.2; 14.4) in this run, under the load in the header; at d = 64 (21.2; '
+    '23.5) and 128 (32.3; 31.6) it is out of reach of one exact row refresh per point plus the column '
+    'write: the row alone is 5.9 µs at d = 64 and 11.7 µs at d = 128 here, and the rest of the '
+    'report (12.7 µs at d = 2 and 16, where the row is under 2.5 µs) does not shrink with '
+    'd (15.3 and 20.6 µs at d = 64 and 128: the silhouette\'s scan and the Welford step are O(d) '
+    'too), so the floor of this design is the row plus 13–21 µs. (In the run before, load '
+    '12.1–5.8: 13.9, 16.3, 22.2 and 36.1 µs, the row 0.45, 2.4, 6.2 and 11.9 µs.) Writing '
     'the column lazily (rows only, versions telling which copy of a pair is newer) would save the '
     "strided writes but read the newer copies back strided at each row's next refresh and at "
     "Davies-Bouldin's rescans: in the same microbenchmark, a gather of half a column cost 4.1–4.7 µs"
@@ -167,8 +169,8 @@ NOTES = [
     'in one native call, `SummaryKernel.update_values`: the Welford step and the score of '
     "`update_score`, then the values of `values` written straight into a copy of the read's dict, "
     "and the point's silhouette record kept in the silhouette's dict natively (`fx = "
-    "round(score·2⁵³)`, ties to even as Python's `round`; the running sums, Python integers, are "
-    'added in Python). The two-call path took the last two as well (`update_score` keeps the '
+    "round(score·2⁵³)`, ties to even as Python's `round`; the running sums, Python integers, were "
+    'then added in Python). The two-call path took the last two as well (`update_score` keeps the '
     'record, `values_into` writes the dict: no list and no `dict.update(zip(...))`). The same state '
     'and dicts, bit for bit: `test_the_reports_update_get_equals_update_then_get` (against `update` '
     'then `get` with every one-call path off and on, read after every update, reverts between) and '
@@ -191,16 +193,63 @@ NOTES = [
     "summaries' count, version and global scatter, the silhouette's sums) about 7k, the copy of the "
     'counts 1.5k, the garbage collector 1.1k, the silhouette\'s running mean (a division of big '
     "integers) 0.9k, the thread guard's acquire 0.5k, the dict copy 0.3k, frames, attribute and dict "
-    'accesses about 4k. The goal of under 10k of Python a point is not reached: the summaries\' '
+    'accesses about 4k. The goal of under 10k of Python a point was not reached: the summaries\' '
     'count, version and global scatter (read by every other path) and the silhouette\'s exact sums '
-    'are Python state each point writes, and no module reads another\'s private names, so three '
-    'frames remain; holding that state in the kernel is the next step, not taken. At k = 1,000 the '
+    'were Python state each point wrote in three frames (the next paragraph moves those writes into '
+    'the native call). At k = 1,000 the '
     'native call dominates: at d = 64, 135.0k of 154.4k (the distance row with its write 87.7k, '
     'Davies-Bouldin 14.6k, the silhouette\'s scan 15.5k, the Welford step 5.8k), at d = 128, 202.2k '
-    'of 221.7k (the row 143.7k, of which the pass 123.9k). The tables above are of a run after '
-    'this change (`OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_intrinsic.py`, '
-    '2026-12-05, the load in the header); their instruction counts are of a process without '
-    '`PYTHONHASHSEED` set, so they differ from the figures of this paragraph by up to 2k a point.',
+    'of 221.7k (the row 143.7k, of which the pass 123.9k).',
+    "",
+    'No Python frame (2026-12-05, later). Once a `get` has made the caches, a report\'s plain '
+    '`update`, `get` and `update_get` are each one call of `_native.ReportStep` (made by '
+    '`IntrinsicEvaluator.report_step` through `ClusterSummaries.report_step`) from the report\'s own '
+    'thin frame, where the evaluator\'s, the summaries\' and the silhouette\'s frames ran before: '
+    'the step takes `fast_values`\' checks (a positive `int` weight within the total\'s bound, a '
+    'known cluster, a vector the kernel reads, the guard) and its kernel call, then writes the '
+    'summaries\' count, version and global scatter and the silhouette\'s exact sums where the '
+    'Python path keeps them, in the instance dicts their owners hand it (read anew at each call: no '
+    'module reads another\'s private names). The sums stay Python integers, added by Python\'s '
+    'integer addition, and the running mean is Python\'s correctly rounded integer division over '
+    '2⁵³, so no fixed-width integer and no overflow fallback. Anything else returns `None` having '
+    'changed nothing, and the report makes its two calls, which raise the clear errors. The same '
+    'state and dicts, bit for bit: `test_the_reports_native_step_is_the_python_path_bit_for_bit` '
+    '(both spaces, against the report with every one-call path off: weights 1–3, 2¹² and up to the '
+    'total\'s bound, a silhouette step beyond int64 and a sum beyond 2⁶⁴, new clusters, reverts '
+    'that empty clusters, the whole state compared after every step), '
+    '`test_the_reports_native_step_refuses_concurrent_use_and_changes_nothing`, and the tests of '
+    'the paragraph above, unchanged. Callgrind of the report cases alone, 300 points '
+    '(`child_callgrind(d, k, 300, cases=("empty", case))` under `benchmarks/instructions.py`, '
+    '`PYTHONHASHSEED=0`, `OPENBLAS_NUM_THREADS=1`, the empty loop subtracted), the build before '
+    '(main at 0c5cc70, whose silhouette account had become a method call since the paragraph above) '
+    '→ this one, at d = 2 / 16 / 64 / 128: update + get at k = 10 37,152 / 39,015 / 45,603 / 54,098 '
+    '→ 28,158 / 29,941 / 36,329 / 44,545, at k = 1,000 89,254 / 114,458 / 161,071 / 228,181 → '
+    '79,300 / 104,861 / 150,949 / 217,944 (−9.0k to −10.2k a point); `update_get` at k = 10 32,938 '
+    '/ 34,801 / 41,392 / 49,883 → 25,931 / 27,717 / 34,099 / 42,318, at k = 1,000 84,733 / 110,029 '
+    '/ 156,303 / 223,538 → 77,049 / 102,621 / 148,741 / 215,725 (−7.0k to −7.8k). CPU, 4 '
+    'alternating rounds of `per_point(case, d, k, 2000)` per build, each in its own process (load '
+    '6.1–7.1 on 2 cores), mean before → after: update + get at k = 10 3.98 → 2.77, 4.15 → 2.95, 4.81 '
+    '→ 3.40, 5.55 → 4.41 µs (−21 to −30 %), at k = 1,000 15.54 → 13.76, 17.58 → 15.88, 24.58 → '
+    '23.15, 35.67 → 34.35 µs (−4 to −11 %); `update_get` at k = 10 3.37 → 2.51, 3.48 → 2.61, 4.12 → '
+    '3.08, 4.88 → 3.92 µs (−20 to −26 %), at k = 1,000 14.65 → 13.31, 16.60 → 15.67, 23.40 → 23.06, '
+    '35.07 → 34.96 µs (−9 % at d = 2, within the noise at d = 64 and 128). Where `update_get`\'s '
+    '27.7k instructions go at d = 16, k = 10: the interpreter 2.0k (the report\'s frame and the '
+    'benchmark\'s loop that calls it); the native call 25.7k, of which the kernel\'s arithmetic 9.3k '
+    '(the Welford step with the vector\'s read 2.8k, the score with its key 3.6k, the values 2.9k) '
+    'and the Python objects the result and the state are made of 16.4k: the silhouette\'s record '
+    '(three tuples and a dict entry, the key\'s hash) 3.5k, the eleven values written into a copy of '
+    'the keys about 2.4k, the sizes array (numpy\'s copy) 1.5k, the summaries\' and silhouette\'s state '
+    'read and written in their dicts about 3k, the guard\'s acquire and release 1.0k, the garbage '
+    'collector (the records\' tuples) 1.2k, the running mean\'s integer division 0.5k, the rest '
+    'conversions and reference counts. So the goal of under 10k of Python a point is met for the '
+    'interpreter (2.0k, was about 11k in three frames and their calls) but not for the Python '
+    'objects: a fresh dict of 11 values with a fresh array, and a record per point as Python '
+    'tuples, cost about 16k whoever builds them. At k = 1,000 the kernel dominates as before (the '
+    'distance row and its column write, Davies-Bouldin\'s row, the silhouette\'s scan), and the 20 µs '
+    'goal is still missed at d = 64 and 128. The tables above are of a run after this change '
+    '(`OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_intrinsic.py`, 2026-12-05, the '
+    'load in the header); their instruction counts are of a process without `PYTHONHASHSEED` set, so '
+    'they differ from the figures of this paragraph by up to 2k a point.',
 ]
 
 

@@ -162,8 +162,10 @@ class ClusterReport:
         """Add ``w`` copies of vector ``x`` predicted in ``y_pred`` (true label ``y_true``).
 
         A plain call (no labels, a known cluster, an ``int`` weight, a vector the kernel reads)
-        is one native call that updates the summaries and scores the point, plus the
-        silhouette's record; anything else is checked in full first. O(k·d)."""
+        is one native call that updates the summaries, scores the point and keeps the
+        silhouette's record and sums (once a :meth:`get` has made the caches, with no other
+        Python frame: :meth:`update_get`'s native step); anything else is checked in full
+        first. O(k·d)."""
         step = self._step
         if step is not None and y_true is None and step.update(x, y_pred, w):
             return  # the same in one native call, no other Python frame (IntrinsicEvaluator.report_step)
