@@ -11,6 +11,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::intern;
+use pyo3::{PyTraverseError, PyVisit};
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use smallvec::SmallVec;
 
@@ -1080,6 +1081,33 @@ impl ReportStep {
             guard: None,
             copy: None,
         })
+    }
+
+    /// The objects the step holds, for the garbage collector: a cycle through them (a label
+    /// that refers back to its report, say) is found and collected, the dicts it holds clearing it.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for obj in [&self.owner, &self.account, &self.mean_name] {
+            visit.call(obj)?;
+        }
+        visit.call(&self.state)?;
+        visit.call(&self.sil)?;
+        visit.call(&self.keys)?;
+        visit.call(&self.names)?;
+        visit.call(&self.heads)?;
+        visit.call(&self.no)?;
+        if let Some(db) = &self.db {
+            visit.call(db)?;
+        }
+        if let Some((g, a, r)) = &self.guard {
+            for obj in [g, a, r] {
+                visit.call(obj)?;
+            }
+        }
+        if let Some((v, c)) = &self.copy {
+            visit.call(v)?;
+            visit.call(c)?;
+        }
+        Ok(())
     }
 
     /// `update(x, y_pred, w)` then `get()` of the report, the dict returned; `None`, having

@@ -687,6 +687,37 @@ def test_the_reports_native_step_refuses_concurrent_use_and_changes_nothing():
     assert rep.summaries.n == 4
 
 
+def test_a_cycle_through_the_reports_native_step_is_collected():
+    """The native step holds the summaries, the silhouette's dict and the report's keys; the
+    garbage collector sees through it (``ReportStep.__traverse__``), so a cycle that passes
+    through it (here a label that refers back to its report) is collected."""
+    import gc
+    import weakref
+
+    class Label:
+        def __init__(self, v):
+            self.v, self.report = v, None
+
+        def __hash__(self):
+            return hash(self.v)
+
+        def __eq__(self, other):
+            return isinstance(other, Label) and other.v == self.v
+
+    def made():
+        rep = se.ClusterReport()
+        a, b = Label(0), Label(1)
+        for x, p in [([0.0, 0.0], a), ([0.0, 1.0], a), ([5.0, 5.0], b), ([5.0, 6.0], b), ([1.0, 1.0], a)]:
+            rep.update_get(x, p)
+        assert rep._step is not None
+        a.report = rep  # report -> step -> summaries -> their index -> label -> report
+        return weakref.ref(rep), weakref.ref(rep.summaries)
+
+    refs = made()
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
 # -- a copy goes on as the original, bit for bit ---------------------------------------------------
 def _bits(v):
     """A read as comparable bits: a float by its 8 bytes (so NaN equals NaN, -0.0 differs from
