@@ -464,7 +464,7 @@ mod tests {
         let w: Vec<i64> = (0..400).map(|r| r % 4 + 1).collect();
         let (wide_t, wide_p): (Vec<i64>, Vec<i64>) =
             t.iter().zip(&p).map(|(&a, &b)| (a * 40_000, b * 30_000 + 7)).unzip();
-        assert!(9 * 11 <= DIRECT_KEYS && 320_001 * 300_008 > DIRECT_KEYS);
+        const { assert!(9 * 11 <= DIRECT_KEYS && 320_001 * 300_008 > DIRECT_KEYS as u64) };
         let specs = [Spec { elm: true, num: 1, den: 1 }, Spec { elm: false, num: 2, den: 1 }];
         for weights in [&w[..], &[]] {
             for block in [1, 7, 100, 128] {

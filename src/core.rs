@@ -2438,8 +2438,8 @@ fn count_bucket(
         off[b] += 1;
     }
     let mut start = 0usize;
-    for i in 0..m {
-        let end = off[i] as usize;
+    for &end in &off[..m] {
+        let end = end as usize;
         let run = &mut scratch[start..end];
         start = end;
         if run.len() <= 16 {
