@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pathlib
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import urllib.parse
@@ -94,6 +96,20 @@ def prometheus_server(tmp_path, target: int, rules, scrape: str = "1s"):
             prom.kill()
 
 
+@contextlib.contextmanager
+def paused(proc):
+    """``proc`` (a child process) stopped while the block runs: SIGSTOP, then wait until the
+    kernel reports it stopped (``waitpid`` with ``WUNTRACED`` returns once every thread of it has
+    stopped: none is inside a read), and SIGCONT after the block."""
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+        assert pid == proc.pid and os.WIFSTOPPED(status), status
+        yield
+    finally:
+        proc.send_signal(signal.SIGCONT)
+
+
 def served_port(watch) -> int:
     line = watch.stderr.readline()
     match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
@@ -122,9 +138,18 @@ def test_promtool_fires_the_drop_alert_on_the_counter_when_the_flag_falls_betwee
 @needs_prometheus
 def test_a_real_prometheus_fires_the_drop_alert_for_a_flag_shorter_than_the_scrape_interval(
         tmp_path):
-    """watch --follow: a steady stream, then (in one write, between two scrapes) a collapse and a
-    recovery long enough to clear the flag; Prometheus, scraping every 3 s, never sees the flag
-    at 1, yet the counter-based alert fires, and what broke is exported."""
+    """watch --follow: a steady stream, then a collapse and a recovery long enough to clear the
+    flag, read by watch as one piece; Prometheus, scraping every 3 s, never sees the flag at 1,
+    yet the counter-based alert fires, and what broke is exported.
+
+    Why the flag is never 1 at a scrape, whatever the timing: a scrape reads the last snapshot
+    published, and watch publishes only between the pieces its reader hands over (at the end of
+    the file, and every ``CHUNK`` = 512 rows). The drop is flagged at row 610 and stays flagged
+    for the next 100 rows (the window), up to row 709. The appended rows are written while watch
+    is stopped (SIGSTOP, seen stopped by ``waitpid``), so its reader finds all 700 of them at
+    once: its pieces end at rows 1112 and 1300, both long after the flag fell. (Written while
+    it runs, the append could be seen in parts -- a file's new bytes become visible a page at a
+    time -- and a piece ending within rows 610-709 would publish the flag at 1.)"""
     data = tmp_path / "live.csv"
     steady = [(f"e{i % 3}", f"c{i % 3}", 1) for i in range(600)]
     data.write_text("truth,guess,mult\n" + rows_text(steady))
@@ -138,7 +163,7 @@ def test_a_real_prometheus_fires_the_drop_alert_for_a_flag_shorter_than_the_scra
             wait_for(lambda: query(port, "streameval_rows_total == 600"),
                      "Prometheus to scrape the steady rows", timeout=90)
             collapse = [(f"e{i % 3}", "all", 1) for i in range(100)]
-            with data.open("a") as f:
+            with paused(watch), data.open("a") as f:
                 f.write(rows_text(collapse + steady))
             wait_for(lambda: query(port, "streameval_rows_total == 1300"),
                      "Prometheus to scrape the rest", timeout=90)
