@@ -177,6 +177,9 @@ def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
 # past the old offset by the time the watcher wakes.
 HEADER_ID = "truth,guess,mult,id\n"
 SLOW_POLL = ["--poll", 1.0]  # the rewrite lands while the reader sleeps
+# the reader reads the file once, hands its rows over at the end and sleeps for an hour: nothing
+# written after the main thread has taken those rows is read by this process
+ASLEEP = ["--poll", 3600]
 
 
 def id_rows(n: int, seed: int, width: int) -> str:
@@ -231,14 +234,21 @@ def test_rotation_after_growth_loses_no_row(tmp_path, width):
 def test_copytruncate_with_regrowth_under_a_kill_and_resume(tmp_path, sig):
     """The same under SIGKILL (the last checkpoint is of the old file) and SIGTERM (the
     checkpoint written on exit, after the rewrite but before the reader's next poll): the resumed
-    watch sees the rewrite, says so, reads the file from its start, and loses nothing."""
+    watch sees the rewrite, says so, reads the file from its start, and loses nothing.
+
+    The first watch must not read the rewritten file before the signal: its reader makes its
+    last read at the end of the old file, before handing over the rows that bring the checkpoint
+    to 120, then sleeps (``ASLEEP``) through the rewrite and the signal. (With a poll of a second,
+    a poll falling between the rewrite and the signal -- the test process descheduled there --
+    let it read and checkpoint all 380 rows: nothing was lost, but the resumed watch then had
+    neither a rotation to report nor a row to read, and the test waited for them in vain.)"""
     old, new = id_rows(120, 3, 5), id_rows(260, 4, 5)
     live = tmp_path / "live.csv"
     live.write_text(HEADER_ID + old)
     ck = tmp_path / "ck.json"
     args = [*WATCH, *METRICS, "--follow", "--every", 100000, "--interval", 0.05,
             "--checkpoint", ck, "--checkpoint-rows", 10, "--drop-block", 0]
-    proc = start(live, *args, *SLOW_POLL, "--jsonl", tmp_path / "first.jsonl")
+    proc = start(live, *args, *ASLEEP, "--jsonl", tmp_path / "first.jsonl")
     wait_for(lambda: checkpointed(ck) == 120, "the old file checkpointed")
     copytruncate_and_rewrite(live, HEADER_ID + new)
     proc.send_signal(sig)
