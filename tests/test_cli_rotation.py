@@ -12,6 +12,11 @@ import shutil
 import signal
 import time
 
+try:
+    import fcntl
+except ImportError:  # not POSIX
+    fcntl = None  # type: ignore[assignment]
+
 import pytest
 from test_cli import needs_script, run
 from test_cli_watch import WATCH, finish, json_lines, rows_text, sample, start, wait_for
@@ -127,11 +132,56 @@ def kill(proc, ck, before: int, rng, during_write: bool) -> bool:
     return os.path.exists(tmp)
 
 
+def kill_inside_a_checkpoint_write(proc, ck, log, written: int, feed) -> bool | None:
+    """SIGKILL ``proc`` inside the write of a checkpoint, however fast the disk. Once it is idle
+    -- it has resumed (its stderr ``log`` says so: the temporaries it removes at start are
+    removed) and checkpointed the ``written`` rows the file holds -- its temporary
+    ``CK.tmp-PID`` is created here and held under a read lease (Linux ``F_SETLEASE``); ``feed()``
+    then gives it rows, and its next checkpoint blocks in opening the temporary for writing until
+    the lease is let go. It is killed once the lease's break is pending (the open waiting,
+    ``F_GETLEASE``), well within the kernel's ``fs.lease-break-time`` (45 s by default). True if
+    the temporary was left behind; ``None`` (nothing done) where leases are refused."""
+    wait_for(lambda: ("resumed from" in log.read_text() or "no checkpoint at" in log.read_text())
+             and (written == 0 or checkpointed(ck) == written), "the run to catch up",
+             timeout=120)
+    if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
+        return None
+    tmp = f"{ck}.tmp-{proc.pid}"
+    before = checkpointed(ck)
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL))  # not one of its own
+    ignore = signal.signal(signal.SIGIO, signal.SIG_IGN)  # the kernel's notice of the break
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        except OSError:  # a file system without leases (NFS, ...)
+            os.remove(tmp)
+            return None
+        feed()
+        wait_for(lambda: fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_UNLCK
+                 or proc.poll() is not None, "a checkpoint's write to wait on the lease",
+                 timeout=120)
+        assert proc.poll() is None, log.read_text()  # still running, blocked in the open
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        os.close(fd)
+        signal.signal(signal.SIGIO, ignore)
+    assert checkpointed(ck) == before, "the held write completed (fs.lease-break-time passed?)"
+    return os.path.exists(tmp)
+
+
 @pytest.mark.slow
 @pytest.mark.soak  # 34 killed and resumed runs: minutes (.ci/run's soak step)
 def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
-    """34 runs, each given a chunk of new rows and killed with SIGKILL (every third as soon as it
-    writes a checkpoint); the 17th run sees the file rotated (rename and create) under it."""
+    """34 runs, each given a chunk of new rows and killed with SIGKILL (every third inside the
+    write of a checkpoint); the 17th run sees the file rotated (rename and create) under it.
+
+    Of the runs killed in a checkpoint's write, every other one is killed as soon as the
+    temporary appears (which may land after the write: where fsync costs nothing the write
+    takes microseconds), the others while the write is held open
+    (:func:`kill_inside_a_checkpoint_write`): those leave the temporary behind whatever the
+    speed of the disk and the load, for the next run to remove."""
     rng = random.Random(13)
     chunks = [sample(n=60, seed=100 + k) for k in range(35)]
     live = tmp_path / "live.csv"
@@ -140,8 +190,10 @@ def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
     args = [*WATCH, *METRICS, "--window", 50, "--checkpoint", ck, "--checkpoint-rows", 5,
             "--checkpoint-every", 3600, "--every", 100000, "--interval", 0, "--jsonl", "-"]
     written = mid_write = 0
+    held = []  # what each held kill left: True (the temporary), None (no lease here)
     for k in range(34):
         before = checkpointed(ck)
+        rows = chunks[k + (k >= 17)]  # the run's new rows (the 17th's old-file rows aside)
         if k == 17:  # rotate under a running watcher, kill it once it checkpointed the new file
             append(live, rows_text(chunks[k]))
             written += len(chunks[k])
@@ -150,11 +202,22 @@ def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
             os.rename(live, tmp_path / "live.csv.1")
             live.write_text(HEADER)
             before = checkpointed(ck)
+        elif k % 6 == 0:  # killed inside a held checkpoint write
+            log = tmp_path / f"watch-{k}.log"
+            with open(log, "w") as err:
+                proc = start(live, *args, "--follow", "--resume", stderr=err)
+            held.append(kill_inside_a_checkpoint_write(
+                proc, ck, log, written, lambda rows=rows: append(live, rows_text(rows))))
+            if held[-1] is not None:
+                mid_write += held[-1]
+                written += len(rows)
+                continue
         else:
             proc = start(live, *args, "--follow", "--resume")
-        append(live, rows_text(chunks[k + (k >= 17)]))
-        written += len(chunks[k + (k >= 17)])
+        append(live, rows_text(rows))
+        written += len(rows)
         mid_write += kill(proc, ck, before, rng, during_write=k % 3 == 0)
+    assert None in held or held == [True] * 6, held
     assert mid_write >= 1, mid_write
     # the last run reads to the end of the new file and stops
     resumed = run("watch", live, *args, "--resume")
