@@ -113,15 +113,21 @@ def checkpointed(ck) -> int:
         return -1
 
 
-def kill(proc, ck, before: int, rng, during_write: bool) -> bool:
-    """SIGKILL ``proc``: as soon as a checkpoint's temporary file appears (``during_write``), or
-    a random pause after it checkpointed past ``before`` rows. True if a temporary was left
-    behind (killed mid-write)."""
+def kill(proc, ck, before: int, rng, during_write: bool, written: int) -> bool:
+    """SIGKILL ``proc``: as soon as a checkpoint's temporary file appears (``during_write``; or
+    once every one of the ``written`` rows is checkpointed, when no temporary will come: the
+    writes were over before one was seen), or a random pause after it checkpointed past
+    ``before`` rows. True if a temporary was left behind (killed mid-write)."""
     tmp = f"{ck}.tmp-{proc.pid}"
     if during_write:
-        end = time.monotonic() + 60
-        while not os.path.exists(tmp) and time.monotonic() < end and proc.poll() is None:
-            pass
+        end = look = time.monotonic()
+        end += 60
+        while not os.path.exists(tmp) and proc.poll() is None:
+            now = time.monotonic()
+            if now >= look:  # the checkpoint read every 5 ms, the temporary looked for between
+                if now >= end or checkpointed(ck) == written:
+                    break
+                look = now + 0.005
     else:
         wait_for(lambda: checkpointed(ck) > before or proc.poll() is not None,
                  "a checkpoint past the last one", timeout=120)
@@ -141,32 +147,38 @@ def kill_inside_a_checkpoint_write(proc, ck, log, written: int, feed) -> bool | 
     the lease is let go. It is killed once the lease's break is pending (the open waiting,
     ``F_GETLEASE``), well within the kernel's ``fs.lease-break-time`` (45 s by default). True if
     the temporary was left behind; ``None`` (nothing done) where leases are refused."""
-    wait_for(lambda: ("resumed from" in log.read_text() or "no checkpoint at" in log.read_text())
-             and (written == 0 or checkpointed(ck) == written), "the run to catch up",
-             timeout=120)
-    if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
-        return None
-    tmp = f"{ck}.tmp-{proc.pid}"
-    before = checkpointed(ck)
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL))  # not one of its own
-    ignore = signal.signal(signal.SIGIO, signal.SIG_IGN)  # the kernel's notice of the break
-    fd = os.open(tmp, os.O_RDONLY)
     try:
-        try:
-            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
-        except OSError:  # a file system without leases (NFS, ...)
-            os.remove(tmp)
+        wait_for(lambda: ("resumed from" in log.read_text() or "no checkpoint at" in
+                          log.read_text()) and (written == 0 or checkpointed(ck) == written),
+                 "the run to catch up", timeout=120)
+        if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
             return None
-        feed()
-        wait_for(lambda: fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_UNLCK
-                 or proc.poll() is not None, "a checkpoint's write to wait on the lease",
-                 timeout=120)
-        assert proc.poll() is None, log.read_text()  # still running, blocked in the open
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        os.close(fd)
-        signal.signal(signal.SIGIO, ignore)
+        tmp = f"{ck}.tmp-{proc.pid}"
+        before = checkpointed(ck)
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL))  # not one of its own
+        ignore = signal.signal(signal.SIGIO, signal.SIG_IGN)  # the kernel's notice of the break
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            try:
+                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            except OSError:  # a file system without leases (NFS, ...)
+                os.remove(tmp)
+                return None
+            feed()
+            wait_for(lambda: fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_UNLCK
+                     or proc.poll() is not None, "a checkpoint's write to wait on the lease",
+                     timeout=120)
+            assert proc.poll() is None, log.read_text()  # still running, blocked in the open
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            os.close(fd)
+            signal.signal(signal.SIGIO, ignore)
+    except BaseException:  # a wait timed out: no watch left running
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        raise
     assert checkpointed(ck) == before, "the held write completed (fs.lease-break-time passed?)"
     return os.path.exists(tmp)
 
@@ -216,7 +228,7 @@ def test_sigkill_loop_resumes_exactly_across_a_rotation(tmp_path):
             proc = start(live, *args, "--follow", "--resume")
         append(live, rows_text(rows))
         written += len(rows)
-        mid_write += kill(proc, ck, before, rng, during_write=k % 3 == 0)
+        mid_write += kill(proc, ck, before, rng, during_write=k % 3 == 0, written=written)
     assert None in held or held == [True] * 6, held
     assert mid_write >= 1, mid_write
     # the last run reads to the end of the new file and stops
