@@ -7,10 +7,12 @@ predicted clusters' sizes), an :class:`ErrorAccount` keeps
   Distance's split half: the merges needed to make each entity whole) and
   ``merges = cells - K_pred``: the extra entities the predicted clusters hold (the splits needed
   to separate them). Both are O(1) reads of the table's own counts;
-- the entities split across the most predicted clusters (``cells in the row``, ties by size),
+- the entities split across the most predicted clusters (``cells in the row``, ties by size,
+  then by label: :func:`label_order`),
   each with its *splitting entropy* ``H_i = log a[i] - Σ_j n[i,j] log n[i,j] / a[i]`` (nats; 0 for
   an entity kept whole; as er-evaluation's record error table);
-- the predicted clusters merging the most entities (``cells in the column``, ties by extra), each
+- the predicted clusters merging the most entities (``cells in the column``, ties by extra, then
+  by label), each
   with its *expected extra per record* ``b[j] - Σ_i n[i,j]² / b[j]``: the elements of another
   entity a record of the cluster finds with it, on average (er-evaluation's ``extra``).
 
@@ -36,12 +38,33 @@ update then a revert restores it bit for bit).
 from __future__ import annotations
 
 import math
+import numbers
 
 from ._table import TableAPI
 from .errors import require
 from .stats import ONE, precision_loss, xlogx
 
-__all__ = ["ErrorAccount"]
+__all__ = ["ErrorAccount", "label_order"]
+
+
+def label_order(label) -> tuple:
+    """The order of labels that breaks the last ties in the lists of :class:`ErrorAccount`, as a
+    pair ``(kind, value)``: numbers (booleans, integers, floats, any ``numbers.Real`` but NaN;
+    by value) before text (by code point), anything else last (by type name and ``repr``). A key
+    of the label alone, so the lists depend on the table, not on the order in which its cells
+    came. O(1).
+
+    >>> sorted(["b", 2, "a", 1.5, True, (1, 2)], key=label_order)
+    [True, 1.5, 2, 'a', 'b', (1, 2)]
+    """
+    kind = type(label)
+    if kind is str:
+        return (1, label)
+    if kind is int or kind is bool or (isinstance(label, numbers.Real) and label == label):
+        return (0, label)
+    if isinstance(label, str):
+        return (1, label)
+    return (2, f"{kind.__name__}:{label!r}")
 
 
 class ErrorAccount:
@@ -52,11 +75,28 @@ class ErrorAccount:
     :meth:`refresh` ``(t, p, delta)`` each time the table's cell ``(t, p)`` changed by ``delta``
     (``+w`` an update, ``-w`` a revert, the other table's count for a merged cell; several
     changes to one cell may be summed into one call). :meth:`merge` merges a table and refreshes.
+
+    Entries equal in both ranks are listed by label (:func:`label_order`), or by
+    ``order = (entity key, cluster key)``: two functions of a label giving a pair ``(kind,
+    value)`` as :func:`label_order` does (for a table keyed by codes, the key of the label a code
+    stands for); one O(1) key per row or column when it is first ranked. The lists
+    then depend on the table alone, not on the order of the calls that brought its cells (an
+    account built on a table lists what one refreshed along the way lists).
+
+    >>> from streameval import Contingency
+    >>> t = Contingency()
+    >>> t.update_many(["e2", "e2", "e1", "e1"], ["c2", "c9", "c1", "c9"])
+    >>> [e for e, *_ in ErrorAccount(t).split_entities(3)]
+    ['e1', 'e2']
+    >>> by_number = (lambda e: (0, -int(e[1:])), label_order)
+    >>> [e for e, *_ in ErrorAccount(t, order=by_number).split_entities(3)]
+    ['e2', 'e1']
     """
 
-    def __init__(self, table):
+    def __init__(self, table, order: tuple | None = None):
         self._sorted = require("sortedcontainers", "ErrorAccount (what broke)", "window").SortedList
         self.table = table
+        self._order = order or (label_order, label_order)
         self._row_cells: dict = {}
         self._row_xlogx: dict = {}
         self._col_cells: dict = {}
@@ -129,7 +169,7 @@ class ErrorAccount:
         entry = entries.pop(label, None)
         if entry is not None:
             ranked.remove(entry)
-            del labels[entry[2]]
+            del labels[entry[-1]]
 
     def _count(self, t, p, delta: int) -> bool:
         """Count the change of cell ``(t, p)`` by ``delta`` in the per-row and per-column sums;
@@ -194,11 +234,12 @@ class ErrorAccount:
             for d in (self._row_cells, self._row_xlogx):
                 d.pop(t, None)
             if old is not None:
-                del self._row_label[old[2]]
+                del self._row_label[old[-1]]
             return old, None
-        ident = old[2] if old is not None else self._new_id()
+        ident = old[-1] if old is not None else self._new_id()
         self._row_label[ident] = t
-        entry = self._row_entry[t] = (-self._row_cells[t], -size, ident)
+        kind, tie = old[2:4] if old is not None else self._order[0](t)
+        entry = self._row_entry[t] = (-self._row_cells[t], -size, kind, tie, ident)
         return old, entry
 
     def _col_entry_of(self, p) -> tuple:
@@ -208,12 +249,14 @@ class ErrorAccount:
         if k is None:
             self._col_cells.pop(p, None)
             if old is not None:
-                del self._col_label[old[2]]
+                del self._col_label[old[-1]]
             return old, None
         size, sq = k[0], k[1]
-        ident = old[2] if old is not None else self._new_id()
+        ident = old[-1] if old is not None else self._new_id()
         self._col_label[ident] = p
-        entry = self._col_entry[p] = (-self._col_cells[p], -precision_loss(sq, size), ident)
+        kind, tie = old[2:4] if old is not None else self._order[1](p)
+        entry = self._col_entry[p] = (-self._col_cells[p], -precision_loss(sq, size), kind, tie,
+                                      ident)
         return old, entry
 
     # ---------------------------------------------------------------- reading
@@ -223,7 +266,7 @@ class ErrorAccount:
         for key in ranked.islice(0, k):
             if key[0] > -2:
                 return
-            yield labels[key[2]], -key[0], key
+            yield labels[key[-1]], -key[0], key
 
     def split_entities(self, k: int = 5) -> list:
         """Up to ``k`` entities split across the most predicted clusters (at least 2), as

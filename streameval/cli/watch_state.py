@@ -30,7 +30,7 @@ from collections import deque
 import numpy as np
 
 from ..blocks import Codes
-from ..breakdown import ErrorAccount
+from ..breakdown import ErrorAccount, label_order
 from ..detect import BlockDrops
 from ..errors import CLIError, StreamevalError
 from ..sample import SampleEstimator
@@ -277,11 +277,21 @@ class WatchState:
         self.recent = max(window, 10 * drops.block) if drops is not None else 0
         self.top = top
         self.breakdown = breakdown
-        self.account = ErrorAccount((self.win or self.all).table) if breakdown else None
+        self.account = self._new_account() if breakdown else None
         self.rows = self.skipped = self.offset = self.line = 0
         self.header = self.fingerprint = None
         self.updated = time.time()  # when the last row was taken
         self.sample: SampleEstimator | None = None  # watch --sample: instead of the tables
+
+    def _new_account(self) -> ErrorAccount:
+        """What broke over the window's table (keyed by the labels) or, without a window, the
+        all-time one (keyed by the codes); ties listed by label
+        (:func:`~streameval.breakdown.label_order`), not by code."""
+        if self.win is not None:
+            return ErrorAccount(self.win.table)
+        lt, lp = self.codes[0].labels, self.codes[1].labels
+        return ErrorAccount(self.all.table, order=(lambda c: label_order(lt[c]),
+                                                   lambda c: label_order(lp[c])))
 
     def use_sample(self, design: str) -> None:
         """Estimate from a labelled sample (``watch --sample``): rows go to a
@@ -388,7 +398,7 @@ class WatchState:
             wt, wp, ww = self.window_codes()
             add_codes(self.win, self.codes, wt, wp, ww)
             if self.account is not None:
-                self.account = ErrorAccount(self.win.table)
+                self.account = self._new_account()
             return
         ot, op, ow = self._window_pop(leaving)
         self._window.append((t, p, w))
@@ -517,7 +527,7 @@ class WatchState:
             if why:
                 refuse(f"inconsistent state: {why}")
             if self.breakdown:
-                self.account = ErrorAccount((self.win or self.all).table)
+                self.account = self._new_account()
         except CLIError:
             raise
         except (ArithmeticError, KeyError, MemoryError, RecursionError, TypeError, ValueError,
