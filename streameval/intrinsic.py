@@ -871,6 +871,17 @@ def default_intrinsic_metrics(space: str | None = None) -> list:
     return [cls() for cls in INTRINSIC_REGISTRY.values() if space is None or cls.space == space]
 
 
+def _native_distances(s, db) -> tuple:
+    """``(ready, native)``: the Davies-Bouldin view ``db``'s native cache of distances between
+    the means of summaries ``s``, which the one-call paths update (``native`` ``None`` without
+    Davies-Bouldin, ready then); not ready until a read of ``db`` has made it for ``s``. O(1)."""
+    if db is None:
+        return True, None
+    cache = db._cache
+    native = cache.native
+    return native is not None and cache.summaries is s, native
+
+
 class IntrinsicEvaluator:
     """Many intrinsic metrics over shared summaries (one per space used), one update per element.
 
@@ -1033,12 +1044,9 @@ class IntrinsicEvaluator:
         if sil is None or quick is None:
             return False
         s, names, codes, db, others = quick
-        native = None
-        if db is not None:
-            cache = db._cache
-            native = cache.native
-            if native is None or cache.summaries is not s:  # not read yet: get_into makes it
-                return False
+        ready, native = _native_distances(s, db)
+        if not ready:
+            return False
         got = s.fast_values(x, y_pred, w, sil.singleton, native, codes, names, out, sil._points)
         if got is None:
             return False
@@ -1072,12 +1080,9 @@ class IntrinsicEvaluator:
         s, names, codes, db, others = quick
         if len(others) != 1 or others[0][1] != sil.get or type(sil).get is not Silhouette.get:
             return None  # the step computes the silhouette's own running mean, and nothing else
-        native = None
-        if db is not None:
-            cache = db._cache
-            native = cache.native
-            if native is None or cache.summaries is not s:  # not read yet: get_into makes it
-                return None
+        ready, native = _native_distances(s, db)
+        if not ready:
+            return None
         return s.report_step(sil.singleton, native, codes, names, keys, heads, vars(sil), sil._account,
                              others[0][0])
 
