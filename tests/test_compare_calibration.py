@@ -33,11 +33,57 @@ def test_calibration_script_quick_run_prints_every_setting_and_method(capsys):
     rows = _tables(capsys.readouterr().out)
     for kind, docs in mod.SETTINGS:
         for method in ("percentile", "BCa", "studentized", "hybrid", "subsampled", "adaptive",
-                       "paired bootstrap", "randomization"):
+                       "influence share", "influence tail", "paired bootstrap", "randomization"):
             assert any(r.startswith(f"| {kind} | {docs} |") and f"| {method} |" in r for r in rows)
     # the summary table of docs/compare.md: one row per setting and target
     assert "| setting | documents | percentile | hybrid | subsampled | adaptive (default) |" in rows
     assert any(r.startswith("| heavy, expected | 300 |") for r in rows)
+
+
+def test_calibration_script_per_metric_variants_read_each_metrics_own_influence():
+    # the two measured per-metric variants of the adaptive choice, on constructed influences
+    import numpy as np
+
+    mod = _script()
+    even = np.tile([1.0, -1.0], 50)  # 100 units of equal influence: each 1% of the variance
+    one = np.append(np.full(99, -1.0), 99.0)  # one unit of 99: 99² / (99 + 99²) = 99% of it
+    assert mod.influence_share(even) == 0.01
+    assert mod.influence_share(one) == 0.99
+    assert mod.influence_share(np.zeros(5)) == 0.0
+    assert mod.influence_choice(mod.influence_share(even)) == "studentized"
+    assert mod.influence_choice(mod.influence_share(one)) == "subsampled"
+    # Hill's index from the ceil(sqrt U) largest |psi|: exact Pareto quantiles x_i = (U / i)^(1/a)
+    # give log(x_i / x_(k+1)) = log((k + 1) / i) / a, so the estimate is a / mean log((k + 1) / i);
+    # each x_i is rounded twice (2 eps), each log of a ratio then off by about 5 eps against a
+    # mean of log((k + 1) / i) / a >= 0.3 here: 1e-12 relative leaves a margin of 10^2 and more
+    u = 400
+    k = 20
+    scale = np.mean(np.log((k + 1) / np.arange(1, k + 1)))
+    for a in (0.8, 1.5, 3.0):
+        psi = (u / np.arange(1, u + 1)) ** (1 / a)
+        assert abs(mod.tail_index(psi) - a / scale) <= 1e-12 * a / scale
+    assert [mod.tail_choice(x) for x in (0.8 / scale, 1.5 / scale, 3.0 / scale)] == \
+        ["hybrid", "subsampled", "studentized"]
+    assert mod.tail_index(np.ones(10)) == np.inf  # no spread in the tail: no tail
+    # on a dataset: the influences are the observed standard error's scores, se^2 = sum psi^2
+    from streameval.comparison import _metrics
+    from streameval.linearization import gradients, standard_errors, unit_fields
+
+    metrics = _metrics(mod.METRICS)
+    doc, t, a_, b_ = mod.dataset(np.random.default_rng(3), "heavy", 60)
+    sa, _ = mod.unit_stats_of(doc, t, a_, b_, metrics, False)
+    psi = mod.influence_scores(sa, metrics)
+    (se0,), _ = standard_errors([sa], metrics, np.ones((1, sa.n_units)), [[sa.totals]])
+    # the same gradients g and centred fields c, summed in two orders: sum_u (g . c_u)^2 here,
+    # g' (sum_u c_u c_u') g there (ARI's terms cancel: 3e-9 apart in relative terms on this
+    # dataset). Each is a sum of at most U + F^2 products, so the two differ by at most
+    # (U + F^2 + 4) eps sum_u (sum_f |g_f c_uf|)^2 (the usual forward bound of a float sum, with
+    # the centring's rounding in the 4)
+    g = gradients(sa, metrics, [sa.totals])[:, 0, :]
+    x = unit_fields(sa)
+    size = ((np.abs(x - x.mean(axis=0)) @ np.abs(g).T) ** 2).sum(axis=0)
+    bound = (x.shape[0] + x.shape[1] ** 2 + 4) * np.finfo(float).eps * size
+    assert (np.abs((psi ** 2).sum(axis=1) - se0[:, 0] ** 2) <= bound).all()
 
 
 def test_calibration_script_runs_the_other_generators_and_the_neighbouring_scales(capsys):
@@ -66,14 +112,15 @@ def test_calibration_tables_reproduce_and_the_default_test_holds_its_level(tmp_p
                     "--jobs", "2", *large], check=True, cwd=ROOT)
     got = out.read_text()
     # bit-exact sums and seeded draws give the same shares, except where the studentized, hybrid,
-    # subsampled or adaptive interval enters: their standard errors are float sums (one BLAS product, whose order of additions
+    # subsampled, adaptive or per-metric variants' interval enters: their standard errors are float sums (one BLAS product, whose order of additions
     # varies with the CPU), so a dataset whose target lies within ~1e-9 of an interval end can
     # fall on the other side; those rows may differ by a point (2-3 of 300 datasets)
     for mine, theirs in zip(_tables(got), _tables(published), strict=True):
         if mine == theirs:
             continue
-        assert (re.search(r"\| (studentized|hybrid|subsampled|adaptive) \|", mine)
-                or re.match(r"\| [a-z-]+ \| \d+ \| \d+ of", mine)), (mine, theirs)
+        assert (re.search(r"\| (studentized|hybrid|subsampled|adaptive|influence share|influence tail) \|",
+                          mine)
+                or re.match(r"\| [a-z-]+ \| [\d,]+ \| (\d+ of|population|expected) ", mine)), (mine, theirs)
         a, b = (re.findall(r"\d+(?:\.\d+)?", x) for x in (mine, theirs))
         assert len(a) == len(b) and all(abs(float(x) - float(y)) <= 1.0 for x, y in zip(a, b)), \
             (mine, theirs)
