@@ -575,6 +575,44 @@ def test_the_reports_update_get_equals_update_then_get(distance):
     assert len(two_calls) < updates // 4, (len(two_calls), updates)
 
 
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_the_reports_native_step_survives_copies_weights_and_new_clusters(distance):
+    """The report's native step (made by its first read) against a report with every one-call
+    path off, over a stream where clusters keep appearing, weights of 1 and 2, reverts of
+    earlier updates, and the report replaced mid-stream by a pickled copy and by a deep copy
+    (each makes its step anew): every dict equal bit for bit, whichever of ``update_get`` or
+    ``update`` then ``get`` is called."""
+    rng = np.random.default_rng(11)
+    d = 3
+    centers = rng.normal(scale=5.0, size=(30, d)) + 1.0
+    rep, plain = se.ClusterReport(distance), se.ClusterReport(distance)
+    plain.intrinsic._scorer = plain.intrinsic._quick = None
+    live = []
+    for i in range(1200):
+        if i == 600:
+            rep = pickle.loads(pickle.dumps(rep))
+        elif i == 900:
+            rep = copy.deepcopy(rep)
+        if live and rng.random() < 0.2:
+            x, p, w = live.pop(int(rng.integers(len(live))))
+            rep.revert(x, p, w=w)
+            plain.revert(x, p, w=w)
+            assert _bits(rep.get()) == _bits(plain.get()), i
+            continue
+        p = int(rng.integers(0, min(30, 2 + i // 40)))  # a new cluster every 40 points or so
+        x = centers[p] + rng.normal(size=d)
+        w = int(rng.integers(1, 3))
+        if rng.random() < 0.7:
+            got = rep.update_get(x, p, w=w)
+        else:
+            rep.update(x, p, w=w)
+            got = rep.get()
+        plain.update(x, p, w=w)
+        assert _bits(got) == _bits(plain.get()), i
+        live.append((x, p, w))
+    assert rep._step is not None  # the step was taken, not only the two calls
+
+
 def test_update_get_rejects_as_update_does_and_changes_nothing():
     """A bad call of ``update_get`` raises what ``update`` raises and leaves the report as it
     was (the one-call path declines it, the two calls check it in full)."""
