@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import pathlib
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import urllib.parse
@@ -25,6 +23,7 @@ from test_cli_watch import (
     expected,
     finish,
     needs_script,
+    paused,
     rows_text,
     sample,
     start,
@@ -94,20 +93,6 @@ def prometheus_server(tmp_path, target: int, rules, scrape: str = "1s"):
             prom.wait(timeout=30)
         except subprocess.TimeoutExpired:
             prom.kill()
-
-
-@contextlib.contextmanager
-def paused(proc):
-    """``proc`` (a child process) stopped while the block runs: SIGSTOP, then wait until the
-    kernel reports it stopped (``waitpid`` with ``WUNTRACED`` returns once every thread of it has
-    stopped: none is inside a read), and SIGCONT after the block."""
-    proc.send_signal(signal.SIGSTOP)
-    try:
-        pid, status = os.waitpid(proc.pid, os.WUNTRACED)
-        assert pid == proc.pid and os.WIFSTOPPED(status), status
-        yield
-    finally:
-        proc.send_signal(signal.SIGCONT)
 
 
 def served_port(watch) -> int:

@@ -19,7 +19,7 @@ except ImportError:  # not POSIX
 
 import pytest
 from test_cli import needs_script, run
-from test_cli_watch import WATCH, finish, json_lines, rows_text, sample, start, wait_for
+from test_cli_watch import WATCH, finish, json_lines, paused, rows_text, sample, start, wait_for
 
 pytestmark = needs_script
 
@@ -284,7 +284,9 @@ def assert_counts_every_row(final: dict, tmp_path, *parts: str) -> None:
 @pytest.mark.parametrize("width", [1, 9, 40])
 def test_rotation_after_growth_loses_no_row(tmp_path, width):
     """Copytruncate, then growth past the old offset before
-    the next poll: no row lost, no row spliced, the truncation reported."""
+    the next poll: no row lost, no row spliced, the truncation reported. The watcher is stopped
+    (SIGSTOP) across the truncation and the rewrite, so no poll can fall between them and see
+    the file shorter than its offset: the growth past it is the path taken."""
     old, new = id_rows(100, 1, width), id_rows(230, 2, width)
     live = tmp_path / "live.csv"
     live.write_text(HEADER_ID + old)
@@ -293,7 +295,8 @@ def test_rotation_after_growth_loses_no_row(tmp_path, width):
                  "--jsonl", out, *SLOW_POLL, "--drop-block", 0)
     try:
         wait_for(reported(out, 100), "the first file's rows")
-        copytruncate_and_rewrite(live, HEADER_ID + new)
+        with paused(proc):
+            copytruncate_and_rewrite(live, HEADER_ID + new)
         wait_for(reported(out, 330), "every row of the rewritten file")
     finally:
         code, _, stderr = finish(proc)

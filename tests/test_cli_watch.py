@@ -6,7 +6,9 @@ Every test bounds its waits; none times anything.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -69,6 +71,20 @@ def finish(proc: subprocess.Popen, sig=signal.SIGINT):
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     return proc.returncode, out, err
+
+
+@contextlib.contextmanager
+def paused(proc):
+    """``proc`` (a child process) stopped while the block runs: SIGSTOP, then wait until the
+    kernel reports it stopped (``waitpid`` with ``WUNTRACED`` returns once every thread of it has
+    stopped: none is inside a read), and SIGCONT after the block."""
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+        assert pid == proc.pid and os.WIFSTOPPED(status), status
+        yield
+    finally:
+        proc.send_signal(signal.SIGCONT)
 
 
 # ------------------------------------------------------------------------------ whole files
