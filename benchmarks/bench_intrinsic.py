@@ -205,7 +205,7 @@ NOTES = [
     '`update`, `get` and `update_get` are each one call of `_native.ReportStep` (made by '
     '`IntrinsicEvaluator.report_step` through `ClusterSummaries.report_step`) from the report\'s own '
     'thin frame, where the evaluator\'s, the summaries\' and the silhouette\'s frames ran before: '
-    'the step takes `fast_values`\' checks (a positive `int` weight within the total\'s bound, a '
+    'the step takes the one-call path\'s checks (a positive `int` weight within the total\'s bound, a '
     'known cluster, a vector the kernel reads, the guard) and its kernel call, then writes the '
     'summaries\' count, version and global scatter and the silhouette\'s exact sums where the '
     'Python path keeps them, in the instance dicts their owners hand it (read anew at each call: no '

@@ -1003,13 +1003,10 @@ impl SummaryKernel {
     }
 }
 
-/// The bound on a stream's total weight (`MAX_TOTAL` in `streameval/_validate.py`): 2**57.
-const MAX_TOTAL: i64 = 1 << 57;
-
 /// `ClusterReport.update_get`'s plain call in one native call per point: what
-/// `IntrinsicEvaluator.update_get_into` (through `ClusterSummaries.fast_values` and the
-/// silhouette's `_account`) and the report's count, `k` and sizes do in three Python frames,
-/// with the same operations, so the same state and the same dict, bit for bit.
+/// `IntrinsicEvaluator.update` (through `ClusterSummaries.fast` and the silhouette's
+/// `_account`), `IntrinsicEvaluator.get_into` and the report's count, `k` and sizes do in
+/// Python frames, with the same operations, so the same state and the same dict, bit for bit.
 ///
 /// Made by `ClusterSummaries.report_step` with its own instance dict (`state`): the step reads
 /// there the summaries' running count `n`, `version`, global scatter `_gm2`, `_index`,
@@ -1166,7 +1163,7 @@ impl ReportStep {
         };
         let st = self.state.bind(py);
         let n: i64 = item(st, intern!(py, "n"))?.extract()?;
-        if w <= 0 || w >= MAX_TOTAL - n || !item(st, intern!(py, "features"))?.is_none() {
+        if w <= 0 || w >= crate::terms::MAX_TOTAL as i64 - n || !item(st, intern!(py, "features"))?.is_none() {
             return Ok(None);
         }
         let Ok(kernel) = item(st, intern!(py, "_kernel"))?.downcast_into::<SummaryKernel>() else {

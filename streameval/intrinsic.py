@@ -871,17 +871,6 @@ def default_intrinsic_metrics(space: str | None = None) -> list:
     return [cls() for cls in INTRINSIC_REGISTRY.values() if space is None or cls.space == space]
 
 
-def _native_distances(s, db) -> tuple:
-    """``(ready, native)``: the Davies-Bouldin view ``db``'s native cache of distances between
-    the means of summaries ``s``, which the one-call paths update (``native`` ``None`` without
-    Davies-Bouldin, ready then); not ready until a read of ``db`` has made it for ``s``. O(1)."""
-    if db is None:
-        return True, None
-    cache = db._cache
-    native = cache.native
-    return native is not None and cache.summaries is s, native
-
-
 class IntrinsicEvaluator:
     """Many intrinsic metrics over shared summaries (one per space used), one update per element.
 
@@ -1026,42 +1015,13 @@ class IntrinsicEvaluator:
         sil._account(x, y_pred, w, *got)
         return True
 
-    def update_get_into(self, x, y_pred, w, out: dict) -> bool:
-        """:meth:`update` then :meth:`get_into` ``out`` in one native call, when both take their
-        one-call paths (one space whose one hooked view is a silhouette, its summary views
-        read by ``SummaryKernel.values``, the caches of distances and Davies-Bouldin made by an
-        earlier :meth:`get`, a plain update: :meth:`ClusterSummaries.fast_values`): the
-        same state and values, bit for bit. ``False``, having changed nothing, otherwise (the
-        caller then makes the two calls). O(k·d) plus the read's cost.
-
-        >>> ev = IntrinsicEvaluator([SSW(), Separation(), Silhouette()])
-        >>> ev.update([0.0, 0.0], "a"); ev.update([4.0, 0.0], "b"); _ = ev.get()
-        >>> out = {}
-        >>> ev.update_get_into([0.0, 1.0], "a", 1, out), out == ev.get(), out["SSW"]
-        (True, True, 0.5)
-        """
-        sil, quick = self._scorer, self._quick
-        if sil is None or quick is None:
-            return False
-        s, names, codes, db, others = quick
-        ready, native = _native_distances(s, db)
-        if not ready:
-            return False
-        got = s.fast_values(x, y_pred, w, sil.singleton, native, codes, names, out, sil._points)
-        if got is None:
-            return False
-        sil._account(x, y_pred, w, *got)
-        for name, get in others:
-            out[name] = get()
-        return True
-
     def report_step(self, keys: dict, heads: tuple):
         """A native callable ``step(x, y_pred, w)`` that makes :meth:`update` then fills a copy
         of ``keys`` as :meth:`get_into` does and returns it, plus the summaries' count, ``k``,
         labels and sizes under the four ``heads`` (:meth:`ClusterSummaries.report_step`): a
         ``ClusterReport``'s ``update_get`` in one native call, no Python frame, the same state
-        and values, bit for bit. ``step`` returns ``None``, having changed nothing, where
-        :meth:`update_get_into` returns ``False``. ``None`` (no step yet) unless the one-call
+        and values, bit for bit. ``step`` returns ``None``, having changed nothing, where the call
+        is not a plain one (the caller then makes the two calls). ``None`` (no step yet) unless the one-call
         paths are there: one space whose one hooked view is a silhouette, the only view
         :meth:`get_into` does not read natively, and the caches of distances and
         Davies-Bouldin made by an earlier :meth:`get`. Made once: the step reads the
@@ -1080,9 +1040,12 @@ class IntrinsicEvaluator:
         s, names, codes, db, others = quick
         if len(others) != 1 or others[0][1] != sil.get or type(sil).get is not Silhouette.get:
             return None  # the step computes the silhouette's own running mean, and nothing else
-        ready, native = _native_distances(s, db)
-        if not ready:
-            return None
+        native = None
+        if db is not None:
+            cache = db._cache
+            native = cache.native
+            if native is None or cache.summaries is not s:  # not read yet: get_into makes it
+                return None
         return s.report_step(sil.singleton, native, codes, names, keys, heads, vars(sil), sil._account,
                              others[0][0])
 

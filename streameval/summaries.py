@@ -403,7 +403,7 @@ class ClusterSummaries(Guarded):
         With ``singleton`` (a silhouette's score of a point alone in its cluster), the same call
         also scores ``x`` as :meth:`score_point` does right after it, and returns
         ``(key, score, wfx)`` in place of ``True`` (``key`` ``None`` if the kernel could not
-        score it). With ``points`` too (a silhouette's records, see :meth:`fast_values`) and
+        score it). With ``points`` too (a silhouette's records, ``{(y_pred, key): (multiplicity, ((w, fx), ...))}``) and
         ``w > 0``, the point's record is kept there natively and ``wfx`` is
         ``w·round(score·2**53)``, the step of the silhouette's sum; else ``wfx`` is ``None``
         (the caller keeps the record). O(k·d) then.
@@ -445,59 +445,12 @@ class ClusterSummaries(Guarded):
             guard.release()
         return got
 
-    def fast_values(self, x, y_pred, w: int, singleton: float, db, codes: bytes, names: tuple, out: dict,
-                    points: dict):
-        """:meth:`fast` with ``singleton`` (update and score ``x``), then :meth:`kernel_values`
-        of ``codes`` over the summaries after it, in one native call
-        (``SummaryKernel.update_values``), each value written into ``out`` under the name at its
-        position in ``names``, and the point's silhouette record kept in ``points`` (a
-        silhouette's ``{(y_pred, key): (multiplicity, ((w, fx), ...))}``, ``fx`` the score in
-        fixed point, ``round(score·2**53)``). Returns ``(key, score, wfx)``, ``wfx = w·fx``
-        (``None`` when the record was not kept: a key or score the kernel could not give); ``None``,
-        having changed nothing, when :meth:`fast` would decline, ``w`` is not a positive
-        ``int``, or the kernel cannot give the values (fewer than two clusters, no distance
-        cache bound yet, Davies-Bouldin asked without ``db``): the caller then takes the
-        call-by-call path. Cost: that of :meth:`fast` with ``singleton`` plus
-        :meth:`kernel_values`.
-
-        >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
-        >>> out, points = {}, {}
-        >>> key, score, wfx = s.fast_values([2.0], "a", 1, 0.0, None, bytes([0, 2]), ("SSW", "CH"), out, points)
-        >>> score, out  # a = 4 (to 0), b = 4 (to 4): 0; CH = 6·(3 - 2)/(2·(2 - 1))
-        (0.0, {'SSW': 2.0, 'CH': 3.0})
-        >>> points[("a", key)], wfx
-        ((1, ((1, 0),)), 0)
-        """
-        kernel = self._kernel
-        n = self.n
-        if kernel is None or self.features is not None or w.__class__ is not int or not 0 < w < MAX_TOTAL - n:
-            return None
-        try:
-            slot = self._index.get(y_pred)
-        except TypeError:  # unhashable: the reference path names it
-            return None
-        if slot is None:
-            return None
-        guard = self._guard  # not thread-safe: a concurrent change raises (streameval.sync)
-        if not guard.acquire(False):
-            concurrent_use(self, "update")
-        try:
-            index = self._index
-            got = kernel.update_values(slot, x, w, n, self._gm2, self.version + 1, len(self._labels), len(index),
-                                       singleton, db, codes, names, out, y_pred, points)
-            if got is None:
-                return None
-            self._gm2 = got[0]
-            self.n = n + w
-            self.version += 1
-        finally:
-            guard.release()
-        return got[1:]
-
     def report_step(self, singleton: float, db, codes: bytes, names: tuple, keys: dict, heads: tuple,
                     silhouette: dict, account, mean_name):
         """A native callable ``step(x, y_pred, w)`` (``streameval._native.ReportStep``) that makes
-        :meth:`fast_values` (with ``points = silhouette["_points"]``), the silhouette's
+        :meth:`fast` with the silhouette's ``singleton`` and ``points = silhouette["_points"]``,
+        then :meth:`kernel_values` of ``codes`` written under ``names``
+        (``SummaryKernel.update_values``, one kernel call), the silhouette's
         account of the point (its exact sums ``silhouette["_sum"]`` and ``["_scored"]`` moved
         by ``wfx`` and ``w``, or ``account(x, y_pred, w, key, score, None)`` for a record the
         kernel did not keep), its running mean written into the dict under ``mean_name``,
@@ -507,10 +460,11 @@ class ClusterSummaries(Guarded):
         Python frame. ``silhouette`` is the silhouette view's own instance dict, which it gives
         (``IntrinsicEvaluator.report_step``); the step reads and writes these summaries'
         attributes (``n``, ``version``, the global scatter) in their instance dict, anew at
-        each call. The step returns ``None``, having changed nothing, where :meth:`fast_values`
-        would, or when the guard is taken: the caller then makes the two calls. ``None``
-        (no step) without the native kernel. Cost: that of :meth:`fast_values` plus O(k) for
-        the sizes.
+        each call. The step returns ``None``, having changed nothing, where :meth:`fast`
+        would, where ``w`` is not a positive ``int``, where the kernel cannot give the values
+        (fewer than two clusters, no distance cache bound yet), or when the guard is taken:
+        the caller then makes the two calls. ``None`` (no step) without the native kernel.
+        Cost: that of :meth:`fast` plus :meth:`kernel_values` plus O(k) for the sizes.
 
         >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b"); _ = s.centroid_distances()
         >>> sil = {"_points": {}, "_sum": 0, "_scored": 0}
