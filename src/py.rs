@@ -50,6 +50,9 @@ fn mix(h: u32) -> u64 {
     x ^ (x >> 29)
 }
 
+/// A cell being looked up: its true and predicted labels, each with its hash, and its count.
+type CellKey<'a, 'py> = ((Key<'a, 'py>, u32), (Key<'a, 'py>, u32), u64);
+
 fn key_of<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<(Key<'a, 'py>, u32)> {
     if obj.is_exact_instance_of::<PyInt>() {
         if let Ok(v) = obj.extract::<i64>() {
@@ -767,7 +770,7 @@ impl Table {
     /// raises or a signal (Ctrl-C) is pending, the error with every label interned here
     /// forgotten again (the interners as they were). Checks for signals every
     /// [`SIGNAL_EVERY`] + 1 cells.
-    fn intern_keys(&mut self, py: Python<'_>, keys: Vec<((Key, u32), (Key, u32), u64)>) -> PyResult<Vec<(u32, u32, u64)>> {
+    fn intern_keys(&mut self, py: Python<'_>, keys: Vec<CellKey>) -> PyResult<Vec<(u32, u32, u64)>> {
         let mut created: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
         let mut ids = Vec::with_capacity(keys.len());
         let mut failed = None;
@@ -819,7 +822,7 @@ impl Table {
 
     /// Add cells of labels (`skipped` more elements skipped): totals checked, labels interned
     /// (or, on an error, nothing changed), then the cells added.
-    fn add_keys(&mut self, py: Python<'_>, keys: Vec<((Key, u32), (Key, u32), u64)>, skipped: u128) -> PyResult<()> {
+    fn add_keys(&mut self, py: Python<'_>, keys: Vec<CellKey>, skipped: u128) -> PyResult<()> {
         let total: u128 = keys.iter().map(|k| k.2 as u128).sum();
         self.check_total(py, total)?;
         self.check_skipped(py, skipped)?;
@@ -1430,11 +1433,14 @@ pub struct ValuePlan {
     template: Py<PyDict>,
     /// the values of the last complete reading (NaN where Python reads), of which table (its
     /// address) and version
-    last: Mutex<(Option<(usize, u64)>, Vec<f64>)>,
+    last: Mutex<LastReading>,
     /// the plan's own dict of the last values and its references to their floats (`None` where
     /// Python reads): a reading returns a copy of it ([`ValuePlan::read_dict`])
     held: Mutex<Option<Held>>,
 }
+
+/// The values of a plan's last complete reading, of which table (its address) and version.
+type LastReading = (Option<(usize, u64)>, Vec<f64>);
 
 /// A [`ValuePlan`]'s dict of its last values, never handed out (a reading returns a copy), and
 /// the plan's own reference to each of its floats.

@@ -19,6 +19,9 @@ use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, si
 
 type Vector = SmallVec<[f64; 128]>;
 
+/// The bound arrays, writable: `count`, `mean`, `m2`, `gmean`, `touched`.
+type SlicesMut<'a> = (&'a mut [i64], &'a mut [f64], &'a mut [f64], &'a mut [f64], &'a mut [i64]);
+
 /// What `update_score` and `update_values` return: the new global scatter, the point's key, its
 /// score, and the step of the silhouette's sum when its record was kept natively.
 type Scored<'py> = (f64, Option<Bound<'py, PyBytes>>, Option<f64>, Option<i128>);
@@ -288,7 +291,7 @@ impl SummaryKernel {
         Some((key, Some(silhouette(&slots, &self.cache, &x, own, singleton, self.cosine))))
     }
 
-    fn slices(&mut self) -> (&mut [i64], &mut [f64], &mut [f64], &mut [f64], &mut [i64]) {
+    fn slices(&mut self) -> SlicesMut<'_> {
         let (cap, d) = (self.cap, self.d);
         // SAFETY: the arrays bound by `bind` (kept alive in `keep`, shapes checked there) are
         // distinct numpy buffers, written only under the GIL by this kernel during a call.
@@ -352,7 +355,7 @@ fn buffer_f64(x: &Bound<'_, PyAny>, d: usize, v: &mut Vector) -> Option<Option<(
             && view.ndim == 1
             && !view.shape.is_null()
             && *view.shape == d as isize
-            && (view.buf as usize) % 8 == 0;
+            && (view.buf as usize).is_multiple_of(8);
         if ok {
             v.extend_from_slice(std::slice::from_raw_parts(view.buf as *const f64, d));
         }

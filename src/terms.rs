@@ -28,25 +28,41 @@ pub fn xlogx(x: u64) -> i128 {
     }
 }
 
-/// `floor((hi * 2**64 + lo) / d)` for `hi < d`: one hardware division on x86-64.
-#[inline]
-fn div_wide(hi: u64, lo: u64, d: u64) -> u64 {
+/// `(floor((hi * 2**64 + lo) / d), remainder)` for `hi < d`: one hardware division on x86-64
+/// (the quotient then fits in 64 bits, so the instruction cannot fault), elsewhere
+/// [`div_wide_rem_portable`]. The one place the crate divides 128 bits by 64.
+#[inline(always)]
+pub fn div_wide_rem(hi: u64, lo: u64, d: u64) -> (u64, u64) {
     debug_assert!(hi < d);
     #[cfg(target_arch = "x86_64")]
     {
-        let q: u64;
+        let (q, r): (u64, u64);
         // SAFETY: `div` divides rdx:rax by the operand; hi < d, so the quotient fits in 64 bits
         // and the instruction cannot fault.
         unsafe {
-            std::arch::asm!("div {d}", d = in(reg) d, inout("rax") lo => q, inout("rdx") hi => _,
+            std::arch::asm!("div {d}", d = in(reg) d, inout("rax") lo => q, inout("rdx") hi => r,
                             options(pure, nomem, nostack));
         }
-        q
+        (q, r)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        ((((hi as u128) << 64) | lo as u128) / d as u128) as u64
+        div_wide_rem_portable(hi, lo, d)
     }
+}
+
+/// [`div_wide_rem`] in portable 128-bit arithmetic: what every other CPU runs, and the oracle the
+/// x86-64 instruction is tested against.
+#[inline]
+pub fn div_wide_rem_portable(hi: u64, lo: u64, d: u64) -> (u64, u64) {
+    let a = ((hi as u128) << 64) | lo as u128;
+    ((a / d as u128) as u64, (a % d as u128) as u64)
+}
+
+/// `floor((hi * 2**64 + lo) / d)` for `hi < d`: [`div_wide_rem`]'s quotient.
+#[inline(always)]
+fn div_wide(hi: u64, lo: u64, d: u64) -> u64 {
+    div_wide_rem(hi, lo, d).0
 }
 
 /// `floor(x * 2**64 / d)` for `x < 2**127 / 2**64 * d`, without a 192-bit intermediate.
@@ -69,24 +85,11 @@ pub fn shift_div64(x: u64, d: u64) -> i128 {
     (((q as u128) << FRAC_BITS) | div_wide(r, 0, d) as u128) as i128
 }
 
-/// `(floor(x / d), x % d)` for `d > 0`: one hardware division.
+/// `(floor(x / d), x % d)` for `d > 0`: one hardware division ([`div_wide_rem`] of `0:x`).
 #[inline(always)]
 fn divrem(x: u64, d: u64) -> (u64, u64) {
     debug_assert!(d > 0);
-    #[cfg(target_arch = "x86_64")]
-    {
-        let (q, r): (u64, u64);
-        // SAFETY: `div` divides rdx:rax = 0:x by d > 0: the quotient fits, no fault.
-        unsafe {
-            std::arch::asm!("div {d}", d = in(reg) d, inout("rax") x => q, inout("rdx") 0u64 => r,
-                            options(pure, nomem, nostack));
-        }
-        (q, r)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        (x / d, x % d)
-    }
+    div_wide_rem(0, x, d)
 }
 
 /// `floor(top * 2**64 / d)` for `d > 0`: one division (none for `top == 0`) when `top < d`, as
@@ -322,6 +325,31 @@ impl FSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wide_division_is_its_portable_twin() {
+        // the edges (d = 1, the largest d, hi = d - 1, lo at both ends), then divisors of every
+        // width, each with a random hi < d and lo (xorshift: the same cases on every machine)
+        let mut cases = vec![(0, 0, 1), (0, u64::MAX, 1), (0, 5, 3), (u64::MAX - 1, u64::MAX, u64::MAX), (u64::MAX - 1, 0, u64::MAX), (6, u64::MAX, 7)];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = (x >> (i % 64)).max(1);
+            let y = x.rotate_left(29);
+            cases.push((y % d, x.wrapping_mul(0x2545_F491_4F6C_DD1D), d));
+        }
+        for (hi, lo, d) in cases {
+            let (q, r) = div_wide_rem(hi, lo, d);
+            assert_eq!((q, r), div_wide_rem_portable(hi, lo, d), "{hi} {lo} {d}");
+            assert!(r < d);
+            assert_eq!((q as u128) * d as u128 + r as u128, ((hi as u128) << 64) | lo as u128);
+            if hi == 0 {
+                assert_eq!(divrem(lo, d), (lo / d, lo % d));
+            }
+        }
+    }
 
     #[test]
     fn terms_match_their_definitions() {

@@ -23,7 +23,7 @@
 //! fails until the two sides name the same formulas.
 
 use crate::core::{Sums, PRED, TRUE};
-use crate::terms::{xlogx, Kind, ONE};
+use crate::terms::{div_wide_rem, xlogx, Kind, ONE};
 
 /// A native formula: the value over a reading of the sums, with the formula's float parameter
 /// (`beta` for VBeta, ELM and BCubed, unused otherwise); `None` to leave it to Python.
@@ -165,28 +165,6 @@ fn round_scaled(q: u128, sticky: bool, e: i32) -> f64 {
         m += 1;
     }
     m as f64 * pow2(e + s as i32)
-}
-
-/// `(floor((hi * 2**64 + lo) / d), remainder)` for `hi < d`: one hardware division on x86-64.
-#[inline]
-fn div_wide_rem(hi: u64, lo: u64, d: u64) -> (u64, u64) {
-    debug_assert!(hi < d);
-    #[cfg(target_arch = "x86_64")]
-    {
-        let (q, r): (u64, u64);
-        // SAFETY: `div` divides rdx:rax by the operand; hi < d, so the quotient fits in 64 bits
-        // and the instruction cannot fault.
-        unsafe {
-            std::arch::asm!("div {d}", d = in(reg) d, inout("rax") lo => q, inout("rdx") hi => r,
-                            options(pure, nomem, nostack));
-        }
-        (q, r)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let a = ((hi as u128) << 64) | lo as u128;
-        ((a / d as u128) as u64, (a % d as u128) as u64)
-    }
 }
 
 /// `(a / d, a % d)` for a 64-bit divisor `d > 0`, in two hardware divisions.
