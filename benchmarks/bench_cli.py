@@ -580,7 +580,8 @@ def page_parts(args, n, m, load, cells, per_cluster, size_mb, json_mb, cpu, cg) 
             else "| command | CPU µs per row | ratio |")
     rule = "|---|---:|---:|" + ("---:|---:|" if cg else "")
     cg_note = (f" Instructions: callgrind on {m:,} and {2 * m:,} rows, their difference "
-               f"divided by {m:,}."
+               f"divided by {m:,}; a row without them was not run under callgrind (each run "
+               "is a whole process emulated, so the run keeps to the rows compared most)."
                if cg else "")
     return head, stream, row, cols, rule, cg_note
 

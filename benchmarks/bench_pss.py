@@ -162,7 +162,7 @@ def main(argv=None) -> int:
         (tau, swapped), wall, cpu = timed(lambda jobs=jobs: contiguous_rank_agreement(n, n_jobs=jobs))
         peer = ("the paper's notebook: 2 min 21 s for 10 of the 8,192 truths (its own machine, "
                 "recorded in SyntheticExperiments.ipynb), i.e. about 32 h for all" if n == 14 else "")
-        rows.append((f"{m:,} x {m:,} all-against-all ({n} elements), {jobs} process(es)",
+        rows.append((f"{m:,} x {m:,} all-against-all ({n} elements), {jobs} process{'es' if jobs > 1 else ''}",
                      f"{wall:.1f} s wall, {cpu:.1f} s CPU (tau-b mean {np.nanmean(tau):.4f})", peer,
                      "not run under valgrind (about 20 minutes of emulation, over worker processes)"))
 
@@ -207,7 +207,10 @@ def main(argv=None) -> int:
         "so wall times are upper bounds; CPU time counts this process and its workers).",
         "",
         "Instructions: `valgrind --tool=callgrind`, each measured call alone inside "
-        "`functools.reduce` (the only code collected), after a warm-up call; stable under load.",
+        "`functools.reduce` (the only code collected), after a warm-up call; stable under load. "
+        "Density: the page streams' rows give their cells per true document; the all-against-all "
+        "and candidates rows score every contiguous clustering of a few elements, every density "
+        "at once, so no one figure applies there.",
         "",
         "| measurement | streameval | peer / note | instructions (streameval; peer) |",
         "|---|---|---|---|",

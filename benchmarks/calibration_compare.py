@@ -784,6 +784,9 @@ def _verdict(results) -> list:
     def cells(xs):
         return "; ".join(f"{c} {a:.1f} → {b:.1f}" for c, a, b in xs)
 
+    def count(n, one, many):
+        return f"{n} {one if n == 1 else many}"
+
     lines = ["The decision rule (`variant_verdict`), against the default on these settings: every "
              "expected-value cell of a heavy-tailed setting that the default covers within 92–97% "
              "stays within it (± one Monte-Carlo standard error), those outside it come closer, no "
@@ -793,12 +796,15 @@ def _verdict(results) -> list:
         v = variant_verdict(results, name)
         lines.append(
             f"- *{name}*: {'passes' if v['passes'] else 'fails'} on this page. Expected value: "
-            f"{v['kept']} of the default's {v['in_band']} cells within 92–97% stay there"
+            f"{v['kept']} of the default's {count(v['in_band'], 'cell', 'cells')} within 92–97% "
+            + ("stays" if v["kept"] == 1 else "stay") + " there"
             + (f" (left: {cells(v['left'])})" if v["left"] else "")
-            + f"; of its {v['out_band']} cells outside, {v['closer']} come closer"
+            + f"; of its {count(v['out_band'], 'cell', 'cells')} outside, "
+            + count(v["closer"], "comes closer", "come closer")
             + (f", {len(v['farther'])} farther ({cells(v['farther'])})" if v["farther"] else "")
             + ". Population value: "
-            + (f"{len(v['drops'])} cells move more than 2 points farther from 95% ({cells(v['drops'])})."
+            + (count(len(v["drops"]), "cell moves", "cells move")
+               + f" more than 2 points farther from 95% ({cells(v['drops'])})."
                if v["drops"] else "no cell moves more than 2 points farther from 95%.")
             + f" It moves {v['moved']} of the {v['cells']} cells (both targets, every setting)"
             + (f", the most {cells([v['largest']])}." if v["moved"] else "."))
