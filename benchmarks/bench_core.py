@@ -841,8 +841,10 @@ def render(res: dict, command: str, chart: str | None) -> str:
             "## Bulk: `update_many` against numpy's unique-counting",
             "",
             f"{bulk['n']:,} integer elements in {bulk['k']:,} true clusters "
-            f"({bulk['cells']:,} cells); numpy: `np.unique(t * K + p, return_counts=True)` "
-            "and `update_many` into a fresh table, each the best of two; CPU seconds.",
+            f"({bulk['cells']:,} cells, {bulk['cells'] / bulk['k']:.1f} per row); numpy: "
+            "`np.unique(t * K + p, return_counts=True)` and `update_many` into a fresh table, each "
+            "the best of two; CPU seconds (not run under callgrind: the instruction counts above "
+            "are per element of `update`).",
             "",
             "| numpy unique-counting (s) | `update_many` (s) | ratio | target |",
             "|---:|---:|---:|---|",
@@ -860,7 +862,9 @@ def render(res: dict, command: str, chart: str | None) -> str:
             "## update + get() per metric, against River and scikit-learn",
             "",
             "µs per element, reading the metric after every element (time-boxed). scikit-learn's "
-            "row is the cost of one recomputation from the labels so far (one reading).",
+            "row is the cost of one recomputation from the labels so far (one reading). CPU time "
+            "only: these rows are not run under callgrind (the callgrind section above counts "
+            "`Evaluator()` update + `get()`, every one of these metrics at once).",
             "",
             "| metric | " + " | ".join(f"K = {k:,}" for k in ks) + f" | River / streameval at K = {ref:,} |",
             "|---|" + "---:|" * (len(ks) + 1),
