@@ -48,6 +48,7 @@ Run::
     python benchmarks/bench_core.py                          # full run, writes docs/benchmarks/core.md
     python benchmarks/bench_core.py --pure-python --out docs/benchmarks/core-python.md --skip detail density --callgrind-ks 10 1000
     python benchmarks/bench_core.py --quick --out /tmp/core.md   # smoke run, small sizes (~1 min)
+    python benchmarks/bench_core.py --skip density   # the rest rerun; the page's density section kept
     python benchmarks/bench_core.py --only-density --out /tmp/density.md   # the density sweep only
 """
 
@@ -495,13 +496,33 @@ def bench_density(ks, cs, m: int, cg_m: int, callgrind: bool) -> dict:
     return out
 
 
+#: the heading of the density section, the page's last
+DENSITY_HEADING = "## Density sweep: the element-averaged F at any number of cells per row"
+
+
+def kept_density(page: Path) -> str:
+    r"""The density section of an existing page (from :data:`DENSITY_HEADING` to its end, ``""``
+    where there is none): a run with ``--skip density`` keeps it rather than dropping it.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "core.md"
+    ...     _ = p.write_text("# Core\n\nold\n\n" + DENSITY_HEADING + "\n\nswept\n")
+    ...     kept_density(p).splitlines()[-1], kept_density(Path(d) / "none.md")
+    ('swept', '')
+    """
+    text = page.read_text() if page.is_file() else ""
+    at = text.find("\n" + DENSITY_HEADING)
+    return text[at + 1:] if at >= 0 else ""
+
+
 def render_density(dens: dict, m: int) -> list:
     """The density section of the page."""
     if not dens:
         return []
     lines = [
         "",
-        "## Density sweep: the element-averaged F at any number of cells per row",
+        DENSITY_HEADING,
         "",
         f"Tables of K true clusters with exactly c cells per row (about c per column), then {m:,} "
         "timed elements staying on those cells (`density_state`: a row's diagonal 75% of the "
@@ -1036,6 +1057,8 @@ def main(argv=None) -> None:
     if args.budget:
         command += f" --budget {args.budget:g}"
     text = render(res, command, f"img/{chart.name}" if has_chart else None)
+    if "density" in args.skip and (kept := kept_density(out)):
+        text = text.rstrip("\n") + "\n\n" + kept
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     print(text)

@@ -60,6 +60,17 @@ def test_bench_core_quick_runs_end_to_end(tmp_path):
         assert len(counts) == 2 and all(v > 0 for v in counts.values()), section
     assert (tmp_path / "img" / "core.png").stat().st_size > 10_000
     assert "](img/" not in text  # the docs build shows img/<page>.png above the first section
+    # a rerun of the other sections keeps the page's density sweep, word for word
+    density = text[text.index("## Density sweep"):]
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_core.py"), "--quick", "--out", str(out),
+         "--skip", "detail", "degenerate", "callgrind", "memory", "bulk", "density"],
+        capture_output=True, text=True, timeout=1800, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rerun = out.read_text()
+    assert rerun.endswith(density) and rerun.count("## Density sweep") == 1
+    assert "--skip detail degenerate callgrind memory bulk density" in rerun
 
 
 def _bench_drift():
