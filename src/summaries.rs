@@ -298,13 +298,20 @@ pub fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2")
 }
 
-/// The index of the first of `values` that is NaN or infinite, if any: blocks of 512 tested
-/// at once (the exponent bits or-ed: vector code), the rare block with a hit searched. O(len).
-pub fn first_non_finite(values: &[f64]) -> Option<usize> {
+/// The bound on the magnitude of a vector's values (`MAX_VECTOR_VALUE` in
+/// `streameval/_validate.py`): below it every squared distance and every scatter over fewer than
+/// `2**57` elements stays finite.
+pub const MAX_VECTOR_VALUE: f64 = 1.157_920_892_373_162e77; // 2**256, exactly
+
+/// The index of the first of `values` that is NaN, infinite or of magnitude `2**256` or more, if
+/// any: blocks of 512 tested at once (the exponent bits compared: vector code), the rare block
+/// with a hit searched. O(len).
+pub fn first_out_of_range(values: &[f64]) -> Option<usize> {
     const EXP: u64 = 0x7ff0_0000_0000_0000;
+    const LIMIT: u64 = (1023 + 256) << 52; // the exponent field of 2**256; NaN and inf have 0x7ff
     for (bi, block) in values.chunks(512).enumerate() {
-        if block.iter().fold(false, |acc, t| acc | (t.to_bits() & EXP == EXP)) {
-            return block.iter().position(|t| !t.is_finite()).map(|i| bi * 512 + i);
+        if block.iter().fold(false, |acc, t| acc | (t.to_bits() & EXP >= LIMIT)) {
+            return block.iter().position(|t| !(t.abs() < MAX_VECTOR_VALUE)).map(|i| bi * 512 + i);
         }
     }
     None
@@ -1677,14 +1684,18 @@ mod tests {
     }
 
     #[test]
-    fn the_first_non_finite_value_is_found_in_any_block() {
+    fn the_first_value_out_of_range_is_found_in_any_block() {
+        assert_eq!(MAX_VECTOR_VALUE, 2f64.powi(256));
         let mut v = vec![1.0; 2000];
-        assert_eq!(first_non_finite(&v), None);
+        v[100] = -MAX_VECTOR_VALUE * (1.0 - f64::EPSILON / 2.0); // the largest value below the bound
+        assert_eq!(first_out_of_range(&v), None);
+        v[1900] = -MAX_VECTOR_VALUE;
+        assert_eq!(first_out_of_range(&v), Some(1900));
         v[1500] = f64::NAN;
         v[1700] = f64::INFINITY;
-        assert_eq!(first_non_finite(&v), Some(1500));
+        assert_eq!(first_out_of_range(&v), Some(1500));
         v[3] = f64::NEG_INFINITY;
-        assert_eq!(first_non_finite(&v), Some(3));
+        assert_eq!(first_out_of_range(&v), Some(3));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, dot, new_row, first_non_finite, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_rows, Block, Targets, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut};
+use crate::summaries::{add_to, changed_after, dot, new_row, first_out_of_range, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_rows, Block, Targets, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut, MAX_VECTOR_VALUE};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -128,8 +128,8 @@ impl SummaryKernel {
             // `x` is borrowed for this call and no Python code runs while it is read.
             v.extend_from_slice(unsafe { std::slice::from_raw_parts(addr as *const f64, d) });
         }
-        if !v.iter().all(|t| t.is_finite()) {
-            return None;
+        if !v.iter().all(|t| t.abs() < MAX_VECTOR_VALUE) {
+            return None; // NaN, an infinity or a value of 2**256 or more: the reference names it
         }
         if self.cosine {
             let norm = dot(&v, &v).sqrt();
@@ -369,17 +369,19 @@ fn buffer_f64(_x: &Bound<'_, PyAny>, _d: usize, _v: &mut Vector) -> Option<Optio
     None // elsewhere `__array_interface__` is read (pyo3's abi3-py310 build declares no buffer API)
 }
 
-/// A vector element as numpy's `float64` conversion takes it, for the common types (`float`,
-/// `int`, numpy scalars); `None` sends the call to the reference path.
+/// A vector element as numpy's `float64` conversion takes it, for `float` and `int` (and their
+/// subclasses: `numpy.float64`, `bool`); `None` sends the call to the reference path, which
+/// reads every other type (numpy's other scalars) and refuses what it would misread (a complex
+/// number's `__float__` drops its imaginary part, a string would be parsed).
 #[inline]
 fn scalar(item: &Bound<'_, PyAny>) -> Option<f64> {
     if let Ok(f) = item.downcast_exact::<PyFloat>() {
         return Some(f.value());
     }
-    if item.is_instance_of::<pyo3::types::PyString>() || item.is_instance_of::<pyo3::types::PyBytes>() {
-        return None;
+    if item.is_instance_of::<PyFloat>() || item.is_instance_of::<PyInt>() {
+        return item.extract::<f64>().ok();
     }
-    item.extract::<f64>().ok()
+    None
 }
 
 fn rows<'a>(x: &'a Bound<'_, PyAny>, d: usize) -> PyResult<&'a [f64]> {
@@ -928,19 +930,26 @@ impl SummaryKernel {
         }
     }
 
-    /// Check a block of vectors (`m × d` float64) before any change: `None` when every row is
-    /// finite (and, in the cosine space, of non-zero finite norm), else `(row, reason)` of the
-    /// first that is not. O(m·d).
+    /// Check a block of vectors (`m × d` float64) before any change: `None` when every value of
+    /// every row is finite and of magnitude below `2**256` (and, in the cosine space, every row of
+    /// non-zero finite norm), else `(row, reason)` of the first that is not. O(m·d).
     fn check_block(&self, x: &Bound<'_, PyAny>) -> PyResult<Option<(usize, &'static str)>> {
         let d = self.d;
         let data = rows(x, d)?;
-        let first_bad = first_non_finite(data).map(|at| at / d.max(1));
+        let first_bad = first_out_of_range(data).map(|at| at / d.max(1));
+        let reason = |i: usize| {
+            if data[i * d..(i + 1) * d].iter().all(|t| t.is_finite()) {
+                "has a value of magnitude 2**256 or more"
+            } else {
+                "has a non-finite value"
+            }
+        };
         if !self.cosine {
-            return Ok(first_bad.map(|i| (i, "has a non-finite value")));
+            return Ok(first_bad.map(|i| (i, reason(i))));
         }
         for (i, row) in data.chunks_exact(d.max(1)).enumerate() {
             if first_bad == Some(i) {
-                return Ok(Some((i, "has a non-finite value")));
+                return Ok(Some((i, reason(i))));
             }
             let norm = dot(row, row).sqrt();
             if norm == 0.0 || !norm.is_finite() {

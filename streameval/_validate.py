@@ -16,16 +16,89 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from collections.abc import Mapping, MappingView, Set
 from typing import Any
 
 import numpy as np
 
-from .errors import InvalidLabelError, InvalidWeightError, MissingLabelError
+from .errors import InvalidLabelError, InvalidVectorError, InvalidWeightError, MissingLabelError
 
 MAX_TOTAL = 2**57
 """Every count (a weight, a cell, a table's total ``n``) must stay below ``2**57`` (about
 1.4·10¹⁷): every running sum of the table then fits in a signed 128-bit integer (the largest,
 ``Σ x log x · 2**64``, stays below ``2**127``)."""
+
+
+MAX_VECTOR_VALUE = 2.0**256
+"""Every value of a feature vector must have a magnitude below ``2**256`` (about 1.2·10⁷⁷): then
+every squared distance between two vectors or means (below ``d·2**514``), and every scatter or sum
+of squares over fewer than ``2**57`` elements (below ``d·2**571``), stays finite for any dimension
+``d`` below ``2**452``. A larger value would turn the sums into ``inf`` or ``NaN``."""
+
+
+def real_array(x, what: str, copy: bool = True) -> np.ndarray:
+    """``x`` (a vector, or rows of vectors) as a float64 array (a new one, or ``x`` itself when it
+    is one and not ``copy``), refusing with
+    :class:`~streameval.errors.InvalidVectorError` what a float64 conversion would misread
+    silently: complex values (numpy drops the imaginary part), strings and bytes (numpy parses
+    ``"1"``), dates, and integers too large for a float. Booleans read as 0 and 1; ``None`` reads
+    as NaN (refused by the callers' finiteness check). Ragged input is refused. The values are
+    not checked here for finiteness or size (:func:`vector_problem`). O(size).
+
+    >>> real_array([1, 2.5], "vector").tolist()
+    [1.0, 2.5]
+    >>> real_array(["1", 2.0], "vector")
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InvalidVectorError: vector values must be real numbers, got text or bytes: ['1', '2.0']
+    """
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        return x.copy() if copy else x
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidVectorError(f"{what} values must be numbers: {e}") from None
+    kind = arr.dtype.kind
+    if kind == "O":
+        for v in arr.flat:
+            if isinstance(v, (str, bytes)):
+                kind = "U"
+                break
+            if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
+                kind = "c"
+                break
+    if kind == "c":
+        raise InvalidVectorError(
+            f"{what} values must be real numbers, got complex values (the imaginary part would be "
+            f"lost): {_short(arr)}"
+        )
+    if kind in "USaVmM":
+        raise InvalidVectorError(
+            f"{what} values must be real numbers, got "
+            f"{'text or bytes' if kind in 'USaO' else arr.dtype}: {_short(arr)}"
+        )
+    try:
+        return np.array(arr, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidVectorError(f"{what} values must be numbers: {e}") from None
+
+
+def _short(arr: np.ndarray) -> str:
+    return f"{arr.ravel()[:8].tolist()!r:.200}"
+
+
+def vector_problem(arr: np.ndarray) -> str | None:
+    """Why a float64 vector (or block of them) is refused: ``"has a non-finite value"``, ``"has
+    a value of magnitude 2**256 or more"`` (see :data:`MAX_VECTOR_VALUE`), or ``None``. O(size).
+
+    >>> vector_problem(np.array([1.0, 2.0**256])), vector_problem(np.array([-1e300, 1.0])) is None
+    ('has a value of magnitude 2**256 or more', False)
+    """
+    if not np.isfinite(arr).all():
+        return "has a non-finite value"
+    if arr.size and float(np.abs(arr).max()) >= MAX_VECTOR_VALUE:
+        return "has a value of magnitude 2**256 or more"
+    return None
 
 
 def is_missing(y) -> bool:
@@ -160,6 +233,7 @@ def check_weights(w, n: int) -> np.ndarray | None:
     if isinstance(w, np.ndarray) or hasattr(w, "__array__"):
         arr = np.asarray(w)
     else:
+        check_ordered(w, "w")
         seq = list(w)
         arr = np.asarray(seq) if seq and all(type(v) is int for v in seq) else np.asarray(seq, dtype=object)
     if arr.ndim != 1 or len(arr) != n:
@@ -200,6 +274,34 @@ def sum_by_group(w: np.ndarray, starts: np.ndarray) -> tuple[list[int], int]:
     ends = starts[1:].tolist() + [len(ws)]
     counts = [sum(ws[i:j]) for i, j in zip(starts.tolist(), ends)]
     return counts, sum(counts)
+
+
+def check_ordered(values, name: str) -> None:
+    """Raise ``ValueError`` if ``values`` is a set or a mapping rather than a sequence. O(1).
+
+    Labels, weights and units are read element by element, position ``i`` of each sequence
+    belonging to element ``i``: a set has no such order (and has merged its repeated values),
+    and a mapping iterates its keys, not its values. Dict views (``d.values()``, ``d.keys()``)
+    keep their order and pass.
+
+    >>> check_ordered({"a", "b"}, "y_pred")
+    Traceback (most recent call last):
+    ...
+    ValueError: y_pred must be a sequence with one entry per element, got a set: a set has no order and keeps one copy of each value; pass a list
+    >>> check_ordered({}.values(), "y_pred")
+    """
+    if isinstance(values, Mapping):
+        raise ValueError(
+            f"{name} must be a sequence with one entry per element, got a "
+            f"{type(values).__name__}, whose iteration gives its keys; pass list(d.values()) for "
+            "its values"
+        )
+    if isinstance(values, Set) and not isinstance(values, MappingView):
+        raise ValueError(
+            f"{name} must be a sequence with one entry per element, got a "
+            f"{type(values).__name__}: a set has no order and keeps one copy of each value; pass "
+            "a list"
+        )
 
 
 def check_labels(y_true, y_pred, skip: bool):

@@ -92,6 +92,7 @@ from typing import cast
 
 import numpy as np
 
+from ._validate import check_ordered
 from ._version import __version__
 from .bootstrap import jackknife_groups, poisson_draws, seed64, unit_hash
 from .detect import one_blas_thread
@@ -194,6 +195,7 @@ def _as_list(x, name: str) -> list:
         if x.ndim != 1:
             raise ValueError(f"{name} must be one-dimensional, got shape {x.shape}")
         return x.tolist()
+    check_ordered(x, name)
     try:
         return list(x)
     except TypeError:
@@ -247,6 +249,10 @@ def _group(y_true, preds: dict, units, labels: str, weights=None, cross_units: s
     if cross_units == "widen" and labels != "global":
         raise ValueError('cross_units="widen" needs labels="global" (a label must name one cluster '
                          "wherever it occurs for clusters to cross units)")
+    check_ordered(y_true, "y_true")
+    check_ordered(units, "units")
+    for name, yp in preds.items():
+        check_ordered(yp, f"y_pred[{name!r}]")
     n = len(y_true) if hasattr(y_true, "__len__") else None
     if n is None:
         y_true = _as_list(y_true, "y_true")

@@ -47,7 +47,12 @@ def _prepare(ddf, true, pred, weight, missing, extra=()):
     if missing not in ("raise", "skip"):
         raise ValueError(f'missing must be "raise" or "skip", got {missing!r}')
     if isinstance(ddf, pd.DataFrame):
-        ddf = dd.from_pandas(ddf, npartitions=max(1, min(8, len(ddf) // 100_000 + 1)))
+        import dask
+
+        # labels as pandas holds them: Dask's default conversion of object columns to strings
+        # would merge 1 and "1" and split 1 from 1.0, unlike Python equality (the library's rule)
+        with dask.config.set({"dataframe.convert-string": False}):
+            ddf = dd.from_pandas(ddf, npartitions=max(1, min(8, len(ddf) // 100_000 + 1)))
     need = [true, pred] + ([weight] if weight is not None else []) + list(extra)
     absent = [c for c in need if c not in ddf.columns]
     if absent:
@@ -61,7 +66,8 @@ def _prepare(ddf, true, pred, weight, missing, extra=()):
         frame, bad, n_missing = frame.assign(w=1), 0, miss.sum()
     else:
         raw = ddf[weight]
-        good = (raw > 0) & (raw == raw.round()) & (raw < 2.0**62)
+        # a null weight (a nullable column's NA) compares as NA: counted as bad, never dropped
+        good = ((raw > 0) & (raw == raw.round()) & (raw < 2.0**62)).fillna(False).astype(bool)
         bad = (~good & ~miss).sum()
         w = raw.where(good, 0).astype("int64")
         frame, n_missing = frame.assign(w=w), w[miss].sum()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._validate import MAX_TOTAL
 from .errors import InvalidWeightError, MissingLabelError
 from .metrics.information import adjusted_mutual_info
 from .stats import SIDE_STATS, ContingencyStats, add_side_terms, beta_ratio, f_term, xlogx
@@ -68,8 +69,15 @@ def stats_from_histograms(h: Histograms, f_specs=(("elm", 1.0), ("bcubed", 1.0))
 
     Each distinct value's term is computed once with :mod:`streameval.stats`'s term functions and
     multiplied by its count, all in Python ints: the result equals the streaming table's stats bit
-    for bit. Cost O(distinct values in the histograms), independent of the number of elements.
+    for bit. A total count of ``2**57`` or more raises
+    :class:`~streameval.errors.InvalidWeightError`, as the streaming table refuses it. Cost
+    O(distinct values in the histograms), independent of the number of elements.
     """
+    total = sum(n * count for n, count in h.cells.items())
+    if total >= MAX_TOTAL:  # the streaming table's bound, checked before any term is computed
+        raise InvalidWeightError(
+            f"the elements' total weight is {total}: a table's total count must stay below 2**57"
+        )
     s = ContingencyStats()
     for n, count in h.cells.items():
         s.n += n * count

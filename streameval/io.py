@@ -537,10 +537,15 @@ class _Vectors:
 def _column_index(header: list, column: str, name: str, spec_header: bool) -> int:
     if spec_header:
         try:
-            return header.index(column)
+            at = header.index(column)
         except ValueError:
             shown = ", ".join(repr(h) for h in header[:20])
             raise InputError(name, 1, f"no column {column!r} in the header ({shown})") from None
+        times = header.count(column)
+        if times > 1:  # which of them was meant cannot be known: never pick one silently
+            raise InputError(name, 1, f"column {column!r} appears {times} times in the header: "
+                             "rename the copies so that each column read has one name")
+        return at
     try:
         k = int(column)
     except ValueError:
@@ -876,6 +881,9 @@ def load_csv(path) -> dict:
             f"{path}: the header must name the columns stream, page and flag; missing {missing} "
             f"in {rows[0]}"
         )
+    twice = [c for c in ("stream", "page", "flag") if header.count(c) > 1]
+    if twice:
+        raise PageStreamError(f"{path}: the header names {twice} more than once, in {rows[0]}")
     cs, cp, cf = (header.index(c) for c in ("stream", "page", "flag"))
     pages: dict = {}
     for line, row in enumerate(rows[1:], start=2):

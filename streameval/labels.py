@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import is_missing, missing_repr
+from ._validate import check_ordered, is_missing, missing_repr
 from .errors import InvalidLabelError, MissingLabelError
 
 __all__ = ["factorize", "same_label"]
@@ -65,6 +65,7 @@ def factorize(values, name: str = "labels", *, missing: str = "raise", hint: str
     if not isinstance(values, (np.ndarray, list, tuple)):
         if isinstance(values, (str, bytes)):
             raise ValueError(f"{name} must be a sequence of labels, got a single {type(values).__name__}")
+        check_ordered(values, name)
         if hasattr(values, "__array__"):
             values = np.asarray(values)  # pandas objects: mixed values stay objects
         elif hasattr(values, "__len__") and hasattr(values, "__iter__"):

@@ -53,7 +53,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._validate import check_label, check_total, check_weight, check_weights, is_missing
+from ._validate import (
+    check_label,
+    check_ordered,
+    check_total,
+    check_weight,
+    check_weights,
+    is_missing,
+)
 from .breakdown import ErrorAccount
 from .contingency import Contingency
 from .detect import BlockDrops, Cusum, IntervalRule, RiverRule, is_drop
@@ -79,6 +86,7 @@ def _column(x, name: str):
         return x
     if isinstance(x, (str, bytes)):
         raise ValueError(f"{name} must be a sequence, got a single {type(x).__name__}")
+    check_ordered(x, name)
     if hasattr(x, "__array__"):
         return np.asarray(x)
     try:

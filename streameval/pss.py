@@ -42,7 +42,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validate import is_missing, missing_repr
+from ._validate import check_ordered, is_missing, missing_repr
 from .errors import PageStreamError
 from .evaluator import Evaluator
 from .io import load_csv, load_json, load_streams
@@ -79,6 +79,10 @@ def flags_to_labels(flags, *, original_make_index: bool = False) -> np.ndarray:
     >>> flags_to_labels([0, 0, 1, 0, 1], original_make_index=True).tolist()
     [0, 0, 0, 0, 1]
     """
+    try:
+        check_ordered(flags, "flags")
+    except ValueError as e:
+        raise PageStreamError(str(e)) from None
     f = np.array([_flag(v, f"page {i}") for i, v in enumerate(flags)], dtype=bool)
     if len(f) == 0:
         return np.zeros(0, dtype=np.int64)
@@ -109,7 +113,13 @@ class _Side:
 
 
 def _checked_pages(true_flags, pred_flags, first_page: int):
-    """Both flag lists as 0/1 ints, or :class:`PageStreamError` before anything changes."""
+    """Both flag lists as 0/1 ints, or :class:`PageStreamError` before anything changes (a set or
+    a mapping, whose iteration is not the pages in order, included)."""
+    for name, flags in (("true", true_flags), ("predicted", pred_flags)):
+        try:
+            check_ordered(flags, f"the {name} flags")
+        except ValueError as e:
+            raise PageStreamError(str(e)) from None
     true_flags, pred_flags = list(true_flags), list(pred_flags)
     if len(true_flags) != len(pred_flags):
         raise PageStreamError(

@@ -65,7 +65,7 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
-from ._validate import MAX_TOTAL, check_label, check_total, check_weight, is_missing
+from ._validate import MAX_TOTAL, check_label, check_ordered, check_total, check_weight, is_missing
 from .errors import InvalidStateError, SampleDesignError, UnknownElementError
 from .sampling import Estimate, SampleDesign, normal_quantile, positive_weight
 from .sampling import probability as check_probability
@@ -323,6 +323,11 @@ class SampleEstimator:
         >>> a == b
         True
         """
+        for name, seq in (("y_true", y_true), ("y_pred", y_pred), ("w", w)):
+            if isinstance(seq, (str, bytes)):
+                raise ValueError(f"{name} must be a sequence, got a single {type(seq).__name__}")
+            if seq is not None:
+                check_ordered(seq, name)
         if len(y_true) != len(y_pred) or (w is not None and len(w) != len(y_pred)):
             raise ValueError("y_true, y_pred and w must have the same length")
         weights = [1] * len(y_pred) if w is None else [check_weight(x) for x in w]

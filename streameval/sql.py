@@ -95,9 +95,12 @@ def from_rows(rows, metrics=None, missing: str = "raise", ami: bool = True):
     """
     chosen, f_specs = plan_metrics(metrics)
     h = Histograms()
-    n_missing = bad = 0
+    rows = [(part.strip(), *rest) for part, *rest in rows]  # engines may pad CHAR literals
+    # the counts of missing labels and bad weights first: a NULL weight leaves NULL sums behind
+    n_missing = sum(int(r[4] or 0) for r in rows if r[0] == "missing")
+    bad = sum(int(r[4] or 0) for r in rows if r[0] == "badweight")
+    check_counts(n_missing, bad, missing, "sql")
     for part, x, y, z, cnt, mx in rows:
-        part = part.strip()  # engines may pad CHAR literals
         x, y, z, cnt = int(x), int(y), int(z), int(cnt)
         if part == "cell":
             h.cells[x] = cnt
@@ -105,11 +108,6 @@ def from_rows(rows, metrics=None, missing: str = "raise", ami: bool = True):
             getattr(h, part + "s")[x, y] = (cnt, int(mx))
         elif part == "fab":
             h.fab[x, y, z] = cnt
-        elif part == "missing":
-            n_missing = cnt
-        elif part == "badweight":
-            bad = cnt
-    check_counts(n_missing, bad, missing, "sql")
     return make_report(h, chosen, f_specs, ami=ami, skipped=n_missing if missing == "skip" else 0)
 
 

@@ -70,7 +70,17 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._unit import cosine_distance
-from ._validate import MAX_TOTAL, check_label, check_total, check_weight, check_weights, sum_by_group
+from ._validate import (
+    MAX_TOTAL,
+    MAX_VECTOR_VALUE,
+    check_label,
+    check_total,
+    check_weight,
+    check_weights,
+    real_array,
+    sum_by_group,
+    vector_problem,
+)
 from .errors import InvalidLabelError, InvalidStateError, InvalidVectorError, UnknownElementError
 from .labels import factorize
 from .state import check_header, header, label_from_json, label_to_json
@@ -240,10 +250,7 @@ class ClusterSummaries(Guarded):
                     f"dict vector does not match the features {feats!r}: missing {missing!r}, "
                     f"unknown {extra!r}"
                 )
-            try:
-                arr = np.array([x[f] for f in feats], dtype=np.float64)
-            except (TypeError, ValueError) as e:
-                raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+            arr = real_array([x[f] for f in feats], "vector")
         else:
             if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
                 raise InvalidVectorError(
@@ -251,10 +258,7 @@ class ClusterSummaries(Guarded):
                 )
             if self.features is not None:
                 raise InvalidVectorError("this stream's vectors are dicts of named features")
-            try:
-                arr = np.array(x, dtype=np.float64)
-            except (TypeError, ValueError) as e:
-                raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+            arr = real_array(x, "vector")
             if arr.ndim != 1:
                 raise InvalidVectorError(f"a vector must be one-dimensional, got shape {arr.shape}")
         d = self.dim
@@ -262,8 +266,9 @@ class ClusterSummaries(Guarded):
             raise InvalidVectorError(f"vector has dimension {arr.shape[0]}, expected {d}")
         if arr.shape[0] == 0:
             raise InvalidVectorError("a vector must have at least one value")
-        if not np.isfinite(arr).all():
-            raise InvalidVectorError(f"vector has a non-finite value: {arr.tolist()}")
+        problem = vector_problem(arr)
+        if problem is not None:
+            raise InvalidVectorError(f"vector {problem}: {arr.tolist()}")
         if self.space == "cosine":
             norm = math.sqrt(_sum_sq(arr))
             if norm == 0.0 or not math.isfinite(norm):
@@ -375,10 +380,9 @@ class ClusterSummaries(Guarded):
 
     def _checked_rows(self, arr: np.ndarray) -> np.ndarray:
         """The rows in this space (unit in the cosine space), refusing as :meth:`vector` does."""
-        finite = np.isfinite(arr).all(axis=1)
-        if not finite.all():
-            i = int(np.argmin(finite))
-            raise InvalidVectorError(f"vector {i} has a non-finite value: {arr[i].tolist()}")
+        if vector_problem(arr) is not None:
+            i = next(i for i, row in enumerate(arr) if vector_problem(row) is not None)
+            raise InvalidVectorError(f"vector {i} {vector_problem(arr[i])}: {arr[i].tolist()}")
         if self.space != "cosine":
             return arr
         out = np.empty_like(arr)
@@ -880,6 +884,9 @@ class ClusterSummaries(Guarded):
         bad = int((~np.isfinite(arr)).sum())
         if bad:
             raise InvalidVectorError(f"{bad} vector value(s) are NaN or infinite")
+        big = int((np.abs(arr) >= MAX_VECTOR_VALUE).sum())
+        if big:
+            raise InvalidVectorError(f"{big} vector value(s) have a magnitude of 2**256 or more")
         if self.space == "cosine":
             norms = np.sqrt(np.einsum("ij,ij->i", arr, arr))
             zero = int(((norms == 0.0) | ~np.isfinite(norms)).sum())
@@ -1326,10 +1333,10 @@ def _state_scatter(v, what):
 def _vector_block(X, dim: int | None, *, copy: bool) -> np.ndarray:
     """``X`` as a C-contiguous 2-D float64 array, one row per vector, of dimension ``dim`` when it is
     known (a copy when ``copy``); :class:`InvalidVectorError` names what is wrong. O(m·d)."""
-    try:
-        arr = np.array(X, dtype=np.float64) if copy else np.ascontiguousarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise InvalidVectorError(f"vector values must be numbers: {e}") from None
+    if isinstance(X, np.ndarray) and X.dtype == np.float64:
+        arr = X.copy() if copy else np.ascontiguousarray(X)
+    else:
+        arr = real_array(X, "vector")  # a new array: refuses complex values and text
     if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] == 0):
         raise InvalidVectorError(f"vectors must be a 2-D array with one row per vector, got shape {arr.shape}")
     if dim is not None and arr.shape[0] and arr.shape[1] != dim:

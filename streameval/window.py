@@ -340,10 +340,10 @@ class EventTimeWindow(Guarded):
         now = self.now
         try:
             t - self.span
-            if t != t:  # NaN
+            if t != t or getattr(t, "ndim", 0):  # NaN, or an array (not one time)
                 raise TypeError
-            too_late = now is not None and (t < now - self.lateness or t <= now - self.span)
-        except TypeError:
+            too_late = now is not None and bool(t < now - self.lateness or t <= now - self.span)
+        except (TypeError, ValueError):  # ValueError: an array, whose comparisons are not one bool
             raise self._time_error(t) from None
         if too_late:
             if self.evaluator.table.missing == "raise":
@@ -370,10 +370,10 @@ class EventTimeWindow(Guarded):
         try:
             try:  # the time rule of update: a NaN or an incomparable time changes nothing
                 t - self.span
-                if t != t:
+                if t != t or getattr(t, "ndim", 0):
                     raise TypeError
-                later = self.now is None or t > self.now
-            except TypeError:
+                later = self.now is None or bool(t > self.now)
+            except (TypeError, ValueError):
                 raise self._time_error(t) from None
             if later:
                 self._expire(t)

@@ -88,3 +88,20 @@ def test_item11_watch_stdin_with_its_reader_gone_does_not_abort():
     producer.wait()
     assert watch.returncode == 1, err  # a broken pipe: status 1, never SIGABRT (-6)
     assert b"Fatal Python error" not in err
+
+
+def test_a_column_named_twice_in_the_header_is_refused(tmp_path):
+    """Before: ``--true t`` read the first of two columns named ``t``, silently, in ``score``
+    (file or standard input) and ``watch``; the page-stream reader likewise took the first
+    ``flag``."""
+    from streameval.io import load_csv
+    from streameval.pss import PageStreamError
+
+    path = tmp_path / "twice.csv"
+    path.write_text("t,t,p\n1,a,x\n1,b,x\n2,c,y\n")
+    one_line_error(run("score", path, "--true", "t", "--pred", "p"),
+                   "twice.csv, line 1: column 't' appears 2 times in the header")
+    pages = tmp_path / "pages.csv"
+    pages.write_text("stream,page,flag,flag\na,1,1,0\n")
+    with pytest.raises(PageStreamError, match=r"the header names \['flag'\] more than once"):
+        load_csv(pages)

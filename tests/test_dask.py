@@ -241,6 +241,34 @@ def test_bad_weights_raise(bad):
         evaluate(dd.from_pandas(df, npartitions=1), "gold", "guess", weight="w", scheduler="sync")
 
 
+def test_a_null_weight_of_a_nullable_column_is_refused_not_dropped():
+    """Before: ``w`` NA compared as NA, the bad-weight count skipped it, and the row was dropped
+    silently (its element missing from every value)."""
+    df = pd.DataFrame({"gold": [1, 1, 2], "guess": [1, 2, 2], "w": pd.array([1, None, 2], dtype="Int64")})
+    with pytest.raises(InvalidWeightError, match="1 weight"):
+        evaluate(df, "gold", "guess", weight="w", scheduler="sync")
+
+
+@pytest.mark.parametrize("w", [[2**58, 1, 1], [2**56, 2**56, 2**56]])
+def test_a_total_weight_of_2_pow_57_is_refused_as_the_table_refuses_it(w):
+    """Before: a weight of 2**58 was taken (the table refuses it), and three of 2**56 ran the
+    expected mutual information out of memory (an allocation of 512 PiB)."""
+    df = pd.DataFrame({"gold": [1, 1, 2], "guess": [1, 2, 2], "w": w})
+    with pytest.raises(InvalidWeightError, match=f"total weight is {sum(w)}: .* below 2\\*\\*57"):
+        evaluate(df, "gold", "guess", weight="w", scheduler="sync")
+
+
+def test_mixed_type_labels_of_a_pandas_frame_group_by_python_equality():
+    """Before: Dask turned the object column into strings, merging 1 with "1" and splitting 1
+    from 1.0 and True: ELM 0.0 where the library (and Python equality) gives 1/3."""
+    gold = pd.Series([1, 1.0, True, "1"], dtype=object)
+    df = pd.DataFrame({"gold": gold, "guess": ["a", "a", "b", "b"]})
+    r = evaluate(df, "gold", "guess", metrics=["ELM", "AdjustedRand"], ami=False, scheduler="sync")
+    ev = se.Evaluator([se.ELM(), se.AdjustedRand()])
+    ev.update_many(list(gold), list(df["guess"]))
+    assert r.values == ev.get() and r.values["ELM"] == 1 / 3
+
+
 def test_bad_vectors_and_columns_raise():
     df = pd.DataFrame({"gold": [1, 2], "guess": [1, 1], "x": [0.0, np.inf]})
     ddf = dd.from_pandas(df, npartitions=1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import subprocess
 import sys
 import threading
@@ -146,6 +147,52 @@ def test_13_1_label_sequences_are_sequences():
             table.update_many(bad, [1, 2, 3])
         assert table.n == 0
     assert batch.rand_score(range(3), {0: 1, 1: 1, 2: 2}.values()) == batch.rand_score([0, 1, 2], [1, 1, 2])
+
+
+@pytest.mark.parametrize("unordered, match", [
+    ({"x", "y", "z"}, "got a set: a set has no order"),
+    (frozenset("xyz"), "got a frozenset: a set has no order"),
+    ({10: "x", 11: "y", 12: "z"}, r"got a dict, whose iteration gives its keys; pass list\(d.values\(\)\)"),
+])
+def test_13_1_sets_and_mappings_are_not_label_sequences(unordered, match):
+    """Before: a set was paired with the other sequence in its hash order (and with its repeats
+    merged), a dict by its keys (element ids, each a singleton): every path returned a value.
+    Now each refuses, naming the argument, and nothing changes; dict views keep their order."""
+    from streameval.reference import ReferenceContingency
+
+    labels = ["a", "a", "b"]
+    with pytest.raises(ValueError, match="labels_pred must be a sequence with one entry per element, " + match):
+        batch.rand_score(labels, unordered)
+    with pytest.raises(ValueError, match="labels must be a sequence with one entry per element"):
+        batch.ssw_score(np.zeros((3, 2)), unordered)
+    for table in (se.Contingency(), ReferenceContingency()):
+        table.update("a", "x")
+        before = pickle.dumps(table)
+        with pytest.raises(ValueError, match="y_pred must be a sequence with one entry per element, " + match):
+            table.update_many(labels, unordered)
+        with pytest.raises(ValueError, match="w must be a sequence with one entry per element"):
+            table.update_many(labels, ["x", "y", "z"], {1, 2, 3})
+        assert pickle.dumps(table) == before
+    mon = se.Monitor([se.ELM()], window=5, detector=False)
+    with pytest.raises(ValueError, match="y_pred must be a sequence with one entry per element"):
+        mon.update_many(labels, unordered)
+    assert mon.n == 0 and mon.all_time.table.n == 0
+    est = se.SampleEstimator()
+    with pytest.raises(ValueError, match="y_pred must be a sequence with one entry per element"):
+        est.update_many(labels, unordered)
+    with pytest.raises(ValueError, match="y_true must be a sequence, got a single str"):
+        est.update_many("aab", ["x", "y", "z"])
+    assert est.n == 0
+    summaries = se.ClusterSummaries(dim=2)
+    with pytest.raises(ValueError, match="y_pred must be a sequence with one entry per element"):
+        summaries.update_many(np.zeros((3, 2)), unordered)
+    assert summaries.n == 0
+    with pytest.raises(ValueError, match=r"y_pred\['A'\] must be a sequence with one entry per element"):
+        se.compare(labels, {"A": unordered}, units=[1, 2, 3])
+    with pytest.raises(ValueError, match="units must be a sequence with one entry per element"):
+        se.compare(labels, {"A": labels}, units=unordered)
+    ordered = {10: "x", 11: "x", 12: "z"}
+    assert batch.rand_score(labels, ordered.values()) == batch.rand_score(labels, ["x", "x", "z"])
 
 
 # ------------------------------------------------------------------------------------- item 2

@@ -425,3 +425,35 @@ def test_dataset_shape_matches_source(pss_dir):
     assert sum(len(v) for v in allg.values()) == 89491
     assert sum(sum(v) for v in allg.values()) == 24180
     assert [s for s, v in train.items() if v[0] == 0] == ["stream_50"]
+
+
+@pytest.mark.parametrize("flags", [[[1, 2, 0]], [[1, 0.5]], [["1", "0"]], [[1, None]], {1, 0}])
+def test_batch_flag_matrices_hold_only_0_and_1(flags):
+    """Before: the flags were cast to bool, so 2, 0.5, the string "0" and None read as starts
+    (or not) silently, and a set became one object; an empty row raised a bare IndexError."""
+    from streameval.batch import flags_to_labels, segment_entropy
+
+    for f in (flags_to_labels, segment_entropy):
+        with pytest.raises(ValueError, match="flags must be a 2-D matrix .* of 0/1 page flags"):
+            f(flags)
+    assert flags_to_labels([[True, 0, 1.0]]).tolist() == [[0, 0, 1]]
+    assert flags_to_labels([[]]).shape == (1, 0)
+    with pytest.raises(ValueError, match="at least one page"):
+        segment_entropy([[]])
+
+
+@pytest.mark.parametrize("flags", [{0, 1}, {0: 1, 1: 0}])
+def test_streamed_flags_must_be_in_page_order(flags):
+    """Before: a set gave its flags in hash order, a dict its keys (page numbers as flags)."""
+    import pickle
+
+    from streameval.pss import PageStreamError, PageStreamEvaluator, flags_to_labels
+
+    ev = PageStreamEvaluator()
+    ev.update_stream("s", [1, 0], [1, 1])
+    before = pickle.dumps(ev)
+    with pytest.raises(PageStreamError, match="the true flags must be a sequence with one entry per element"):
+        ev.update_stream("s", flags, [1, 0])
+    with pytest.raises(PageStreamError, match="flags must be a sequence with one entry per element"):
+        flags_to_labels(flags)
+    assert pickle.dumps(ev) == before

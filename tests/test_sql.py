@@ -85,6 +85,19 @@ def test_null_labels_and_bad_weights():
         run(bad)
 
 
+def test_a_null_weight_is_named_and_a_huge_total_refused():
+    """Before: a NULL weight left a NULL cell count behind and ``from_rows`` failed on
+    ``int(None)`` (a bare TypeError); weights of 2**58 were taken and three of 2**56 ran out of
+    memory in the expected mutual information."""
+    nulls = pd.DataFrame({"gold": [1, 1, 2], "guess": [1, 2, 2], "w": pd.array([1, None, 2], dtype="Int64")})
+    with pytest.raises(InvalidWeightError, match="sql: 1 weight"):
+        run(nulls)
+    for w in ([2**58, 1, 1], [2**56] * 3):
+        big = pd.DataFrame({"gold": [1, 1, 2], "guess": [1, 2, 2], "w": w})
+        with pytest.raises(InvalidWeightError, match=f"total weight is {sum(w)}"):
+            run(big)
+
+
 def test_ami_metric_object_and_matching_metrics():
     rng = np.random.default_rng(3)
     t, p = rng.integers(0, 30, 3000), rng.integers(0, 20, 3000)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import re
 
+import numpy as np
 import pytest
 
 from streameval import ELM, AdjustedRand, BootstrapEvaluator, ClusterReport, EventTimeWindow, Monitor
@@ -305,3 +306,73 @@ def test_a_bad_weight_to_an_intrinsic_update_is_refused_before_the_native_call(w
     with pytest.raises(InvalidWeightError):
         ev.update([1.0, 0.0], 0, w=w) if not report else ev.update([1.0, 0.0], 0, None, w)
     assert pickle.dumps(ev) == before
+
+
+_MISREAD = [  # (vector, error fragment): values a float64 conversion read silently, or overflowed
+    ([np.complex128(1 + 2j), 2.0], "got complex values (the imaginary part would be lost)"),
+    ([np.complex64(3), 2.0], "got complex values"),
+    (np.array([1 + 2j, 2.0]), "got complex values"),
+    (["1", 2.0], "got text or bytes: ['1', '2.0']"),
+    ([b"1", 2.0], "got text or bytes"),
+    (np.array(["1", "2"], dtype=object), "got text or bytes"),
+    ([10**400, 2.0], "vector values must be numbers: int too large to convert to float"),
+    ([1e300, 1e300], "vector has a value of magnitude 2**256 or more"),
+    ([-(2.0**256), 1.0], "vector has a value of magnitude 2**256 or more"),
+]
+
+
+@pytest.mark.parametrize("x, fragment", _MISREAD)
+@pytest.mark.parametrize("native", [True, False])
+def test_a_vector_numpy_would_misread_is_refused_on_every_path(x, fragment, native):
+    """Before: a complex value lost its imaginary part (a warning at most, and none on the
+    native path for a list of numpy complex scalars), a string was parsed as a number, a huge
+    int raised a bare OverflowError, and values near 1e300 were taken, their squares overflowing
+    to an SSW of ``nan`` (native) or ``inf`` (reference). Now each is an InvalidVectorError on the
+    summaries (both paths), their blocks, the evaluators and the batch functions; nothing
+    changes."""
+    from streameval import ClusterSummaries, IntrinsicEvaluator, batch
+    from streameval.errors import InvalidVectorError
+
+    summaries = ClusterSummaries(dim=2, native=native)
+    summaries.update([1.0, 2.0], "a")  # a known cluster: the native fast path is tried first
+    evaluators = [IntrinsicEvaluator(dim=2), ClusterReport(dim=2)]
+    for ev in evaluators:
+        ev.update(np.array([1.0, 2.0]), "a")
+        ev.get()
+    before = [pickle.dumps(o) for o in (summaries, *evaluators)]
+    for target in (summaries, *evaluators):
+        with pytest.raises(InvalidVectorError, match=re.escape(fragment)):
+            target.update(x, "a")
+    block = np.array([[0.0, 0.0], [0.0, 0.0]], dtype=np.asarray(x).dtype)
+    block[1] = x
+    with pytest.raises(InvalidVectorError):
+        summaries.update_many(block, ["a", "a"])
+    assert [pickle.dumps(o) for o in (summaries, *evaluators)] == before
+    with pytest.raises(InvalidVectorError):
+        batch.ssw_score(block, [0, 1])
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_vector_values_just_below_the_bound_are_kept_exactly(native):
+    from streameval import ClusterSummaries
+
+    top = np.nextafter(2.0**256, 0.0)  # the largest magnitude accepted
+    s = ClusterSummaries(dim=2, native=native)
+    s.update([top, 1.0], "a")
+    s.update_many(np.array([[-top, True]]), ["b"])  # a bool reads as 1.0
+    assert s.cluster("a")[1].tolist() == [top, 1.0] and s.cluster("b")[1].tolist() == [-top, 1.0]
+    assert np.isfinite(s.ssb()) and s.ssw == 0.0
+
+
+@pytest.mark.parametrize("t", [np.array([1.0, 2.0]), np.array([3.0])])
+def test_an_event_time_window_refuses_an_array_as_a_time(t):
+    """Before: a 2-element array raised numpy's "truth value of an array is ambiguous", a
+    1-element array was taken as a time (and became the clock)."""
+    w = EventTimeWindow(10, [ELM()])
+    w.update("e", "c", t=5)
+    before = pickle.dumps(w)
+    with pytest.raises(StreamevalError, match="must be a number or datetime"):
+        w.update("e", "c", t=t)
+    with pytest.raises(StreamevalError, match="must be a number or datetime"):
+        w.advance(t)
+    assert pickle.dumps(w) == before and w.now == 5

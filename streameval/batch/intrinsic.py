@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._unit import cosine_distance
+from .._validate import real_array, vector_problem
 from ..errors import InvalidVectorError
 from ..labels import factorize
 
@@ -57,17 +58,15 @@ def _prepare(X, labels, distance="euclidean"):
     """``(X, inverse, uniques)``: checked float array (unit rows for cosine) and cluster indices."""
     if distance not in _DISTANCES:
         raise ValueError(f"distance must be one of {_DISTANCES}, got {distance!r}")
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise InvalidVectorError(f"X must be a 2-D array of numbers: {e}") from None
+    X = real_array(X, "X", copy=False)
     if X.ndim != 2 or X.shape[1] == 0:
         raise InvalidVectorError(f"X must be a 2-D array (N, d) with d >= 1, got shape {X.shape}")
     inverse, uniques = factorize(labels, "labels", hint=_HINT)  # None/NaN labels: MissingLabelError
     if len(inverse) != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but labels has {len(inverse)} entries")
-    if not np.isfinite(X).all():
-        raise InvalidVectorError("X has a non-finite value")
+    problem = vector_problem(X)
+    if problem is not None:
+        raise InvalidVectorError(f"X {problem}")
     if distance == "cosine":
         norms = np.sqrt(np.einsum("ij,ij->i", X, X))
         if (norms == 0).any():

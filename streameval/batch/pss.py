@@ -74,9 +74,28 @@ def flags_to_labels(flags) -> np.ndarray:
     >>> flags_to_labels([[0, 1, 1, 0]]).tolist()
     [[0, 1, 2, 2]]
     """
-    f = np.array(flags, dtype=bool, ndmin=2)
+    f = _flag_matrix(flags)
+    if f.shape[1] == 0:
+        return np.zeros(f.shape, dtype=np.int64)
     f[:, 0] = True
     return np.cumsum(f, axis=1) - 1
+
+
+def _flag_matrix(flags) -> np.ndarray:
+    """``flags`` as a 2-D bool matrix (a 1-D sequence is one row), or ``ValueError`` unless every
+    value is a 0/1 flag (``bool``, or a number equal to 0 or 1): ``2``, ``0.5`` or the string
+    ``"0"`` would otherwise read as a start. O(size)."""
+    try:
+        raw = np.array(flags, ndmin=2)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"flags must be a 2-D matrix of 0/1 page flags: {e}") from None
+    kind = raw.dtype.kind
+    if raw.ndim != 2 or kind not in "biuf" or kind != "b" and not ((raw == 0) | (raw == 1)).all():
+        raise ValueError(
+            f"flags must be a 2-D matrix (one row per stream) of 0/1 page flags, got "
+            f"{raw.ravel()[:8].tolist()!r:.120} (shape {raw.shape}, dtype {raw.dtype})"
+        )
+    return raw.astype(bool)
 
 
 def _codes(values: np.ndarray) -> np.ndarray:
@@ -152,7 +171,9 @@ def segment_entropy(flags) -> np.ndarray:
     >>> segment_entropy([[1, 0, 1, 0]]).round(4).tolist()
     [0.6931]
     """
-    f = np.array(flags, dtype=bool, ndmin=2)
+    f = _flag_matrix(flags)
+    if f.shape[1] == 0:
+        raise ValueError("flags must have at least one page (an empty stream has no segments)")
     f[:, 0] = True
     n = f.shape[1]
     start, end = _spans(f)
