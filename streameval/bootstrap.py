@@ -462,10 +462,10 @@ class BootstrapEvaluator(Guarded):
         ``leaving``: an element ``(y_true, y_pred, w, unit)`` reverted first (a window's expiry)."""
         for side, label, what in ((0, y_true, "true"), (1, y_pred, "predicted")):
             home = self._homes[side].get(label)
-            if (home is not None and leaving is not None and home[0] == leaving[3]
+            if (home is not None and leaving is not None and same_label(home[0], leaving[3])
                     and home[1] == leaving[2] and same_label(leaving[side], label)):
                 home = None  # its only elements leave first
-            if home is not None and home[0] != unit:
+            if home is not None and not same_label(home[0], unit):  # never broadcast
                 raise ValueError(
                     f"{what} label {label!r} is in unit {home[0]!r} and now given in unit {unit!r}: "
                     "a unit must hold whole clusters (a cluster across units would be cut in the "
@@ -518,7 +518,8 @@ class BootstrapEvaluator(Guarded):
         except TypeError:  # an unhashable unit or label: checked and named below
             entry = ht = hp = None
         h = None
-        if entry is None or (ht is not None and ht[0] != unit) or (hp is not None and hp[0] != unit):
+        if (entry is None or (ht is not None and not same_label(ht[0], unit))
+                or (hp is not None and not same_label(hp[0], unit))):
             if entry is None:
                 if unit is None:
                     self._entry(unit)  # raises: the unit is required
@@ -929,7 +930,7 @@ class BootstrapEvaluator(Guarded):
             mine = self._homes[side]
             for label, (unit, _) in other._homes[side].items():
                 home = mine.get(label)
-                if home is not None and home[0] != unit:
+                if home is not None and not same_label(home[0], unit):
                     raise ValueError(f"cannot merge: {what} label {label!r} is in unit {home[0]!r} "
                                      f"here and in unit {unit!r} in the other shard")
         self.evaluator.table.merge(other.evaluator.table)

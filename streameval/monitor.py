@@ -66,7 +66,7 @@ from .contingency import Contingency
 from .detect import BlockDrops, Cusum, IntervalRule, RiverRule, is_drop
 from .errors import require
 from .evaluator import Evaluator
-from .labels import factorize
+from .labels import factorize, same_label
 from .sample import SampleEstimator
 from .stats import ONE, bcubed_term, elm_term, precision_loss
 from .sync import Guarded, concurrent_use
@@ -416,7 +416,7 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         # the account learns the two changes in that order (or as one, on one cell)
         pending, self._pending = self._pending, None
         if pending is not None:
-            if pending[0] == y_true and pending[1] == y_pred:
+            if same_label(pending[0], y_true) and same_label(pending[1], y_pred):  # no broadcast
                 self.account.refresh(y_true, y_pred, pending[2] - w)
                 self.ranking.refresh(y_pred)
                 return

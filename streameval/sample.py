@@ -67,6 +67,7 @@ from typing import Any
 
 from ._validate import MAX_TOTAL, check_label, check_ordered, check_total, check_weight, is_missing
 from .errors import InvalidStateError, SampleDesignError, UnknownElementError
+from .labels import same_label
 from .sampling import Estimate, SampleDesign, normal_quantile, positive_weight
 from .sampling import probability as check_probability
 from .state import check_header, header, label_from_json, label_to_json
@@ -401,7 +402,7 @@ class SampleEstimator:
         col = self._col.get(y_pred)
         if col:
             for e, n in col.items():
-                if labelled and e == y_true:
+                if labelled and same_label(e, y_true):  # never broadcast (numpy scalar, tuple)
                     continue
                 rec = self._ent[e]
                 c = rec[_C]

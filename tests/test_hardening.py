@@ -232,6 +232,57 @@ def test_13_2_relabel_with_numpy_scalar_and_tuple_labels():
 MISSING = [None, math.nan, np.float64("nan"), pd.NA, pd.NaT, np.datetime64("NaT")]
 
 
+def test_13_2_a_monitors_window_never_broadcasts_a_leaving_label_against_a_new_one():
+    """Before: the window's expiry compared the leaving element with the new one by ``==``, and
+    ``(1,) == np.int64(1)`` is ``array([True])``: two different cells were taken for one, the
+    error account missed both changes, and ``"broke"`` listed a split entity beside 0 splits
+    (later a bare KeyError from inside the account)."""
+    from streameval.breakdown import ErrorAccount
+
+    rows = [(np.int64(1), np.int64(1)), (1.0, (1,)), (np.int64(1), (1,)), (2, (1,)), (np.int64(2), 2)]
+    a = se.Monitor([se.ELM()], window=2, detector=False)
+    b = se.Monitor([se.ELM()], window=2, detector=False)
+    for t, p in rows:
+        a.update(t, p)
+        b.update(plain(t), plain(p))
+        assert a.get() == b.get()
+        assert a.account.report(10) == ErrorAccount(a.window.evaluator.table).report(10)
+
+
+def test_13_2_the_sample_estimator_never_broadcasts_entity_labels():
+    """Before: an entity ``(1,)`` beside an element of entity ``np.int64(1)`` in the same
+    predicted cluster was skipped as if it were that entity (``==`` broadcast to
+    ``array([True])``): wrong estimates; with ``(1, 1)`` a bare numpy ValueError."""
+    rows = [(np.int64(1), "c", 2), ((1,), "d", 2), (2, "c", 2), (1, "c", 1), ((1,), "c", 2),
+            ((1, 1), "c", 1), (np.int64(1), "c", 1)]
+    a, b = se.SampleEstimator(), se.SampleEstimator()
+    for t, p, w in rows:
+        a.update(t, p, w)
+        b.update(plain(t), p, w)
+    a.revert(np.int64(1), "c")
+    b.revert(1, "c")
+    assert repr(a.get()) == repr(b.get())  # every estimate, NaN standard errors included
+    assert a.get()["bcubed_precision"].value == b.get()["bcubed_precision"].value
+
+
+@pytest.mark.parametrize("home, other", [((1,), np.int64(1)), (np.int64(1), (1,)), (np.int64(1), (1, 1))])
+def test_13_2_bootstrap_units_never_broadcast(home, other):
+    """Before: ``np.int64(1) != (1,)`` is ``array([False])``: a cluster given in unit ``(1,)``
+    and then in unit ``np.int64(1)`` was accepted across the two units (the replicas then cut
+    it), and ``(1, 1)`` raised numpy's ambiguous-truth error."""
+    bs = se.BootstrapEvaluator([se.ELM()], n_replicas=4)
+    bs.update("x", "y", unit=other)  # the other unit exists: the quick path is tried
+    bs.update("e", "c", unit=home)
+    before = pickle.dumps(bs)
+    with pytest.raises(ValueError, match="true label 'e' is in unit .* and now given in unit"):
+        bs.update("e", "c", unit=other)
+    shard = se.BootstrapEvaluator([se.ELM()], n_replicas=4)
+    shard.update("e", "c", unit=other)
+    with pytest.raises(ValueError, match="cannot merge: true label 'e' is in unit"):
+        bs.merge(shard)
+    assert pickle.dumps(bs) == before
+
+
 @pytest.mark.parametrize("marker", MISSING, ids=repr)
 def test_13_3_every_missing_marker_follows_one_rule_on_every_path(marker):
     skip = se.Contingency(missing="skip")
