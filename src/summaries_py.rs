@@ -378,6 +378,13 @@ fn scalar(item: &Bound<'_, PyAny>) -> Option<f64> {
     if let Ok(f) = item.downcast_exact::<PyFloat>() {
         return Some(f.value());
     }
+    scalar_other(item)
+}
+
+/// `scalar` of anything but an exact `float`: out of line, so that the float loop stays small.
+#[cold]
+#[inline(never)]
+fn scalar_other(item: &Bound<'_, PyAny>) -> Option<f64> {
     if item.is_instance_of::<PyFloat>() || item.is_instance_of::<PyInt>() {
         return item.extract::<f64>().ok();
     }

@@ -230,7 +230,11 @@ class ClusterSummaries(Guarded):
     # -- input -------------------------------------------------------------
     def vector(self, x) -> np.ndarray:
         """``x`` as a checked float64 array in this stream's feature order (unit length in the
-        cosine space). Raises :class:`InvalidVectorError`; never mutates the summaries. O(d).
+        cosine space). Raises :class:`InvalidVectorError` for a wrong dimension or features, a
+        NaN or infinite value, a value of magnitude ``2**256`` or more (its square would overflow
+        the sums: :data:`~streameval._validate.MAX_VECTOR_VALUE`), a value a float conversion
+        would misread (complex, text: :func:`~streameval._validate.real_array`), or, in the cosine
+        space, a zero vector; never mutates the summaries. O(d).
 
         >>> ClusterSummaries(dim=2).vector((1, float("nan")))
         Traceback (most recent call last):
@@ -870,8 +874,9 @@ class ClusterSummaries(Guarded):
         """The rows of a 2-D numeric array as checked float64 vectors of this space (scaled to unit
         length in the cosine space): the batch form of :meth:`vector`. O(rows·d).
 
-        Raises :class:`~streameval.errors.InvalidVectorError` for a wrong shape, non-finite values
-        or (cosine) zero vectors, giving their number.
+        Raises :class:`~streameval.errors.InvalidVectorError` for a wrong shape, values that are
+        non-finite, of magnitude ``2**256`` or more, complex or text, or (cosine) zero vectors,
+        giving their number.
 
         >>> ClusterSummaries(space="cosine").vectors([[3.0, 4.0], [0.0, 2.0]]).tolist()
         [[0.6, 0.8], [0.0, 1.0]]
