@@ -65,6 +65,7 @@ import copy
 import math
 import numbers
 import threading
+from collections import Counter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -159,11 +160,21 @@ class ClusterSummaries(Guarded):
         if space not in SPACES:
             raise ValueError(f"space must be one of {SPACES}, got {space!r}")
         if features is not None:
+            if isinstance(features, (str, bytes)):  # one name is not its characters
+                raise ValueError(f"features must be a sequence of feature names, got the single "
+                                 f"{type(features).__name__} {features!r}")
             features = list(features)
+            try:
+                twice = [f for f, c in Counter(features).items() if c > 1]
+            except TypeError:
+                raise ValueError(f"features must be hashable names, got {features!r:.200}") from None
+            if twice:
+                raise ValueError(f"features must be distinct names, got {twice!r:.200} more than once")
             if dim is not None and dim != len(features):
                 raise ValueError(f"dim={dim} but {len(features)} features were given")
             dim = len(features)
-        if dim is not None and (not isinstance(dim, numbers.Integral) or dim < 1):
+        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral)
+                                or dim < 1):
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         self.space = space
         self.features = features

@@ -376,3 +376,19 @@ def test_an_event_time_window_refuses_an_array_as_a_time(t):
     with pytest.raises(StreamevalError, match="must be a number or datetime"):
         w.advance(t)
     assert pickle.dumps(w) == before and w.now == 5
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"features": "xy"}, "features must be a sequence of feature names, got the single str 'xy'"),
+    ({"features": ["x", "y", "x"]}, r"features must be distinct names, got \['x'\] more than once"),
+    ({"features": [["x"], "y"]}, "features must be hashable names"),
+    ({"dim": True}, "dim must be a positive integer, got True"),
+])
+def test_summaries_settings_that_would_be_read_as_something_else_are_refused(settings, match):
+    """Before: ``features="xy"`` made two one-letter features, a repeated name made summaries
+    that refused every dict vector, and ``dim=True`` was a dimension of 1."""
+    from streameval import ClusterSummaries, IntrinsicEvaluator
+
+    for make in (ClusterSummaries, IntrinsicEvaluator, ClusterReport):
+        with pytest.raises(ValueError, match=match):
+            make(**settings)
