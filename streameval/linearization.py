@@ -42,11 +42,12 @@ from .stats import STAT_NAMES, ContingencyStats
 from .units import UnitStats
 
 __all__ = ["read_fields", "gradients", "unit_fields", "standard_errors", "slope_fields", "Moments",
-           "mean_standard_errors", "weighted_spread"]
+           "mean_standard_errors", "weighted_spread", "moment_noise"]
 
 _NSTAT = len(STAT_NAMES)
 _REL_STEP = 1e-7
 _CHUNK = 1 << 24  # unit-side columns held at once: 128 MB (as much as a block of multiplicities)
+_EPS = 2.0**-53
 
 
 class _Recorder:
@@ -248,6 +249,10 @@ class Moments:
         # each quadratic form as (slope index, slope index, column, coefficient) arrays
         self._quad = [[self._form(o, o, self.var[i], self.var[i], True) for o in per]
                       for i, per in enumerate(self.own)]
+        # the columns Σ_u w_u c_uf² of each metric's fields (in every form: its diagonal), which
+        # bound the moments' rounding (:func:`moment_noise`)
+        self._diag = [[np.array([self._col[(self.var[i][f], self.var[i][f])] for f in o], dtype=np.intp)
+                       for o in per] for i, per in enumerate(self.own)]
         self._cross = [[self._form(oa, ob, self.var[a], self.var[b], False)
                         for oa, ob in zip(self.own[a], self.own[b])] for a, b in self.pairs]
 
@@ -309,36 +314,75 @@ class Moments:
         n_metrics = grads[0].shape[0] if grads else 0
         se = [np.empty((n_metrics, len(w))) for _ in grads]
         sed = [np.empty((n_metrics, len(w))) for _ in self.pairs]
+        u = self.n_units
         for k in range(n_metrics):
-            s1, s2 = [], []
+            s1, s2, scale, terms = [], [], [], []
             for i, g in enumerate(grads):
                 gk, o = g[k], self.own[i][k]
                 s1.append(np.einsum("bf,bf->b", gk[:, o], s[:, [self.var[i][f] for f in o]]))  # Σ w z
                 fa, fb, col, coef = self._quad[i][k]
                 s2.append((gk[:, fa] * gk[:, fb] * s[:, col]) @ coef)  # Σ w z²
-                se[i][k] = weighted_spread(s1[i], s2[i], tot)
+                # Σ_f |g_f| sqrt(Σ_u w_u c_uf²): what the moments' rounding scales with
+                scale.append((np.abs(gk[:, o]) * np.sqrt(np.maximum(s[:, self._diag[i][k]], 0.0))).sum(axis=1))
+                terms.append(len(coef) + 2 * len(o))
+                se[i][k] = weighted_spread(s1[i], s2[i], tot, moment_noise(scale[i], u, terms[i]))
             for j, (a, b) in enumerate(self.pairs):
                 fa, fb, col, coef = self._cross[j][k]
                 cross = (grads[a][k][:, fa] * grads[b][k][:, fb] * s[:, col]) @ coef  # Σ w z_a z_b
                 # the scores z_a − z_b: Σ w (z_a − z_b)² = Σ w z_a² + Σ w z_b² − 2 Σ w z_a z_b
-                sed[j][k] = weighted_spread(s1[a] - s1[b], s2[a] + s2[b] - 2 * cross, tot)
+                noise = moment_noise(scale[a] + scale[b], u, terms[a] + terms[b] + len(coef) + 4)
+                sed[j][k] = weighted_spread(s1[a] - s1[b], s2[a] + s2[b] - 2 * cross, tot, noise)
         one = _one_unit(w)
         for x in se + sed:
             x[:, one] = 0.0
         return se, sed
 
 
-def weighted_spread(s1, s2, tot):
+def weighted_spread(s1, s2, tot, noise=None):
     """``sqrt(Σ_u w_u (z_u − z̄)²)`` from the moments ``s1 = Σ_u w_u z_u``, ``s2 = Σ_u w_u z_u²``
-    and ``tot = Σ_u w_u`` (arrays, one entry per resample): ``sqrt(max(s2 − s1²/tot, 0))``, the
-    one formula of every linearization standard error (a system's, a paired difference's, a mean
-    of per-unit values'). The ``max`` clips the rounding residue of a spread that is 0 in exact
-    arithmetic; ``tot`` is NaN for an empty resample. O(B).
+    and ``tot = Σ_u w_u`` (arrays, one entry per resample): ``sqrt(s2 − s1²/tot)``, the one
+    formula of every linearization standard error (a system's, a paired difference's, a mean of
+    per-unit values'), and 0 where ``s2 − s1²/tot`` is at most ``noise`` (the formula's rounding
+    error, :func:`moment_noise`; without it, where it is not positive). A spread that is 0 in
+    exact arithmetic (scores that are all equal) leaves a rounding residue of either sign, some
+    ``10⁻⁹`` of the scores once square-rooted, which the bootstrap-t would divide by; ``tot`` is
+    NaN for an empty resample. O(B).
 
     >>> weighted_spread(np.array([3.0]), np.array([5.0]), np.array([2.0]))  # z = 1, 2: Σ(z − 1.5)²
     array([0.70710678])
+    >>> weighted_spread(np.array([0.0]), np.array([2.0**-60]), np.array([3.0]), np.array([1e-16]))
+    array([0.])
     """
-    return np.sqrt(np.maximum(s2 - s1 * s1 / tot, 0.0))
+    v = s2 - s1 * s1 / tot
+    if noise is not None:
+        v = np.where(v <= noise, 0.0, v)  # NaN (an empty resample) stays NaN
+    return np.sqrt(np.maximum(v, 0.0))
+
+
+def moment_noise(scale, n_units: int, n_terms: int):
+    """A bound on the rounding error of ``s2 − s1²/tot`` (:func:`weighted_spread`) as
+    :class:`Moments` computes it: ``(4U + T + 16)·ε·A²`` with ``ε = 2⁻⁵³``, ``U`` the units,
+    ``T`` the terms of the forms (products of two slopes and a column, plus twice the fields) and
+    ``A = Σ_f |g_f| sqrt(Σ_u w_u c_uf²)`` over the fields ``f`` (slopes ``g_f``, centred unit
+    columns ``c_uf``, integer weights ``w_u``, each an array over the resamples).
+
+    Error analysis, to first order in ε (``γ_n = nε``). The scores are ``z_u = Σ_f g_f c_uf``;
+    ``Σ_u w_u z_u² ≤ A²`` (Minkowski) and ``|Σ_u w_u z_u| ≤ sqrt(tot)·A`` (Cauchy–Schwarz).
+    Centring rounds each ``c_uf`` by a relative ε, moving each score by at most
+    ``ε Σ_f |g_f||c_uf|``, whose weighted norm is at most ``εA``: the spread moves by ``≤ εA``,
+    its square by ``≤ 3εA²``. Each column sum ``Σ_u w_u c_ua c_ub`` (a product, then ``U``
+    additions in any order) is off by ``≤ γ_{U+1} Σ_u w_u |c_ua c_ub| ≤ γ_{U+1}
+    sqrt(S_aa S_bb)``; the form ``s2 = Σ coef·g_a·g_b·S_ab`` adds ``γ_{T+2}`` of the sum of its
+    terms' magnitudes, ``Σ coef |g_a g_b| sqrt(S_aa S_bb) = A²``: ``(γ_{U+1} + γ_{T+2})·A²``.
+    ``s1 = Σ_f g_f S_f`` is off by ``≤ γ_{U+F} Σ_f |g_f| Σ_u w_u |c_uf| ≤ γ_{U+F} sqrt(tot)·A``,
+    so ``s1²/tot`` by ``≤ (2γ_{U+F} + 3ε)·A²``; the subtraction adds ``ε·A²``. The sum is below
+    ``(3U + T + 2F + 10)·ε·A²``; blocks of units summed apart add at most ``U`` more additions,
+    and ``T`` here counts ``2F``: hence the bound (16 covering the second-order terms).
+
+    >>> float(moment_noise(np.array([1.0]), 3, 6)[0]) == 34 * 2.0**-53
+    True
+    """
+    return (4 * n_units + n_terms + 16) * _EPS * np.asarray(scale) ** 2
 
 
 def _one_unit(w: np.ndarray) -> np.ndarray:
@@ -362,7 +406,8 @@ def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
     out = []
     for v in np.asarray(per_unit, dtype=np.float64):
         c = v - v.mean()  # centred: the spread is shift-invariant, the moments stay small
-        se = weighted_spread(w @ c, w @ (c * c), tot) / tot
+        s2 = w @ (c * c)  # one field, slope 1: A² = s2 (:func:`moment_noise`)
+        se = weighted_spread(w @ c, s2, tot, moment_noise(np.sqrt(s2), len(c), 3)) / tot
         se[one] = 0.0
         out.append(se)
     return np.array(out)

@@ -33,7 +33,13 @@ from streameval.comparison import (
     unit_stats,
 )
 from streameval.intervals import hybrid_interval, studentized_interval, subsampled_interval
-from streameval.linearization import gradients, read_fields, standard_errors, unit_fields
+from streameval.linearization import (
+    gradients,
+    moment_noise,
+    read_fields,
+    standard_errors,
+    unit_fields,
+)
 from streameval.stats import ONE, ContingencyStats
 
 METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
@@ -463,6 +469,46 @@ def test_a_resample_of_copies_of_one_unit_has_no_spread():
     m = np.array([[2, 0, 0], [0, 0, 3], [1, 1, 0], [0, 0, 0]])
     (se,), _ = standard_errors([us], metrics, m, [us.combine(m)])
     assert (se[:, :2] == 0).all() and (se[:, 2] > 0).all() and np.isnan(se[:, 3]).all()
+
+
+def test_units_with_equal_scores_have_no_spread_and_the_others_keep_theirs():
+    """Units whose scores are equal though their sums differ (a true cluster split in two units,
+    merged in its transpose: NMI's slopes on the row and column entropy sums are equal, so every
+    unit scores the same): the spread is 0 exactly, at the observed table, at every resample and
+    for the paired difference. Without the moments' rounding bound the formula left ``2**-30`` at
+    the observed table and ``~10⁻⁹`` at resamples, which the bootstrap-t divided by (an unseeded
+    run of ``test_compare.py`` found it: the batch and the streaming paths, adding in other
+    orders, got residues of opposite signs). Every other spread is the direct two-pass one of
+    the scores, within the bound's share of it: computed ``V`` within ``noise`` of the exact
+    square, so ``|se − want| ≤ noise / want``, plus the direct sum's own rounding (each score
+    within ``F·ε·Σ_f |g_f x_uf|``)."""
+    eps = 2.0**-53
+    cells = [{((0, 0), (0, 0)): 1, ((0, 0), (0, 1)): 1}, {((1, 0), (1, 0)): 1, ((1, 0), (1, 1)): 1},
+             {((2, 0), (2, 0)): 1, ((2, 1), (2, 0)): 1}]
+    metrics = _metrics(["NormalizedMutualInfo", "AdjustedRand", "Purity"])
+    us = unit_stats(cells, metrics)
+    m = np.array([[1, 1, 1], [1, 3, 1], [0, 2, 2], [2, 1, 0], [1, 0, 1]])
+    (se, twice), (diff,) = standard_errors([us, us], metrics, m, [us.combine(m)] * 2, [(0, 1)])
+    assert (se[0] == 0).all() and (diff == 0).all() and (twice == se).all()
+    x = unit_fields(us)
+    c = x - x.mean(axis=0)
+    spreads = 0
+    for r, row in enumerate(us.combine(m)):
+        g = gradients(us, metrics, [row])[:, 0]
+        w = m[r].astype(np.float64)
+        for k in range(len(metrics)):
+            z = x @ g[k]
+            if np.ptp(z[w > 0]) == 0:  # the same scores, bit for bit
+                assert se[k, r] == 0, (k, r)
+                continue
+            want = np.sqrt(w @ (z - (w @ z) / w.sum()) ** 2)
+            f = np.count_nonzero(g[k])
+            a = np.abs(g[k]) @ np.sqrt(w @ (c * c))
+            noise = moment_noise(a, len(w), f * f + 2 * f)
+            direct = f * eps * np.sqrt(w @ (np.abs(x) @ np.abs(g[k])) ** 2) + 4 * eps * want
+            assert abs(se[k, r] - want) <= noise / want + direct, (k, r, se[k, r], want)
+            spreads += se[k, r] > 0.01
+    assert spreads >= 5
 
 
 def test_moments_over_more_fields_or_held_once_give_the_same_standard_errors():
