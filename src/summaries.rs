@@ -213,7 +213,7 @@ pub fn welford_rows(
 unsafe fn fused_d<S: Fn(usize) -> usize, W: Fn(usize) -> i64>(b: &mut Block, m: usize, slot: S, weight: W, data: &[f64], n: i64, gm2: f64, touched: &mut [i64], version: i64) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
-        if has_avx2() {
+        if avx2_path() {
             return match b.d {
                 1 => fused_avx2::<1, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
                 2 => fused_avx2::<2, S, W>(b, m, slot, weight, data, n, gm2, touched, version),
@@ -289,13 +289,16 @@ unsafe fn fused<const D: usize, S: Fn(usize) -> usize, W: Fn(usize) -> i64>(b: &
     gm2
 }
 
-/// Whether the CPU has AVX2 (detected once, then a cached flag). The kernels that take an AVX2
-/// path compile one generic body twice (plain and with AVX2 enabled): the same IEEE operations in
-/// the same order, no fused multiply-add, so both give the same bits (tested per kernel).
+/// Whether the kernels take their AVX2 path: [`Simd::detect`] chose it (the CPU has AVX2 and
+/// `STREAMEVAL_SIMD` is not `plain`; read once, then a cached value), so that the variable sends
+/// every kernel down the path of a CPU without AVX2, not only the distance rows. The kernels that
+/// take an AVX2 path compile one generic body twice (plain and with AVX2 enabled): the same IEEE
+/// operations in the same order, no fused multiply-add, so both give the same bits (tested per
+/// kernel, and by the Python tests run in a process per path).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub fn has_avx2() -> bool {
-    std::is_x86_feature_detected!("avx2")
+pub fn avx2_path() -> bool {
+    Simd::detect() == Simd::Avx2
 }
 
 /// The bound on the magnitude of a vector's values (`MAX_VECTOR_VALUE` in
@@ -653,8 +656,8 @@ pub fn silhouette(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton
 pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
-        if has_avx2() {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if avx2_path() {
+            // SAFETY: the CPU has AVX2 (`avx2_path` checked it just above).
             return unsafe { silhouette_pruned_avx2(s, cache, x, own, singleton, row, lb) };
         }
     }
@@ -669,7 +672,7 @@ pub fn silhouette_pruned_plain(s: &Slots, cache: &SlotCache, x: &[f64], own: usi
 /// [`silhouette_pruned`] compiled with AVX2 (the same operations in the same order: the same bits).
 ///
 /// # Safety
-/// The CPU must support AVX2 (callers check `has_avx2()` first).
+/// The CPU must support AVX2 (callers check `avx2_path()`, or `Simd::widest()`, first).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub unsafe fn silhouette_pruned_avx2(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
@@ -776,8 +779,8 @@ pub fn distance_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, out: &
 pub fn replace_row(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: &mut (f64, f64)) {
     #[cfg(target_arch = "x86_64")]
     {
-        if has_avx2() {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if avx2_path() {
+            // SAFETY: the CPU has AVX2 (`avx2_path` checked it just above).
             return unsafe { replace_row_avx2(dist, cap, c, row, total) };
         }
     }
@@ -792,7 +795,7 @@ pub fn replace_row_plain(dist: &mut [f64], cap: usize, c: usize, row: &[f64], to
 /// [`replace_row`] compiled with AVX2 (the same operations in the same order: the same bits).
 ///
 /// # Safety
-/// The CPU must support AVX2 (callers check `has_avx2()` first).
+/// The CPU must support AVX2 (callers check `avx2_path()`, or `Simd::widest()`, first).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub unsafe fn replace_row_avx2(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: &mut (f64, f64)) {
@@ -860,8 +863,8 @@ fn replace_row_body(dist: &mut [f64], cap: usize, c: usize, row: &[f64], total: 
 pub fn new_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, row: &mut [f64], dist: &mut [f64], cap: usize, total: &mut (f64, f64)) {
     #[cfg(target_arch = "x86_64")]
     {
-        if has_avx2() {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if avx2_path() {
+            // SAFETY: the CPU has AVX2 (`avx2_path` checked it just above).
             return unsafe { new_row_avx2(s, cache, c, cosine, row, dist, cap, total) };
         }
     }
@@ -1203,8 +1206,8 @@ impl DaviesBouldin {
     pub fn change(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
         #[cfg(target_arch = "x86_64")]
         {
-            if has_avx2() {
-                // SAFETY: the CPU has AVX2 (checked just above).
+            if avx2_path() {
+                // SAFETY: the CPU has AVX2 (`avx2_path` checked it just above).
                 return unsafe { self.change_avx2(sc, dist, w, c) };
             }
         }
@@ -1219,7 +1222,7 @@ impl DaviesBouldin {
     /// [`DaviesBouldin::change`] compiled with AVX2.
     ///
     /// # Safety
-    /// The CPU must support AVX2 (callers check `has_avx2()` first).
+    /// The CPU must support AVX2 (callers check `avx2_path()`, or `Simd::widest()`, first).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     pub unsafe fn change_avx2(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
@@ -1792,7 +1795,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx2_kernels_give_the_plain_bits() {
-        if !has_avx2() {
+        if Simd::widest() != Simd::Avx2 {
             return;
         }
         for (k, d) in [(37usize, 2usize), (61, 3), (40, 5), (23, 16), (9, 1)] {

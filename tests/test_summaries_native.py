@@ -458,13 +458,32 @@ for i in range(400):
     rep.update(centers[p] + rng.normal(size=d), p)
     if i % 7 == 0:
         out.append([float(v).hex() for v in rep.get().values() if isinstance(v, float)])
+# the fused Welford blocks (d = 1 to 4), then a cosine report over updates and reverts at d = 4
+for d in (1, 2, 3, 4):
+    s = se.ClusterSummaries()
+    X, y = rng.normal(size=(300, d)) * 40.0 + 7.0, rng.integers(0, 12, 300)
+    s.update_many(X, y, w=rng.integers(1, 4, 300))
+    s.update_many(X[:120], y[:120])
+    n, gmean, sst = s.global_summary()
+    out.append([float(v).hex() for c in sorted(s.sizes()) for v in [*s.cluster(c)[1], s.cluster(c)[2]]])
+    out.append([n] + [float(v).hex() for v in [*gmean, sst, s.ssw, s.ssb()]])
+rep = se.ClusterReport("cosine")
+pts = [(rng.normal(size=4) + 3.0 * (p % 3), p) for p in rng.integers(0, 25, 300).tolist()]
+for i, (x, p) in enumerate(pts):
+    rep.update(x, p)
+    if i % 3 == 2:
+        rep.revert(*pts[i - 1])
+    if i % 11 == 0:
+        out.append([float(v).hex() for v in rep.get().values() if isinstance(v, float)])
 print(out)
 """
 
 
 def test_the_report_is_the_same_on_every_simd_path():
-    """A report over one stream (d = 19: the four-lane kernels and their tail), run in a fresh
-    process on each path this CPU has (``STREAMEVAL_SIMD``): every read, bit for bit."""
+    """A report over one stream (d = 19: the four-lane kernels and their tail), summaries filled
+    in blocks at d = 1 to 4 (the fused Welford passes) and a cosine report with reverts, run in a
+    fresh process on each path this CPU has (``STREAMEVAL_SIMD``, which every kernel with an AVX2
+    path follows): every read, bit for bit."""
     import os
     import subprocess
     import sys
