@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from streameval.batch import (
@@ -109,9 +109,16 @@ context = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12)
 
 @pytest.mark.parametrize("conv", ["f_of_averages", "element_averaged"])
 @given(context, st.integers(1, 4), st.integers(1, 4), st.integers(0, 5), st.integers(0, 5))
+# an unseeded run's (F of the averages: 0.2 -> 0.3, which the old claim of "no change" refused)
+@example(ctx=[(0, 0), (0, 0), (1, 0)], ki=1, kj=1, li=0, lj=1)
+@example(ctx=[(0, 1), (1, 2)], ki=1, kj=1, li=0, lj=1)  # no recall anywhere: F of the averages is 0 both ways
 def test_cluster_homogeneity(conv, ctx, ki, kj, li, lj):
     """Splitting a cluster that mixes two categories into its two pure parts never hurts;
-    BCubed always gains; ELM gains unless both parts are single elements of larger categories."""
+    BCubed always gains; ELM gains unless both parts are single elements of larger categories.
+    There, under element-averaged F, each of the two has ``F_e = 0`` in the mixed pair and alone
+    (``n = 1 < a``): no change. Under F of the averaged P and R their precision goes from 0
+    (``n − 1 = 0`` of ``b − 1 = 1`` pairs) to 1 (a predicted singleton, metrics.md) and recall
+    stays, so F rises unless the averaged recall is 0 (F is 0 either way)."""
     assume(li != lj)
     t = [c[0] for c in ctx] + [li] * ki + [lj] * kj
     d1 = [c[1] for c in ctx] + [10] * (ki + kj)
@@ -121,8 +128,16 @@ def test_cluster_homogeneity(conv, ctx, ki, kj, li, lj):
     assert hi >= lo - 1e-12
     if ki > 1 or kj > 1 or t.count(li) == 1 or t.count(lj) == 1:
         assert hi > lo
-    else:
+    elif conv == "element_averaged":
         assert hi == pytest.approx(lo)
+    else:
+        p1, r1, _ = elm_precision_recall_fscore(t, d1)
+        p2, r2, _ = elm_precision_recall_fscore(t, d2)
+        assert p2 == pytest.approx(p1 + 2 / len(t)) and r2 == r1
+        if r1 > 0:
+            assert hi > lo
+        else:
+            assert hi == lo == 0
 
 
 @pytest.mark.slow
