@@ -43,6 +43,23 @@ default's):
   hybrid where ``α̂ ≤ 1`` (no mean: the sum is carried by its largest term, whose presence or
   absence in an ``m``-unit subsample swings the subsamples' ``t`` far wider than the sample's).
 
+Two more variants keep the default's choice but build its bootstrap-t parts (the studentized
+interval, the hybrid's and the subsampled's mean-centred bootstrap-t) on the scale
+``g(x) = −log(1 − x)`` (:func:`log_scale_interval`: ``se_g = se / (1 − x)`` by the delta method, for
+every resample and the observed value, the bounds mapped back by ``g⁻¹(y) = 1 − exp(−y)``; the
+percentile part as it is; the linear scale where the observed value or a resample is at 1 or
+above), a variance-stabilizing transformation for a metric whose standard error shrinks as it
+nears its bound 1 (NMI at 0.96–0.98 here, whose misses lie above the target). Which metrics, fixed
+before the runs:
+
+- *log scale, bounded* (:func:`log_rule_bounded`): every metric bounded above by 1 (ELM, BCubed,
+  ARI and NMI);
+- *log scale, by slope* (:func:`log_rule_slope`): per metric and dataset, where the slope ``β`` of
+  ``log se*_b`` on ``log(1 − θ*_b)`` over the resamples (:func:`log_slope`) exceeds
+  :data:`LOG_SLOPE` = 1/2 (the midpoint between the linear scale's model ``β = 0`` and the log
+  scale's ``β = 1``; the same as the standard errors varying less on the log scale than on the
+  linear one).
+
 :func:`variant_verdict` applies the rule a variant had to pass to replace the default, and the
 pages print it.
 
@@ -196,9 +213,18 @@ def unit_stats_of(doc, t, a, b, metrics, widen: bool):
 
 # --------------------------------------------------------------------------- one repetition
 INTERVALS = ("percentile", "BCa", "studentized", "hybrid", "subsampled", "adaptive",
-             "influence share", "influence tail")
+             "influence share", "influence tail", "log scale, bounded", "log scale, by slope")
 #: the two per-metric variants of the adaptive choice (measured, see :func:`influence_choice`)
 VARIANTS = ("influence share", "influence tail")
+#: the two variants that build the adaptive interval's bootstrap-t parts on the scale
+#: ``g(x) = −log(1 − x)`` (measured, see :func:`log_scale_interval` and :func:`log_rule_bounded`,
+#: :func:`log_rule_slope`); the rules were fixed before their runs
+LOG_VARIANTS = ("log scale, bounded", "log scale, by slope")
+#: *log scale, by slope*: the transform is applied where the slope ``β`` of ``log se*_b`` on
+#: ``log(1 − θ*_b)`` over the resamples exceeds this (fixed before the runs: the midpoint between
+#: the linear scale's model, ``se`` free of the level, ``β = 0``, and the log scale's,
+#: ``se ∝ 1 − θ``, ``β = 1``)
+LOG_SLOPE = 0.5
 CHOICES = ("studentized", "hybrid", "subsampled")
 
 
@@ -274,6 +300,142 @@ def tail_choice(alpha: float) -> str:
     return "subsampled" if alpha > 1 else "hybrid"
 
 
+# --------------------------------------------------------------------------- the log scale
+def to_log_scale(x):
+    """``g(x) = −log(1 − x)`` (``-log1p(-x)``: exact near 0), increasing on ``x < 1``.
+
+    >>> float(to_log_scale(0.75)) == math.log(4)
+    True
+    """
+    return -np.log1p(-np.asarray(x, dtype=np.float64))
+
+
+def from_log_scale(y):
+    """``g⁻¹(y) = 1 − exp(−y)`` (``-expm1(-y)``), the inverse of :func:`to_log_scale`.
+
+    >>> float(from_log_scale(math.log(4)))
+    0.75
+    """
+    return -np.expm1(-np.asarray(y, dtype=np.float64))
+
+
+def log_scale_usable(observed: float, *values) -> bool:
+    """Whether the transform applies: the observed value and every non-NaN resampled value of
+    each of ``values`` below 1 and their transforms finite (else the linear scale). O(B).
+
+    >>> log_scale_usable(0.9, np.array([0.8, np.nan, 0.95])), log_scale_usable(0.9, np.array([0.8, 1.0]))
+    (True, False)
+    """
+    if not observed < 1:
+        return False
+    for v in values:
+        v = np.asarray(v, dtype=np.float64)
+        v = v[~np.isnan(v)]
+        if len(v) and not (v.max() < 1 and np.isfinite(to_log_scale(v.min()))):
+            return False
+    return bool(np.isfinite(to_log_scale(observed)))
+
+
+def log_scale_interval(kind: str, values, observed: float, se_values, se_observed: float,
+                       confidence: float, sub=None) -> tuple:
+    """The ``kind`` interval (``"studentized"``, ``"hybrid"`` or ``"subsampled"``, with ``sub`` the
+    subsamples' ``(values, standard errors)`` or ``None`` where ``m = U``) with its bootstrap-t
+    parts built on the scale ``g(x) = −log(1 − x)``: each value ``θ`` becomes ``g(θ)`` and each
+    standard error ``se`` becomes ``se / (1 − θ)`` (the delta method, ``g'(θ) = 1 / (1 − θ)``), for
+    every resample and the observed value; the ``t`` interval is taken on that scale and its
+    bounds mapped back by ``g⁻¹(y) = 1 − exp(−y)``. The percentile part of the hybrid and
+    subsampled intervals is taken on the linear scale (a quantile is invariant under an
+    increasing map). ``(low, high, used)``: ``used`` is False, and the interval the linear one,
+    where :func:`log_scale_usable` refuses (the observed value or a resample at 1 or above).
+    O(B log B).
+
+    A variance-stabilizing transformation (Efron & Tibshirani 1993, ch. 12.6; Fisher's z for a
+    correlation): where the standard error shrinks as the value approaches its bound 1, the
+    linear bootstrap-t's ``t`` quantiles are too short on the side away from the bound.
+
+    >>> vals, se = np.array([0.5, 0.75, 0.875]), np.array([0.1, 0.05, 0.025])
+    >>> lo, hi, used = log_scale_interval("studentized", vals, 0.75, se, 0.05, 0.5)
+    >>> used, round(lo, 12), round(hi, 12)  # t on g: -log 2 / 0.2, 0, log 2 / 0.2; g(0.75) = 2 log 2
+    (True, 0.646446609407, 0.823223304703)
+    >>> (round(1 - 2 ** -1.5, 12), round(1 - 2 ** -2.5, 12))  # g⁻¹(2 log 2 ∓ log 2 / 2), by hand
+    (0.646446609407, 0.823223304703)
+    """
+    if not log_scale_usable(observed, values, *(() if sub is None else (sub[0],))):
+        if kind == "studentized":
+            return (*studentized_interval(values, observed, se_values, se_observed, confidence), False)
+        if kind == "hybrid" or sub is None:
+            return (*hybrid_interval(values, observed, se_values, se_observed, confidence), False)
+        return (*subsampled_interval(values, observed, se_values, se_observed, confidence, *sub), False)
+    values = np.asarray(values, dtype=np.float64)
+    gv, gse = to_log_scale(values), np.asarray(se_values, dtype=np.float64) / (1 - values)
+    go, gse0 = float(to_log_scale(observed)), se_observed / (1 - observed)
+
+    def back(lo_hi):
+        return tuple(float(from_log_scale(x)) if x == x else math.nan for x in lo_hi)
+
+    if kind == "studentized":
+        if se_observed == 0:  # no resampling variation: the observed value itself, exactly
+            return float(observed), float(observed), True
+        return (*back(studentized_interval(gv, go, gse, gse0, confidence)), True)
+    valid = gv[~np.isnan(gv)]
+    if not len(valid):
+        return math.nan, math.nan, True
+    p_lo, p_hi = percentile_interval(values, confidence)
+    parts = [(p_lo, p_hi), back(studentized_interval(gv, go, gse, gse0, confidence,
+                                                     centre=float(valid.mean())))]
+    if kind == "subsampled" and sub is not None:
+        sv = np.asarray(sub[0], dtype=np.float64)
+        sg, sgse = to_log_scale(sv), np.asarray(sub[1], dtype=np.float64) / (1 - sv)
+        svalid = sg[~np.isnan(sg)]
+        if len(svalid):
+            parts.append(back(studentized_interval(sg, go, sgse, gse0, confidence,
+                                                   centre=float(svalid.mean()))))
+    parts = [iv for iv in parts if iv[0] == iv[0]]
+    return min(lo for lo, _ in parts), max(hi for _, hi in parts), True
+
+
+def log_rule_bounded(metric) -> bool:
+    """Rule of *log scale, bounded*: the transform for every metric bounded above by 1 (ELM,
+    BCubed, ARI and NMI), whatever the data. O(1)."""
+    return metric.bounds[1] == 1.0
+
+
+def log_slope(values, se_values) -> float:
+    """The slope ``β`` of ``log se*_b`` on ``log(1 − θ*_b)`` over the resamples (least squares;
+    those with a value below 1 and a positive standard error): ``se ∝ (1 − θ)^β``. ``β > 1/2``
+    is the same as ``Var_b log(se*_b / (1 − θ*_b)) < Var_b log se*_b``: the standard error on the
+    log scale varies less over the resamples than on the linear one. NaN with fewer than 3 such
+    resamples or no spread of the values. O(B).
+
+    >>> theta = np.array([0.5, 0.75, 0.875, 0.9375])
+    >>> round(log_slope(theta, 0.2 * (1 - theta)), 12), round(log_slope(theta, np.full(4, 0.1)), 12)
+    (1.0, 0.0)
+    """
+    v = np.asarray(values, dtype=np.float64)
+    s = np.asarray(se_values, dtype=np.float64)
+    ok = ~np.isnan(v) & (v < 1) & (s > 0)
+    if np.count_nonzero(ok) < 3:
+        return math.nan
+    x, y = np.log1p(-v[ok]), np.log(s[ok])
+    x = x - x.mean()
+    den = float(np.dot(x, x))
+    return float(np.dot(x, y - y.mean())) / den if den > 0 else math.nan
+
+
+def log_rule_slope(values, se_values) -> bool:
+    """Rule of *log scale, by slope*: the transform where :func:`log_slope` exceeds
+    :data:`LOG_SLOPE` (1/2): the resamples' standard errors fall as their values approach 1,
+    closer to ``se ∝ 1 − θ`` (the log scale's model) than to a constant (the linear scale's).
+    O(B).
+
+    >>> theta = np.array([0.5, 0.75, 0.875, 0.9375])
+    >>> log_rule_slope(theta, 0.2 * (1 - theta)), log_rule_slope(theta, np.full(4, 0.1))
+    (True, False)
+    """
+    b = log_slope(values, se_values)
+    return bool(b == b and b > LOG_SLOPE)
+
+
 TRUTHS = ("population value", "expected value")
 
 
@@ -298,11 +460,12 @@ def _draw(rng, kind, n_docs, metrics, B) -> tuple:
 
 
 def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None, scales=(), double=None,
-          dbl_rng=None, cpu=None, chosen=None):
+          dbl_rng=None, cpu=None, chosen=None, log_used=None):
     """One dataset: ``cover[truth, interval, metric]``, ``below[...]`` (the interval lies below the
     truth), ``reject[test, metric]``, the number of units and whether a warning fires
     (``chosen``, a ``(len(VARIANTS), len(CHOICES), metrics)`` array, counts what each per-metric
-    variant applied; subsampled where ``m = U`` counts as hybrid). The
+    variant applied; subsampled where ``m = U`` counts as hybrid; ``log_used``, a
+    ``(len(LOG_VARIANTS), metrics)`` array, counts where each log-scale variant used the log scale). The
     ``m``-out-of-``U`` subsamples come from ``sub_rng`` (its own stream: the datasets and the other
     intervals are those of the same seed without them); those of the other ``scales`` after them.
     ``double``: ``(outer, inner)`` of the double-bootstrap columns, whose inner resamples come from
@@ -349,6 +512,14 @@ def trial(rng, kind, n_docs, metrics, truths, B, conf=0.95, sub_rng=None, scales
             ivs.append(ivs[INTERVALS.index(pick)])
             if chosen is not None:
                 chosen[v, CHOICES.index("hybrid" if pick == "subsampled" and m_sub >= u else pick), k] += 1
+        pick = adaptive_choice(diag["pairs_share"], u)
+        sub = (vs[k], ses[k]) if m_sub < u else None
+        for v, apply in enumerate((log_rule_bounded(metric), log_rule_slope(va[k], se[k]))):
+            lo, hi, used = (log_scale_interval(pick, va[k], oa[k], se[k], se0[k, 0], conf, sub)
+                            if apply else (*ivs[INTERVALS.index(pick)], False))
+            ivs.append(_clip((lo, hi), metric.bounds))
+            if log_used is not None:
+                log_used[v, k] += used
         for other in others:
             ivs.append(ivs[3] if other is None else _clip(subsampled_interval(
                 va[k], oa[k], se[k], se0[k, 0], conf, other[0][k], other[1][k]), metric.bounds))
@@ -600,9 +771,11 @@ def run_setting(task) -> dict:
     warned_cover = np.zeros_like(cover)
     units, warned, cpu = [], 0, {}
     chosen = np.zeros((len(VARIANTS), len(CHOICES), len(metrics)))
+    log_used = np.zeros((len(LOG_VARIANTS), len(metrics)))
     for _ in range(reps):
         c, bl, r, u, w = trial(rng, kind, n_docs, metrics, truths, B, sub_rng=sub_rng, scales=scales,
-                               double=double, dbl_rng=dbl_rng, cpu=cpu, chosen=chosen)
+                               double=double, dbl_rng=dbl_rng, cpu=cpu, chosen=chosen,
+                               log_used=log_used)
         cover += c
         below += bl
         reject += r
@@ -614,7 +787,8 @@ def run_setting(task) -> dict:
            "cover": cover / reps, "below": below / reps, "reject": reject / reps, "reps": reps,
            "warned": warned, "warned_cover": warned_cover / max(warned, 1),
            "unwarned_cover": (cover - warned_cover) / max(reps - warned, 1),
-           "cpu": time.process_time() - t0, "trial_cpu": cpu, "chosen": chosen / reps}
+           "cpu": time.process_time() - t0, "trial_cpu": cpu, "chosen": chosen / reps,
+           "log_used": log_used / reps}
     print(kind, n_docs, "units", out["units"], "warned", warned, "cover",
           out["cover"].round(3).tolist(), "reject", out["reject"].round(3).tolist(), flush=True)
     return out
@@ -713,7 +887,7 @@ def _summary(results, columns=("percentile", "hybrid", "subsampled", "adaptive")
 def _variants(results) -> list:
     """The per-metric variants beside the default: coverage of both targets (ELM / BCubed / ARI /
     NMI), and how often each variant applied the studentized / hybrid / subsampled interval."""
-    cols = ("hybrid", "subsampled", "adaptive") + VARIANTS
+    cols = ("hybrid", "subsampled", "adaptive") + VARIANTS + LOG_VARIANTS
     lines = ["| setting | documents | target | " + " | ".join(cols) + " |",
              "|---|---:|---|" + "---|" * len(cols)]
     for r in results:
@@ -728,6 +902,15 @@ def _variants(results) -> list:
     for r in results:
         for v, name in enumerate(VARIANTS):
             cells = [" / ".join(f"{100 * x:.0f}" for x in r["chosen"][v, :, k]) for k in range(len(METRICS))]
+            lines.append(f"| {r['setting']} | {r['docs']:,} | {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Where each log-scale variant built the bootstrap-t parts on the log scale, in "
+              "percent of datasets (else the linear scale: the rule did not apply it, or a value "
+              "reached 1), metric by metric:", "",
+              "| setting | documents | variant | " + " | ".join(METRICS) + " |",
+              "|---|---:|---|" + "---|" * len(METRICS)]
+    for r in results:
+        for v, name in enumerate(LOG_VARIANTS):
+            cells = [f"{100 * x:.0f}" for x in r["log_used"][v]]
             lines.append(f"| {r['setting']} | {r['docs']:,} | {name} | " + " | ".join(cells) + " |")
     return lines
 
@@ -792,7 +975,7 @@ def _verdict(results) -> list:
              "stays within it (± one Monte-Carlo standard error), those outside it come closer, no "
              "population-value cell moves more than 2 points farther from 95% (the paired tests do not read the "
              "interval: the same for every variant).", ""]
-    for name in VARIANTS:
+    for name in VARIANTS + LOG_VARIANTS:
         v = variant_verdict(results, name)
         lines.append(
             f"- *{name}*: {'passes' if v['passes'] else 'fails'} on this page. Expected value: "
@@ -918,6 +1101,24 @@ VARIANTS_TEXT = [
     "variance, finite mean: the m-out-of-n bootstrap's domain), hybrid where `α̂ ≤ 1` (no mean: "
     "the subsamples' `t` swings with the largest unit's presence). Rules and rationale: the "
     "script's `influence_choice` and `tail_choice`.",
+    "",
+    "Two variants that keep the default's choice of interval but build its bootstrap-t parts (the "
+    "studentized interval, the hybrid's and the subsampled's mean-centred bootstrap-t) on the scale "
+    "`g(x) = −log(1 − x)`: every resample's value `θ*_b` becomes `g(θ*_b)` and its standard error "
+    "`se*_b / (1 − θ*_b)` (the delta method), the observed ones alike, and the `t` interval's "
+    "bounds are mapped back by `g⁻¹(y) = 1 − exp(−y)`; the percentile part stays as it is (a "
+    "quantile is invariant under an increasing map). A variance-stabilizing transformation "
+    "(Efron & Tibshirani, ch. 12.6; Fisher's z for a correlation): near the bound 1 a metric's "
+    "standard error shrinks as its value rises, and the linear bootstrap-t is then too short on "
+    "the low side, the side of NMI's misses (the tables of misses: NMI's interval lies above "
+    "the target). The linear scale where the observed value or a resample is at 1 or above. "
+    "Which metrics, fixed before the runs: *log scale, bounded*: every metric bounded above by 1 "
+    "(ELM, BCubed, ARI and NMI); *log scale, by slope*: the metric of a dataset whose resamples' "
+    "standard errors fall as their values rise, the slope `β` of `log se*_b` on `log(1 − θ*_b)` "
+    f"above {LOG_SLOPE:g} (`se ∝ (1 − θ)^β`: the log scale's model is `β = 1`, the linear "
+    "scale's `β = 0`; the same as the standard errors varying less over the resamples on the log "
+    "scale than on the linear one). Rules: the script's `log_scale_interval`, `log_rule_bounded` "
+    "and `log_rule_slope`.",
 ]
 #: why neither variant replaced the default (the figures: the verdict lines the script computes)
 VARIANTS_OUTCOME = [
@@ -938,6 +1139,10 @@ VARIANTS_OUTCOME = [
     "No choice among these intervals reaches NMI's under-coverage: NMI gets the widest, the "
     "subsampled one, already.",
 ]
+
+
+#: what the measured log-scale variants showed (the figures: the verdict lines the script computes)
+LOG_OUTCOME: list = []
 
 
 def render(results, args) -> str:
@@ -1016,6 +1221,7 @@ def render(results, args) -> str:
         *_verdict(results),
         "",
         *VARIANTS_OUTCOME,
+        *(["", *LOG_OUTCOME] if LOG_OUTCOME else []),
         "",
         "## Where the warnings fire (adaptive intervals, expected value)",
         "",

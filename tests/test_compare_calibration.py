@@ -33,7 +33,8 @@ def test_calibration_script_quick_run_prints_every_setting_and_method(capsys):
     rows = _tables(capsys.readouterr().out)
     for kind, docs in mod.SETTINGS:
         for method in ("percentile", "BCa", "studentized", "hybrid", "subsampled", "adaptive",
-                       "influence share", "influence tail", "paired bootstrap", "randomization"):
+                       "influence share", "influence tail", "log scale, bounded", "log scale, by slope",
+                       "paired bootstrap", "randomization"):
             assert any(r.startswith(f"| {kind} | {docs} |") and f"| {method} |" in r for r in rows)
     # the summary table of docs/compare.md: one row per setting and target
     assert "| setting | documents | percentile | hybrid | subsampled | adaptive (default) |" in rows
@@ -86,6 +87,67 @@ def test_calibration_script_per_metric_variants_read_each_metrics_own_influence(
     assert (np.abs((psi ** 2).sum(axis=1) - se0[:, 0] ** 2) <= bound).all()
 
 
+def test_calibration_script_log_scale_variants_transform_the_bootstrap_t_and_map_it_back():
+    # the measured log-scale variants: g(x) = -log(1 - x), se_g = se / (1 - x), bounds mapped
+    # back by 1 - exp(-y). Tolerances: each value below is a handful of float operations (a log,
+    # an exp, a division, a product, numpy's interpolation between two order statistics) on
+    # numbers of order 1 to 5, each within one rounding: 1e-14 absolute is 50 eps of slack
+    import math
+
+    import numpy as np
+
+    mod = _script()
+    eps = 1e-14
+    grid = np.linspace(-0.5, 0.999, 2000)
+    g = mod.to_log_scale(grid)
+    assert (np.diff(g) > 0).all()  # increasing: the mapped bounds keep their order
+    assert np.abs(mod.from_log_scale(g) - grid).max() <= eps
+    # a hand-computed studentized interval: values 1/2, 3/4, 7/8 are g = log 2, 2 log 2, 3 log 2,
+    # each se_g = 0.2; the observed 3/4 with se 0.05 is g = 2 log 2, se_g = 0.2; t = -log 2 / 0.2,
+    # 0, log 2 / 0.2 and at 50% their quartiles are -/+ log 2 / 0.4; the interval on g is
+    # 2 log 2 -/+ log 2 / 2, mapped back 1 - 2^-1.5, 1 - 2^-2.5
+    vals, se = np.array([0.5, 0.75, 0.875]), np.array([0.1, 0.05, 0.025])
+    lo, hi, used = mod.log_scale_interval("studentized", vals, 0.75, se, 0.05, 0.5)
+    assert used and abs(lo - (1 - 2 ** -1.5)) <= eps and abs(hi - (1 - 2 ** -2.5)) <= eps
+    # (the linear bootstrap-t of the same data: t = -2.5, 0, 5, quartiles -1.25, 2.5, interval
+    # 0.625, 0.8125: another interval, not the log scale's mapped back)
+    lin = mod.studentized_interval(vals, 0.75, se, 0.05, 0.5)
+    assert abs(lin[0] - 0.625) <= eps and abs(lin[1] - 0.8125) <= eps
+    # the hybrid interval: the percentile part on the linear scale, the mean-centred t on g:
+    # mean g = 2 log 2, so t = -/+ log 2 / 0.2 as above, the t part is the same interval
+    h = mod.log_scale_interval("hybrid", vals, 0.75, se, 0.05, 0.5)
+    pct = mod.percentile_interval(vals, 0.5)  # 0.625, 0.8125
+    assert h[2] and abs(h[0] - min(pct[0], 1 - 2 ** -1.5)) <= eps and abs(h[1] - max(pct[1], 1 - 2 ** -2.5)) <= eps
+    # the subsampled interval joins the subsamples' mean-centred t on g: subsamples 1/2 and 7/8
+    # (g = log 2, 3 log 2, mean 2 log 2, se_g 0.2: t = -/+ 5 log 2, quartiles -/+ 2.5 log 2),
+    # the part 2 log 2 -/+ 0.5 log 2 again: the same interval as the hybrid one
+    s = mod.log_scale_interval("subsampled", vals, 0.75, se, 0.05, 0.5,
+                               (np.array([0.5, 0.875]), np.array([0.1, 0.025])))
+    assert s[2] and abs(s[0] - h[0]) <= eps and abs(s[1] - h[1]) <= eps
+    # fallback: a resample at 1, or the observed value at 1, gives the linear interval exactly
+    at_one = np.array([0.5, 0.75, 1.0])
+    assert mod.log_scale_interval("studentized", at_one, 0.75, se, 0.05, 0.5) == \
+        (*mod.studentized_interval(at_one, 0.75, se, 0.05, 0.5), False)
+    assert mod.log_scale_interval("hybrid", vals, 1.0, se, 0.05, 0.5) == \
+        (*mod.hybrid_interval(vals, 1.0, se, 0.05, 0.5), False)
+    sub_at_one = (np.array([0.5, 1.0]), np.array([0.1, 0.1]))
+    assert mod.log_scale_interval("subsampled", vals, 0.75, se, 0.05, 0.5, sub_at_one) == \
+        (*mod.subsampled_interval(vals, 0.75, se, 0.05, 0.5, *sub_at_one), False)
+    assert mod.log_scale_usable(0.5, np.array([0.2, np.nan])) and not mod.log_scale_usable(math.nan)
+    # the rules: bounded applies to the four metrics of the page (each bounded above by 1)
+    from streameval.comparison import _metrics
+
+    assert all(mod.log_rule_bounded(m) for m in _metrics(mod.METRICS))
+    # by slope: se = c (1 - theta)^beta gives the slope beta (a least-squares fit of exact points:
+    # logs of order 1 to 3, sums of 4 terms, 1e-12 is ample); the rule applies it above 1/2
+    theta = np.array([0.5, 0.75, 0.875, 0.9375])
+    for beta in (0.0, 0.4, 0.6, 1.0, 2.0):
+        assert abs(mod.log_slope(theta, 0.2 * (1 - theta) ** beta) - beta) <= 1e-12
+        assert mod.log_rule_slope(theta, 0.2 * (1 - theta) ** beta) == (beta > 0.5)
+    assert math.isnan(mod.log_slope(np.array([0.5, 0.5, 0.5]), np.array([0.1, 0.2, 0.3])))
+    assert not mod.log_rule_slope(np.array([0.5, 1.0]), np.array([0.1, 0.2]))  # too few below 1
+
+
 def test_calibration_script_runs_the_other_generators_and_the_neighbouring_scales(capsys):
     mod = _script()
     assert mod.main(["--quick", "--robust", "--scales", "5,10"]) == 0
@@ -118,8 +180,8 @@ def test_calibration_tables_reproduce_and_the_default_test_holds_its_level(tmp_p
     for mine, theirs in zip(_tables(got), _tables(published), strict=True):
         if mine == theirs:
             continue
-        assert (re.search(r"\| (studentized|hybrid|subsampled|adaptive|influence share|influence tail) \|",
-                          mine)
+        assert (re.search(r"\| (studentized|hybrid|subsampled|adaptive|influence share|influence tail"
+                          r"|log scale, bounded|log scale, by slope) \|", mine)
                 or re.match(r"\| [a-z-]+ \| [\d,]+ \| (\d+ of|population|expected) ", mine)), (mine, theirs)
         a, b = (re.findall(r"\d+(?:\.\d+)?", x) for x in (mine, theirs))
         assert len(a) == len(b) and all(abs(float(x) - float(y)) <= 1.0 for x, y in zip(a, b)), \
