@@ -15,8 +15,8 @@ linear ``f`` and first-order right for every smooth one, and costs, per resample
 multiply-adds in one BLAS product (:func:`standard_errors`): no nested bootstrap.
 
 The gradient is taken by central differences on the exact integer sums, with an even integer step
-``h`` of about ``10⁻⁷`` of the field (at least 2): every metric formula reads counts and
-fixed-point sums, and the only integer divisions in them halve quantities that are even for every
+``h`` of about ``10⁻⁷`` of the field, or of one unit of it where the field is smaller (``ONE`` for a
+fixed-point sum; at least 2): every metric formula reads counts and fixed-point sums, and the only integer divisions in them halve quantities that are even for every
 real table (``Σn² − N``, ``N(N−1)``), so an even step keeps them exact. The truncation error of a
 central difference is ``O((h/S)²)`` relative (``h/S ≤ 2/N``: below ``10⁻⁴`` for ``N ≥ 200``
 elements), far below the sampling error the standard error describes. A field a metric reads only
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .stats import STAT_NAMES, ContingencyStats
+from .stats import ONE, STAT_NAMES, ContingencyStats
 from .units import UnitStats
 
 __all__ = ["read_fields", "gradients", "unit_fields", "standard_errors", "slope_fields", "Moments",
@@ -90,8 +90,23 @@ def read_fields(ustats: UnitStats, metric, row) -> list:
     return sorted(rec.read)
 
 
-def _step(v: int) -> int:
-    return max(2, 2 * int(abs(v) * _REL_STEP / 2))
+def _step(v: int, unit: int = 1) -> int:
+    """The even step of a field of value ``v`` whose unit is ``unit`` (``ONE`` for a fixed-point
+    sum, 1 for a count): ``10⁻⁷`` of the field, or of one unit where the field is smaller, and at
+    least 2. A fixed-point sum at 0 (every cell a singleton: ``Σ n log n = 0``) then steps by
+    ``10⁻⁷`` of a unit, not by ``2·2⁻⁶⁴`` of one, which moved the metric by less than its rounding
+    and read that rounding as a slope. O(1).
+
+    >>> _step(0), _step(10**9), _step(0, ONE) == _step(ONE)
+    (2, 100, True)
+    """
+    return max(2, 2 * int(max(abs(v), unit) * _REL_STEP / 2))
+
+
+def _fixed_point(field) -> bool:
+    """Whether a field of :attr:`UnitStats.fields` is a fixed-point sum (``ONE = 2**64`` a unit):
+    the ``Σ x log x`` sums, the BCubed and ELM sums, the tracked F sums. O(1)."""
+    return isinstance(field, tuple) or field.endswith(("_xlogx", "_sum"))
 
 
 def _value(metric, stats) -> float:
@@ -122,11 +137,12 @@ def gradients(ustats: UnitStats, metrics, rows) -> np.ndarray:
         return out
     ref = max(rows, key=lambda r: r[0])  # the fullest table: an empty one returns before reading
     fields = [read_fields(ustats, m, ref) for m in metrics]
+    units = [ONE if _fixed_point(f) else 1 for f in ustats.fields]
     for r, row in enumerate(rows):
         row = list(row)
         for k, metric in enumerate(metrics):
             for f in fields[k]:
-                h = _step(row[f])
+                h = _step(row[f], units[f])
                 v = row[f]
                 row[f] = v + h
                 up = _value(metric, ustats.stats(row))

@@ -238,6 +238,12 @@ def _feed(bs, elements, w=1):
 # spread of 0 that the moments left as a residue of 2**-30 on one path, 0 on the other
 @example(elements=[(0, (0, 0), (0, 0)), (0, (0, 0), (0, 1)), (1, (1, 0), (1, 0)), (1, (1, 0), (1, 1)),
                    (2, (2, 0), (2, 0)), (2, (2, 1), (2, 0))], seed=0)
+# another's: a replica whose cells are all singletons (Σ n log n = 0), where a step of 2 on that
+# fixed-point field (10⁻¹⁹ of a unit) read only the metric's rounding, a slope of 2⁻⁵³ that the
+# units' sums of about 10²⁰ made scores of 10⁴ (the step is now 10⁻⁷ of a unit at least)
+@example(elements=[(0, (0, 0), (0, 0)), (0, (0, 1), (0, 1)), (1, (1, 0), (1, 0)), *[(2, (2, 0), (2, 0))] * 4,
+                   (2, (2, 0), (2, 1)), (3, (3, 0), (3, 0)), (3, (3, 0), (3, 1)), (3, (3, 1), (3, 0))],
+         seed=468856)
 def test_streaming_replicas_equal_the_batch_poisson_resamples_bit_for_bit(elements, seed):
     n_units = max(u for u, _, _ in elements) + 1
     bs = BootstrapEvaluator(_suite(), n_replicas=6, seed=seed)
