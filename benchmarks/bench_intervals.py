@@ -33,17 +33,11 @@ import numpy as np
 
 import streameval as se
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_bootstrap import scale_data  # noqa: E402  (the scale run's data: the same stream)
+
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = ("percentile", "bca", "studentized", "hybrid", "subsampled")
-
-
-def data(n: int):
-    rng = np.random.default_rng(0)
-    units = np.sort(rng.integers(0, n // 10, n))
-    t = units * 5 + rng.integers(0, 4, n)
-    a = np.where(rng.random(n) < 0.8, t, units * 5 + rng.integers(0, 5, n))
-    b = np.where(rng.random(n) < 0.7, t, units * 5 + rng.integers(0, 5, n))
-    return t, a, b, units
 
 
 def cells_per_row(t, p) -> float:
@@ -61,7 +55,7 @@ def _cpu(t, a, b, units, n_resamples: int, **kw) -> float:
 def measure(sizes, repeat: int, n_resamples: int = 1000) -> list:
     rows = []
     for n in sizes:
-        t, a, b, units = data(n)
+        t, a, b, units = scale_data(n)
         times: dict = {}
         for _ in range(repeat):  # the methods interleaved: a burst of load hits them alike
             for method in METHODS:
@@ -79,7 +73,7 @@ def defaults(sizes, resamples, repeat: int) -> list:
     studentized interval): every size at 1,000 resamples, and the largest at each of
     ``resamples``; interleaved, best of ``repeat``."""
     cases = [(n, 1000) for n in sizes] + [(sizes[-1], r) for r in resamples if r != 1000]
-    inputs = {n: data(n) for n in sizes}
+    inputs = {n: scale_data(n) for n in sizes}
     times: dict = {}
     for _ in range(repeat):
         for n, r in cases:
@@ -101,7 +95,7 @@ def main(argv=None) -> int:
     load = os.getloadavg()[0]
     rows = measure(args.sizes, args.repeat)
     dflt = defaults(args.sizes, args.resamples, args.repeat)
-    t, a, b, _ = data(args.sizes[0])
+    t, a, b, _ = scale_data(args.sizes[0])
     lines = [
         "# Cost of compare's interval methods",
         "",
