@@ -16,13 +16,14 @@ multiply-adds in one BLAS product (:func:`standard_errors`): no nested bootstrap
 
 The gradient is taken by central differences on the exact integer sums, with an even integer step
 ``h`` of about ``10⁻⁷`` of the field, or of one unit of it where the field is smaller (``ONE`` for a
-fixed-point sum; at least 2): every metric formula reads counts and fixed-point sums, and the only integer divisions in them halve quantities that are even for every
-real table (``Σn² − N``, ``N(N−1)``), so an even step keeps them exact. The truncation error of a
-central difference is ``O((h/S)²)`` relative (``h/S ≤ 2/N``: below ``10⁻⁴`` for ``N ≥ 200``
-elements), far below the sampling error the standard error describes. A field a metric reads only
-to choose a branch (the number of clusters, say) has a zero derivative away from the branch point;
-a step that crosses one gives a meaningless slope, so non-finite slopes (and those of a step out
-of a formula's domain on a tiny table) are set to 0.
+fixed-point sum; at least 2): every metric formula reads counts and fixed-point sums, and the only
+integer divisions in them halve quantities that are even for every real table (``Σn² − N``,
+``N(N−1)``), so an even step keeps them exact. The truncation error of a central difference is
+``O((h/S)²)`` relative (``h/S ≤ 2/N``: below ``10⁻⁴`` for ``N ≥ 200`` elements), far below the
+sampling error the standard error describes. A field a metric reads only to choose a branch (the
+number of clusters, say) has a zero derivative away from the branch point; a step that crosses one
+gives a meaningless slope, so non-finite slopes (and those of a step out of a formula's domain on a
+tiny table) are set to 0.
 
 >>> import numpy as np
 >>> from streameval.comparison import _metrics

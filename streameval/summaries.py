@@ -1349,10 +1349,7 @@ def _state_scatter(v, what):
 def _vector_block(X, dim: int | None, *, copy: bool) -> np.ndarray:
     """``X`` as a C-contiguous 2-D float64 array, one row per vector, of dimension ``dim`` when it is
     known (a copy when ``copy``); :class:`InvalidVectorError` names what is wrong. O(m·d)."""
-    if isinstance(X, np.ndarray) and X.dtype == np.float64:
-        arr = X.copy() if copy else np.ascontiguousarray(X)
-    else:
-        arr = real_array(X, "vector")  # a new array: refuses complex values and text
+    arr = np.ascontiguousarray(real_array(X, "vector", copy=copy))  # refuses complex values and text
     if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] == 0):
         raise InvalidVectorError(f"vectors must be a 2-D array with one row per vector, got shape {arr.shape}")
     if dim is not None and arr.shape[0] and arr.shape[1] != dim:
