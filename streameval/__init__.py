@@ -20,6 +20,7 @@ from .errors import (
     InvalidWeightError,
     MissingLabelError,
     SampleDesignError,
+    SettingsMismatchError,
     StreamevalError,
     UnknownElementError,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "UnknownElementError",
     "InvalidStateError",
     "InvalidVectorError",
+    "SettingsMismatchError",
     "ConcurrentUseError",
     "MissingDependencyError",
     "Synchronized",

@@ -21,7 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidLabelError, InvalidVectorError, InvalidWeightError, MissingLabelError
+from .errors import (
+    InvalidLabelError,
+    InvalidVectorError,
+    InvalidWeightError,
+    MissingLabelError,
+    SettingsMismatchError,
+)
 
 MAX_TOTAL = 2**57
 """Every count (a weight, a cell, a table's total ``n``) must stay below ``2**57`` (about
@@ -332,3 +338,22 @@ def check_total(n: int, w: int, what: str = "the table") -> None:
             f"adding w={w} to {what}, which holds {n} elements, would reach 2**57: the total count "
             "must stay below 2**57"
         )
+
+
+def check_same_settings(kind: str, settings) -> None:
+    """Refuse to merge two ``kind`` objects whose settings differ. ``settings``: ``(name, this
+    object's value, the other's value)`` triples, in order; the first pair of unequal values raises
+    :class:`~streameval.errors.SettingsMismatchError` naming the setting and both values. Called
+    before any change, so a refused merge leaves both objects as they were. O(settings).
+
+    >>> check_same_settings("BootstrapEvaluator", [("n_replicas", 200, 200), ("confidence", 0.95, 0.9)])
+    Traceback (most recent call last):
+    ...
+    streameval.errors.SettingsMismatchError: cannot merge a BootstrapEvaluator with confidence=0.9 into one with confidence=0.95: the confidence must be the same in both
+    """
+    for name, mine, theirs in settings:
+        if not (mine is theirs or mine == theirs):
+            raise SettingsMismatchError(
+                f"cannot merge a {kind} with {name}={theirs!r} into one with {name}={mine!r}: "
+                f"the {name} must be the same in both"
+            )

@@ -68,7 +68,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import intervals as _iv
-from ._validate import check_weight
+from ._validate import check_same_settings, check_weight
 from .contingency import Contingency
 from .detect import one_blas_thread
 from .errors import UnknownElementError
@@ -347,6 +347,25 @@ def _stat_values(table) -> list:
     read = getattr(table, "stat_values", None)
     vals = list(read()) if read is not None else [getattr(table, n) for n in STAT_NAMES]
     return vals + list(table.f_sums.values())
+
+
+class _MetricKind:
+    """A metric's kind and parameters, compared as a merge compares them (``ELM(beta=2)`` and
+    ``ELM(beta=2.0)`` alike), shown by its name."""
+
+    __slots__ = ("cls", "params", "name")
+
+    def __init__(self, metric: Metric):
+        self.cls, self.params, self.name = type(metric), metric.params, metric.name
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, _MetricKind) and self.cls is other.cls
+                and self.params == other.params)
+
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return self.name
 
 
 class BootstrapEvaluator(Guarded):
@@ -905,27 +924,44 @@ class BootstrapEvaluator(Guarded):
 
     # -------------------------------------------------------------- merging
     def merge(self, other: BootstrapEvaluator) -> None:
-        """Add ``other``'s elements (another shard with the same seed, replicas and metrics).
+        """Add ``other``'s elements (another shard with the same settings).
 
         Exact: the result equals one evaluator that saw both shards' elements (a unit split across
-        the shards included). ``other`` is unchanged. A label living in different units in the two
-        shards is refused before anything changes.
+        the shards included). ``other`` is unchanged. Refused before anything changes
+        (:class:`~streameval.errors.SettingsMismatchError` naming the setting and both values):
+        another seed or number of replicas (the replicas would be other resamples), other metrics
+        (names, order, kinds or parameters), another ``confidence`` or ``interval`` (the merged
+        evaluator would report its own over the other's shard without a word). A label living in
+        different units in the two shards is refused too (``ValueError``). Cost: O(other's cells
+        and units + metrics).
+
+        >>> from streameval import ELM
+        >>> a, b = BootstrapEvaluator([ELM()], n_replicas=20), BootstrapEvaluator([ELM()], n_replicas=20)
+        >>> a.update(0, 0, unit="d1"); b.update(1, 1, unit="d2")
+        >>> a.merge(b); a.n
+        2
+        >>> a.merge(BootstrapEvaluator([ELM()], n_replicas=20, confidence=0.9))
+        Traceback (most recent call last):
+        ...
+        streameval.errors.SettingsMismatchError: cannot merge a BootstrapEvaluator with confidence=0.9 into one with confidence=0.95: the confidence must be the same in both
         """
         self._guarded("merge", self._merge, other)
 
     def _merge(self, other: BootstrapEvaluator) -> None:
         if not isinstance(other, BootstrapEvaluator):
             raise TypeError(f"can only merge a BootstrapEvaluator, got {type(other).__name__}")
-        if (other.seed, other.n_replicas) != (self.seed, self.n_replicas):
-            raise ValueError(
-                f"cannot merge: seed/replicas differ ({self.seed}, {self.n_replicas}) vs "
-                f"({other.seed}, {other.n_replicas}); the replicas would not be the same resamples"
-            )
-        if list(other.evaluator.metrics) != list(self.evaluator.metrics):
-            raise ValueError(
-                f"cannot merge: metrics differ ({list(self.evaluator.metrics)} vs "
-                f"{list(other.evaluator.metrics)})"
-            )
+        metrics, their_metrics = self.evaluator.metrics, other.evaluator.metrics
+        check_same_settings("BootstrapEvaluator", [
+            ("seed", self.seed, other.seed),  # (else other resamples: another set of replicas)
+            ("n_replicas", self.n_replicas, other.n_replicas),
+            ("metrics", list(metrics), list(their_metrics)),
+        ])
+        check_same_settings("BootstrapEvaluator", [
+            *((f"metric {name!r}", _MetricKind(m), _MetricKind(their_metrics[name]))
+              for name, m in metrics.items()),
+            ("confidence", self.confidence, other.confidence),
+            ("interval", self.interval_method, other.interval_method),
+        ])
         for side, what in ((0, "true"), (1, "predicted")):
             mine = self._homes[side]
             for label, (unit, _) in other._homes[side].items():

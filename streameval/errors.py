@@ -53,6 +53,20 @@ class InvalidVectorError(StreamevalError):
     """A feature vector has the wrong dimension or a non-finite value."""
 
 
+class SettingsMismatchError(StreamevalError):
+    """Two objects whose settings differ (a confidence, an interval method, a metric's
+    parameters, a space or a dimension) were merged: refused, naming the setting and both values,
+    before anything changes. The merged object would otherwise read its own settings over data
+    gathered under the other's.
+
+    >>> from streameval import ClusterSummaries
+    >>> ClusterSummaries(space="cosine").merge(ClusterSummaries())
+    Traceback (most recent call last):
+    ...
+    streameval.errors.SettingsMismatchError: cannot merge a ClusterSummaries with space='euclidean' into one with space='cosine': the space must be the same in both
+    """
+
+
 class InputError(StreamevalError):
     """A malformed input file or row (:mod:`streameval.io`): ``"<file>, line <n>: <problem>"``.
 

@@ -464,28 +464,68 @@ def _label(value, column: str, what: str, err):
     )
 
 
-def _weight(value, column: str, err) -> int:
-    """A positive integer multiplicity from a CSV field or a JSON number."""
-    w = value
-    if isinstance(value, str):
-        try:
-            w = int(value)
-        except ValueError:
-            try:
-                w = float(value)
-            except ValueError:
-                w = None
-    if isinstance(w, bool) or not isinstance(w, (int, float)):
-        w = None
-    elif isinstance(w, float):
-        w = int(w) if math.isfinite(w) and w == int(w) else None
-    if w is None or w <= 0 or w > MAX_TOTAL:
-        shown = value if isinstance(value, str) else json.dumps(value, default=str)
-        why = "must be a positive integer multiplicity"
-        if w is not None and w > MAX_TOTAL:
-            why = "too large (a table's total weight must stay below 2**57)"
-        raise err(f"bad weight {shown[:60]!r} in column {column!r}: {why}")
-    return w
+def _weight(value, column: str, err, text: bool = True) -> int:
+    """A positive integer multiplicity from a CSV/TSV field (text) or a JSON/Parquet value, by the
+    one weight rule every reader follows (the block readers of :mod:`streameval.blocks` take a
+    block only when each of its weights passes it, else read the block row by row through this):
+
+    - text: an ASCII decimal integer literal, the digits ``0``-``9`` only (leading zeros allowed;
+      no sign, space, decimal point, exponent, digit separator or non-ASCII digit);
+    - a typed value (JSON lines, Parquet): an integer (JSON ``2``; not ``2.0``, ``"2"`` or
+      ``true``);
+
+    from 1 to 2**57 - 1. ``text``: ``value`` is a CSV/TSV field, else a typed value. Anything
+    else is refused (``err(problem)``), naming the value. O(length of the field).
+
+    >>> _weight("007", "w", ValueError), _weight(3, "w", ValueError, text=False)
+    (7, 3)
+    >>> for bad, text in [("1_000", True), ("+2", True), (" 2", True), ("2.0", True),
+    ...                   ("\u0662", True), (2.0, False), ("2", False), (True, False)]:
+    ...     try:
+    ...         _weight(bad, "w", ValueError, text)
+    ...     except ValueError as e:
+    ...         print(str(e).split(" in column")[0])
+    bad weight '1_000'
+    bad weight '+2'
+    bad weight ' 2'
+    bad weight '2.0'
+    bad weight '٢'
+    bad weight '2.0'
+    bad weight '"2"'
+    bad weight 'true'
+    """
+    if text:
+        if value.isascii() and value.isdigit():
+            digits = value.lstrip("0")
+            if len(digits) <= _WEIGHT_DIGITS:  # (more digits: too large, not parsed)
+                w = int(digits or "0")
+                if 0 < w <= MAX_TOTAL:
+                    return w
+            why = _weight_problem(len(digits) > _WEIGHT_DIGITS or int(digits or "0") > 0)
+        elif value[:1] == "-" and value[1:].isascii() and value[1:].isdigit():
+            why = _weight_problem(False)  # a negative integer (or -0)
+        else:
+            why = ("must be a positive integer multiplicity written in plain ASCII digits "
+                   "(no sign, space, decimal point, exponent or digit separator)")
+        raise err(f"bad weight {value[:60]!r} in column {column!r}: {why}")
+    if value.__class__ is int:
+        if 0 < value <= MAX_TOTAL:
+            return value
+        why = _weight_problem(value > 0)
+    else:
+        kind = {bool: "a boolean", float: "a float", str: "a string"}.get(
+            type(value), f"a {type(value).__name__}")
+        why = f"must be a positive integer multiplicity given as an integer, not {kind}"
+    shown = json.dumps(value, default=str, allow_nan=True)
+    raise err(f"bad weight {shown[:60]!r} in column {column!r}: {why}")
+
+
+_WEIGHT_DIGITS = len(str(MAX_TOTAL))  # a weight's digits at most (leading zeros aside)
+
+
+def _weight_problem(too_large: bool) -> str:
+    return ("too large (a table's total weight must stay below 2**57)" if too_large
+            else "must be a positive integer multiplicity")
 
 
 def _add_total(total: int, w: int, err) -> int:
@@ -692,7 +732,7 @@ def _typed_row(t, p, w, x, spec: RowSpec, vectors, err) -> tuple:
     elif w is None:
         raise err(f"missing weight (column {spec.weight!r} is null or absent)")
     else:
-        w = _weight(w, spec.weight, err)
+        w = _weight(w, spec.weight, err, text=False)
     return (t, p, w) if vectors is None else (t, p, w, vectors.parse(x, err))
 
 
@@ -890,10 +930,10 @@ def load_csv(path) -> dict:
         if len(row) < len(header):
             raise PageStreamError(f"{path}, row {line}: expected {len(header)} fields, got {len(row)}")
         sid, page = row[cs].strip(), row[cp].strip()
-        try:
-            page_no = int(page)
-        except ValueError:
-            raise PageStreamError(f"{path}, row {line}: page {page!r} is not an integer") from None
+        if not (page.isascii() and page.isdigit()):  # (int() would take 1_0, +1 and ١)
+            raise PageStreamError(f"{path}, row {line}: page {page!r} is not an integer written "
+                                  "in plain ASCII digits")
+        page_no = int(page)
         raw = row[cf].strip()
         flag = {"0": 0, "1": 1}.get(raw)
         if flag is None:

@@ -65,7 +65,15 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
-from ._validate import MAX_TOTAL, check_label, check_ordered, check_total, check_weight, is_missing
+from ._validate import (
+    MAX_TOTAL,
+    check_label,
+    check_ordered,
+    check_same_settings,
+    check_total,
+    check_weight,
+    is_missing,
+)
 from .errors import InvalidStateError, SampleDesignError, UnknownElementError
 from .labels import same_label
 from .sampling import Estimate, SampleDesign, normal_quantile, positive_weight
@@ -478,13 +486,28 @@ class SampleEstimator:
 
     # -- merge and saved state ----------------------------------------------------------------
     def merge(self, other: SampleEstimator) -> None:
-        """Add every element of ``other`` (same design; explicit weights must agree). The result
-        equals one estimator fed both streams. O(other's cells and columns + affected entities)."""
+        """Add every element of ``other`` (same design; explicit weights must agree; the same
+        ``confidence``). The result equals one estimator fed both streams. Refused before anything
+        changes: another kind of design or another weight for an entity
+        (:class:`~streameval.errors.SampleDesignError`), another ``confidence``
+        (:class:`~streameval.errors.SettingsMismatchError`: the merged estimator would report its
+        own level over the other's stream). O(other's cells and columns + affected entities).
+
+        >>> a, b = SampleEstimator(), SampleEstimator()
+        >>> a.update("e", 1); b.update("e", 1); b.update(None, 2)
+        >>> a.merge(b); a.n, a.n_labelled
+        (3, 2)
+        >>> a.merge(SampleEstimator(confidence=0.9))
+        Traceback (most recent call last):
+        ...
+        streameval.errors.SettingsMismatchError: cannot merge a SampleEstimator with confidence=0.9 into one with confidence=0.95: the confidence must be the same in both
+        """
         if not isinstance(other, SampleEstimator):
             raise TypeError(f"can only merge a SampleEstimator, got {type(other).__name__}")
         if self.design.kind != other.design.kind:
             raise SampleDesignError(
                 f"cannot merge a {other.design.kind!r} design into a {self.design.kind!r} one")
+        check_same_settings("SampleEstimator", [("confidence", self.confidence, other.confidence)])
         merged = SampleDesign.of(self.design)
         for k, wt in other.design.declared_weights().items():
             merged.declare(k, wt)  # raises when a weight differs

@@ -27,6 +27,7 @@ DuckDB (embedded; works on Parquet/CSV files larger than memory).
 from __future__ import annotations
 
 from .distributed import Histograms, check_counts, make_report, plan_metrics
+from .errors import InvalidStateError
 
 __all__ = ["query", "from_rows", "evaluate_duckdb"]
 
@@ -86,12 +87,26 @@ def query(table: str, true: str, pred: str, weight: str | None = None) -> str:
     return _TEMPLATE.format(table=table, true=true, pred=pred, weight=weight or "1")
 
 
+_PARTS = ("cell", "row", "col", "fab", "missing", "badweight")
+# the parts whose rows are keyed (one row per key in one query's result), and what the key is
+_KEYED = {"cell": "n", "row": "(size, sq)", "col": "(size, sq)", "fab": "(n, a, b)"}
+
+
 def from_rows(rows, metrics=None, missing: str = "raise", ami: bool = True):
     """A :class:`~streameval.distributed.Report` from the rows of :func:`query`'s result.
 
     ``rows``: an iterable of ``(part, x, y, z, cnt, mx)`` tuples (any engine's fetch). Raises the
-    library's errors for NULL labels (unless ``missing="skip"``) or bad weights. Cost
-    O(rows of the result) plus the metrics' reads.
+    library's errors for NULL labels (unless ``missing="skip"``) or bad weights, and
+    :class:`~streameval.errors.InvalidStateError` for rows that are no result of one query: a
+    row of an unknown kind, or two rows of one histogram with the same key (the results of
+    several queries concatenated: one would overwrite the other, and adding them is wrong too,
+    since a cluster split across shards is not two clusters). Cost O(rows of the result) plus
+    the metrics' reads.
+
+    >>> from_rows([("cell", 1, 0, 0, 2, 0), ("cell", 1, 0, 0, 3, 0)])
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InvalidStateError: sql: two 'cell' rows for n = 1 in the result: the rows of one query give each once (the results of several queries, e.g. of shards, cannot be joined row by row: query the union of the shards' elements)
     """
     chosen, f_specs = plan_metrics(metrics)
     h = Histograms()
@@ -100,8 +115,21 @@ def from_rows(rows, metrics=None, missing: str = "raise", ami: bool = True):
     n_missing = sum(int(r[4] or 0) for r in rows if r[0] == "missing")
     bad = sum(int(r[4] or 0) for r in rows if r[0] == "badweight")
     check_counts(n_missing, bad, missing, "sql")
+    seen: set = set()
     for part, x, y, z, cnt, mx in rows:
+        if part not in _PARTS:
+            raise InvalidStateError(f"sql: unknown row kind {part!r} in the result (expected one "
+                                    f"of {', '.join(map(repr, _PARTS))})")
         x, y, z, cnt = int(x), int(y), int(z), int(cnt)
+        key = (part, x, y, z)
+        if key in seen and part in _KEYED:  # never one overwriting the other, never summed
+            raise InvalidStateError(
+                f"sql: two {part!r} rows for {_KEYED[part]} = "
+                f"{key[1] if part == 'cell' else key[1:3] if part != 'fab' else key[1:]} in the result: the rows of one query give each once (the results of several "
+                "queries, e.g. of shards, cannot be joined row by row: query the union of the "
+                "shards' elements)"
+            )
+        seen.add(key)
         if part == "cell":
             h.cells[x] = cnt
         elif part in ("row", "col"):

@@ -75,6 +75,7 @@ from ._validate import (
     MAX_TOTAL,
     MAX_VECTOR_VALUE,
     check_label,
+    check_same_settings,
     check_total,
     check_weight,
     check_weights,
@@ -621,6 +622,15 @@ class ClusterSummaries(Guarded):
     def merge(self, other: ClusterSummaries) -> None:
         """Add the summaries of ``other`` into these (Chan's formula). O(k·d). ``other`` is unchanged.
 
+        Both must have the same ``space``, and the same ``dim`` and ``features`` where both have
+        them (fixed up front or by a first vector), else
+        :class:`~streameval.errors.SettingsMismatchError` naming the setting and both values,
+        nothing changed (an empty ``other`` included). Summaries without feature names (positional
+        vectors) merge with named ones of the same dimension: positions are read in the named
+        order, the rule :meth:`update` follows when dict and positional vectors meet. ``native``
+        is no setting of the readings (the reference summaries give the same values) and may
+        differ.
+
         >>> a, b = ClusterSummaries(), ClusterSummaries()
         >>> a.update([0.0], "x"); b.update([2.0], "x"); b.update([5.0], "y")
         >>> a.merge(b)
@@ -629,15 +639,16 @@ class ClusterSummaries(Guarded):
         """
         if not isinstance(other, ClusterSummaries):
             raise TypeError(f"can only merge ClusterSummaries, got {type(other).__name__}")
-        if other.space != self.space:
-            raise ValueError(f"cannot merge a {other.space!r} summary into a {self.space!r} one")
+        # the settings that decide the readings, each refused (naming it and both values) before
+        # anything changes, even when ``other`` is empty: it was built for other vectors
+        check_same_settings("ClusterSummaries", [("space", self.space, other.space)])
+        if self.dim is not None and other.dim is not None:
+            check_same_settings("ClusterSummaries", [("dim", self.dim, other.dim)])
+        if self.features is not None and other.features is not None:
+            check_same_settings("ClusterSummaries", [("features", self.features, other.features)])
         if other.n == 0:
             return
         check_total(self.n, other.n, "summaries merged with others")
-        if self.dim is not None and other.dim != self.dim:
-            raise InvalidVectorError(f"cannot merge dimension {other.dim} into dimension {self.dim}")
-        if self.features is not None and other.features is not None and self.features != other.features:
-            raise InvalidVectorError("cannot merge summaries with different feature orders")
         if self.dim is None and other.dim is not None:  # other.n > 0: its dim is set
             self._fix_dim(other.dim)
         if self.features is None and other.features is not None:

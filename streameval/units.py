@@ -381,7 +381,7 @@ class Combiner:
     that several share (the truth's fields are the same for every system: ``n``, the row sums)
     held once. :meth:`combine` is then one ``(B, U) × (U, distinct columns)`` BLAS product, exact
     as :meth:`UnitStats.combine` is (same limbs, same bound), and the joins. Statistics of other
-    units or bounds, or multiplicities beyond the bound, are combined one by one.
+    units, bounds or fields (F sums), or multiplicities beyond the bound, are combined one by one.
 
     >>> a = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
     ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
@@ -398,8 +398,9 @@ class Combiner:
         self.stats = list(stats)
         self._x = None
         self.columns = sum(s.limbs().shape[1] for s in self.stats)
-        if len(self.stats) < 2 or len({(s.n_units, s.bound) for s in self.stats}) != 1:
-            return
+        if len(self.stats) < 2 or len({(s.n_units, s.bound, tuple(s.f_keys))
+                                       for s in self.stats}) != 1:
+            return  # (statistics of other fields: combined one by one, each its own fields)
         nf = len(self.stats[0].fields)
         self.fields = list(range(nf)) if fields is None else sorted(set(fields))
         cols: list = []  # (system, column) of each distinct column

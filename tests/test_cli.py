@@ -252,6 +252,13 @@ BAD_TEXT = [
     ("list.jsonl", b'{"t": [1], "p": "x"}\n', [], "list.jsonl, line 1: true label in column 't' must be a string, number or boolean"),
     ("array.jsonl", b'[1, 2]\n', [], "array.jsonl, line 1: expected a JSON object per line, got list"),
     ("weight.jsonl", b'{"t": 1, "p": 2, "w": 0}\n', ["--weight", "w"], "weight.jsonl, line 1: bad weight '0'"),
+    # the one weight rule (docs/cli.md): Python's int() or float() would read each of these
+    ("sep.csv", b"t,p,w\na,x,1\na,x,1_000\n", ["--weight", "w"],
+     "sep.csv, line 3: bad weight '1_000' in column 'w': must be a positive integer multiplicity "
+     "written in plain ASCII digits (no sign, space, decimal point, exponent or digit separator)"),
+    ("string.jsonl", b'{"t": 1, "p": 2, "w": 1}\n{"t": 1, "p": 2, "w": "2"}\n', ["--weight", "w"],
+     "string.jsonl, line 2: bad weight '\"2\"' in column 'w': must be a positive integer "
+     "multiplicity given as an integer, not a string"),
     ("notparquet.parquet", b"PAR1 garbage", [], "notparquet.parquet: not a readable Parquet file"),
 ]
 

@@ -411,9 +411,9 @@ def test_interval_methods_are_checked_and_reported():
 
 def test_merge_refuses_different_resamples():
     a = BootstrapEvaluator([ELM()], n_replicas=4, seed=1)
-    with pytest.raises(ValueError, match="seed/replicas differ"):
+    with pytest.raises(ValueError, match="with seed=2 into one with seed=1"):
         a.merge(BootstrapEvaluator([ELM()], n_replicas=4, seed=2))
-    with pytest.raises(ValueError, match="metrics differ"):
+    with pytest.raises(ValueError, match=r"with metrics=\['BCubed'\] into one with metrics=\['ELM'\]"):
         a.merge(BootstrapEvaluator([BCubed()], n_replicas=4, seed=1))
     with pytest.raises(TypeError):
         a.merge(Contingency())

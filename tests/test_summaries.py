@@ -15,6 +15,7 @@ from streameval.errors import (
     InvalidVectorError,
     InvalidWeightError,
     MissingLabelError,
+    SettingsMismatchError,
     UnknownElementError,
 )
 
@@ -252,9 +253,9 @@ def test_cosine_space_normalises_and_rejects_zero():
 def test_merge_rejects_mismatched_summaries():
     a = feed(ClusterSummaries(), [([1.0, 2.0], 0, 1)])
     b = feed(ClusterSummaries(), [([1.0, 2.0, 3.0], 0, 1)])
-    with pytest.raises(InvalidVectorError, match="dimension"):
+    with pytest.raises(SettingsMismatchError, match="with dim=3 into one with dim=2"):
         a.merge(b)
-    with pytest.raises(ValueError, match="cosine"):
+    with pytest.raises(SettingsMismatchError, match="with space='cosine' into one with space='euclidean'"):
         a.merge(ClusterSummaries(space="cosine"))
 
 

@@ -32,7 +32,7 @@ import sys
 
 from ..errors import CLIError
 from ..intervals import COMPARE_INTERVAL_METHODS
-from .options import metric_classes, non_negative, positive
+from .options import metric_classes, non_negative, plain_float, positive
 
 __all__ = ["add_parser", "cmd_compare", "add_score_ci_options", "cmd_score_ci", "cmd_pss_compare"]
 
@@ -44,10 +44,7 @@ class CompareError(CLIError):
 
 
 def _probability(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
+    v = plain_float(s)
     if not 0 < v < 1:
         raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {s!r}")
     return v

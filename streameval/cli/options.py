@@ -101,13 +101,37 @@ def add_row_options(p, *, follow: bool) -> None:
 
 # ---------------------------------------------------------------------------- argument types
 def non_negative(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {s!r}") from None
-    if v < 0:
+    """An integer option: ASCII digits only, the rule of ``--weight`` (``int()`` alone would also
+    take ``1_000``, ``+5``, `` 5`` and non-ASCII digits).
+
+    >>> non_negative("007")
+    7
+    >>> non_negative("1_000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: not an integer written in plain ASCII digits: '1_000'
+    """
+    if s[:1] == "-" and s[1:].isascii() and s[1:].isdigit():
         raise argparse.ArgumentTypeError(f"must be >= 0, got {s!r}")
-    return v
+    if not (s.isascii() and s.isdigit()):
+        raise argparse.ArgumentTypeError(f"not an integer written in plain ASCII digits: {s!r}")
+    return int(s)
+
+
+def plain_float(s: str, what: str = "a number") -> float:
+    """A number option as ``float()`` reads it, but only from plain ASCII text: no digit
+    separator, surrounding space or non-ASCII digit (``float()`` takes ``1_0.5``, `` 2`` and
+    ``٢``).
+
+    >>> plain_float("2.5e-1")
+    0.25
+    """
+    if not s.isascii() or "_" in s or s != s.strip():
+        raise argparse.ArgumentTypeError(f"not {what} written in plain ASCII: {s!r}")
+    try:
+        return float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {what}: {s!r}") from None
 
 
 def seconds(s: str) -> float:
@@ -116,10 +140,7 @@ def seconds(s: str) -> float:
     >>> seconds("2.5"), seconds("0")
     (2.5, 0.0)
     """
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {s!r}") from None
+    v = plain_float(s, "a number of seconds")
     if not math.isfinite(v) or v < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {s!r}")
     return v
@@ -140,10 +161,7 @@ def port(s: str) -> int:
 
 
 def fraction(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
+    v = plain_float(s)
     if not 0.0 < v <= 1.0:
         raise argparse.ArgumentTypeError(f"must be in (0, 1], got {s!r}")
     return v

@@ -37,6 +37,7 @@ from .options import (
     format_or_usage,
     metric_classes,
     non_negative,
+    plain_float,
     port,
     prometheus_label,
     row_spec,
@@ -620,7 +621,7 @@ def add_parser(sub) -> None:
     p.add_argument("--drop-detector", choices=("cusum", "adwin", "page-hinkley"), default="cusum",
                    help="the sequential detector fed the block values (default cusum, calibrated "
                    "on the first 40 blocks; adwin and page-hinkley: River's)")
-    p.add_argument("--drop-run-length", type=float, metavar="N",
+    p.add_argument("--drop-run-length", type=plain_float, metavar="N",
                    help="the cusum's expected rows between false alarms (default 1e8)")
     p.add_argument("--top", type=non_negative, default=5, metavar="K",
                    help="how many split entities and merging clusters to report (default 5)")
