@@ -986,14 +986,18 @@ class BootstrapEvaluator(Guarded):
                 else:
                     home[1] += c
 
+    def _settings_key(self) -> tuple:
+        return (self.seed, self.n_replicas,
+                [(name, _MetricKind(m)) for name, m in self.evaluator.metrics.items()],
+                self.confidence, self.interval_method)
+
     def __eq__(self, other) -> bool:
-        """Same settings, same observed table and the same table in every live unit (hence the
-        same replicas)."""
+        """Same settings (those :meth:`merge` compares), same observed table and the same table
+        in every live unit (hence the same replicas)."""
         if not isinstance(other, BootstrapEvaluator):
             return NotImplemented
         return (
-            (self.seed, self.n_replicas, list(self.evaluator.metrics))
-            == (other.seed, other.n_replicas, list(other.evaluator.metrics))
+            self._settings_key() == other._settings_key()
             and self.evaluator.table == other.evaluator.table
             and self._units.keys() == other._units.keys()
             and all(e.table == other._units[u].table for u, e in self._units.items())

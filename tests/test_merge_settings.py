@@ -96,6 +96,10 @@ def test_a_refused_bootstrap_merge_leaves_its_readings():
     with pytest.raises(SettingsMismatchError):
         a.merge(b)
     assert a.get() == got and a.settings()["confidence"] == 0.95
+    # equality compares the same settings (before: seed, replicas and metric names only)
+    assert bootstrap() == bootstrap()
+    assert bootstrap() != bootstrap(confidence=0.9) and bootstrap() != bootstrap(interval="bca")
+    assert bootstrap(metrics={"F": ELM()}) != bootstrap(metrics={"F": ELM(beta=2.0)})
 
 
 def sample(confidence=0.95) -> SampleEstimator:
