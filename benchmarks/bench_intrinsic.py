@@ -59,27 +59,26 @@ LABEL = {
 # The page's closing notes (written by hand from the runs: the figures they quote are measured,
 # not computed here).
 NOTES = [
-    'Where the time goes. `ClusterSummaries.update` is one native call (Welford on the cluster and '
-    'the global summary; a numpy vector is read through the buffer protocol, no Python object made).'
-    ' `ClusterReport` update + get is two native calls and no Python frame but the report\'s own '
-    '(one call with `update_get`; `ReportStep`: below). The update is '
-    "`SummaryKernel.update_score`: that Welford step, then in the same call the silhouette's score "
-    "(the changed cluster's row of distances between means, O(k·d), eight rows at a time in AVX2 "
-    'registers where the CPU has them (four lanes, one register per row), one order of operations on'
-    " every path so the same bits; written into the matrix's row and column with separation's sum in"
-    ' the same pass; then the nearest other cluster by the triangle inequality, O(k) plus O(d) per '
-    "cluster it cannot rule out), and the point's silhouette record (one dict entry per distinct "
-    'point, which revert and `final` need) and its exact running sums (Python integers, added '
-    'natively). The get is '
-    '`SummaryKernel.values_into`, which writes into the read\'s dict: '
-    'SSW, SSB, CH, separation, compactness and Davies-Bouldin computed natively (O(d) for SSB by its'
-    ' moving anchor, O(1) for SSW, separation and compactness from running `hi + lo` sums, O(k) for '
-    "Davies-Bouldin's changed row), CH's ratio and separation's mean with the views' own operations "
-    '(the same doubles: `test_the_reports_one_call_paths_equal_the_call_by_call_ones`); plus the '
-    "silhouette's running mean and the report's `cluster_array` (a cached tuple) and `count_array` "
-    '(one copy). So the report grows with k·d (one pass over the means for the distance row, which '
-    'separation needs exactly) and with k; it does not grow with N. The recompute grows with N²·d '
-    '(the silhouette).',
+    'Where the time goes. `ClusterSummaries.update` is one native call (Welford on the cluster and the'
+    ' global summary; a numpy vector is read through the buffer protocol, no Python object made). '
+    "`ClusterReport` update + get is two native calls and no Python frame but the report's own (one "
+    'call with `update_get`; `ReportStep`: below). The update is `SummaryKernel.update_score`: that '
+    "Welford step, then in the same call the silhouette's score (the changed cluster's row of "
+    'distances between means, O(k·d), eight rows at a time in AVX2 registers where the CPU has them '
+    '(four lanes, one register per row), one order of operations on every path so the same bits; its '
+    "square roots written into the matrix's row and column with separation's sum in one more pass, of "
+    'four AVX2 lanes where the CPU has them: the last paragraph; then the nearest other cluster by the'
+    " triangle inequality, O(k) plus O(d) per cluster it cannot rule out), and the point's silhouette "
+    'record (one dict entry per distinct point, which revert and `final` need) and its exact running '
+    'sums (Python integers, added natively). The get is `SummaryKernel.values_into`, which writes into'
+    " the read's dict: SSW, SSB, CH, separation, compactness and Davies-Bouldin computed natively "
+    '(O(d) for SSB by its moving anchor, O(1) for SSW, separation and compactness from running `hi + '
+    "lo` sums, O(k) for Davies-Bouldin's changed row), CH's ratio and separation's mean with the "
+    "views' own operations (the same doubles: "
+    "`test_the_reports_one_call_paths_equal_the_call_by_call_ones`); plus the silhouette's running "
+    "mean and the report's `cluster_array` (a cached tuple) and `count_array` (one copy). So the "
+    'report grows with k·d (one pass over the means for the distance row, which separation needs '
+    'exactly) and with k; it does not grow with N. The recompute grows with N²·d (the silhouette).',
     "",
     'Before the one-call path below, per point at d = 16, k = 1,000 (callgrind of the report case '
     'alone, 300 points): 118.1k '
@@ -92,38 +91,42 @@ NOTES = [
     '92.3k, native 55.7k (row with its write 21.8k, Davies-Bouldin 15.7k, silhouette 13.4k).'
     ' Since (the report\'s plain update calls the evaluator\'s scored update directly (measured with the silhouette\'s record also inlined, since put back as one call: about 0.2k instructions a point); `get` fills a copy of a dict of its keys made at the first read, so no resizing; the same values): callgrind of the report case alone, 300 points (`child_callgrind(d, k, 300, cases=("empty", "report"))` of this script under `benchmarks/instructions.py`, the empty loop subtracted), at k = 1,000 92,476 / 118,014 / 164,480 / 231,113 → 91,271 / 116,891 / 163,171 / 229,962 instructions at d = 2 / 16 / 64 / 128, at k = 10 40,544 / 42,435 / 48,821 / 57,205 → 39,476 / 41,267 / 47,683 / 55,152 (−1.1k to −2.1k a point).',
     "",
-    'The floor. "One exact distance row" is that pass alone (`_native.RowPass`: the squared '
-    "distances from a cluster's mean to the k means by the widest kernel, one call per point): the "
-    "least an exact refresh of the changed cluster's row costs, whatever is built around it. At k = "
-    "1,000 the report's CPU time is the floor plus a part that grows less with d (13–21 µs "
-    'in this run): the column write into the k × k matrix (one cache line per cluster, 8 MB at k = '
-    '1,000: 7–10 µs of thread CPU per point in a Rust microbenchmark of `replace_row` on this '
-    "machine), Davies-Bouldin's changed row and the silhouette's scan (a few µs), and the report's "
-    'dict, records and Python state around them (its k = 10 rows: 2.8–4.0 µs in this run, 2.5–3.7 µs '
-    'in one call). The pass itself is bound by reading the '
-    'means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = 1,000, d = 128, 1 '
-    'MB of means) the plain build took 29.5–30.3 µs, the four-lane AVX2 kernel 14.8–15.0 µs, and an '
-    'eight-lane AVX-512 one (half the vector operations, since removed) 15.2–15.3 µs: wider '
-    'registers buy nothing here.',
+    'The floor. "One exact distance row" is that pass alone (`_native.RowPass`: the squared distances '
+    "from a cluster's mean to the k means by the widest kernel, one call per point): the least an "
+    "exact refresh of the changed cluster's row costs, whatever is built around it. At k = 1,000 the "
+    "report's CPU time is the floor plus a part that grows less with d (8.5–19.2 µs in this run): the "
+    'column write into the k × k matrix (one cache line per cluster, 8 MB at k = 1,000: 7–10 µs of '
+    "thread CPU per point in a Rust microbenchmark of `replace_row` on this machine), Davies-Bouldin's"
+    " changed row and the silhouette's scan (10.5k and 9.5k instructions a point at d = 64 since the "
+    "last paragraph's lanes), and the report's dict, records and Python state around them (its k = 10 "
+    'rows: 2.5–3.6 µs in this run, 2.2–3.4 µs in one call). The pass itself is bound by reading the '
+    'means, not by its arithmetic: in a Rust microbenchmark (thread CPU time, k = 1,000, d = 128, 1 MB'
+    ' of means) the plain build took 29.5–30.3 µs, the four-lane AVX2 kernel 14.8–15.0 µs, and an '
+    'eight-lane AVX-512 one (half the vector operations, since removed) 15.2–15.3 µs: wider registers '
+    'buy nothing here.',
     "",
-    'The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (13.2 µs; 12.5 in '
-    'one call) and d = 16 (15.2; 14.4) in this run, under the load in the header; at d = 64 (21.2; '
-    '23.5) and 128 (32.3; 31.6) it is out of reach of one exact row refresh per point plus the column '
-    'write: the row alone is 5.9 µs at d = 64 and 11.7 µs at d = 128 here, and the rest of the '
-    'report (12.7 µs at d = 2 and 16, where the row is under 2.5 µs) does not shrink with '
-    'd (15.3 and 20.6 µs at d = 64 and 128: the silhouette\'s scan and the Welford step are O(d) '
-    'too), so the floor of this design is the row plus 13–21 µs. (In the run before, load '
-    '12.1–5.8: 13.9, 16.3, 22.2 and 36.1 µs, the row 0.45, 2.4, 6.2 and 11.9 µs.) Writing '
-    'the column lazily (rows only, versions telling which copy of a pair is newer) would save the '
-    "strided writes but read the newer copies back strided at each row's next refresh and at "
-    "Davies-Bouldin's rescans: in the same microbenchmark, a gather of half a column cost 4.1–4.7 µs"
-    ' against 7.1–7.4 µs for the column write — about 3 µs a point, not done. In the report itself '
-    'the write costs less than that microbenchmark says: a build with the column write left out '
-    '(values wrong: an experiment only) ran `per_point("report", d, 1000, 2000)` (this script) 0.9 '
-    'µs a point faster at d = 2 (18.0 against 19.0 µs, mean of 5 alternating runs, load 9) and 1.4 '
-    'µs at d = 16 (20.5 against 21.8, 4 runs): the strided writes overlap with the rest of the call.'
-    ' That is the most the rows-only scheme could gain, before its gathers take part of it back: not'
-    ' worth a second copy rule for every reader of the matrix.',
+    'The 20 µs goal for `ClusterReport` update + get at k = 1,000 is met at d = 2 (8.9 µs; 8.5 in one '
+    "call), d = 16 (11.0; 10.7) and, since the last paragraph's lanes, d = 64 (16.4; 17.3) in this "
+    'run, under the load in the header; at d = 128 (29.9; 27.3) it is out of reach of one exact row '
+    'refresh per point plus the column write: the row alone is 10.7 µs here, and the rest of the '
+    'report (8.5–8.8 µs at d = 2 and 16, where the row is under 2.3 µs; 10.7 µs at d = 64) grows to '
+    "19.2 µs at d = 128 (the silhouette's candidates, about 27 a point on this data at d = 128 against"
+    ' 13 at d = 64, and the Welford step are O(d); the rest of that growth was not analysed). (In this'
+    " page's run before the lanes, load 6.2–5.8: 13.2, 15.2, 21.2 and 32.3 µs, 12.5, 14.4, 23.5 and "
+    '31.6 in one call, the row 0.45, 2.5, 5.9 and 11.7 µs.) Writing the column lazily (rows only, '
+    'versions telling which copy of a pair is newer) would save the strided writes but read the newer '
+    "copies back strided at each row's next refresh and at Davies-Bouldin's rescans: in the same "
+    'microbenchmark, a gather of half a column cost 4.1–4.7 µs against 7.1–7.4 µs for the column write'
+    ' — about 3 µs a point, not done. In the report itself the write costs less than that '
+    'microbenchmark says: a build with the column write left out (values wrong: an experiment only) '
+    'ran `per_point("report", d, 1000, 2000)` (this script) 0.9 µs a point faster at d = 2 (18.0 '
+    'against 19.0 µs, mean of 5 alternating runs, load 9) and 1.4 µs at d = 16 (20.5 against 21.8, 4 '
+    'runs): the strided writes overlap with the rest of the call. At d = 2 and 16 that is the most the'
+    ' rows-only scheme could gain, before its gathers take part of it back: not worth a second copy '
+    'rule for every reader of the matrix. At d = 64 it is more: the same experiment on the build '
+    'before the lanes (`update_get`, 4,000 points after 500, 4 alternating runs, load 1.5) ran 5.3 µs '
+    'a point faster (16.9 against 22.2 µs); the rows-only scheme was not retried against that, the '
+    "lanes below overlap the stores with the row's other work instead.",
     "",
     'Blocks at d = 2. `update_many` gives the state the single updates give, bit for bit '
     '(`summaries::welford_rows`; tested against the single steps in Rust and against the native '
@@ -246,10 +249,55 @@ NOTES = [
     'objects: a fresh dict of 11 values with a fresh array, and a record per point as Python '
     'tuples, cost about 16k whoever builds them. At k = 1,000 the kernel dominates as before (the '
     'distance row and its column write, Davies-Bouldin\'s row, the silhouette\'s scan), and the 20 µs '
-    'goal is still missed at d = 64 and 128. The tables above are of a run after this change '
-    '(`OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_intrinsic.py`, 2026-12-05, the '
-    'load in the header); their instruction counts are of a process without `PYTHONHASHSEED` set, so '
-    'they differ from the figures of this paragraph by up to 2k a point.',
+    'goal was still missed at d = 64 and 128 (met at d = 64 since: the next paragraph). The page\'s '
+    'tables were then of a run after this change; they are now of the run after the next one.',
+    '',
+    "Lanes for the O(k) part (2026-12-05, later). At k = 1,000 and d = 64 the report's native call "
+    'ran, per point (callgrind of `update_get`, 300 points), 67.9k instructions in the distance pass '
+    "and 48k in the O(k) work after it: the square roots, the row and column write with separation's "
+    "sum 18.6k, the silhouette's bounds and scan 15.5k, Davies-Bouldin's changed row with its rescans "
+    "14.0k. A CPU profile (`perf record` of 15,000 points) put about two thirds of the row write's "
+    "samples on the column's strided stores (a cache line each from beyond the 2 MB L2: the matrix is "
+    '8 MB), and a build without them (values wrong: an experiment) ran 5.3 µs a point faster (the '
+    'paragraph above). Now each of those parts is one pass of four AVX2 lanes, with the operations and'
+    " the folds of its plain path, so the same bits: `finish_row_avx2` takes the pass's squared "
+    'distances to their roots (0 at free slots and at the cluster itself), writes row and column and '
+    "steps separation's four TwoSum lanes in one loop, the column's stores going out beside the square"
+    ' roots and the chain of additions instead of after them, their lines asked for (`prefetcht0`) 32 '
+    "rows ahead; the silhouette's bounds are made and folded to their minimum in one pass (the scratch"
+    " buffer no longer filled first), the minimum's first position and the candidates below the best "
+    "so far then found four at a time by a mask; Davies-Bouldin's ratios, the test of the maxima and "
+    "the fold of the row's maximum are one pass, each rescanned row another. The plain path is "
+    'unchanged (`STREAMEVAL_SIMD=plain`). Held together by '
+    '`the_lane_kernels_give_the_plain_bits_on_ties` (Rust: 150 random lattices with equal means, equal'
+    ' distances and equal scatters, every width mod 4, widths below the capacity, free slots: the '
+    'matrix, its sum, the scores, the maxima, their positions and their sum against the plain kernels,'
+    ' bit for bit) and `test_the_report_is_the_same_on_every_simd_path` (now also a lattice stream of '
+    '37 clusters with reverts that empty clusters, every read and the distance matrix compared between'
+    ' a plain and an AVX2 process); every read of streams at k = 37 to 1,000 also hashed alike on the '
+    'previous build and this one, on both paths. Per point at d = 64, k = 1,000 the row write went '
+    '18.6k → 12.6k instructions, the silhouette 15.5k → 9.5k, Davies-Bouldin 14.0k → 10.5k. Callgrind '
+    'of the report cases alone (`PYTHONHASHSEED=0`, `OPENBLAS_NUM_THREADS=1`, 300 points, the empty '
+    'loop subtracted), the previous build → this one, at d = 2 / 16 / 64 / 128 and k = 1,000: update +'
+    ' get 79,267 / 104,936 / 151,219 / 218,457 → 63,497 / 88,504 / 135,891 / 202,551 (−15.3k to −16.4k'
+    ' a point), `update_get` 75,512 / 101,172 / 147,547 / 214,581 → 59,690 / 84,727 / 132,213 / '
+    '198,701; at k = 10 −0.7k a point. CPU, 4 alternating rounds of `per_point(case, d, 1000, 2000)` '
+    'per build, each in its own process (load 3.3–3.4 on 2 cores), mean before → after: update + get '
+    '12.92 → 9.26, 14.92 → 11.25, 21.19 → 17.38, 31.60 → 27.45 µs at d = 2 / 16 / 64 / 128 (−28, −25, '
+    '−18, −13 %); `update_get` 12.28 → 8.87, 14.49 → 11.43, 21.14 → 16.75 µs at d = 2 / 16 / 64 (−28, '
+    '−21, −21 %) and at d = 128 30.64 → 27.12 µs (5 more rounds, −11 %); at k = 10 within 0.1 µs. '
+    "Tried and not kept: prefetching the column's lines during the distance pass (1–2 µs a point "
+    'slower at d = 64: those fetches and the reads of the pass compete), non-temporal stores '
+    'for the column (35 against 21 µs), prefetching 16 or 64 rows ahead, to L2 only or for writing '
+    "(`prefetchw`) (within the noise of 32 rows to L1); Davies-Bouldin's inverses `1/d` made in the "
+    "row pass beside the column's stores and read by its changed row (0.5k fewer instructions a point,"
+    ' no CPU gain measured at d = 2 or 64). What is left at d = 64: the pass (5.7 µs in this run), the'
+    " column's stores (still most of the row write's CPU), Davies-Bouldin's divisions (one per entry "
+    "of the changed row and of each rescanned row) and the report's Python objects (about 16k "
+    'instructions). At d = 128 the goal needs more than the O(k) part: the row alone is 10.7 µs. The '
+    'tables above are of a run of this build (`OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python '
+    'benchmarks/bench_intrinsic.py`, 2026-12-05, the load in the header); their instruction counts '
+    'are of a process without `PYTHONHASHSEED` set, within 0.5k a point of this paragraph\'s.',
 ]
 
 

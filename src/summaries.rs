@@ -669,14 +669,104 @@ pub fn silhouette_pruned_plain(s: &Slots, cache: &SlotCache, x: &[f64], own: usi
     silhouette_pruned_body(s, cache, x, own, singleton, row, lb)
 }
 
-/// [`silhouette_pruned`] compiled with AVX2 (the same operations in the same order: the same bits).
+/// [`silhouette_pruned`] in AVX2 registers, four lanes: one pass makes the bounds (stored) and
+/// their lane minima, with the operations of the plain path (`silhouette_pruned_body`) and its
+/// fold (`arg_min`: `min(v, lane)` keeps `v` when `v < lane`, as there); the first position of
+/// the minimum and the scan of the bounds below the best so far then test four entries at a
+/// time and take the ones that pass in order, as one scan would. The same bits
+/// (`the_lane_kernels_give_the_plain_bits_on_ties`).
 ///
 /// # Safety
 /// The CPU must support AVX2 (callers check `avx2_path()`, or `Simd::widest()`, first).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub unsafe fn silhouette_pruned_avx2(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
-    silhouette_pruned_body(s, cache, x, own, singleton, row, lb)
+    use std::arch::x86_64::*;
+    const SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
+    let d = s.d;
+    let k = s.counts.len();
+    let mean_own = &s.means[own * d..(own + 1) * d];
+    let to_own = sq_dist(x, mean_own);
+    let r = to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64);
+    if lb.len() < k {
+        lb.resize(k, 0.0); // a scratch buffer of the caller's, every entry below k written next
+    }
+    let (row, q, counts, lb) = (&row[..k], &cache.q[..k], s.counts, &mut lb[..k]);
+    let bound = |j: usize| -> f64 {
+        let gap = (row[j] * SAFE - r).max(0.0);
+        let v = (gap * gap + q[j]) * SAFE;
+        if counts[j] > 0 && j != own {
+            v
+        } else {
+            f64::INFINITY
+        }
+    };
+    let full = k - k % 4;
+    let (rp, qp, np, lp) = (row.as_ptr(), q.as_ptr(), counts.as_ptr(), lb.as_mut_ptr());
+    let (safe, rv, zero, inf) = (_mm256_set1_pd(SAFE), _mm256_set1_pd(r), _mm256_setzero_pd(), _mm256_set1_pd(f64::INFINITY));
+    let (izero, four, ov) = (_mm256_setzero_si256(), _mm256_set1_epi64x(4), _mm256_set1_epi64x(own as i64));
+    let mut at = _mm256_setr_epi64x(0, 1, 2, 3);
+    let mut lanes = inf;
+    let mut j = 0;
+    while j < full {
+        // max(t, 0) is 0 for t NaN too, as f64::max; its sign is squared away
+        let gap = _mm256_max_pd(_mm256_sub_pd(_mm256_mul_pd(_mm256_loadu_pd(rp.add(j)), safe), rv), zero);
+        let v = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(gap, gap), _mm256_loadu_pd(qp.add(j))), safe);
+        let live = _mm256_andnot_si256(_mm256_cmpeq_epi64(at, ov), _mm256_cmpgt_epi64(_mm256_loadu_si256(np.add(j) as *const __m256i), izero));
+        let l = _mm256_blendv_pd(inf, v, _mm256_castsi256_pd(live));
+        _mm256_storeu_pd(lp.add(j), l);
+        lanes = _mm256_min_pd(l, lanes);
+        at = _mm256_add_epi64(at, four);
+        j += 4;
+    }
+    for (j, l) in lb.iter_mut().enumerate().skip(full) {
+        *l = bound(j);
+    }
+    let mut folded = [0.0f64; 4];
+    _mm256_storeu_pd(folded.as_mut_ptr(), lanes);
+    let mut low = f64::INFINITY;
+    for &v in folded.iter().chain(&lb[full..]) {
+        if v < low {
+            low = v;
+        }
+    }
+    let mut b = f64::INFINITY;
+    if low < f64::INFINITY {
+        // the first position of the minimum
+        let (lowv, mut first) = (_mm256_set1_pd(low), usize::MAX);
+        let mut j = 0;
+        while j < full {
+            let m = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_EQ_OQ>(_mm256_loadu_pd(lp.add(j)), lowv));
+            if m != 0 {
+                first = j + m.trailing_zeros() as usize;
+                break;
+            }
+            j += 4;
+        }
+        if first == usize::MAX {
+            first = lb[full..].iter().position(|&v| v == low).map_or(0, |p| full + p); // 0 when none, as first_equal
+        }
+        b = sq_dist(x, &s.means[first * d..(first + 1) * d]) + q[first];
+        // the bounds below the best so far, four tested at once, the ones that pass in order
+        let mut j = 0;
+        while j < full {
+            let mut m = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_loadu_pd(lp.add(j)), _mm256_set1_pd(b)));
+            while m != 0 {
+                let i = j + m.trailing_zeros() as usize;
+                m &= m - 1;
+                if lb[i] < b && i != first {
+                    b = b.min(sq_dist(x, &s.means[i * d..(i + 1) * d]) + q[i]);
+                }
+            }
+            j += 4;
+        }
+        for i in full..k {
+            if lb[i] < b && i != first {
+                b = b.min(sq_dist(x, &s.means[i * d..(i + 1) * d]) + q[i]);
+            }
+        }
+    }
+    score_of(s, b, own, singleton, |bf| (bf * to_own + s.m2[own]) / (bf - 1.0))
 }
 
 #[inline(always)]
@@ -876,8 +966,100 @@ pub fn new_row(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, row: &mut [
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn new_row_avx2(s: &Slots, cache: &SlotCache, c: usize, cosine: bool, row: &mut [f64], dist: &mut [f64], cap: usize, total: &mut (f64, f64)) {
-    distance_row(s, cache, c, cosine, row);
-    replace_row_body(dist, cap, c, row, total)
+    let (d, w) = (s.d, row.len());
+    if cosine || s.counts[c] <= 0 || w > s.counts.len() {
+        distance_row(s, cache, c, cosine, row);
+        return replace_row_body(dist, cap, c, row, total);
+    }
+    // distance_row's squared distances, then its square roots with replace_row in one pass
+    sq_dists(&s.means[..w * d], &s.means[c * d..(c + 1) * d], row);
+    finish_row_avx2(row, &s.counts[..w], c, dist, cap, total)
+}
+
+/// [`distance_row`]'s square roots (0 at a free slot and at `c`) of the squared distances `sq`
+/// of a live slot `c`, written into row and column `c` of `dist` with the change of the
+/// matrix's sum, as [`replace_row`] does, in one pass of four lanes: the very operations of the
+/// two passes, lane `j mod 4` for entry `j` as there (the same bits:
+/// `the_lane_kernels_give_the_plain_bits_on_ties`); the column's strided stores (each a cache
+/// line from beyond L2 at k = 1,000) go out beside the square roots and the sum's chain of
+/// additions instead of after them, their lines asked for `AHEAD` rows before. O(sq.len()).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub unsafe fn finish_row_avx2(sq: &[f64], counts: &[i64], c: usize, dist: &mut [f64], cap: usize, total: &mut (f64, f64)) {
+    use std::arch::x86_64::*;
+    #[inline(always)]
+    unsafe fn step(hi: &mut __m256d, lo: &mut __m256d, x: __m256d) {
+        // replace_row's TwoSum step, lane by lane
+        let s = _mm256_add_pd(*hi, x);
+        let bp = _mm256_sub_pd(s, *hi);
+        *lo = _mm256_add_pd(*lo, _mm256_add_pd(_mm256_sub_pd(*hi, _mm256_sub_pd(s, bp)), _mm256_sub_pd(x, bp)));
+        *hi = s;
+    }
+    let w = sq.len();
+    assert!(c < w && w <= cap && counts.len() == w && dist.len() >= cap * cap);
+    let base = dist.as_mut_ptr();
+    let line = base.add(c * cap);
+    let (sp, np) = (sq.as_ptr(), counts.as_ptr());
+    let (mut hi, mut lo) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+    let sign = _mm256_set1_pd(-0.0);
+    let (zero, four, cv) = (_mm256_setzero_si256(), _mm256_set1_epi64x(4), _mm256_set1_epi64x(c as i64));
+    let mut at = _mm256_setr_epi64x(0, 1, 2, 3);
+    let full = w - w % 4;
+    const AHEAD: usize = 32; // rows (8 to 64 measured: 32 the best, by a little)
+    let ahead = AHEAD * cap;
+    let mut col = base.add(c);
+    let mut j = 0;
+    while j < full {
+        // the square root where the slot is live and not c, else 0 (+0.0: the and of a mask)
+        let root = _mm256_sqrt_pd(_mm256_loadu_pd(sp.add(j)));
+        let live = _mm256_andnot_si256(_mm256_cmpeq_epi64(at, cv), _mm256_cmpgt_epi64(_mm256_loadu_si256(np.add(j) as *const __m256i), zero));
+        let new = _mm256_and_pd(root, _mm256_castsi256_pd(live));
+        let old = _mm256_loadu_pd(line.add(j));
+        _mm256_storeu_pd(line.add(j), new);
+        step(&mut hi, &mut lo, new);
+        step(&mut hi, &mut lo, _mm256_xor_pd(old, sign));
+        // column c: entries (j..j + 4, c), at (j + t)·cap + c < cap² (j + t < w <= cap, c < cap);
+        // `col` steps four rows a quad (no index products, which the release build checks)
+        let (l2, h2) = (_mm256_castpd256_pd128(new), _mm256_extractf128_pd::<1>(new));
+        if j + AHEAD < full {
+            // the column's lines AHEAD rows on asked for now (rows j + AHEAD + r <= full - 1,
+            // within dist), so that their fetches overlap the sums' chain
+            let pc = col.wrapping_add(ahead) as *const i8;
+            _mm_prefetch::<_MM_HINT_T0>(pc);
+            _mm_prefetch::<_MM_HINT_T0>(pc.wrapping_add(8 * cap));
+            _mm_prefetch::<_MM_HINT_T0>(pc.wrapping_add(16 * cap));
+            _mm_prefetch::<_MM_HINT_T0>(pc.wrapping_add(24 * cap));
+        }
+        _mm_storel_pd(col, l2);
+        _mm_storeh_pd(col.wrapping_add(cap), l2);
+        _mm_storel_pd(col.wrapping_add(2 * cap), h2);
+        _mm_storeh_pd(col.wrapping_add(3 * cap), h2);
+        col = col.wrapping_add(4 * cap);
+        at = _mm256_add_epi64(at, four);
+        j += 4;
+    }
+    // the last w mod 4 entries, the lanes after them 0 (both steps taken, as replace_row does)
+    let (mut new, mut neg) = ([0.0f64; 4], [0.0f64; 4]);
+    for (l, j) in (full..w).enumerate() {
+        let v = if counts[j] > 0 && j != c { sq[j].sqrt() } else { 0.0 };
+        new[l] = v;
+        neg[l] = -*line.add(j);
+        *line.add(j) = v;
+        *base.add(j * cap + c) = v;
+    }
+    step(&mut hi, &mut lo, _mm256_loadu_pd(new.as_ptr()));
+    step(&mut hi, &mut lo, _mm256_loadu_pd(neg.as_ptr()));
+    let (mut h, mut l) = ([0.0f64; 4], [0.0f64; 4]);
+    _mm256_storeu_pd(h.as_mut_ptr(), hi);
+    _mm256_storeu_pd(l.as_mut_ptr(), lo);
+    for t in 0..4 {
+        // both triangles: twice each (exact), the diagonal stays 0
+        add_to(total, 2.0 * h[t]);
+        add_to(total, 2.0 * l[t]);
+    }
 }
 
 /// `out[j] = sq_dist(rows_j, b)` for the rows of `rows` (`out.len() × b.len()`, row-major),
@@ -1096,6 +1278,68 @@ fn ratio_row(si: f64, s: &[f64], di: &[f64], out: &mut [f64]) {
     }
 }
 
+/// `ratio_row(si, s, di, out)` then `arg_max(out)`, in four lanes: the ratios and their lane
+/// maxima in one pass (`max(v, lane)` keeps `v` when `v > lane`, as `arg_extreme`), then the
+/// first position of the maximum four entries at a time. The same bits and position.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn ratios_max_avx2(si: f64, s: &[f64], di: &[f64], out: &mut [f64]) -> (f64, usize) {
+    use std::arch::x86_64::*;
+    let w = out.len();
+    let (s, di) = (&s[..w], &di[..w]);
+    let full = w - w % 4;
+    let (sp, dp, op) = (s.as_ptr(), di.as_ptr(), out.as_mut_ptr());
+    let (siv, one, zero) = (_mm256_set1_pd(si), _mm256_set1_pd(1.0), _mm256_setzero_pd());
+    let mut lanes = _mm256_set1_pd(f64::NEG_INFINITY);
+    let mut j = 0;
+    while j < full {
+        let dj = _mm256_loadu_pd(dp.add(j));
+        let inv = _mm256_and_pd(_mm256_div_pd(one, dj), _mm256_cmp_pd::<_CMP_GT_OQ>(dj, zero));
+        let v = _mm256_mul_pd(_mm256_add_pd(siv, _mm256_loadu_pd(sp.add(j))), inv);
+        _mm256_storeu_pd(op.add(j), v);
+        lanes = _mm256_max_pd(v, lanes);
+        j += 4;
+    }
+    ratio_row(si, &s[full..], &di[full..], &mut out[full..]);
+    fold_max_avx2(lanes, out, full)
+}
+
+/// The maximum of the lanes `lanes` (of `row[..full]`) and `row[full..]`, folded as
+/// [`arg_extreme`] folds its lanes and rest, and its first position in `row` (four entries at a
+/// time); `(-inf, 0)` when nothing is above `-inf`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fold_max_avx2(lanes: std::arch::x86_64::__m256d, row: &[f64], full: usize) -> (f64, usize) {
+    use std::arch::x86_64::*;
+    let mut folded = [0.0f64; 4];
+    _mm256_storeu_pd(folded.as_mut_ptr(), lanes);
+    let mut best = f64::NEG_INFINITY;
+    for &v in folded.iter().chain(&row[full..]) {
+        if v > best {
+            best = v;
+        }
+    }
+    if best == f64::NEG_INFINITY {
+        return (best, 0);
+    }
+    let (bv, op) = (_mm256_set1_pd(best), row.as_ptr());
+    let mut j = 0;
+    while j < full {
+        let mk = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_EQ_OQ>(_mm256_loadu_pd(op.add(j)), bv));
+        if mk != 0 {
+            return (best, j + mk.trailing_zeros() as usize);
+        }
+        j += 4;
+    }
+    (best, row[full..].iter().position(|&v| v == best).map_or(0, |p| full + p)) // 0 when none, as first_equal
+}
+
 /// The minimum of `row` (NaN left out) and its first position (`inf, 0` when there is none
 /// below `inf`): [`arg_extreme`].
 #[inline(always)]
@@ -1219,14 +1463,72 @@ impl DaviesBouldin {
         self.change_body(sc, dist, w, c)
     }
 
-    /// [`DaviesBouldin::change`] compiled with AVX2.
+    /// [`DaviesBouldin::change`] in AVX2 registers, four lanes: one pass makes row `c`'s ratios
+    /// (`(s_c + s_j)·(1/d_cj)`, 0 where `d_cj <= 0`: the operations of `ratio_row`), tests them
+    /// against the maxima (the blocks where something happens, as `change_body` finds them) and
+    /// folds their lane maxima (`max(v, lane)` keeps `v` when `v > lane`, as `arg_max` does); the
+    /// rows of those blocks are then taken one by one, in order, as there, a rescanned row in
+    /// one such pass too ([`ratios_max_avx2`]). The same bits
+    /// (`the_lane_kernels_give_the_plain_bits_on_ties`).
     ///
     /// # Safety
     /// The CPU must support AVX2 (callers check `avx2_path()`, or `Simd::widest()`, first).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     pub unsafe fn change_avx2(&mut self, sc: f64, dist: &[f64], w: usize, c: usize) {
-        self.change_body(sc, dist, w, c)
+        use std::arch::x86_64::*;
+        let cap = self.cap;
+        self.s[c] = sc;
+        let mut row = std::mem::take(&mut self.row);
+        row.resize(w.max(row.len()), 0.0);
+        let di = &dist[c * cap..c * cap + w];
+        let (s, m, a) = (&self.s[..w], &self.m[..w], &self.a[..w]);
+        let full = w - w % 4;
+        let (sp, dp, mp, ap, op) = (s.as_ptr(), di.as_ptr(), m.as_ptr(), a.as_ptr(), row.as_mut_ptr());
+        let (scv, one, zero, cv) = (_mm256_set1_pd(sc), _mm256_set1_pd(1.0), _mm256_setzero_pd(), _mm256_set1_epi64x(c as i64));
+        let mut lanes = _mm256_set1_pd(f64::NEG_INFINITY);
+        let mut hits: SmallVec<[usize; 16]> = SmallVec::new(); // the first rows of the blocks of 4
+        let mut j = 0;
+        while j < full {
+            let dj = _mm256_loadu_pd(dp.add(j));
+            // inv: 1/d where d > 0, else 0 (NaN included), as `inv`
+            let inv = _mm256_and_pd(_mm256_div_pd(one, dj), _mm256_cmp_pd::<_CMP_GT_OQ>(dj, zero));
+            let v = _mm256_mul_pd(_mm256_add_pd(scv, _mm256_loadu_pd(sp.add(j))), inv);
+            _mm256_storeu_pd(op.add(j), v);
+            let ge = _mm256_cmp_pd::<_CMP_GE_OQ>(v, _mm256_loadu_pd(mp.add(j)));
+            let sat = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_loadu_si256(ap.add(j) as *const __m256i), cv));
+            if _mm256_movemask_pd(_mm256_or_pd(ge, sat)) != 0 {
+                hits.push(j);
+            }
+            lanes = _mm256_max_pd(v, lanes);
+            j += 4;
+        }
+        ratio_row(sc, &s[full..], &di[full..], &mut row[full..w]);
+        for i in full..w {
+            if (row[i] >= m[i]) | (a[i] == c) {
+                hits.push(i);
+                break; // the rest of the last block taken with it
+            }
+        }
+        for &b0 in &hits {
+            let end = if b0 < full { b0 + 4 } else { w };
+            for i in b0..end {
+                let v = row[i]; // R[i, c] = R[c, i]
+                if v >= self.m[i] {
+                    self.set_max(i, v, c);
+                } else if self.a[i] == c {
+                    // its maximum sat in column c and fell (v < m[i], the old R[i, c]): rescan row i
+                    let mut other = std::mem::take(&mut self.other);
+                    other.resize(w.max(other.len()), 0.0);
+                    let (best, at) = ratios_max_avx2(self.s[i], &self.s[..w], &dist[i * cap..i * cap + w], &mut other[..w]);
+                    self.other = other;
+                    self.set_max(i, best, at);
+                }
+            }
+        }
+        let (best, at) = fold_max_avx2(lanes, &row[..w], full);
+        self.set_max(c, best, at);
+        self.row = row;
     }
 
     #[inline(always)]
@@ -1846,6 +2148,86 @@ mod tests {
             let mut fresh = DaviesBouldin::default();
             fresh.rebuild(&p.s.clone(), &full, k, k);
             assert_eq!(p.m, fresh.m, "k {k}, d {d}");
+        }
+    }
+
+    /// A xorshift generator: the randomized tests' inputs, the same on every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// `k` slots in `d` dimensions on a coarse lattice: many means equal (distances 0 between live
+    /// slots) and many distances equal, a few slots free, scatters from three values (equal
+    /// ratios): ties for every minimum and maximum the kernels look for.
+    fn lattice(rng: &mut Rng, k: usize, d: usize) -> (Vec<i64>, Vec<f64>, Vec<f64>) {
+        let means = (0..k * d).map(|_| rng.below(3) as f64 * 1.5).collect();
+        let counts = (0..k).map(|_| if rng.below(7) == 0 { 0 } else { 1 + rng.below(3) as i64 }).collect::<Vec<_>>();
+        let m2 = counts.iter().map(|&n| if n > 1 { [0.0, 0.75, 3.0][rng.below(3)] } else { 0.0 }).collect();
+        (counts, means, m2)
+    }
+
+    /// The AVX2 kernels written lane by lane (the fused row write, the silhouette's bounds, the
+    /// Davies-Bouldin row and its rescans) against the plain ones, on lattices full of ties and
+    /// duplicate means, every width mod 4, widths below the capacity, free slots: the matrix, its
+    /// sum, the scores, the maxima, their positions and their sum, bit for bit.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_lane_kernels_give_the_plain_bits_on_ties() {
+        if Simd::widest() != Simd::Avx2 {
+            return;
+        }
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for trial in 0..150 {
+            let k = 1 + rng.below(41);
+            let d = 1 + rng.below(9);
+            let cap = k + rng.below(3);
+            let (counts, mut means, m2) = lattice(&mut rng, k, d);
+            let start: Vec<f64> = (0..cap * cap).map(|_| rng.below(4) as f64 * 0.5).collect();
+            let (mut d1, mut d2) = (start.clone(), start);
+            let (mut t1, mut t2) = ((1.0, 0.0), (1.0, 0.0));
+            let (mut r1, mut r2) = (vec![0.0; k], vec![0.0; k]);
+            let (mut p, mut v) = (DaviesBouldin::default(), DaviesBouldin::default());
+            for step in 0..3 * k {
+                let j = rng.below(k);
+                if step >= k {
+                    // a mean moves (to a lattice point: ties again)
+                    means[j * d + rng.below(d)] = rng.below(3) as f64 * 1.5;
+                }
+                let s = Slots { counts: &counts, means: &means, m2: &m2, d };
+                let c = cached(&s, false);
+                distance_row(&s, &c, j, false, &mut r1);
+                replace_row_plain(&mut d1, cap, j, &r1, &mut t1);
+                unsafe { new_row_avx2(&s, &c, j, false, &mut r2, &mut d2, cap, &mut t2) };
+                assert_eq!((bits(&d1), t1.0.to_bits(), t1.1.to_bits()), (bits(&d2), t2.0.to_bits(), t2.1.to_bits()), "trial {trial}, k {k}, d {d}, step {step}");
+                if step + 1 == k {
+                    // every row written once: Davies-Bouldin from here, a change per step
+                    p.rebuild(&c.s, &d1, cap, k);
+                    v.rebuild(&c.s, &d1, cap, k);
+                } else if step >= k {
+                    let sc = [c.s[j], 0.0, c.s[rng.below(k)]][rng.below(3)];
+                    p.change_plain(sc, &d1, k, j);
+                    unsafe { v.change_avx2(sc, &d2, k, j) };
+                    assert_eq!((bits(&p.m), &p.a, p.sum.0.to_bits(), p.sum.1.to_bits()), (bits(&v.m), &v.a, v.sum.0.to_bits(), v.sum.1.to_bits()), "trial {trial}, k {k}, d {d}, step {step}");
+                }
+                if counts[j] > 0 {
+                    // points at the lattice's nodes (on means, between them) and off it
+                    for t in 0..6 {
+                        let x: Vec<f64> = (0..d).map(|i| if t < 4 { rng.below(3) as f64 * 1.5 } else { means[j * d + i] + (rng.below(5) as f64 - 2.0) * 0.3 }).collect();
+                        let row = &d1[j * cap..j * cap + k];
+                        let a = silhouette_pruned_plain(&s, &c, &x, j, 0.25, row, &mut Vec::new());
+                        let b = unsafe { silhouette_pruned_avx2(&s, &c, &x, j, 0.25, row, &mut vec![7.0; 3]) };
+                        assert_eq!(a.to_bits(), b.to_bits(), "trial {trial}, k {k}, d {d}, own {j}, point {x:?}");
+                    }
+                }
+            }
         }
     }
 

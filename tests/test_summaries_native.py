@@ -487,6 +487,18 @@ for d in (1, 2, 3, 4):
     n, gmean, sst = s.global_summary()
     out.append([float(v).hex() for c in sorted(s.sizes()) for v in [*s.cluster(c)[1], s.cluster(c)[2]]])
     out.append([n] + [float(v).hex() for v in [*gmean, sst, s.ssw, s.ssb()]])
+# points on a coarse lattice (equal means and distances: ties in every minimum and maximum), 37
+# clusters (a width that is not a multiple of 4), reverts that empty clusters; every read
+rep, live = se.ClusterReport(), []
+for i in range(700):
+    p = int(rng.integers(0, 37))
+    x = rng.integers(0, 3, size=6) * 1.5 + (p % 4) * 3.0
+    rep.update(x, p)
+    live.append((x, p))
+    if i % 5 == 4:
+        rep.revert(*live.pop(int(rng.integers(0, len(live)))))
+    out.append([float(v).hex() for v in rep.get().values() if isinstance(v, float)])
+out.append(rep.intrinsic.summaries["euclidean"].centroid_distances().tobytes().hex())
 rep = se.ClusterReport("cosine")
 pts = [(rng.normal(size=4) + 3.0 * (p % 3), p) for p in rng.integers(0, 25, 300).tolist()]
 for i, (x, p) in enumerate(pts):
@@ -500,7 +512,8 @@ print(out)
 
 
 def test_the_report_is_the_same_on_every_simd_path():
-    """A report over one stream (d = 19: the four-lane kernels and their tail), summaries filled
+    """A report over one stream (d = 19: the four-lane kernels and their tail), one over a lattice
+    (ties and equal means, 37 clusters, reverts that empty clusters; its distance matrix too), summaries filled
     in blocks at d = 1 to 4 (the fused Welford passes) and a cosine report with reverts, run in a
     fresh process on each path this CPU has (``STREAMEVAL_SIMD``, which every kernel with an AVX2
     path follows): every read, bit for bit."""
