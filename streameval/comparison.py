@@ -112,10 +112,12 @@ from .intervals import (
 from .intervals import json_number as _num
 from .labels import factorize
 from .linearization import (
+    PRODUCT_ROWS,
     Moments,
     gradients,
     mean_standard_errors,
     read_fields,
+    row_products,
     slope_fields,
     unit_fields,
 )
@@ -387,7 +389,10 @@ _BLOCK = 1 << 22  # multiplicities per block of resamples (32 MB of float64; BLA
 
 
 def _block_rows(n_units: int) -> int:
-    return max(1, _BLOCK // max(1, n_units))
+    """Resamples per block: a multiple of ``PRODUCT_ROWS``, so that every resample sits at the
+    same place in the BLAS products whatever the block size (:func:`~streameval.linearization.row_products`)."""
+    rows = _BLOCK // max(1, n_units)
+    return max(PRODUCT_ROWS, rows - rows % PRODUCT_ROWS)
 
 
 def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: str,
@@ -418,7 +423,7 @@ def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=
         w = m.astype(np.float64)
         tot = w.sum(axis=1)
         tot[tot == 0] = np.nan
-        return (w @ per_unit.T / tot[:, None]).T  # per_unit: (metrics, U)
+        return (row_products(w, per_unit.T) / tot[:, None]).T  # per_unit: (metrics, U)
     rows = ustats.combine(m)
     return _read(ustats, metrics, rows)
 
@@ -501,9 +506,24 @@ class _StandardErrors:
                    for a, b in self.pairs]
             return se, sed
         grads = self._gradients(rows)
+        se, sed = self.moments.standard_errors(grads, m, tot)
         if self.moments.covers(grads):
-            return self.moments.standard_errors(grads, m, tot)
-        return Moments(self.fields, slope_fields(grads), self.pairs).standard_errors(grads, m, tot)
+            return se, sed
+        # resamples with a slope beyond the observed fields (a formula's branch): each pattern of
+        # slopes gets moments of its own, computed on the whole block (each resample at its place
+        # in the products) and taken on the resamples of that pattern, so that a resample's
+        # standard error depends on its own slopes only, never on which resamples share its block
+        patterns: list = []
+        for b in range(len(m)):
+            mine = [g[:, b:b + 1] for g in grads]
+            patterns.append(None if self.moments.covers(mine) else repr(slope_fields(mine)))
+        for key in dict.fromkeys(p for p in patterns if p is not None):
+            these = np.array([p == key for p in patterns])
+            own = slope_fields([g[:, these] for g in grads])  # the pattern itself
+            se_k, sed_k = Moments(self.fields, own, self.pairs).standard_errors(grads, m, tot)
+            for x, y in zip(se + sed, se_k + sed_k):
+                x[:, these] = y[:, these]
+        return se, sed
 
     def append(self, block: tuple) -> None:
         """Keep one block's standard errors (:meth:`block`)."""
@@ -983,7 +1003,7 @@ def _randomized_deltas(sa: UnitStats, sb: UnitStats, metrics, swaps, aggregate, 
         s = swaps.astype(np.float64)
         diff = pa - pb  # (metrics, U)
         signs = 1.0 - 2.0 * s  # unswapped +1, swapped -1
-        return (signs @ diff.T / diff.shape[1]).T
+        return (row_products(signs, diff.T) / diff.shape[1]).T
     # A's outputs on the unswapped units and B's on the swapped ones (and the reverse for B): the
     # totals plus and minus one exact product of the swaps with the units' differences B - A
     ra, rb = sa.swapped(sb, swaps, fields)

@@ -43,12 +43,52 @@ from .stats import ONE, STAT_NAMES, ContingencyStats
 from .units import UnitStats
 
 __all__ = ["read_fields", "gradients", "unit_fields", "standard_errors", "slope_fields", "Moments",
-           "mean_standard_errors", "weighted_spread", "moment_noise"]
+           "mean_standard_errors", "weighted_spread", "moment_noise", "row_products", "PRODUCT_ROWS"]
 
 _NSTAT = len(STAT_NAMES)
 _REL_STEP = 1e-7
 _CHUNK = 1 << 24  # unit-side columns held at once: 128 MB (as much as a block of multiplicities)
 _EPS = 2.0**-53
+
+PRODUCT_ROWS = 32  # rows of every BLAS product of resamples (:func:`row_products`)
+
+
+def row_products(w, x) -> np.ndarray:
+    """``w @ x`` for a ``(B, K)`` matrix ``w`` and a ``(K, N)`` matrix (or ``(K,)`` vector) ``x``:
+    ``out[b] = Σ_k w[b, k] · x[k]``, as BLAS products of :data:`PRODUCT_ROWS` rows at a time (the
+    last group padded with zero rows), so that a row's rounding does not depend on the other rows.
+
+    One BLAS call on all ``B`` rows rounds a row's sums differently with ``B``: the kernel's order
+    of summation depends on the shape it is handed (rows at the edge of its register tiles take
+    other micro-kernels, threads split other shapes otherwise, a matrix-vector product groups rows
+    by position), so the same resample in a block of 7 and in a block of 97 got sums some ulps
+    apart, on every OpenBLAS kernel tried (SkylakeX, Haswell, Zen, Nehalem, ...). Here every call
+    has the one shape ``(PRODUCT_ROWS, K) × (K, N)`` and row ``b`` sits at position
+    ``b mod PRODUCT_ROWS``: its bits depend on its own row and ``x`` only, for blocks that start at
+    multiples of :data:`PRODUCT_ROWS` (as ``compare``'s do). Across machines the bits may differ
+    (another BLAS kernel), within a machine they do not. O(B · K · N) multiply-adds in
+    ``⌈B / PRODUCT_ROWS⌉`` BLAS calls.
+
+    >>> w = np.arange(80.0).reshape(40, 2)
+    >>> row_products(w, np.array([1.0, -1.0])).tolist() == [-1.0] * 40
+    True
+    >>> row_products(w, np.ones((2, 3))).shape
+    (40, 3)
+    """
+    w = np.asarray(w, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    vector = x.ndim == 1
+    x2 = np.ascontiguousarray(x.reshape(len(x), -1) if vector else x)
+    b, r = len(w), PRODUCT_ROWS
+    out = np.empty((b, x2.shape[1]))
+    full = b - b % r
+    for lo in range(0, full, r):
+        np.matmul(w[lo:lo + r], x2, out=out[lo:lo + r])
+    if full < b:
+        pad = np.zeros((r, w.shape[1]))
+        pad[: b - full] = w[full:]
+        out[full:] = (pad @ x2)[: b - full]
+    return out[:, 0] if vector else out
 
 
 class _Recorder:
@@ -312,13 +352,13 @@ class Moments:
     def sums(self, w: np.ndarray) -> np.ndarray:
         """``(B, V + P)``: ``Σ_u w_bu c_u`` for every column ``c``."""
         if self._x is not None:
-            return w @ self._x
+            return row_products(w, self._x)
         width = self.n_vars + len(self.products)
         total = np.zeros((len(w), width))
         step = max(1, _CHUNK // max(1, width))
         for lo in range(0, self.n_units, step):
             hi = min(self.n_units, lo + step)
-            total += w[:, lo:hi] @ self._columns(lo, hi)
+            total += row_products(w[:, lo:hi], self._columns(lo, hi))
         return total
 
     def standard_errors(self, grads: list, w: np.ndarray, tot=None) -> tuple[list, list]:
@@ -336,16 +376,16 @@ class Moments:
             s1, s2, scale, terms = [], [], [], []
             for i, g in enumerate(grads):
                 gk, o = g[k], self.own[i][k]
-                s1.append(np.einsum("bf,bf->b", gk[:, o], s[:, [self.var[i][f] for f in o]]))  # Σ w z
+                s1.append(_row_sums(gk[:, o] * s[:, [self.var[i][f] for f in o]]))  # Σ w z
                 fa, fb, col, coef = self._quad[i][k]
-                s2.append((gk[:, fa] * gk[:, fb] * s[:, col]) @ coef)  # Σ w z²
+                s2.append(_row_sums(gk[:, fa] * gk[:, fb] * s[:, col] * coef))  # Σ w z²
                 # Σ_f |g_f| sqrt(Σ_u w_u c_uf²): what the moments' rounding scales with
-                scale.append((np.abs(gk[:, o]) * np.sqrt(np.maximum(s[:, self._diag[i][k]], 0.0))).sum(axis=1))
+                scale.append(_row_sums(np.abs(gk[:, o]) * np.sqrt(np.maximum(s[:, self._diag[i][k]], 0.0))))
                 terms.append(len(coef) + 2 * len(o))
                 se[i][k] = weighted_spread(s1[i], s2[i], tot, moment_noise(scale[i], u, terms[i]))
             for j, (a, b) in enumerate(self.pairs):
                 fa, fb, col, coef = self._cross[j][k]
-                cross = (grads[a][k][:, fa] * grads[b][k][:, fb] * s[:, col]) @ coef  # Σ w z_a z_b
+                cross = _row_sums(grads[a][k][:, fa] * grads[b][k][:, fb] * s[:, col] * coef)  # Σ w z_a z_b
                 # the scores z_a − z_b: Σ w (z_a − z_b)² = Σ w z_a² + Σ w z_b² − 2 Σ w z_a z_b
                 noise = moment_noise(scale[a] + scale[b], u, terms[a] + terms[b] + len(coef) + 4)
                 sed[j][k] = weighted_spread(s1[a] - s1[b], s2[a] + s2[b] - 2 * cross, tot, noise)
@@ -353,6 +393,19 @@ class Moments:
         for x in se + sed:
             x[:, one] = 0.0
         return se, sed
+
+
+def _row_sums(x: np.ndarray) -> np.ndarray:
+    """``x.sum(axis=1)`` added left to right, column after column: each row's sum in one order
+    whatever the number of rows and the array's layout (numpy's reduction sums a C-ordered row
+    pairwise, an F-ordered array -- what ``a[:, idx]`` gives -- column by column, and a single row
+    either way), so that a resample's standard error does not depend on its block. O(B · T)."""
+    if x.shape[1] == 0:
+        return np.zeros(len(x))
+    out = x[:, 0].copy()
+    for t in range(1, x.shape[1]):
+        out += x[:, t]
+    return out
 
 
 def weighted_spread(s1, s2, tot, noise=None):
@@ -423,8 +476,8 @@ def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
     out = []
     for v in np.asarray(per_unit, dtype=np.float64):
         c = v - v.mean()  # centred: the spread is shift-invariant, the moments stay small
-        s2 = w @ (c * c)  # one field, slope 1: A² = s2 (:func:`moment_noise`)
-        se = weighted_spread(w @ c, s2, tot, moment_noise(np.sqrt(s2), len(c), 3)) / tot
+        s1, s2 = row_products(w, np.stack([c, c * c], axis=1)).T  # one field, slope 1: A² = s2
+        se = weighted_spread(s1, s2, tot, moment_noise(np.sqrt(s2), len(c), 3)) / tot  # (:func:`moment_noise`)
         se[one] = 0.0
         out.append(se)
     return np.array(out)
