@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from se_rounding import spread_noise, t_end_bound
 
 import streameval as se
 from streameval import BootstrapEvaluator, compare
-from streameval.comparison import _metrics
+from streameval.bootstrap import poisson_multiplicities
+from streameval.comparison import _metrics, unit_stats
 from streameval.intervals import INTERVAL_METHODS, adaptive_choice
+from streameval.linearization import standard_errors
 from streameval.units import DOMINANT_SHARE, unit_diagnostics
 
 METRICS = ["ELM", "BCubed", "AdjustedRand", "NormalizedMutualInfo"]
@@ -41,6 +44,26 @@ def _both(method: str, units, yt, yp, B=100, seed=5, conf=0.9):
     return bs, r
 
 
+def _spreads(units, yt, yp, B, seed):
+    """The replica values, standard errors and their moments' rounding bounds (observed table:
+    ``se0``, ``noise0``), from the units' tables rebuilt in unit order with the evaluator's
+    Poisson multiplicities (:func:`poisson_multiplicities` of (seed, unit, replica))."""
+    cells: list = [{} for _ in range(max(units) + 1)]
+    for u, t, p in zip(units, yt, yp):
+        cells[u][t, p] = cells[u].get((t, p), 0) + 1
+    metrics = _metrics(METRICS)
+    us = unit_stats(cells, metrics)
+    m = poisson_multiplicities(range(len(cells)), B, seed).T
+    rows = us.combine(m)
+    values = np.array([[mt.value(s) if s.n else np.nan for s in map(us.stats, rows)] for mt in metrics])
+    ones = np.ones((1, us.n_units))
+    (se,), _ = standard_errors([us], metrics, m, [rows])
+    (se0,), _ = standard_errors([us], metrics, ones, [[us.totals]])
+    (noise,), _ = spread_noise([us], metrics, m, [rows])
+    (noise0,), _ = spread_noise([us], metrics, ones, [[us.totals]])
+    return values, se, noise, se0, noise0
+
+
 @pytest.mark.parametrize("dominant", [False, True])
 @pytest.mark.parametrize("method", INTERVAL_METHODS)
 def test_streaming_interval_is_compares_interval_of_the_same_resamples(method, dominant):
@@ -49,12 +72,11 @@ def test_streaming_interval_is_compares_interval_of_the_same_resamples(method, d
     same metric code): bit for bit. BCa adds the jackknife's acceleration, from leave-one-group-out
     tables (exact integers) in the one group order both take from jackknife_groups (the units'
     hash ranks): bit for bit too. The bootstrap-t methods divide by
-    standard errors that the two compute through different (equally exact-input) float paths:
-    ``sqrt`` of a sum of U = 40 squared scores, summed in another order, agree to a relative
-    ~U·2⁻⁵³ ≈ 5e-15; ``t = (θ_b − θ̂)/se_b`` and the ends ``θ̂ − t·se`` move by that fraction of
-    ``|t|·se ≤`` the interval's width (times the spread of t), and the quantiles interpolate
-    between the same order statistics (the t order is only swapped by ties within 1e-14). So the
-    ends agree within 1e-9 of the width, far above rounding and far below any real difference."""
+    standard errors that the two compute from the same exact sums through the moment formula
+    ``s2 − s1²/tot`` with the units in another order (first seen in compare, hash order in the
+    evaluator): each path's ``V`` within ``linearization.moment_noise`` of the exact one, a bound whose
+    ratio to ``V`` (the formula's cancellation) is the data's. :func:`se_rounding.t_end_bound`
+    carries it through ``t``, the quantiles and the ends, from these inputs at run time."""
     rng = np.random.default_rng(1)
     units, yt, yp = _stream(rng, 40, big=7 if dominant else None)
     bs, r = _both(method, units, yt, yp)
@@ -63,6 +85,7 @@ def test_streaming_interval_is_compares_interval_of_the_same_resamples(method, d
     assert applied == (("hybrid" if dominant else "studentized") if method == "adaptive" else method)
     assert bs.settings()["interval"] == r.settings["interval"]
     got = bs.get()
+    values, se, noise, se0, noise0 = _spreads(units, yt, yp, B=100, seed=5)
     for m in METRICS:
         mine, theirs = got[m], r.values["A"][m]
         assert mine.value == theirs.value
@@ -71,7 +94,10 @@ def test_streaming_interval_is_compares_interval_of_the_same_resamples(method, d
         else:
             width = theirs.high - theirs.low
             assert width > 0
-            np.testing.assert_allclose(mine[1:], theirs[1:], rtol=0, atol=1e-9 * width)
+            k = METRICS.index(m)
+            bound = t_end_bound(values[k], theirs.value, se[k], noise[k], se0[k, 0], noise0[k, 0])
+            assert bound < 1e-6 * width  # the test still tells a real difference from rounding
+            np.testing.assert_allclose(mine[1:], theirs[1:], rtol=0, atol=bound)
 
 
 def test_adaptive_applies_what_the_dominance_rule_says_as_the_units_change():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from se_rounding import spread_noise, t_end_bound
 
 import streameval as se
 from streameval import (
@@ -32,6 +33,7 @@ from streameval.comparison import (
 )
 from streameval.errors import InvalidLabelError, UnknownElementError
 from streameval.intervals import INTERVAL_METHODS
+from streameval.linearization import standard_errors
 
 
 def _suite():
@@ -261,20 +263,35 @@ def test_streaming_replicas_equal_the_batch_poisson_resamples_bit_for_bit(elemen
     assert bs.replica_stats(0) == copies.table.stats()
     # and the batch API with resampling="poisson" reports the same intervals, method by method
     units = [u for u, _, _ in elements]
+    rows, ones = ustats.combine(m), np.ones((1, n_units))
+    values = np.array([[mt.value(s) if s.n else np.nan for s in map(ustats.stats, rows)] for mt in metrics])
+    (se_r,), _ = standard_errors([ustats], metrics, m, [rows])
+    (se0,), _ = standard_errors([ustats], metrics, ones, [[ustats.totals]])
+    (noise,), _ = spread_noise([ustats], metrics, m, [rows])
+    (noise0,), _ = spread_noise([ustats], metrics, ones, [[ustats.totals]])
+    index = {mt.name: k for k, mt in enumerate(metrics)}
+    other_se, other_se0 = bs.standard_errors()
     for method in INTERVAL_METHODS:
         r = compare([t for _, t, _ in elements], {"S": [p for _, _, p in elements]}, units=units,
                     metrics=_suite(), n_resamples=6, seed=seed, resampling="poisson",
                     interval=method)
         got = bs.intervals(method)
         for name, iv in r.values["S"].items():
-            if method == "percentile":  # the same replica values, the same quantiles: bit for bit
+            if method in ("percentile", "bca"):
+                # the same replica values, the same quantiles; BCa's jackknife from the same
+                # leave-one-group-out tables in the one group order of jackknife_groups: bit for bit
                 np.testing.assert_array_equal(tuple(iv), got[name])  # NaN bounds agree too
-            else:
-                # the same exact sums; the float sums over units (the jackknife's moments, the
-                # standard errors' moments) run over the units in another order (first seen here,
-                # hash order in the evaluator): a few ulps each, at most ~1e-12 of the interval
-                # after the subtractions (measured cancellation below 1e3 on these tables)
-                np.testing.assert_allclose(tuple(iv), got[name], rtol=1e-9, atol=1e-12)
+            elif iv.value == iv.value:
+                # the same exact sums and slopes; the standard errors' moments summed over the
+                # units in another order (first seen here, hash order in the evaluator): each
+                # path within moment_noise of the exact V, carried to the ends by t_end_bound
+                k = index[name]
+                bound = t_end_bound(values[k], iv.value, se_r[k], noise[k], se0[k, 0], noise0[k, 0],
+                                    other=(other_se[k], other_se0[k]))
+                np.testing.assert_allclose(tuple(iv)[1:], got[name][1:], rtol=0, atol=bound)
+                assert iv.value == got[name].value
+            else:  # no value: NaN bounds on both
+                np.testing.assert_array_equal(tuple(iv), got[name])
 
 
 @settings(max_examples=30)

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from se_rounding import assert_spreads_agree, spread_noise, t_end_bound
 
 import streameval.intervals as intervals_module
 from streameval import compare
@@ -279,10 +280,16 @@ def test_subsampled_interval_holds_the_hybrid_one_and_is_shift_equivariant(vals,
     h_lo, h_hi = hybrid_interval(v, obs, s, se0, conf)
     assert lo <= h_lo and hi >= h_hi
     # moving every value (observed, resampled, subsampled) by c moves the interval by c: the
-    # pivots are differences of values (up to the rounding of |values| <= 2: 1e-12)
+    # pivots are differences of values. Their rounding: the shifted inputs (|v + c| <= 1.25) by
+    # 1.25ε each, the means of k values by (k + 1)·1.25ε, the differences by 2ε, in either path:
+    # the pivots differ by <= 2.5(k + 4)ε, the t by that over the smallest se, the quantiles
+    # (1-Lipschitz) as much, times se0; the ends' shift, product and subtraction add 4ε of
+    # |obs| + c + max|t|·se0 (|t| <= 2 / min se), and the percentile ends 4ε of 1.25
     c = 0.25
+    eps, t_max = 2.0**-53, 2 / s.min()
+    tol = se0 * 2.5 * (k + 4) * eps / s.min() + 4 * eps * (abs(obs) + c + t_max * se0 + 1.25)
     lo2, hi2 = subsampled_interval(v + c, obs + c, s, se0, conf, sub + c, s)
-    assert (lo2, hi2) == pytest.approx((lo + c, hi + c), abs=1e-12)
+    assert (lo2, hi2) == pytest.approx((lo + c, hi + c), abs=tol)
 
 
 def test_bootstrap_multiplicities_draws_m_units_from_the_same_stream():
@@ -376,10 +383,12 @@ def test_moments_taken_over_blocks_of_units_give_the_same_standard_errors(monkey
     whole = standard_errors([ua, ub], metrics, m, rows, [(0, 1)])
     monkeypatch.setattr(lin, "_CHUNK", 50)  # blocks of a few units: the sums only regroup
     blocks = standard_errors([ua, ub], metrics, m, rows, [(0, 1)])
-    for x, y in zip(whole[0] + whole[1], blocks[0] + blocks[1]):
-        # the same moments summed in another order: a few ulps of the moments, which the final
-        # subtraction can raise to ~1e-10 relative of the spread (measured cancellation <= 1e4)
-        np.testing.assert_allclose(x, y, rtol=1e-9)
+    # the same moments summed in another grouping: each path's s2 − s1²/tot within moment_noise
+    # N of the exact V (whose ratio to V, the formula's cancellation A²/V, is the data's: computed
+    # here, not assumed), so the squares of the two standard errors differ by at most 3N
+    own, pair = spread_noise([ua, ub], metrics, m, rows, [(0, 1)])
+    for x, y, noise in zip(whole[0] + whole[1], blocks[0] + blocks[1], own + pair):
+        assert_spreads_agree(x, y, noise)
 
 
 def test_mean_aggregate_studentized_interval_is_the_t_interval_of_the_per_unit_mean():
@@ -401,9 +410,15 @@ def test_mean_aggregate_studentized_interval_is_the_t_interval_of_the_per_unit_m
     lo_t, hi_t = np.quantile((means - v.mean()) / se, [0.025, 0.975])
     want = (v.mean() - hi_t * se0, min(v.mean() - lo_t * se0, 1.0))
     _, lo, hi = r.values["A"]["BCubed"]
-    # values and standard errors agree to rounding (1e-15 relative); the quantiles interpolate
-    # between the same order statistics, so the ends agree to ~1e-12 of the interval
-    np.testing.assert_allclose((lo, hi), want, rtol=0, atol=1e-9 * (want[1] - want[0]))
+    # the library's spread from the moments (mean_standard_errors: s2 − s1²/tot of the centred
+    # values, within moment_noise(sqrt(s2), U, 3) of the exact V; se² = V / tot²), this one's
+    # two-pass (within the same bound: U + 2 roundings of the same magnitudes); the means of
+    # U = 12 values summed in another order differ by <= (U + 2)·ε·max|v|: t_end_bound
+    c = v - v.mean()
+    noise = moment_noise(np.sqrt(m @ (c * c)), 12, 3) / m.sum(axis=1) ** 2
+    noise0 = float(moment_noise(np.sqrt(c @ c), 12, 3)) / 144
+    bound = t_end_bound(means, v.mean(), se, noise, se0, noise0, 14 * 2.0**-53 * np.abs(v).max())
+    np.testing.assert_allclose((lo, hi), want, rtol=0, atol=bound)
 
 
 def test_streaming_bootstrap_intervals_equal_brute_force_ones_from_rebuilt_tables():
@@ -525,14 +540,16 @@ def test_moments_over_more_fields_or_held_once_give_the_same_standard_errors():
     fields = [unit_fields(ua), unit_fields(ub)]
     grads = [gradients(us, metrics, r) for us, r in zip((ua, ub), rows)]
     want = standard_errors([ua, ub], metrics, m, rows, [(0, 1)])
+    own_n, pair_n = spread_noise([ua, ub], metrics, m, rows, [(0, 1)])
     own = slope_fields(grads)
     wide = [[sorted(set(o) | {0, 1, 2}) for o in per] for per in own]  # n, cells, k_true added
     for mo in (Moments(fields, own, [(0, 1)]), Moments(fields, wide, [(0, 1)])):
         assert mo.covers(grads)
         got = mo.standard_errors(grads, m)
-        for x, y in zip(want[0] + want[1], got[0] + got[1]):
-            # the same moments summed in another order (see the test above): ~1e-10 relative
-            np.testing.assert_allclose(x, y, rtol=1e-9)
+        # the same moments summed over other columns (BLAS blocks them by the width): each
+        # path within moment_noise of the exact V, as in the test above
+        for x, y, noise in zip(want[0] + want[1], got[0] + got[1], own_n + pair_n):
+            assert_spreads_agree(x, y, noise)
     narrow = [[o[:1] for o in per] for per in own]
     assert not Moments(fields, narrow, [(0, 1)]).covers(grads)
 
@@ -551,9 +568,33 @@ def test_compare_gives_the_same_report_when_a_block_needs_moments_of_its_own(mon
     whole = compare(y_true, {"A": y_pred, "B": b}, **args)
     monkeypatch.setattr(lin.Moments, "covers", lambda self, grads: False)
     alone = compare(y_true, {"A": y_pred, "B": b}, **args)
-    for sys_name in ("A", "B"):
-        for k, iv in whole.values[sys_name].items():
-            np.testing.assert_allclose(alone.values[sys_name][k], iv, rtol=1e-9)
-    for k, d in whole.differences["A", "B"].items():
-        dd = alone.differences["A", "B"][k]
-        np.testing.assert_allclose((dd.low, dd.high), (d.low, d.high), rtol=1e-9)
+    assert whole.settings["interval_applied"] == "studentized"
+    # the same exact tables and values; the standard errors from moments over other columns
+    # (BLAS blocks the sums by the width): each path within moment_noise of the exact V, which
+    # t_end_bound carries through t, the quantiles and the ends (from these inputs)
+    metrics = _metrics(METRICS)
+    cells_b: list = [{} for _ in cells]
+    for u, t, p in zip(units, y_true, b):
+        key = (t, p)  # labels tagged by unit already: the unit's cells
+        cells_b[u][key] = cells_b[u].get(key, 0) + 1
+    ua, ub = unit_stats(cells, metrics), unit_stats(cells_b, metrics)
+    m = bootstrap_multiplicities(30, 60, np.random.default_rng(4))
+    ones = np.ones((1, 30))
+    rows, obs = [ua.combine(m), ub.combine(m)], [[ua.totals], [ub.totals]]
+    (se_a, se_b), (se_d,) = standard_errors([ua, ub], metrics, m, rows, [(0, 1)])
+    (s0_a, s0_b), (s0_d,) = standard_errors([ua, ub], metrics, ones, obs, [(0, 1)])
+    (n_a, n_b), (n_d,) = spread_noise([ua, ub], metrics, m, rows, [(0, 1)])
+    (n0_a, n0_b), (n0_d,) = spread_noise([ua, ub], metrics, ones, obs, [(0, 1)])
+    val_a = np.array([[mt.value(ua.stats(r)) for r in rows[0]] for mt in metrics])
+    val_b = np.array([[mt.value(ub.stats(r)) for r in rows[1]] for mt in metrics])
+    for k, name in enumerate(METRICS):
+        for sys_name, v, se, n, s0, n0 in (("A", val_a, se_a, n_a, s0_a, n0_a),
+                                           ("B", val_b, se_b, n_b, s0_b, n0_b)):
+            iv = whole.values[sys_name][name]
+            assert iv.value == metrics[k].value((ua if sys_name == "A" else ub).stats(obs[sys_name == "B"][0]))
+            bound = t_end_bound(v[k], iv.value, se[k], n[k], s0[k, 0], n0[k, 0])
+            np.testing.assert_allclose(alone.values[sys_name][name][1:], iv[1:], rtol=0, atol=bound)
+        d, dd = whole.differences["A", "B"][name], alone.differences["A", "B"][name]
+        assert (se_d[k] > 0).sum() > 50  # the rebuilt resamples are compare's (with spread)
+        bound = t_end_bound(val_a[k] - val_b[k], d.delta, se_d[k], n_d[k], s0_d[k, 0], n0_d[k, 0])
+        np.testing.assert_allclose((dd.low, dd.high), (d.low, d.high), rtol=0, atol=bound)
