@@ -426,7 +426,7 @@ def test_streaming_bootstrap_intervals_equal_brute_force_ones_from_rebuilt_table
     multiplicities from (seed, unit, replica)), the bootstrap-t from complex-step scores, and BCa
     from the leave-one-unit-out tables."""
     from streameval import BootstrapEvaluator
-    from streameval.bootstrap import poisson_multiplicities
+    from streameval.bootstrap import jackknife_groups, poisson_multiplicities, unit_hash
     from streameval.comparison import _metrics as metric_objects
     from streameval.intervals import bca_interval
 
@@ -443,6 +443,8 @@ def test_streaming_bootstrap_intervals_equal_brute_force_ones_from_rebuilt_table
     observed = _vector(ContingencyStats.from_cells(_tagged_cells(cells, np.ones(15))))
     tables = [ContingencyStats.from_cells(_tagged_cells(cells, m[:, r])) for r in range(B)]
     jack_tables = [ContingencyStats.from_cells(_tagged_cells(cells, np.arange(15) != u)) for u in range(15)]
+    groups, n_groups = jackknife_groups([unit_hash(u) for u in range(15)])
+    assert n_groups == 15  # every unit its own group
     for r in range(B):  # the replicas are the rebuilt tables, exactly
         assert bs.replica_stats(r) == tables[r] or not m[:, r].any()
     studentized, bca = bs.intervals("studentized"), bs.intervals("bca")
@@ -466,13 +468,15 @@ def test_streaming_bootstrap_intervals_equal_brute_force_ones_from_rebuilt_table
         # the interval's half-width
         np.testing.assert_allclose((lo, hi), want, rtol=0, atol=3e-4 * (want[1] - want[0]))
         # BCa: the same replica values (exact tables, the same metric code) and the jackknife
-        # of the rebuilt leave-one-out tables; only the order of the float sums of the
-        # acceleration differs (units by hash in the evaluator): a few ulps of a level
+        # of the rebuilt leave-one-out tables, put in the evaluator's group order (units ranked
+        # by hash, jackknife_groups) so that the acceleration's float sums run in one order:
+        # bit for bit
         metric = metric_objects([name])[0]
         values = np.array([metric.value(s) if s.n else np.nan for s in tables])
-        jack = np.array([metric.value(s) for s in jack_tables])
+        jack = np.empty(15)
+        jack[groups] = [metric.value(s) for s in jack_tables]
         want = bca_interval(values, v, jack, conf)
-        np.testing.assert_allclose(bca[name][1:], want, rtol=1e-12)
+        assert tuple(bca[name][1:]) == want
         assert bca[name].value == v
 
 
