@@ -327,16 +327,97 @@ fn ratio(a: i128, b: i128) -> f64 {
     a as f64 / b as f64
 }
 
+/// The smallest sum of squares [`unit_parts`] and [`to_unit`] take as it is: from `2**-960` up
+/// (and below infinity) a square that underflows moves the sum by `≤ 2**-1075`, a relative
+/// `≤ 2**-115` of it (`_unit.NORM_FLOOR`).
+pub const NORM_FLOOR: f64 = f64::from_bits(63 << 52);
+
+/// `2**k` for `-1074 <= k <= 1023`, exactly.
+fn pow2(k: i32) -> f64 {
+    if k >= -1022 {
+        f64::from_bits(((k + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (k + 1074))
+    }
+}
+
+/// `2**k` as two factors applied in turn (`(x·f1)·f2`): upward in two exact halves (each at most
+/// `2**537`), downward in one multiplication (one rounding, `2**k >= 2**-1074`): `_unit.pow2_pair`.
+fn pow2_pair(k: i32) -> (f64, f64) {
+    if k > 0 {
+        (pow2(k - k / 2), pow2(k / 2))
+    } else {
+        (pow2(k), 1.0)
+    }
+}
+
+/// `k` with `max_i |a_i|·2**k` in `[1/2, 1)` (minus `frexp`'s exponent of the largest
+/// magnitude); 0 when every value is 0 or one is not finite. O(d).
+fn pow2_exponent(a: &[f64]) -> i32 {
+    let m = a.iter().fold(0.0f64, |m, x| if x.abs() > m || x.is_nan() { x.abs() } else { m });
+    if m == 0.0 || !m.is_finite() {
+        return 0;
+    }
+    let (m, shift) = if m < f64::MIN_POSITIVE { (m * pow2(64), 64) } else { (m, 0) };
+    -((((m.to_bits() >> 52) & 0x7ff) as i32 - 1022) - shift)
+}
+
+/// `a·2**k` for [`pow2_exponent`]'s `k` (its largest magnitude in `[1/2, 1)`: the sum of squares
+/// neither underflows nor overflows), and `k`: `_unit.scaled_rows`. Exact but for values that
+/// become subnormal when a vector of values near the overflow threshold is scaled down (an
+/// absolute `≤ 2**-1075` each). O(d).
+fn pow2_scaled(a: &[f64]) -> (Vec<f64>, i32) {
+    let k = pow2_exponent(a);
+    let (f1, f2) = pow2_pair(k);
+    (a.iter().map(|x| x * f1 * f2).collect(), k)
+}
+
 /// The unit vector of `a` as `hi + lo` (`hi = fl(a/norm)`, `lo` the exact residual over the
-/// norm, by a fused multiply-add) and `norm = fl(||a||)`: `_unit.unit_parts`. Zero: all 0.
+/// norm, by a fused multiply-add) and `norm = fl(||a||)`: `_unit.unit_parts`. Zero: all 0. A
+/// vector whose sum of squares is below [`NORM_FLOOR`] or infinite is first scaled by a power of
+/// two ([`pow2_scaled`]) and its norm scaled back (which may round to a subnormal or overflow);
+/// every other vector takes the plain steps. O(d).
 pub fn unit_parts(a: &[f64], hi: &mut [f64], lo: &mut [f64]) -> f64 {
-    let norm = dot(a, a).sqrt();
+    let s = dot(a, a);
+    if (NORM_FLOOR..f64::INFINITY).contains(&s) {
+        return unit_parts_of(a, s, hi, lo);
+    }
+    let (b, k) = pow2_scaled(a);
+    let norm = unit_parts_of(&b, dot(&b, &b), hi, lo);
+    let (g1, g2) = pow2_pair(-k);
+    norm * g1 * g2
+}
+
+/// [`unit_parts`] of `a` with its sum of squares `s`, unscaled.
+fn unit_parts_of(a: &[f64], s: f64, hi: &mut [f64], lo: &mut [f64]) -> f64 {
+    let norm = s.sqrt();
     let safe = if norm > 0.0 { norm } else { 1.0 };
     for ((h, l), x) in hi.iter_mut().zip(lo.iter_mut()).zip(a) {
         *h = x / safe;
         *l = (-*h).mul_add(safe, *x) / safe; // x - h·safe, rounded once
     }
     norm
+}
+
+/// `v` scaled to unit length in place as the cosine space's input paths scale a vector,
+/// `v / fl(sqrt(Σ v_i²))` (the squares added as in [`dot`]), after [`pow2_scaled`] when the sum of
+/// squares is below [`NORM_FLOOR`] or infinite; `false` (and `v` unchanged) when every value is
+/// 0: `summaries.ClusterSummaries.vector`. O(d).
+pub fn to_unit(v: &mut [f64]) -> bool {
+    let mut s = dot(v, v);
+    if !(NORM_FLOOR..f64::INFINITY).contains(&s) {
+        if v.iter().all(|t| *t == 0.0) {
+            return false;
+        }
+        let (b, _) = pow2_scaled(v);
+        v.copy_from_slice(&b);
+        s = dot(v, v);
+    }
+    let norm = s.sqrt();
+    for t in v.iter_mut() {
+        *t /= norm;
+    }
+    true
 }
 
 /// `||u - v||²/2` for unit vectors as `hi + lo`: the cosine distance without cancellation. The
@@ -1730,6 +1811,54 @@ mod tests {
         // the cancelling form loses it
         let naive = 1.0 - dot(&a, &b) / (na2 * nb2).sqrt();
         assert!((naive - want).abs() > 1e-3 * want);
+    }
+
+    #[test]
+    fn unit_vectors_are_the_same_bits_at_every_length() {
+        // a·2**k is exact here, and so is the plain path's sum of squares on `a`: the rescaled
+        // path must give the plain bits (hi, lo) and the norm scaled by 2**k where representable
+        let a = [0.75, -0.5, 0.125];
+        let (mut h0, mut l0) = ([0.0; 3], [0.0; 3]);
+        let n0 = unit_parts(&a, &mut h0, &mut l0);
+        let mut u0 = a;
+        assert!(to_unit(&mut u0));
+        for k in [-1071, -1050, -1000, -700, -484, -481, 300, 520, 700, 1000, 1023] {
+            let b: Vec<f64> = a.iter().map(|x| x * pow2_pair(k).0 * pow2_pair(k).1).collect();
+            assert!(b.iter().zip(&a).all(|(y, x)| y * pow2_pair(-k).0 * pow2_pair(-k).1 == *x), "{k}");
+            let (mut h, mut l) = ([0.0; 3], [0.0; 3]);
+            let n = unit_parts(&b, &mut h, &mut l);
+            assert_eq!((h, l), (h0, l0), "{k}");
+            let want = n0 * pow2_pair(k).0 * pow2_pair(k).1;
+            assert!(n == want && n > 0.0, "{k} {n} {want}");
+            let mut u = b.clone();
+            assert!(to_unit(&mut u));
+            assert_eq!(u, u0, "{k}");
+        }
+        // [3e-160, 4e-160]: the plain squares are subnormal; [1e-200, 1e-200]: they are 0
+        let (mut h, mut l) = ([0.0; 2], [0.0; 2]);
+        assert_eq!(unit_parts(&[3e-160, 4e-160], &mut h, &mut l), 5e-160);
+        assert_eq!(h, [0.6, 0.8]);
+        let (mut h1, mut l1) = ([0.0; 2], [0.0; 2]);
+        let x = 1e-200 * pow2(662); // in [1/2, 1), exactly
+        unit_parts(&[x, x], &mut h1, &mut l1);
+        assert_eq!(unit_parts(&[1e-200, 1e-200], &mut h, &mut l), 1e-200 * std::f64::consts::SQRT_2);
+        assert_eq!((h, l), (h1, l1));
+        assert_eq!(unit_parts(&[f64::MAX, f64::MAX], &mut h, &mut l), f64::INFINITY);
+        unit_parts(&[f64::MAX / 2.0, f64::MAX / 2.0], &mut h1, &mut l1); // rescaled as well
+        let (mut h2, mut l2) = ([0.0; 2], [0.0; 2]);
+        unit_parts(&[f64::MAX * pow2(-1024), f64::MAX * pow2(-1024)], &mut h2, &mut l2);
+        assert_eq!((h, l), (h2, l2));
+        assert_eq!((h1, l1), (h2, l2));
+        assert_eq!(unit_parts(&[-5e-324, 0.0], &mut h, &mut l), 5e-324);
+        assert_eq!((h, l), ([-1.0, 0.0], [0.0, 0.0]));
+        assert_eq!(unit_parts(&[0.0, 0.0], &mut h, &mut l), 0.0);
+        assert_eq!((h, l), ([0.0; 2], [0.0; 2]));
+        let mut z = [0.0, -0.0];
+        assert!(!to_unit(&mut z));
+        // frexp's exponent, negated, on normal and subnormal magnitudes
+        for (x, k) in [(1.0, -1), (0.75, 0), (5e-324, 1073), (1e-310, 1029), (f64::MAX, -1024), (3.0, -2)] {
+            assert_eq!(pow2_exponent(&[0.0, -x]), k, "{x}");
+        }
     }
 
     fn cached(s: &Slots, cosine: bool) -> SlotCache {

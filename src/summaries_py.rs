@@ -15,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use smallvec::SmallVec;
 
-use crate::summaries::{add_to, changed_after, dot, new_row, first_out_of_range, silhouette, silhouette_pruned, sq_dists_on, unit_half_sq, unit_parts, welford, welford_rows, Block, Targets, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut, MAX_VECTOR_VALUE};
+use crate::summaries::{add_to, changed_after, new_row, first_out_of_range, silhouette, silhouette_pruned, sq_dists_on, to_unit, unit_half_sq, unit_parts, welford, welford_rows, Block, Targets, DaviesBouldin, Simd, SlotCache, Slots, SsbAnchor, StateIn, StateOut, MAX_VECTOR_VALUE};
 
 type Vector = SmallVec<[f64; 128]>;
 
@@ -131,14 +131,8 @@ impl SummaryKernel {
         if !v.iter().all(|t| t.abs() < MAX_VECTOR_VALUE) {
             return None; // NaN, an infinity or a value of 2**256 or more: the reference names it
         }
-        if self.cosine {
-            let norm = dot(&v, &v).sqrt();
-            if norm == 0.0 || !norm.is_finite() {
-                return None;
-            }
-            for t in v.iter_mut() {
-                *t /= norm;
-            }
+        if self.cosine && !to_unit(&mut v) {
+            return None;
         }
         Some(v)
     }
@@ -958,9 +952,8 @@ impl SummaryKernel {
             if first_bad == Some(i) {
                 return Ok(Some((i, reason(i))));
             }
-            let norm = dot(row, row).sqrt();
-            if norm == 0.0 || !norm.is_finite() {
-                return Ok(Some((i, "has norm 0 or an infinite norm (the cosine space scales it to unit length)")));
+            if row.iter().all(|t| *t == 0.0) {
+                return Ok(Some((i, "has norm 0: every value is 0 (the cosine space scales it to unit length)")));
             }
         }
         Ok(None)
@@ -1004,13 +997,11 @@ impl SummaryKernel {
         let units: Vec<f64>;
         let data = if cosine {
             // the rows scaled to unit length, as `vector` scales one
-            units = data
-                .chunks_exact(d)
-                .flat_map(|row| {
-                    let norm = dot(row, row).sqrt();
-                    row.iter().map(move |r| r / norm)
-                })
-                .collect();
+            let mut rows = data.to_vec();
+            for row in rows.chunks_exact_mut(d) {
+                to_unit(row); // not all 0: `check_block` refused those
+            }
+            units = rows;
             &units[..]
         } else {
             data

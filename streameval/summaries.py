@@ -70,7 +70,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._unit import cosine_distance
+from ._unit import cosine_distance, to_unit, unit_rows
 from ._validate import (
     MAX_TOTAL,
     MAX_VECTOR_VALUE,
@@ -286,13 +286,13 @@ class ClusterSummaries(Guarded):
         if problem is not None:
             raise InvalidVectorError(f"vector {problem}: {arr.tolist()}")
         if self.space == "cosine":
-            norm = math.sqrt(_sum_sq(arr))
-            if norm == 0.0 or not math.isfinite(norm):
+            unit = to_unit(arr, _sum_sq)
+            if unit is None:
                 raise InvalidVectorError(
-                    "the cosine space needs a non-zero vector of finite norm (it is scaled to unit "
-                    "length)"
+                    "the cosine space needs a non-zero vector (it is scaled to unit length): every "
+                    "value is 0"
                 )
-            arr = arr / norm
+            arr = unit
         return arr
 
     def _fix_dim(self, d: int) -> None:
@@ -403,13 +403,13 @@ class ClusterSummaries(Guarded):
             return arr
         out = np.empty_like(arr)
         for i, row in enumerate(arr):  # the reference: the very steps of vector()
-            norm = math.sqrt(_sum_sq(row))
-            if norm == 0.0 or not math.isfinite(norm):
+            unit = to_unit(row, _sum_sq)
+            if unit is None:
                 raise InvalidVectorError(
-                    f"vector {i} has norm 0 or an infinite norm (the cosine space scales it to unit length): "
+                    f"vector {i} has norm 0: every value is 0 (the cosine space scales it to unit length): "
                     f"{row.tolist()}"
                 )
-            out[i] = row / norm
+            out[i] = unit
         return out
 
     def fast(self, x, y_pred, w, singleton: float | None = None, points: dict | None = None) -> bool | tuple:
@@ -915,14 +915,13 @@ class ClusterSummaries(Guarded):
         if big:
             raise InvalidVectorError(f"{big} vector value(s) have a magnitude of 2**256 or more")
         if self.space == "cosine":
-            norms = np.sqrt(np.einsum("ij,ij->i", arr, arr))
-            zero = int(((norms == 0.0) | ~np.isfinite(norms)).sum())
+            zero = int((~arr.any(axis=1)).sum())
             if zero:
                 raise InvalidVectorError(
-                    f"{zero} vector(s) have norm 0 or an infinite norm: the cosine space scales each "
+                    f"{zero} vector(s) have norm 0 (every value 0): the cosine space scales each "
                     "vector to unit length"
                 )
-            arr = arr / norms[:, None]
+            arr = unit_rows(arr)
         return arr
 
     def changed_since(self, version: int) -> np.ndarray:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._unit import cosine_distance
+from .._unit import cosine_distance, unit_rows
 from .._validate import real_array, vector_problem
 from ..errors import InvalidVectorError
 from ..labels import factorize
@@ -68,10 +68,9 @@ def _prepare(X, labels, distance="euclidean"):
     if problem is not None:
         raise InvalidVectorError(f"X {problem}")
     if distance == "cosine":
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-        if (norms == 0).any():
-            raise InvalidVectorError("the cosine distance needs non-zero vectors")
-        X = X / norms[:, None]
+        if not X.any(axis=1).all():
+            raise InvalidVectorError("the cosine distance needs non-zero vectors (a row is all 0)")
+        X = unit_rows(X)
     return X, inverse.astype(np.intp, copy=False), uniques
 
 
