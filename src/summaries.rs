@@ -314,7 +314,7 @@ pub fn first_out_of_range(values: &[f64]) -> Option<usize> {
     const LIMIT: u64 = (1023 + 256) << 52; // the exponent field of 2**256; NaN and inf have 0x7ff
     for (bi, block) in values.chunks(512).enumerate() {
         if block.iter().fold(false, |acc, t| acc | (t.to_bits() & EXP >= LIMIT)) {
-            return block.iter().position(|t| !(t.abs() < MAX_VECTOR_VALUE)).map(|i| bi * 512 + i);
+            return block.iter().position(|t| t.is_nan() || t.abs() >= MAX_VECTOR_VALUE).map(|i| bi * 512 + i);
         }
     }
     None
@@ -1594,22 +1594,32 @@ impl DaviesBouldin {
         for &b0 in &hits {
             let end = if b0 < full { b0 + 4 } else { w };
             for i in b0..end {
-                let v = row[i]; // R[i, c] = R[c, i]
-                if v >= self.m[i] {
-                    self.set_max(i, v, c);
-                } else if self.a[i] == c {
-                    // its maximum sat in column c and fell (v < m[i], the old R[i, c]): rescan row i
-                    let mut other = std::mem::take(&mut self.other);
-                    other.resize(w.max(other.len()), 0.0);
-                    let (best, at) = ratios_max_avx2(self.s[i], &self.s[..w], &dist[i * cap..i * cap + w], &mut other[..w]);
-                    self.other = other;
-                    self.set_max(i, best, at);
-                }
+                // SAFETY (the closure): this function runs only where the CPU has AVX2.
+                self.step_row(i, row[i], c, &dist[i * cap..i * cap + w], |si, s, di, out| unsafe { ratios_max_avx2(si, s, di, out) });
             }
         }
         let (best, at) = fold_max_avx2(lanes, &row[..w], full);
         self.set_max(c, best, at);
         self.row = row;
+    }
+
+    /// Row `i`'s step for its new ratio `v = R[i, c] = R[c, i]` (`di`: row `i` of the distances,
+    /// `w` wide): `v` becomes its maximum when it reaches the old one; else, where the maximum
+    /// sat in column `c` and fell (`v < m[i]`, the old `R[i, c]`), the row is rescanned by
+    /// `rescan(s_i, s, di, out)` (its ratios into `out`, then their maximum and its first
+    /// position). O(1), or O(w) for a rescan.
+    #[inline(always)]
+    fn step_row(&mut self, i: usize, v: f64, c: usize, di: &[f64], rescan: impl FnOnce(f64, &[f64], &[f64], &mut [f64]) -> (f64, usize)) {
+        if v >= self.m[i] {
+            self.set_max(i, v, c);
+        } else if self.a[i] == c {
+            let w = di.len();
+            let mut other = std::mem::take(&mut self.other);
+            other.resize(w.max(other.len()), 0.0);
+            let (best, at) = rescan(self.s[i], &self.s[..w], di, &mut other[..w]);
+            self.other = other;
+            self.set_max(i, best, at);
+        }
     }
 
     #[inline(always)]
@@ -1637,18 +1647,10 @@ impl DaviesBouldin {
         }
         for &bi in &hits {
             for i in bi * B..(bi * B + B).min(w) {
-                let v = row[i]; // R[i, c] = R[c, i]
-                if v >= self.m[i] {
-                    self.set_max(i, v, c);
-                } else if self.a[i] == c {
-                    // its maximum sat in column c and fell (v < m[i], the old R[i, c]): rescan row i
-                    let mut other = std::mem::take(&mut self.other);
-                    other.resize(w.max(other.len()), 0.0);
-                    ratio_row(self.s[i], &self.s[..w], &dist[i * cap..i * cap + w], &mut other[..w]);
-                    let (best, at) = arg_max(&other[..w]);
-                    self.other = other;
-                    self.set_max(i, best, at);
-                }
+                self.step_row(i, row[i], c, &dist[i * cap..i * cap + w], |si, s, di, out| {
+                    ratio_row(si, s, di, out);
+                    arg_max(out)
+                });
             }
         }
         let (best, at) = arg_max(&row[..w]);
