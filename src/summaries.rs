@@ -728,7 +728,7 @@ pub fn silhouette(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton
 /// the distance from the mean of `own` to that of `j`. By the triangle inequality
 /// `||x - mean_j|| >= row[j] - ||x - mean_own||`, so cluster `j` cannot hold the nearest mean
 /// distance `b` when `max(0, row[j] - r)² + M2_j/b_j` is above the best found: it is skipped
-/// without reading its mean. The bound is shrunk by `SAFE` (a relative `2⁻³⁰`, far above the
+/// without reading its mean. The bound is shrunk by `BOUND_SAFE` (a relative `2⁻³⁰`, far above the
 /// `(d + 8)·ε` rounding of `row[j]`, `r` and the squares, for any `d < 2²⁰`), so a skipped cluster's exact
 /// value is above the best's; the best is the minimum of the same computed values as the full
 /// scan's up to their own rounding (each within `(d + 2)·ε`, and so is their minimum). The nearest
@@ -743,6 +743,27 @@ pub fn silhouette_pruned(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, si
         }
     }
     silhouette_pruned_plain(s, cache, x, own, singleton, row, lb)
+}
+
+/// `1 − 2⁻³⁰`: the silhouette's bounds are shrunk by it (and the own distance's root grown by
+/// `1 + 2⁻³⁰`), far more than their rounding, so a bound never exceeds the distance it bounds.
+const BOUND_SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
+
+/// The squared distance from `x` to its own cluster's mean, and its root grown by `1 + 2⁻³⁰`: the
+/// radius the silhouette's triangle-inequality bounds subtract. O(d).
+#[inline(always)]
+fn own_reach(s: &Slots, x: &[f64], own: usize) -> (f64, f64) {
+    let to_own = sq_dist(x, &s.means[own * s.d..(own + 1) * s.d]);
+    (to_own, to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64))
+}
+
+/// A lower bound on `‖x − μ_j‖² + q_j` from the distance `rj` between the means and the radius
+/// `r` ([`own_reach`]): `(max(rj − r, 0)² + q_j)`, shrunk by [`BOUND_SAFE`]. The AVX2 pass makes
+/// these operations lane by lane. O(1).
+#[inline(always)]
+fn lower_bound(rj: f64, qj: f64, r: f64) -> f64 {
+    let gap = (rj * BOUND_SAFE - r).max(0.0);
+    (gap * gap + qj) * BOUND_SAFE
 }
 
 /// [`silhouette_pruned`] compiled for any x86-64 (or other) CPU.
@@ -763,28 +784,22 @@ pub fn silhouette_pruned_plain(s: &Slots, cache: &SlotCache, x: &[f64], own: usi
 #[target_feature(enable = "avx2")]
 pub unsafe fn silhouette_pruned_avx2(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
     use std::arch::x86_64::*;
-    const SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
-    let d = s.d;
-    let k = s.counts.len();
-    let mean_own = &s.means[own * d..(own + 1) * d];
-    let to_own = sq_dist(x, mean_own);
-    let r = to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64);
+    let (d, k) = (s.d, s.counts.len());
+    let (to_own, r) = own_reach(s, x, own);
     if lb.len() < k {
         lb.resize(k, 0.0); // a scratch buffer of the caller's, every entry below k written next
     }
     let (row, q, counts, lb) = (&row[..k], &cache.q[..k], s.counts, &mut lb[..k]);
     let bound = |j: usize| -> f64 {
-        let gap = (row[j] * SAFE - r).max(0.0);
-        let v = (gap * gap + q[j]) * SAFE;
         if counts[j] > 0 && j != own {
-            v
+            lower_bound(row[j], q[j], r)
         } else {
             f64::INFINITY
         }
     };
     let full = k - k % 4;
     let (rp, qp, np, lp) = (row.as_ptr(), q.as_ptr(), counts.as_ptr(), lb.as_mut_ptr());
-    let (safe, rv, zero, inf) = (_mm256_set1_pd(SAFE), _mm256_set1_pd(r), _mm256_setzero_pd(), _mm256_set1_pd(f64::INFINITY));
+    let (safe, rv, zero, inf) = (_mm256_set1_pd(BOUND_SAFE), _mm256_set1_pd(r), _mm256_setzero_pd(), _mm256_set1_pd(f64::INFINITY));
     let (izero, four, ov) = (_mm256_setzero_si256(), _mm256_set1_epi64x(4), _mm256_set1_epi64x(own as i64));
     let mut at = _mm256_setr_epi64x(0, 1, 2, 3);
     let mut lanes = inf;
@@ -852,17 +867,12 @@ pub unsafe fn silhouette_pruned_avx2(s: &Slots, cache: &SlotCache, x: &[f64], ow
 
 #[inline(always)]
 fn silhouette_pruned_body(s: &Slots, cache: &SlotCache, x: &[f64], own: usize, singleton: f64, row: &[f64], lb: &mut Vec<f64>) -> f64 {
-    const SAFE: f64 = 1.0 - 1.0 / (1u64 << 30) as f64;
-    let d = s.d;
-    let k = s.counts.len();
-    let mean_own = &s.means[own * d..(own + 1) * d];
-    let to_own = sq_dist(x, mean_own);
-    let r = to_own.sqrt() * (1.0 + 1.0 / (1u64 << 30) as f64);
+    let (d, k) = (s.d, s.counts.len());
+    let (to_own, r) = own_reach(s, x, own);
     lb.clear();
     lb.resize(k, f64::INFINITY); // a scratch buffer of the caller's: no allocation per point
     for (((l, &rj), &qj), &n) in lb.iter_mut().zip(&row[..k]).zip(&cache.q[..k]).zip(s.counts) {
-        let gap = (rj * SAFE - r).max(0.0);
-        let v = (gap * gap + qj) * SAFE;
+        let v = lower_bound(rj, qj, r);
         *l = if n > 0 { v } else { f64::INFINITY }; // a select: vector code
     }
     lb[own] = f64::INFINITY;

@@ -115,12 +115,22 @@ def unit_rows(a: np.ndarray) -> np.ndarray:
     >>> unit_rows(np.array([[3.0, 4.0], [0.0, 1e-300]])).tolist()
     [[0.6, 0.8], [0.0, 1.0]]
     """
-    sq = np.einsum("ij,ij->i", a, a)
-    need = ~((sq >= NORM_FLOOR) & (sq < np.inf))
-    if need.any():  # lengths whose squares underflow: scaled by a power of two first
-        a, _ = scaled_rows(a, need)
-        sq = np.where(need, np.einsum("ij,ij->i", a, a), sq)
+    a, sq, _ = _safe_squares(a)
     return a / np.sqrt(sq)[:, None]
+
+
+def _safe_squares(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(b, sq, k)``: the rows of ``a`` (shape ``(..., d)``) with those whose sum of squares (by
+    ``einsum``) is below :data:`NORM_FLOOR` or infinite scaled by ``2**k`` (:func:`scaled_rows`),
+    and the rows' sums of squares; ``k`` is ``None`` where no row needed it (``b`` is ``a``).
+    O(d) per row."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = np.einsum("...j,...j->...", a, a)
+    need = ~((sq >= NORM_FLOOR) & (sq < np.inf))
+    if not np.any(need):
+        return a, sq, None
+    b, k = scaled_rows(a, need)  # an exact change of length (but for subnormal results)
+    return b, np.where(need, np.einsum("...j,...j->...", b, b), sq), k
 
 
 def unit_parts(a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -134,21 +144,14 @@ def unit_parts(a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> hi.tolist(), n.tolist()
     ([[0.6, 0.8], [0.0, 0.0]], [5.0, 0.0])
     """
-    a = np.asarray(a, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        sq = np.einsum("...j,...j->...", a, a)
-    need = ~((sq >= NORM_FLOOR) & (sq < np.inf))
-    k = None
-    if np.any(need):  # scale by 2**k: an exact change of length, then the length scaled back
-        a, k = scaled_rows(a, need)
-        sq = np.where(need, np.einsum("...j,...j->...", a, a), sq)
+    a, sq, k = _safe_squares(np.asarray(a, dtype=np.float64))
     norm = np.sqrt(sq)
     safe = np.where(norm > 0, norm, 1.0)[..., None]
     hi = a / safe
     p = hi * safe
     # a - hi·safe exactly: a - p is exact (Sterbenz: p is within an ulp of a), then the product's error
     lo = ((a - p) - _two_product_error(hi, np.broadcast_to(safe, hi.shape), p)) / safe
-    if k is not None:
+    if k is not None:  # the length scaled back
         g1, g2 = pow2_pair(-k)
         with np.errstate(over="ignore"):
             norm = (norm * g1) * g2
