@@ -171,7 +171,9 @@ fn round_scaled(q: u128, sticky: bool, e: i32) -> f64 {
 #[inline]
 fn divrem_64(a: u128, d: u64) -> (u128, u64) {
     let hi = (a >> 64) as u64;
-    let (qh, r) = (hi / d, hi % d);
+    // a quotient below 2**64 (a value below 1 of a fixed-point sum over d: the common case)
+    // needs one hardware division, not two
+    let (qh, r) = if hi < d { (0, hi) } else { (hi / d, hi % d) };
     let (ql, r) = div_wide_rem(r, a as u64, d);
     (((qh as u128) << 64) | ql as u128, r)
 }

@@ -804,9 +804,57 @@ def test_dense_rows_read_after_every_update_use_their_memos_and_equal_the_refere
 
 
 @needs_native
+@pytest.mark.parametrize("c", [25, 60])
+def test_small_columns_share_memos_with_big_rows_and_equal_the_reference(c):
+    """The density benchmark's K = 10 tables: 10 full rows of ``c`` cells (big, listed) over
+    ``c`` columns of 10 cells (small), heavy enough that most cells' terms are above 1, then
+    1,500 elements read after each: updates on a row's diagonal or another of its cells, reverts,
+    and cells leaving their row and coming back (the row's listing moves its items, so the
+    columns' position hints go stale). A small column's cells take their old terms from, and
+    leave their new ones in, the memos of their rows' listings: the F sums equal the
+    reference's at every reading, the core's check passes, and reverting everything gives zero
+    F sums bit for bit."""
+    rng = np.random.default_rng(c)
+    native, ref = elm_bcubed_pair()
+    cells = [(r, q, 40 * c if q == r else int(rng.integers(20, 60))) for r in range(10) for q in range(c)]
+    ts, ps, ws = (list(v) for v in zip(*cells))
+    native.update_many(ts, ps, ws)
+    for t, p, w in cells:
+        ref.update(t, p, w)
+    live = list(cells)
+    for i in range(1500):
+        r, u = int(rng.integers(10)), rng.random()
+        if u < 0.15:
+            t, p, w = live.pop(int(rng.integers(len(live))))
+            native.revert(t, p, w)
+            ref.revert(t, p, w)
+        elif u < 0.2:  # a cell leaves its row's listing, then comes back
+            q = int(rng.integers(10, c))
+            ws = [w for t, p, w in live if (t, p) == (r, q)]
+            live = [e for e in live if (e[0], e[1]) != (r, q)]
+            for w in ws:
+                native.revert(r, q, w)
+                ref.revert(r, q, w)
+            if rng.random() < 0.5:
+                assert native.f_sums == ref.f_sums, i
+            native.update(r, q, 30)
+            ref.update(r, q, 30)
+            live.append((r, q, 30))
+        else:
+            q = r if u < 0.8 else int(rng.integers(c))
+            native.update(r, q)
+            ref.update(r, q)
+            live.append((r, q, 1))
+        assert native.f_sums == ref.f_sums, i
+        if i % 250 == 0:
+            native._check()
+    equal_then_empty(native, ref, live)
+
+
+@needs_native
 def test_small_clusters_with_counts_past_32_bits_equal_the_reference():
     """A small cluster (at most 16 cells) keeps each cell's count beside its partner, saturated
-    at ``2**32 - 1`` (the cell map read beyond): cells crossing ``2**32`` both ways by weighted
+    at ``2**24 - 1`` (the cell map read beyond): cells crossing ``2**24`` and ``2**32`` both ways by weighted
     updates and reverts in an 8 x 8 table, read every few elements: the F sums equal the
     reference's at every reading, the core's check passes (it compares every kept count with the
     cell map), and reverting everything gives zero F sums bit for bit."""
@@ -820,7 +868,9 @@ def test_small_clusters_with_counts_past_32_bits_equal_the_reference():
             ref.revert(t, p, w)
         else:
             t, p = int(rng.integers(8)), int(rng.integers(8))
-            w = 2**32 - 2 + int(rng.integers(4)) if rng.random() < 0.3 else 1 + int(rng.integers(3))
+            u = rng.random()
+            w = (2**32 - 2 + int(rng.integers(4)) if u < 0.15 else 2**24 - 3 + int(rng.integers(4)) if u < 0.3
+                 else 1 + int(rng.integers(3)))
             native.update(t, p, w)
             ref.update(t, p, w)
             live.append((t, p, w))
