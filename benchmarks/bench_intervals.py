@@ -38,6 +38,7 @@ from bench_bootstrap import scale_data  # noqa: E402  (the scale run's data: the
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = ("percentile", "bca", "studentized", "hybrid", "subsampled")
+HISTORY = ("<!-- history:begin -->", "<!-- history:end -->")  # kept when the page is rewritten
 
 
 def cells_per_row(t, p) -> float:
@@ -156,6 +157,10 @@ def main(argv=None) -> int:
               "resamples again, each of m = round(7 √U) units: one more product of the "
               "multiplicities with the metrics' fields and their pairwise products, one read and "
               "one gradient per resample and system: linear in resamples and units as well.", ""]
+    # the dated before/after notes under the tables are kept from the page being replaced
+    old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+    if HISTORY[0] in old and HISTORY[1] in old:
+        lines += [old[old.index(HISTORY[0]):old.index(HISTORY[1]) + len(HISTORY[1])], ""]
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
     return 0

@@ -397,10 +397,11 @@ def _block_rows(n_units: int) -> int:
 
 def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: str,
                      draws: int | None = None):
-    """The ``(b, U)`` float64 multiplicity matrices of consecutive blocks of resamples (``draws``
-    units each, multinomially from ``rng``, when given: the ``m``-out-of-``U`` subsamples). One
-    buffer is filled block after block (fresh pages for every block cost more than drawing into
-    them): a block is valid until the next one is asked for."""
+    """``(m, tot)``: the ``(b, U)`` float64 multiplicity matrices of consecutive blocks of
+    resamples (``draws`` units each, multinomially from ``rng``, when given: the ``m``-out-of-``U``
+    subsamples) and their row sums (known for a multinomial draw: every row draws ``U`` or
+    ``draws`` units). One buffer is filled block after block (fresh pages for every block cost
+    more than drawing into them): a block is valid until the next one is asked for."""
     rows = _block_rows(len(order))
     hashes = None
     if resampling == "poisson":
@@ -410,11 +411,12 @@ def _resample_blocks(order: list, n_resamples: int, seed: int, rng, resampling: 
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
         if hashes is None or draws is not None:
-            yield bootstrap_multiplicities(len(order), size, rng, np.float64, out=buf[:size],
-                                           draws=draws)
+            m = bootstrap_multiplicities(len(order), size, rng, np.float64, out=buf[:size],
+                                         draws=draws)
+            yield m, np.full(size, float(len(order) if draws is None else draws))
         else:
             buf[:size] = poisson_draws(s64, hashes, size, start).T
-            yield buf[:size]
+            yield buf[:size], buf[:size].sum(axis=1)
 
 
 def _values(ustats: UnitStats, metrics, m: np.ndarray, aggregate: str, per_unit=None) -> np.ndarray:
@@ -493,6 +495,15 @@ class _StandardErrors:
             self.observed, self.observed_pairs = self.moments.standard_errors(grads, ones)
         else:
             self.observed, self.observed_pairs = self.block(ones, None)
+
+    def fresh(self) -> _StandardErrors:
+        """Standard errors to gather over other resamples of the same units (the subsampled
+        interval's): the same observed ones and moments, no block yet. O(1)."""
+        new = object.__new__(_StandardErrors)
+        new.__dict__.update(self.__dict__)
+        new.parts = [[] for _ in self.names]
+        new.pair_parts = [[] for _ in self.pairs]
+        return new
 
     def _gradients(self, rows) -> list:
         return [gradients(us, self.metrics, r) for us, r in zip(self.stats.values(), rows)]
@@ -876,7 +887,8 @@ def compare(
     sub: dict = {}  # (system, metric index) -> (subsampled values, their standard errors)
     sub_pairs: dict = {}  # the same of each pair's differences, by (a, b, metric index)
     if used == "subsampled" and m_sub < n_units:
-        sub_ses = _StandardErrors(stats, metrics, pairs, aggregate, per_unit)
+        sub_ses = ses.fresh() if ses is not None else _StandardErrors(stats, metrics, pairs,
+                                                                       aggregate, per_unit)
         sub_samples = _resampled(
             stats, metrics, _resample_blocks(order, n_resamples, seed, rng, resampling, m_sub),
             sub_ses, aggregate, per_unit, read)
@@ -965,15 +977,14 @@ def _fields_read(stats: list, metrics) -> list:
 
 def _resampled(stats: dict, metrics, blocks, ses, aggregate: str, per_unit: dict, read) -> dict:
     """``{system: (metrics, B) values}`` of the resamples of ``blocks`` (each a ``(b, U)``
-    multiplicity matrix; every system reads the same block, so the resamples are paired), their
+    multiplicity matrix and its row sums; every system reads the same block, so the resamples are paired), their
     standard errors appended to ``ses`` block by block. Pooled, only the fields ``read`` are
     combined (the others are UNREAD: a formula that reads one after all, on some branch, has its
     block combined in full)."""
     parts: dict = {name: [] for name in stats}
     combiner = Combiner(list(stats.values()), read) if aggregate == "pooled" else None
-    for m in blocks:
+    for m, tot in blocks:
         if combiner is not None:
-            tot = m.sum(axis=1)
             try:
                 vals, block_se = _pooled_block(stats, metrics, m, combiner.combine(m, tot), ses, tot)
             except Unread:
@@ -981,7 +992,7 @@ def _resampled(stats: dict, metrics, blocks, ses, aggregate: str, per_unit: dict
                 vals, block_se = _pooled_block(stats, metrics, m, full, ses, tot)
         else:
             vals = [_values(us, metrics, m, aggregate, per_unit.get(name)) for name, us in stats.items()]
-            block_se = ses.block(m, None) if ses is not None else None
+            block_se = ses.block(m, None, tot) if ses is not None else None
         for name, v in zip(stats, vals):
             parts[name].append(v)
         if ses is not None:

@@ -98,6 +98,16 @@ def _factorize_array(values: np.ndarray, name: str, missing: str, hint: str):
             uniq, inv = np.unique(values[~nan], return_inverse=True)
             codes[~nan] = inv.reshape(-1)
             return codes, uniq.tolist()
+    if values.dtype.kind in "iu" and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < max(4 * len(values), 1 << 16) and hi < 1 << 63:
+            # integers in a range within a few times their number: their ranks from a table of
+            # the values present (O(N + range), no sort), the codes and sorted uniques np.unique gives
+            shifted = values.astype(np.int64) - lo if lo else values.astype(np.int64, copy=False)
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[shifted] = True
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            return rank[shifted], (np.flatnonzero(present) + lo).tolist()
     uniq, inv = np.unique(values, return_inverse=True)
     return inv.reshape(-1).astype(np.int64, copy=False), uniq.tolist()
 

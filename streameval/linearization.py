@@ -37,6 +37,8 @@ tiny table) are set to 0.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .stats import ONE, STAT_NAMES, ContingencyStats
@@ -179,19 +181,23 @@ def gradients(ustats: UnitStats, metrics, rows) -> np.ndarray:
     ref = max(rows, key=lambda r: r[0])  # the fullest table: an empty one returns before reading
     fields = [read_fields(ustats, m, ref) for m in metrics]
     units = [ONE if _fixed_point(f) else 1 for f in ustats.fields]
+    # where each field lives in a stats object: its attribute, or its key in ``f_sums``
+    names = [(True, name) for name in STAT_NAMES] + [(False, key) for key in ustats.f_keys]
     for r, row in enumerate(rows):
-        row = list(row)
+        s = ustats.stats(row)  # one object per row: a field is stepped in place, then put back
         for k, metric in enumerate(metrics):
             for f in fields[k]:
-                h = _step(row[f], units[f])
+                attr, key = names[f]
+                held = s.__dict__ if attr else s.f_sums
                 v = row[f]
-                row[f] = v + h
-                up = _value(metric, ustats.stats(row))
-                row[f] = v - h if v >= h else v
-                down = _value(metric, ustats.stats(row))
-                row[f] = v
+                h = _step(v, units[f])
+                held[key] = v + h
+                up = _value(metric, s)
+                held[key] = v - h if v >= h else v
+                down = _value(metric, s)
+                held[key] = v
                 slope = (up - down) / (h if v < h else 2 * h)
-                out[k, r, f] = slope if np.isfinite(slope) else 0.0
+                out[k, r, f] = slope if math.isfinite(slope) else 0.0
     return out
 
 
@@ -332,12 +338,12 @@ class Moments:
 
     def _columns(self, lo: int, hi: int) -> np.ndarray:
         """The ``(hi - lo, V + P)`` columns of units ``lo .. hi-1``: centred variables, products."""
-        out = np.empty((hi - lo, self.n_vars + len(self.products)))
-        for v, col in enumerate(self._cols):
-            out[:, v] = col[lo:hi]
+        out = np.empty((self.n_vars + len(self.products), hi - lo))  # column by column, then
+        for v, col in enumerate(self._cols):                           # one transposing copy
+            out[v] = col[lo:hi]
         for j, (v, w) in enumerate(self.products):
-            np.multiply(self._cols[v][lo:hi], self._cols[w][lo:hi], out=out[:, self.n_vars + j])
-        return out
+            np.multiply(self._cols[v][lo:hi], self._cols[w][lo:hi], out=out[self.n_vars + j])
+        return np.ascontiguousarray(out.T)
 
     def covers(self, grads: list) -> bool:
         """Whether every non-zero slope of ``grads`` lies in the fields these moments hold."""
@@ -364,9 +370,16 @@ class Moments:
     def standard_errors(self, grads: list, w: np.ndarray, tot=None) -> tuple[list, list]:
         """``([se of each system], [se of each pair])``, each ``(metrics, B)``, at the resamples
         ``w`` (``(B, U)`` float64, row sums ``tot`` if known) with the ``(metrics, B, fields)``
-        gradients of each system (whose non-zero slopes these moments must cover: :meth:`covers`)."""
+        gradients of each system (whose non-zero slopes these moments must cover: :meth:`covers`).
+        Given ``tot``, ``w`` is taken to be ``>= 0``, as drawn."""
         s = self.sums(w)
-        tot = w.sum(axis=1) if tot is None else np.asarray(tot, dtype=np.float64)
+        if tot is None:
+            tot = w.sum(axis=1)
+            one = _one_unit(w)
+        else:
+            tot = np.asarray(tot, dtype=np.float64)
+            # one positive multiplicity iff the largest is the whole (exact sums of integers)
+            one = (tot > 0) & (w.max(axis=1, initial=0.0) == tot)
         tot = np.where(tot > 0, tot, np.nan)
         n_metrics = grads[0].shape[0] if grads else 0
         se = [np.empty((n_metrics, len(w))) for _ in grads]
@@ -389,7 +402,6 @@ class Moments:
                 # the scores z_a − z_b: Σ w (z_a − z_b)² = Σ w z_a² + Σ w z_b² − 2 Σ w z_a z_b
                 noise = moment_noise(scale[a] + scale[b], u, terms[a] + terms[b] + len(coef) + 4)
                 sed[j][k] = weighted_spread(s1[a] - s1[b], s2[a] + s2[b] - 2 * cross, tot, noise)
-        one = _one_unit(w)
         for x in se + sed:
             x[:, one] = 0.0
         return se, sed

@@ -249,7 +249,7 @@ class UnitStats:
         >>> u.field_values()[0, :3].tolist()
         [2.0, 1.0, 1.0]
         """
-        out = np.zeros((self.n_units, len(self.fields)))
+        out = np.zeros((self.n_units, len(self.fields)), order="F")  # by column, as it is read
         for f, (c, n) in enumerate(self._layout):
             for k in range(n):
                 out[:, f] += self._x[:, c + k].astype(np.float64) * 2.0 ** (self.width * k)
@@ -273,9 +273,11 @@ class UnitStats:
         """The combined rows of ``self`` and ``other`` after exchanging their units where
         ``swaps[r, u] = 1``: ``(Σ_u [s ? other : self]_u, Σ_u [s ? self : other]_u)`` for every
         round ``r``. One product of the 0/1 swaps with the limb differences ``other − self``
-        (signed limbs, ``|Σ| < U · 2**W``: exact), added to and taken from the two totals.
-        ``fields``: the indices of the fields to combine (default all; the others are
-        :data:`UNREAD`). O(R · U · columns) BLAS plus O(R · fields) Python."""
+        (signed limbs, ``|Σ| < U · 2**W``: exact; a limb column where the two are equal for every
+        unit, a field of the truth they share, is left out of it: its sums are 0), added to and
+        taken from the two totals. ``fields``: the indices of the fields to combine (default all;
+        the others are :data:`UNREAD`). O(R · U · columns that differ) BLAS plus O(R · fields)
+        Python."""
         if (other.n_units, other.f_keys) != (self.n_units, self.f_keys):
             raise ValueError("swapped needs the statistics of the same units and fields")
         swaps = np.asarray(swaps)
@@ -289,8 +291,13 @@ class UnitStats:
         cached = cache.get((id(other), chosen))
         if cached is None or cached[0] is not other:
             cached = cache[id(other), chosen] = (other, *self._difference(other, chosen))
-        _, layout, diff = cached
-        moved = self._join(swaps.astype(np.float64, copy=False) @ diff, layout)
+        _, layout, keep, diff = cached
+        # the product over the columns where the two differ (the truth's fields, shared, do
+        # not): the others are exact zeros
+        prod = np.zeros((len(swaps), sum(n for _, n in layout)))
+        if len(keep):  # (kept, U) x (U, R): BLAS's faster orientation for a few columns
+            prod[:, keep] = (diff @ swaps.astype(np.float64, copy=False).T).T
+        moved = self._join(prod, layout)
         ta, tb = self.totals, other.totals
         rows_a, rows_b = [], []
         for row in moved:
@@ -303,20 +310,22 @@ class UnitStats:
             rows_b.append(b)
         return rows_a, rows_b
 
-    def _difference(self, other: UnitStats, fields) -> tuple[list, np.ndarray]:
+    def _difference(self, other: UnitStats, fields) -> tuple[list, np.ndarray, np.ndarray]:
         """``other − self`` limb by limb for the ``fields``, in a layout holding both (float64,
-        signed), and that layout (``(first column, limbs)`` of each field) to join products with."""
+        signed): that layout (``(first column, limbs)`` of each field) to join products with, the
+        indices of its columns that are not 0 for every unit, and those columns ``(kept, U)``."""
         layout, c = [], 0
         for f in fields:
             n = max(self._layout[f][1], other._layout[f][1])
             layout.append((c, n))
             c += n
-        diff = np.zeros((self.n_units, c), dtype=np.float64)
+        diff = np.zeros((c, self.n_units), dtype=np.float64)  # by column: (columns, U)
         for us, sign in ((other, 1.0), (self, -1.0)):
             for f, (d0, _) in zip(fields, layout):
                 c0, n = us._layout[f]
-                diff[:, d0:d0 + n] += sign * us._x[:, c0:c0 + n]
-        return layout, diff
+                diff[d0:d0 + n] += sign * us._x[:, c0:c0 + n].T
+        keep = np.flatnonzero(np.any(diff != 0, axis=1))
+        return layout, keep, diff[keep]
 
     def _narrow(self, bound: int) -> UnitStats:
         new = object.__new__(UnitStats)
@@ -379,9 +388,11 @@ class Combiner:
     """:meth:`UnitStats.combine` of several unit statistics over the same units, for many blocks of
     multiplicities: their limb columns side by side in one float64 matrix built once, a column
     that several share (the truth's fields are the same for every system: ``n``, the row sums)
-    held once. :meth:`combine` is then one ``(B, U) × (U, distinct columns)`` BLAS product, exact
-    as :meth:`UnitStats.combine` is (same limbs, same bound), and the joins. Statistics of other
-    units, bounds or fields (F sums), or multiplicities beyond the bound, are combined one by one.
+    held once, and columns of small values (counts, the top limbs) packed into the bits of one
+    column where their sums cannot overlap. :meth:`combine` is then one ``(B, U) × (U, packed
+    columns)`` BLAS product, exact as :meth:`UnitStats.combine` is (the same limbs, the same
+    bound), the unpacking shifts and the joins. Statistics of other units, bounds or fields (F
+    sums), or multiplicities beyond the bound, are combined one by one.
 
     >>> a = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
     ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
@@ -426,23 +437,45 @@ class Combiner:
             self._index.append(np.array(idx, dtype=np.intp))
             self._layouts.append(layout)
         self.columns = len(cols)
-        # (U, columns), column-major (BLAS reads it as the transpose of a row-major matrix): each
-        # distinct column written once, straight from the int64 limbs
-        xt = np.empty((len(cols), self.stats[0].n_units))
-        for j, (i, c) in enumerate(cols):
-            xt[j] = self.stats[i].limbs()[:, c]
-        self._x = xt.T
+        # columns packed side by side in the bits of one float64 column where they fit: a column
+        # whose limbs are below 2**b sums, over multiplicities summing to at most the bound
+        # (below 2**B), to below 2**(B + b); columns given B + b bits each, at offsets o, sum to
+        # Σ 2**o S below 2**52 (no carry from one into the next), and every partial sum of
+        # these non-negative terms is an integer below it: exact, in any order. A full limb
+        # (b = W) takes a column of its own; the small counts and the top limbs share.
+        top = _bits(self.stats[0].bound)
+        need = [top + _bits(int(self.stats[i].limbs()[:, c].max(initial=0))) for i, c in cols]
+        bins: list = []  # [bits used, [(column, offset)]] of each packed column
+        for j in sorted(range(len(cols)), key=lambda j: -need[j]):  # first fit, widest first
+            home = next((b for b in bins if b[0] + need[j] <= _EXACT), None)
+            if home is None:
+                home = [0, []]
+                bins.append(home)
+            home[1].append((j, home[0]))
+            home[0] += need[j]
+        packed = np.zeros((len(bins), self.stats[0].n_units), dtype=np.int64)
+        self._unpack = []  # (packed column, column, offset, mask)
+        for p, (_, items) in enumerate(bins):
+            for j, off in items:
+                i, c = cols[j]
+                packed[p] += self.stats[i].limbs()[:, c] << off
+                self._unpack.append((p, j, off, (1 << need[j]) - 1))
+        self._x = packed.astype(np.float64)  # (packed columns, U): exact, below 2**52
 
     def combine(self, m: np.ndarray, totals: np.ndarray | None = None) -> list:
         """``[s.combine(m) for s in stats]``, from one product where it can; the fields left out
         (``fields``) are :data:`UNREAD`. ``totals``: ``m``'s row sums if known (then ``m`` is
         taken to be ``>= 0``, as drawn)."""
         m = np.asarray(m)
-        if (self._x is None or not m.size or m.ndim != 2 or m.shape[1] != self._x.shape[0]
+        if (self._x is None or not m.size or m.ndim != 2 or m.shape[1] != self._x.shape[1]
                 or (totals is None and m.min() < 0)
                 or int((m.sum(axis=1) if totals is None else totals).max()) > self.stats[0].bound):
             return [s.combine(m) for s in self.stats]
-        prod = m.astype(np.float64, copy=False) @ self._x
+        # (packed columns, U) x (U, B): BLAS's faster orientation for a few dozen columns
+        packed = (self._x @ m.astype(np.float64, copy=False).T).astype(np.int64)
+        prod = np.empty((len(m), self.columns), dtype=np.int64)
+        for p, j, off, mask in self._unpack:
+            np.bitwise_and(packed[p] >> off, mask, out=prod[:, j])
         nf = len(self.stats[0].fields)
         out = []
         for s, idx, layout in zip(self.stats, self._index, self._layouts):
@@ -542,13 +575,13 @@ class _Builder:
     def __init__(self, n_units: int, bound: int):
         self.n_units = n_units
         self.width = _EXACT - _bits(bound)
-        self.sums: list = []  # per field: (U, limbs) int64, not yet normalised
+        self.sums: list = []  # per field: (limbs, U) int64, not yet normalised
 
     def add_ints(self, units: np.ndarray, values: np.ndarray) -> None:
         """A field whose items are int64 values whose per-unit sums fit int64."""
         s = np.zeros(self.n_units, dtype=np.int64)
         np.add.at(s, units, values.astype(np.int64, copy=False))
-        self.sums.append(s[:, None])
+        self.sums.append(s[None, :])
 
     def add_terms(self, units: np.ndarray, values: list, inverse: np.ndarray) -> None:
         """A field whose items are Python ints ``values[inverse[i]]`` (any size, >= 0)."""
@@ -557,12 +590,12 @@ class _Builder:
         # sum of fewer than 2**(62-W) items stays in int64) and normalised afterwards
         n = max(1, -(-(_bits(top) + _bits(len(inverse))) // self.width))
         mask = (1 << self.width) - 1
-        table = np.array([[(v >> (self.width * k)) & mask for k in range(n)] for v in values],
-                         dtype=np.int64).reshape(len(values), n)
-        s = np.zeros((self.n_units, n), dtype=np.int64)
+        table = np.array([[(v >> (self.width * k)) & mask for v in values] for k in range(n)],
+                         dtype=np.int64).reshape(n, len(values))
+        s = np.zeros((n, self.n_units), dtype=np.int64)
         if len(inverse):
-            for k in range(n):  # limb by limb: numpy's one-dimensional add.at is the fast one
-                np.add.at(s[:, k], units, table[inverse, k])
+            for k in range(n):  # limb by limb, each contiguous: numpy's one-dimensional add.at
+                np.add.at(s[k], units, table[k][inverse])  # is the fast one
         self.sums.append(s)
 
     def build(self, f_keys: list, bound: int) -> UnitStats:
@@ -572,13 +605,12 @@ class _Builder:
         layout = []
         c = 0
         for s in self.sums:
-            s = s.copy()
-            # carry until every limb is below 2**W (values stay exact: Σ s[:, k] 2**(Wk))
+            # carry until every limb is below 2**W (values stay exact: Σ s[k] 2**(Wk))
             parts = []
             carry = np.zeros(self.n_units, dtype=np.int64)
             k = 0
-            while k < s.shape[1] or carry.any():
-                cur = (s[:, k] if k < s.shape[1] else 0) + carry
+            while k < len(s) or carry.any():
+                cur = (s[k] if k < len(s) else 0) + carry
                 parts.append(cur & mask)
                 carry = cur >> w
                 k += 1
@@ -595,7 +627,9 @@ class _Builder:
         us.bound = bound
         us.width = w
         us._layout = layout
-        us._x = np.ascontiguousarray(np.stack(cols, axis=1)) if cols else np.zeros((self.n_units, 0), np.int64)
+        # column-major: each limb column written once, contiguous (the products and the fields
+        # read the limbs by column; a row-major stack wrote every column across all the rows)
+        us._x = np.array(cols).T if cols else np.zeros((self.n_units, 0), np.int64)
         return us
 
 
