@@ -1,5 +1,5 @@
-"""Shared test set-up: a seeded hypothesis profile, the location of the shared PSS data, and which
-copy of the package is under test.
+"""Shared test set-up: a seeded hypothesis profile (and two that draw other examples), the
+location of the shared PSS data, and which copy of the package is under test.
 
 The tests import ``streameval`` as Python finds it: in a checkout after ``pip install -e .``
 (or ``python -m pytest``, which puts the working directory first) that is the checkout; from an
@@ -26,6 +26,12 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("streameval")
+# Other examples than the fixed ones, for runs that look beyond them (the README's Set-up): a seed
+# chosen on the command line (`--hypothesis-profile=explore --hypothesis-seed=N`, reproducible
+# with the same N) and no example database, so that no run depends on what an earlier one found;
+# `explore-long` draws five times the examples where a test does not fix its own count.
+settings.register_profile("explore", parent=settings.get_profile("streameval"), derandomize=False, database=None)
+settings.register_profile("explore-long", parent=settings.get_profile("explore"), max_examples=300)
 
 PSS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pss"
 
