@@ -28,6 +28,7 @@ def _checkpointed(tmp_path, *extra):
     return args, ck
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 @pytest.mark.parametrize("weighted", [False, True])
 def test_item09_a_checkpoint_whose_state_contradicts_itself_is_refused(tmp_path, weighted):
     args, ck = _checkpointed(tmp_path, *(["--weight", "mult"] if weighted else []))
@@ -47,6 +48,7 @@ def test_item09_a_checkpoint_whose_state_contradicts_itself_is_refused(tmp_path,
     assert run(*args, "--resume").returncode == 0
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_item12_a_crafted_track_f_gives_one_line_not_a_traceback(tmp_path):
     args, ck = _checkpointed(tmp_path)
     body = load_checkpoint(ck)
@@ -65,6 +67,7 @@ def test_item14_durations_must_be_finite_and_not_negative(tmp_path, option, valu
     assert r.returncode == 2 and "finite number of seconds" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_item14_an_unwritable_jsonl_path_is_named(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("truth,guess,mult\na,b,1\n")

@@ -133,7 +133,7 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
     from streameval.cli.feed import Feed
 
     path = tmp_path / "r.csv"
-    path.write_text("truth,guess,mult\n" + rows_text(sample(n=3000)))
+    path.write_text("truth,guess,mult\n" + rows_text(sample(n=1000)))
     clock = [0.0]
 
     def monotonic():
@@ -150,17 +150,19 @@ def test_item14_checkpoint_timer_starts_after_the_write(tmp_path, monkeypatch, c
 
     def small_take(self, timeout, most=8192):
         takes.append(1)
-        return real_take(self, timeout, most=50)
+        return real_take(self, timeout, most=20)
 
     monkeypatch.setattr(watch.time, "monotonic", monotonic)
     monkeypatch.setattr(watch, "save_checkpoint", slow_save)
     monkeypatch.setattr(Feed, "take", small_take)
     monkeypatch.setattr(watch.WatchRun, "CHUNK", 1)  # a row per item: many small batches
-    monkeypatch.setattr(watch.WatchRun, "CHUNK_BLOCK", 1)  # (from the columnar reader too)
+    # (from the columnar reader too: blocks of 5 rows, as it holds at most two waiting blocks and
+    # its thread sleeps 5 ms while two wait, so that a block a row would cost seconds)
+    monkeypatch.setattr(watch.WatchRun, "CHUNK_BLOCK", 5)
     status = cli.main(["watch", str(path), *WATCH, "--checkpoint", str(tmp_path / "ck.json"),
                        "--checkpoint-every", "50", "--interval", "0", "--drop-block", "0"])
     assert status == 0
-    assert len(takes) >= 60 and saves[-1] == 3000
+    assert len(takes) >= 50 and saves[-1] == 1000
     # each loop reads the clock about twice: 50 s between saves means many loops between them
     assert len(saves) <= len(takes) // 10, (len(saves), len(takes))
     capsys.readouterr()

@@ -67,6 +67,7 @@ def test_score_sample_table_and_the_error_without_sample(tmp_path):
     assert r.returncode == 1 and "missing true label (column 'truth' is empty)" in r.stderr
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_sample_reports_estimates_and_resumes_from_its_checkpoint(tmp_path):
     path = _file(tmp_path)
     ck = tmp_path / "ck.json"

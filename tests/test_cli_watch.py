@@ -366,6 +366,7 @@ def test_watch_json_lines_say_what_broke_and_when_the_drop_was_flagged(tmp_path)
     assert final["drop_interval"] is not None and final["drop_reference"] is not None
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 def test_watch_format_json_is_accepted_like_the_other_subcommands(tmp_path):
     """``watch --format json`` (as ``score``/``compare`` spell it) writes the
     JSON lines to standard output, exactly as ``--jsonl -``; with ``--jsonl PATH`` it is refused."""

@@ -94,6 +94,7 @@ def test_auto_reports_at_the_rows_of_its_rule_with_exact_values(finished):
         assert r["drop"] == bool(flagged and n - flagged[-1] < 1000)
 
 
+@pytest.mark.slow  # two watch runs over 250,000 rows: a second of CPU, out of the quick loop
 def test_explicit_every_keeps_every_row_count_and_the_same_drops(finished):
     path, t, p, alarms = finished
     got = reports(path, "--every", "10000", "--window", "0", "--metrics", "ELM")

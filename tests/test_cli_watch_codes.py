@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_cli import needs_script, run
@@ -120,6 +121,7 @@ def test_a_checkpoint_of_the_labelled_table_loads():
     assert state.to_body(INPUT, None)["table"] == body["table"]
 
 
+@pytest.mark.slow  # subprocesses: seconds of CPU, out of the quick loop
 @needs_script
 def test_watch_reads_the_values_of_score_and_names_labels(tmp_path):
     """On one file of string labels with weights, ``watch``'s final all-time values are

@@ -27,6 +27,7 @@ def _tables(text: str) -> list:
     return [line for line in text.splitlines() if line.startswith("|")]
 
 
+@pytest.mark.slow  # runs the script: out of the quick loop
 def test_calibration_script_quick_run_prints_every_setting_and_method(capsys):
     mod = _script()
     assert mod.main(["--quick"]) == 0
@@ -148,6 +149,7 @@ def test_calibration_script_log_scale_variants_transform_the_bootstrap_t_and_map
     assert not mod.log_rule_slope(np.array([0.5, 1.0]), np.array([0.1, 0.2]))  # too few below 1
 
 
+@pytest.mark.slow  # runs the script: out of the quick loop
 def test_calibration_script_runs_the_other_generators_and_the_neighbouring_scales(capsys):
     mod = _script()
     assert mod.main(["--quick", "--robust", "--scales", "5,10"]) == 0

@@ -270,6 +270,7 @@ def test_site_in_browser(served, browser):
     assert not errors, f"JavaScript errors: {errors}"
 
 
+@pytest.mark.slow  # draws every page's chart with matplotlib: out of the quick loop
 def test_benchmark_charts_are_drawn_from_the_results(tmp_path):
     # benchmarks/charts.py reads each page's tables back and draws its chart; every page that
     # has results gets one, and the committed PNG is there for the site

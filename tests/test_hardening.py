@@ -375,6 +375,7 @@ def _sequential_table(n_threads=4, per_thread=2000):
     return table
 
 
+@pytest.mark.slow  # threads hammering four wrappers: a second of CPU, out of the quick loop
 def test_13_7_synchronized_wrapper_loses_nothing(fast_switching):
     want = _sequential_table()
     table = se.Synchronized(se.Contingency())

@@ -63,6 +63,7 @@ def _run(hash_seed: str) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow  # two subprocesses: out of the quick loop
 def test_bca_is_bit_identical_across_hash_seeds_input_orders_and_paths():
     """Two processes with different ``PYTHONHASHSEED`` give the same bits; within each, compare on
     the units in two orders, from lists and from numpy arrays, and the streaming bootstrap give the

@@ -60,6 +60,7 @@ def patient():
     e.close()
 
 
+@pytest.mark.slow  # 2,000 client threads: a second of CPU, out of the quick loop
 def test_item15_a_burst_of_2000_concurrent_scrapes_is_all_answered_by_one_thread(patient):
     exporter = patient
     _fds(2000)
@@ -81,6 +82,7 @@ def test_item15_a_burst_of_2000_concurrent_scrapes_is_all_answered_by_one_thread
     assert max(seen) == 0  # no thread per connection: the server's one thread serves all
 
 
+@pytest.mark.slow  # client threads and timeouts: out of the quick loop
 def test_item15_slow_and_malformed_clients_are_cut_off_and_do_not_block_scrapes(exporter):
     _fds(500)
 
