@@ -84,13 +84,71 @@ def _nmi(cells, rows, cols, n: int):
     ht, e_ht = entropy(nlogn - a_sum, nlogn + a_sum, 1 + kt)
     hp, e_hp = entropy(nlogn - b_sum, nlogn + b_sum, 1 + kp)
     mi, e_mi = entropy(nlogn + c_sum - a_sum - b_sum, nlogn + c_sum + a_sum + b_sum, 1 + len(cells) + kt + kp)
+    return _quotient(mi, e_mi, ht, e_ht, hp, e_hp)
+
+
+def _quotient(mi, e_mi, ht, e_ht, hp, e_hp):
+    """``(MI / ((H(T) + H(P))/2), bound)`` from each part's bound: the sum and the quotient round
+    once each (the halving is exact), MI is clipped at 0; the quotient's rounded parts lie in an
+    interval, and so does the value."""
+    u = mpmath.mpf(U)
     norm = (ht + hp) / 2
-    e_norm = (e_ht + e_hp) / 2 + u * (norm + (e_ht + e_hp) / 2)  # the sum's rounding (/2 is exact)
+    e_norm = (e_ht + e_hp) / 2 + u * (norm + (e_ht + e_hp) / 2)
     assert norm - e_norm > 0, "premise: the entropies far above their rounding"
     value = mi / norm
-    lo = max(mi - e_mi, 0) / (norm + e_norm) * (1 - u)  # MI is clipped at 0, the quotient rounds
+    lo = max(mi - e_mi, 0) / (norm + e_norm) * (1 - u)
     hi = (mi + e_mi) / (norm - e_norm) * (1 + u)
     return value, max(value - lo, hi - value)
+
+
+def gamma(m: int):
+    """``γ_m = m·u/(1 - m·u)``: the relative error of a sum of ``m`` terms in any order (so in
+    numpy's pairwise sums and their SIMD variants), Higham §3.1."""
+    u = mpmath.mpf(U)
+    return m * u / (1 - m * u)
+
+
+def sklearn_nmi_bound(y_true, y_pred):
+    """A bound on ``|scikit-learn's normalized_mutual_info_score - exact|`` (arithmetic mean;
+    below 2**53 elements). With one cluster on either side it returns its conventions' exact
+    1.0 or 0.0 (those of :func:`exact_and_bound`): bound 0.
+
+    Its MI sums over the cells ``t = p·(log n - log N) + p·(-log(ab) + log N + log N)``, ``p = n/N``:
+    five logarithms (4u each, of magnitude ``Λ = log n + log(ab) + 3 log N``; ``ab`` beyond 2**53
+    rounds to a float first, ``u`` more), three additions (``u·Λ`` each), the quotient and the two
+    products (``u`` of ``p·Λ`` each): within ``p·(12u·Λ + 2u)`` (second order included); a term
+    that comes out below ``2⁻⁵²`` is set to 0 (its whole value more); the sum over the cells adds
+    ``γ_cells`` of the sum of magnitudes. Each entropy sums ``-p·(log a - log N)``: two logs, a
+    subtraction, a quotient, a product: within ``7u·p·(log a + log N)``, plus ``γ_k`` of the sum.
+    """
+    cells, rows, cols, n = _table(list(y_true), list(y_pred))
+    assert n < 2**53
+    if len(rows) <= 1 or len(cols) <= 1:
+        return mpmath.mpf(0)
+    u, eps, N = mpmath.mpf(U), mpmath.mpf(2) ** -52, mpmath.mpf(n)
+    log_n = mpmath.log(N)
+    mi = e_terms = mags = mpmath.mpf(0)
+    for (t, q), c in cells.items():
+        a, b = rows[t], cols[q]
+        pr = c / N
+        term = pr * mpmath.log(c * N / (a * b))
+        lam = mpmath.log(c) + mpmath.log(a * b) + 3 * log_n
+        err = pr * (12 * u * lam + 2 * u)
+        if abs(term) < eps + err:
+            err += abs(term) + err  # zeroed: the computed term, at most |term| + err, is lost
+        mi += term
+        e_terms += err
+        mags += abs(term) + err
+    e_mi = e_terms + gamma(len(cells)) * mags
+
+    def entropy(sizes):
+        terms = [x / N * (log_n - mpmath.log(x)) for x in sizes]
+        err = mpmath.fsum(7 * u * x / N * (mpmath.log(x) + log_n) for x in sizes)
+        return mpmath.fsum(terms), err + gamma(len(sizes)) * (mpmath.fsum(terms) + err)
+
+    ht, e_ht = entropy(rows.values())
+    hp, e_hp = entropy(cols.values())
+    return _quotient(mi, e_mi, ht, e_ht, hp, e_hp)[1]
 
 
 def exact_and_bound(y_true, y_pred) -> dict:

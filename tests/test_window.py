@@ -1,15 +1,14 @@
 """Windows built on revert: every reading equals batch recomputation over the window's content."""
 
 import datetime as dt
-import math
 
 import pytest
+from contingency_rounding import exact_and_bound, sklearn_nmi_bound, within
 from hypothesis import given
 from hypothesis import strategies as st
 
 import streameval as se
 from streameval import batch
-from streameval.batch import reference as twin  # the independent numpy twins: the oracle
 from streameval.errors import InvalidWeightError, MissingLabelError, StreamevalError
 
 METRICS = [se.ELM(), se.BCubed(), se.AdjustedRand(), se.NormalizedMutualInfo(), se.Purity()]
@@ -20,22 +19,18 @@ def _fresh():
 
 
 def _batch(content):
-    """The same metrics, recomputed from scratch on ``[(y_true, y_pred, w)]``."""
+    """The same metrics' exact values on ``[(y_true, y_pred, w)]``, each with the bound of
+    streameval's rounding (:mod:`contingency_rounding`): ``{name: (exact, bound)}``."""
     yt = [y for y, _, w in content for _ in range(w)]
     yp = [p for _, p, w in content for _ in range(w)]
-    return {
-        "ELM": twin.elm_score(yt, yp),
-        "BCubed": twin.bcubed_score(yt, yp),
-        "AdjustedRand": twin.adjusted_rand_score(yt, yp),
-        "NormalizedMutualInfo": twin.normalized_mutual_info_score(yt, yp),
-        "Purity": twin.purity_score(yt, yp),
-    }
+    exact = exact_and_bound(yt, yp)
+    return {m.name: exact[m.name] for m in METRICS}
 
 
 def _close(got, want):
     assert got.keys() == want.keys()
     for k in got:
-        assert math.isclose(got[k], want[k], rel_tol=1e-9, abs_tol=1e-12), (k, got[k], want[k])
+        assert within(got[k], want[k]), (k, got[k], want[k])
 
 
 labels = st.integers(0, 4)
@@ -67,10 +62,13 @@ def test_count_window_matches_sklearn_on_a_long_stream():
         if i % 25 == 0 or i == len(stream) - 1:
             yt, yp = zip(*stream[max(0, i - 49) : i + 1])
             got = w.get()
-            assert math.isclose(got["AdjustedRand"], skm.adjusted_rand_score(yt, yp), abs_tol=1e-12)
-            assert math.isclose(
-                got["NormalizedMutualInfo"], skm.normalized_mutual_info_score(yt, yp), abs_tol=1e-12
-            )
+            # ARI: both divide exact integers once (scikit-learn's below 2**53 convert exactly),
+            # so the same correctly rounded quotient; NMI: each within its own rounding of the
+            # exact value (ours: contingency_rounding; scikit-learn's: its logs, 5 per cell)
+            assert got["AdjustedRand"] == skm.adjusted_rand_score(yt, yp)
+            want, bound = exact_and_bound(yt, yp)["NormalizedMutualInfo"]
+            assert within(got["NormalizedMutualInfo"], (want, bound))
+            assert within(skm.normalized_mutual_info_score(yt, yp), (want, sklearn_nmi_bound(yt, yp)))
 
 
 # event-time windows: times drift forward with jitter, so some elements arrive out of order
