@@ -71,6 +71,7 @@ class _PRF(NativeValue, Metric, register=False):
         return self.value(self._table)
 
     def value(self, s) -> float:
+        """F1 ``2PR / (P + R)`` of the precision and recall of the stats ``s``; 0 when ``P + R = 0``. O(1)."""
         return harmonic(*self._pr(s))
 
 
@@ -186,6 +187,8 @@ class BLANC(NativeValue, Metric):
         return self._means(self._table)[2]
 
     def value(self, s) -> float:
+        """``(F_c + F_n) / 2`` from the stats ``s`` (one of them alone, or 0, at the boundaries given
+        in the class docstring). O(1)."""
         return self._means(s)[2]
 
 
@@ -248,4 +251,5 @@ class BasicMergeDistance(NativeValue, Metric):
     symmetric = True
 
     def value(self, s) -> float:
+        """``2·cells - kT - kP`` from the stats ``s``, as a float. O(1)."""
         return float(2 * s.cells - s.k_true - s.k_pred)

@@ -101,6 +101,9 @@ class _ElementMetric(NativeValue, Metric, register=False):
         return self._f(self._table, 1.0)
 
     def value(self, s) -> float:
+        """F-beta from the stats ``s`` in the chosen convention: ``Σ_e F_e / N`` (element-averaged)
+        or ``(1+β²)PR / (β²P + R)`` (``f_of_averages``); 1.0 on the empty table. O(1) from the
+        sums (the element-averaged F sums are settled by the table when read)."""
         return self._f(s, self.beta)
 
     @property

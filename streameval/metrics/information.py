@@ -99,6 +99,8 @@ class MutualInfo(NativeValue, Metric):
     bounds = (0.0, math.inf)
 
     def value(self, s) -> float:
+        """``MI = (N log N + Σ n log n - Σ a log a - Σ b log b) / N`` from the stats ``s``
+        (:func:`entropies`). O(1)."""
         return entropies(s)[2]
 
 
@@ -132,6 +134,8 @@ class NormalizedMutualInfo(_Normalised):
         return f"NormalizedMutualInfo:{self.average_method}"
 
     def value(self, s) -> float:
+        """``MI / mean(H(T), H(P))`` from the stats ``s`` (the mean given by ``average_method``); 1.0
+        when both sides have one cluster (or none), 0.0 when ``MI = 0``. O(1)."""
         if s.k_true == s.k_pred and s.k_true <= 1:
             return 1.0
         ht, hp, mi = entropies(s)
@@ -153,6 +157,7 @@ class Homogeneity(NativeValue, Metric):
     _formula = "Homogeneity"
 
     def value(self, s) -> float:
+        """``MI / H(T)`` from the stats ``s``; 1.0 when ``H(T) = 0``. O(1)."""
         ht, _, mi = entropies(s)
         return mi / ht if ht else 1.0
 
@@ -170,6 +175,7 @@ class Completeness(NativeValue, Metric):
     _formula = "Completeness"
 
     def value(self, s) -> float:
+        """``MI / H(P)`` from the stats ``s``; 1.0 when ``H(P) = 0``. O(1)."""
         _, hp, mi = entropies(s)
         return mi / hp if hp else 1.0
 
@@ -199,6 +205,8 @@ class VBeta(NativeValue, Metric):
         super().__init__(**({} if self.beta == 1.0 else {"beta": beta}))
 
     def value(self, s) -> float:
+        """``(1+β)·h·c / (β·h + c)`` with ``h = MI/H(T)``, ``c = MI/H(P)`` from the stats ``s``; 1.0 on
+        the empty table. O(1)."""
         if s.n == 0:
             return 1.0
         ht, hp, mi = entropies(s)
@@ -228,6 +236,8 @@ class VariationOfInformation(NativeValue, Metric):
     bounds = (0.0, math.inf)
 
     def value(self, s) -> float:
+        """``(Σ a log a + Σ b log b - 2 Σ n log n) / N`` from the stats ``s`` (clamped at 0);
+        0.0 on the empty table. O(1)."""
         n = s.n
         if n == 0:
             return 0.0
@@ -384,6 +394,9 @@ class AdjustedMutualInfo(OnDemand, _Normalised):
         return adjusted_mutual_info(s, sizes_true, sizes_pred, self.average_method)
 
     def value(self, s) -> float:
+        """``(MI - E[MI]) / (mean(H(T), H(P)) - E[MI])`` from the table ``s`` (a
+        :class:`~streameval.Contingency`: it needs the cluster sizes, not only the sums). Cost as
+        ``get()``: O(kT + kP) plus the expectation's terms, cached per table version."""
         return self._result(s)
 
 

@@ -36,6 +36,8 @@ class Purity(NativeValue, Metric):
     _formula = "Purity"
 
     def value(self, s) -> float:
+        """``Σ_j max_i n[i,j] / N`` from the stats ``s`` (the kept column maxima); 1.0 on the empty
+        table. O(1)."""
         return ratio(s.sum_col_max, s.n)
 
 
@@ -52,6 +54,8 @@ class InversePurity(NativeValue, Metric):
     _formula = "InversePurity"
 
     def value(self, s) -> float:
+        """``Σ_i max_j n[i,j] / N`` from the stats ``s`` (the kept row maxima); 1.0 on the empty
+        table. O(1)."""
         return ratio(s.sum_row_max, s.n)
 
 
@@ -218,6 +222,9 @@ class CEAF(OnDemand):
         return self._result(self._table)[2]
 
     def value(self, s) -> float:
+        """F1 ``2PR / (P + R)`` of the optimal alignment of the table ``s`` (a
+        :class:`~streameval.Contingency`). Cost: O(cells + kT + kP) plus the assignment, cached
+        per table version."""
         return self._result(s)[2]
 
 
@@ -243,4 +250,6 @@ class ClusterAccuracy(OnDemand):
         return sum(c for c, _, _ in optimal_matching(table.items(), _phi3)) / table.n
 
     def value(self, s) -> float:
+        """``max_g Σ_i n[i, g(i)] / N`` over one-to-one maps ``g``, from the table ``s`` (a
+        :class:`~streameval.Contingency`). Cost as :class:`CEAF`'s, cached per table version."""
         return self._result(s)

@@ -69,6 +69,7 @@ class Rand(_PairMetric):
     symmetric = True
 
     def value(self, s) -> float:
+        """``(TP + TN) / C2(N)`` from the stats ``s`` (:func:`pair_counts`); 1.0 with no disagreeing pair. O(1)."""
         tp, pp, tt, total = pair_counts(s)
         agree = total - pp - tt + 2 * tp
         return 1.0 if agree == total else agree / total
@@ -94,6 +95,8 @@ class AdjustedRand(_PairMetric):
     bounds = (-0.5, 1.0)
 
     def value(self, s) -> float:
+        """``2(TP·TN - FN·FP) / ((TP+FN)(FN+TN) + (TP+FP)(FP+TN))`` from the stats ``s``, with
+        ``FP = PP - TP``, ``FN = TT - TP``; 1.0 when ``FP = FN = 0``. O(1)."""
         tp, pp, tt, total = pair_counts(s)
         fp, fn = pp - tp, tt - tp
         if fp == 0 and fn == 0:
@@ -115,6 +118,7 @@ class PairPrecision(_PairMetric):
     _formula = "PairPrecision"
 
     def value(self, s) -> float:
+        """``TP / PP`` from the stats ``s``; 1.0 when ``PP = 0``. O(1)."""
         tp, pp, _, _ = pair_counts(s)
         return ratio(tp, pp)
 
@@ -132,6 +136,7 @@ class PairRecall(_PairMetric):
     _formula = "PairRecall"
 
     def value(self, s) -> float:
+        """``TP / TT`` from the stats ``s``; 1.0 when ``TT = 0``. O(1)."""
         tp, _, tt, _ = pair_counts(s)
         return ratio(tp, tt)
 
@@ -153,6 +158,7 @@ class PairF1(_PairMetric):
     symmetric = True
 
     def value(self, s) -> float:
+        """``2TP / (PP + TT)`` from the stats ``s``; 1.0 when ``PP + TT = 0``. O(1)."""
         tp, pp, tt, _ = pair_counts(s)
         return ratio(2 * tp, pp + tt)
 
@@ -172,6 +178,7 @@ class PairJaccard(_PairMetric):
     symmetric = True
 
     def value(self, s) -> float:
+        """``TP / (PP + TT - TP)`` from the stats ``s``; 1.0 when the denominator is 0. O(1)."""
         tp, pp, tt, _ = pair_counts(s)
         return ratio(tp, pp + tt - tp)
 
@@ -191,6 +198,8 @@ class FowlkesMallows(_PairMetric):
     symmetric = True
 
     def value(self, s) -> float:
+        """``sqrt(TP/PP)·sqrt(TP/TT)`` from the stats ``s`` (``2TP = Σn² - N``, ``2PP = Σb² - N``,
+        ``2TT = Σa² - N``); 0.0 when ``TP = 0``. O(1)."""
         n = s.n
         tk = s.sum_cell_sq - n
         if tk == 0:
