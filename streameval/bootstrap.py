@@ -516,7 +516,8 @@ class BootstrapEvaluator(Guarded):
         """Add ``w`` elements of ``unit``: to the observed table and to the unit's table (the
         replicas follow at the next read: class docstring). Bad input raises before anything
         changes; a call made while another is changing this object (another thread) raises
-        :class:`~streameval.errors.ConcurrentUseError`."""
+        :class:`~streameval.errors.ConcurrentUseError`. Cost: two table updates and a few dict
+        operations, whatever ``B`` (plus O(B) once for a new unit's multiplicities)."""
         self._guarded("update", self._update, y_true, y_pred, w, unit)
 
     def _guarded(self, method: str, fn, *args) -> None:
@@ -566,7 +567,7 @@ class BootstrapEvaluator(Guarded):
     def revert(self, y_true, y_pred, w=1, *, unit=None) -> None:
         """Undo :meth:`update` with the same arguments (same unit). Raises
         :class:`~streameval.errors.UnknownElementError`, changing nothing, if there is no such
-        element."""
+        element. Cost: two table updates and a few dict operations, whatever ``B``."""
         self._guarded("revert", self._revert, y_true, y_pred, w, unit)
 
     def _revert(self, y_true, y_pred, w, unit) -> None:
@@ -855,12 +856,25 @@ class BootstrapEvaluator(Guarded):
     def get(self) -> dict:
         """``{name: Interval(value, low, high)}``: the observed value and the interval of the
         replicas by :attr:`interval_method` at :attr:`confidence` (:meth:`intervals`). An
-        :class:`~streameval.Interval` unpacks and compares as a tuple."""
+        :class:`~streameval.Interval` unpacks and compares as a tuple. The value is the metric of
+        the observed table; replica ``r``'s value is the metric of the sums ``Σ_u k_{u,r}·S_u``,
+        and the bounds come from those ``B`` values (e.g. their ``(1 ∓ c)/2`` quantiles for
+        ``"percentile"``). Cost: as :meth:`intervals` -- the pending multiply-adds
+        (O(units touched since the last read · B · fields)), ``B`` O(1) reads of every metric,
+        and the method's own work."""
         return self.intervals()
 
     def interval(self, name: str, confidence: float | None = None, method: str | None = None) -> tuple:
         """``(low, high)`` of one metric at ``confidence`` by ``method`` (defaults: the
-        evaluator's)."""
+        evaluator's): the bounds of :meth:`intervals` (formulas there), for that metric. Cost: one
+        :meth:`intervals` call (the pending multiply-adds and ``B`` reads of every metric).
+
+        >>> from streameval import ELM
+        >>> bs = BootstrapEvaluator([ELM()], n_replicas=20, seed=1)
+        >>> bs.update(0, 0, unit="a"); bs.update(1, 1, unit="b")
+        >>> bs.interval("ELM", method="percentile")   # every replica is a perfect clustering
+        (1.0, 1.0)
+        """
         if name not in self.evaluator.metrics:
             raise KeyError(f"no metric {name!r}; have {list(self.evaluator.metrics)}")
         _, lo, hi = self.intervals(method, confidence)[name]

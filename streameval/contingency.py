@@ -200,7 +200,7 @@ if NATIVE:
             return self.cluster_stats(1, p)
 
         def true_cluster(self, t):
-            """``(size, sum of squared cells, largest cell)`` of true cluster ``t``, or ``None``."""
+            """``(size, sum of squared cells, largest cell)`` of true cluster ``t``, or ``None``. O(1)."""
             return self.cluster_stats(0, t)
 
         @property
@@ -209,7 +209,8 @@ if NATIVE:
             return dict(self.f_items())
 
         def tracked_f(self) -> list:
-            """The keys ``(kind, beta)`` of the tracked element-averaged F-scores, in order."""
+            """The keys ``(kind, beta)`` of the tracked element-averaged F-scores, in order.
+            O(number of tracked F-scores)."""
             return [key for key, _ in self.f_items()]
 
         # ---------------------------------------------------------------- element-averaged F

@@ -77,6 +77,27 @@ class Evaluator:
     metrics share (pair counts, entropies) are computed once per reading rather than once per
     metric; the values are bit-identical to each metric's own ``get()`` and ``value(stats)``.
     The native values are kept until the table's ``version`` changes.
+
+    Four elements, hand-checked: the table has ``n[0,a] = 2``, ``n[1,a] = n[1,b] = 1``, so of
+    the ``C2(4) = 6`` pairs ``TP = 1`` are linked in both, ``PP = 3`` in the prediction,
+    ``TT = 2`` in the truth; Rand ``= (6 - PP - TT + 2TP)/6 = 3/6``, pair precision ``TP/PP``, and
+    purity ``(2 + 1)/4`` (the majority of each predicted cluster):
+
+    >>> from streameval import PairPrecision, Purity, Rand
+    >>> ev = Evaluator([Rand(), PairPrecision(), Purity()])
+    >>> for t, p in [(0, "a"), (0, "a"), (1, "a"), (1, "b")]:
+    ...     ev.update(t, p)
+    >>> ev.get()
+    {'Rand': 0.5, 'PairPrecision': 0.333..., 'Purity': 0.75}
+    >>> ev.revert(1, "b")          # back to three elements: TT = 1, agreeing pairs 1 of 3
+    >>> ev.get()
+    {'Rand': 0.333..., 'PairPrecision': 0.333..., 'Purity': 0.666...}
+    >>> ev.update_many([1], ["b"])  # the same state as update(1, "b")
+    >>> ev.relabel_pred("b", "a")   # one predicted cluster of 4: PP = 6, purity 2/4
+    >>> ev.get()
+    {'Rand': 0.333..., 'PairPrecision': 0.333..., 'Purity': 0.5}
+    >>> ev.clone().get()            # fresh metrics, same names, empty table
+    {'Rand': 1.0, 'PairPrecision': 1.0, 'Purity': 1.0}
     """
 
     _get: Callable[[], dict[str, float]]  # the reading bound by _bind_get: the native plan's, or Python's
@@ -108,7 +129,8 @@ class Evaluator:
 
     @property
     def table(self) -> Contingency:
-        """The shared table (assigning another one rebinds :meth:`update` and :meth:`revert`)."""
+        """The shared table (assigning another one rebinds :meth:`update` and :meth:`revert`).
+        O(1) to read; O(metrics) to assign (every reading is bound anew)."""
         return self._table
 
     @table.setter
@@ -154,15 +176,18 @@ class Evaluator:
         self.table.revert(y_true, y_pred, w)
 
     def relabel_pred(self, old, new) -> None:
-        """Merge predicted cluster ``old`` into ``new`` (:meth:`Contingency.relabel_pred`)."""
+        """Merge predicted cluster ``old`` into ``new`` (:meth:`Contingency.relabel_pred`).
+        O(cells of ``old``) table updates."""
         self.table.relabel_pred(old, new)
 
     def relabel_true(self, old, new) -> None:
-        """Merge true cluster ``old`` into ``new`` (:meth:`Contingency.relabel_true`)."""
+        """Merge true cluster ``old`` into ``new`` (:meth:`Contingency.relabel_true`).
+        O(cells of ``old``) table updates."""
         self.table.relabel_true(old, new)
 
     def update_many(self, y_true, y_pred, w=None) -> None:
-        """Vectorised bulk :meth:`update` (see :meth:`Contingency.update_many`)."""
+        """Vectorised bulk :meth:`update` (see :meth:`Contingency.update_many`): O(N) for integer
+        arrays, O(N log N) for other labels, plus O(cells) into the table."""
         self.table.update_many(y_true, y_pred, w)
 
     def get(self) -> dict[str, float]:
@@ -232,6 +257,7 @@ class Evaluator:
 
     def works_with(self, model) -> bool:
         """``True`` for models that predict a label per element (River clusterers, classifiers).
+        O(1).
 
         >>> from river import cluster
         >>> Evaluator().works_with(cluster.KMeans())
@@ -242,7 +268,7 @@ class Evaluator:
         )
 
     def clone(self) -> Evaluator:
-        """A fresh evaluator with fresh copies of the same metrics (same names)."""
+        """A fresh evaluator with fresh copies of the same metrics (same names). O(metrics)."""
         return Evaluator({name: m.clone() for name, m in self.metrics.items()})
 
     def __repr__(self) -> str:

@@ -472,7 +472,8 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
 
     def window_interval(self) -> tuple | None:
         """``(value, low, high)`` of the watched metric over the window (``None`` without
-        ``interval=``)."""
+        ``interval=``). Cost: one read of the window's
+        :meth:`BootstrapEvaluator.get <streameval.BootstrapEvaluator.get>`."""
         return None if self.interval is None else self.interval.get()[self.watch]
 
     def _interval_units(self) -> int:
@@ -496,7 +497,10 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         """Take one element (``t``: its event time, for an event-time window; ``unit``: its
         resampling unit, required with ``interval=``).
 
-        Bad input raises before anything changes.
+        Bad input raises before anything changes. Cost: one all-time table update, one window
+        update (plus a revert per element that leaves it), one block-table update, O(log k) per
+        changed cell for the ranking and the error account, and the detector's update once per
+        ``block`` elements (the block's reading, amortised O(1)).
         """
         w = check_weight(w)
         if self.interval is not None:
@@ -712,7 +716,9 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
 
     def relabel_pred(self, old, new) -> None:
         """The clusterer merged (or renamed) predicted cluster ``old`` into ``new``: move it in the
-        all-time table, the window and the current block (:meth:`Contingency.relabel_pred`)."""
+        all-time table, the window and the current block (:meth:`Contingency.relabel_pred`).
+        Cost: O(cells of ``old``) per table that holds it, two ranking refreshes, and the error
+        account recounted, O(cells log cells)."""
         if self.interval is not None:
             raise ValueError("relabel_pred is not supported with interval= (the bootstrap replicas "
                              "hold tagged copies of the labels)")
@@ -732,7 +738,8 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
             guard.release()
 
     def worst(self, k: int | None = None) -> list:
-        """The ``k`` (default ``top``) costliest predicted clusters, ``(label, cost)``."""
+        """The ``k`` (default ``top``) costliest predicted clusters, ``(label, cost)``.
+        O(log K + k) for K ranked clusters (:meth:`ClusterCostRanking.top`)."""
         return self.ranking.top(self.top if k is None else k)
 
     def report(self) -> dict:
@@ -752,7 +759,10 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         :meth:`BootstrapEvaluator.warnings <streameval.BootstrapEvaluator.warnings>`; and, when the
         drops are judged by the :class:`~streameval.detect.IntervalRule`, that it defers to its
         fallback detector while the window holds fewer than its ``min_units``); with
-        ``sample=``, ``estimates`` and ``labelled_share``.
+        ``sample=``, ``estimates`` and ``labelled_share``. Cost: a read of every metric on the
+        all-time table and on the window (O(1) each for O(1) metrics), the ``top`` worst clusters
+        and the error account's report; with ``interval=`` one bootstrap read, with ``sample=``
+        one estimator read.
 
         >>> from streameval import BCubed
         >>> mon = Monitor([BCubed()], window=None, watch=None, sample="uniform")
@@ -767,7 +777,8 @@ detector=Cusum(k=0.5, run_length=1e+08, reference=40; calibrating), drops=[])
         return report
 
     def get(self) -> dict:
-        """The dict :meth:`report` returns, without marking the drops as reported.
+        """The dict :meth:`report` returns, without marking the drops as reported. Cost: as
+        :meth:`report`.
 
         So a monitor can be the target of :func:`streameval.river.progressive_evaluate`, which
         yields ``(n, target.get())``.

@@ -184,7 +184,7 @@ class ClusterReport:
             self.table.update(t, y_pred, w)
 
     def revert(self, x, y_pred, y_true=None, w=1) -> None:
-        """Undo :meth:`update` with the same arguments."""
+        """Undo :meth:`update` with the same arguments. O(k·d), as :meth:`update`."""
         t = self._true(y_true)
         check_label(y_pred, "y_pred")
         w = check_weight(w)
@@ -198,8 +198,10 @@ class ClusterReport:
             self.table.revert(t, y_pred, w)
 
     def get(self) -> dict:
-        """Every metric that is exact while streaming, under the keys listed in the class doc.
-        Once :meth:`update_get`'s native step is made, one native call (the same dict)."""
+        """Every metric that is exact while streaming, under the keys listed in the class doc
+        (each the formula of its :mod:`streameval.intrinsic` view or label metric). Once
+        :meth:`update_get`'s native step is made, one native call (the same dict). Cost: O(k²)
+        plus O(k·d) per cluster changed since the last read (the class docstring)."""
         step = self._step
         if step is not None:
             out = step.read()

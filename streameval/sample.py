@@ -297,18 +297,41 @@ class SampleEstimator:
         return lambda c: c if c.__class__ is int else table[c]
 
     def estimate(self, name: str) -> Estimate:
-        """The :class:`Estimate` named ``name`` (one of :data:`ESTIMATES`). O(1)."""
+        """The :class:`Estimate` named ``name`` (one of :data:`ESTIMATES`). O(1).
+
+        Each estimate is a ratio of means over the ``n`` sampled entities, ``Σ w_i N_i / Σ w_i D_i``
+        with the entity's numerator and denominator terms ``(N_i, D_i)`` of the metric (e.g. for
+        pairwise precision, the entity's pairs linked correctly and its pairs linked by the
+        prediction), bias-adjusted and with its linearised standard error: :func:`ratio_estimate`.
+
+        >>> est = SampleEstimator()
+        >>> for t, p in [("a", 1), ("a", 1), ("b", 1)]:
+        ...     est.update(t, p)
+        >>> est.estimate("pairwise_recall").value       # every true pair is predicted
+        1.0
+
+        Pairwise precision's terms ``(N, D) = (T2, X − c)``: entity ``a`` ``(2, 2·3 − 2)``,
+        ``b`` ``(0, 1·3 − 1)``, so ``n = 2``, ``ΣN = 2``, ``ΣD = 6``, ``ΣND = 8``, ``ΣD² = 20``;
+        the plain ratio is ``2/6`` (1 of the 3 predicted pairs is true) and the bias-adjusted
+        value ``((n−1)·ΣN·(ΣD)² + n·(ΣND·ΣD − ΣD²·ΣN)) / ((n−1)·(ΣD)³) = 88/216``:
+
+        >>> est.estimate("pairwise_precision").value == 88 / 216
+        True
+        """
         if name not in _SPECS:
             raise KeyError(f"unknown estimate {name!r}; known: {', '.join(ESTIMATES)}")
         return ratio_estimate(*self.sums(name), self._z)
 
     def get(self) -> dict[str, Estimate]:
-        """Every estimate, ``{name: Estimate}``. O(1) per estimate."""
+        """Every estimate, ``{name: Estimate}`` (each by :meth:`estimate`'s formula). O(1) per
+        estimate."""
         return {name: self.estimate(name) for name in ESTIMATES}
 
     # -- changing -----------------------------------------------------------------------------
     def update(self, y_true, y_pred, w=1) -> None:
-        """Add ``w`` copies of an element (``y_true`` missing: not in the sample)."""
+        """Add ``w`` copies of an element (``y_true`` missing: not in the sample). Cost: O(1) plus
+        the sampled entities with a cell in predicted cluster ``y_pred`` (plus the cells of
+        ``y_true``'s entity when labelled)."""
         # fast path: an unlabelled element of a predicted cluster without sampled cells changes
         # one column size (the same result as _change; the checks it skips cannot fail here)
         if (y_true is None and w.__class__ is int and w > 0 and y_pred.__class__ in _PLAIN
@@ -368,7 +391,8 @@ class SampleEstimator:
         self.merge(other)
 
     def revert(self, y_true, y_pred, w=1) -> None:
-        """Take out ``w`` copies of an element added by :meth:`update` (same arguments)."""
+        """Take out ``w`` copies of an element added by :meth:`update` (same arguments). Cost as
+        :meth:`update`."""
         self._change(y_true, y_pred, check_weight(w), revert=True)
 
     def declare(self, entity, *, weight=None, probability=None) -> None:
