@@ -113,6 +113,21 @@ class IntrinsicMetric(Described):
     summaries; every public subclass registers in ``INTRINSIC_REGISTRY``. The streaming
     :meth:`get` is ``value(self.summaries)``; an engine builds the summaries with
     :meth:`ClusterSummaries.from_arrays` and calls the same :meth:`value`.
+
+    Cost: :meth:`update` and :meth:`revert` O(d) (the silhouettes O(k·d)); :meth:`get` and
+    :meth:`value` the subclass's read cost (the module's table).
+
+    ``SSB`` of the means 0 (one point) and 3 (two points) about the global mean 2 is
+    ``1·2² + 2·1² = 6``; after the revert, means 0 and 4 about 2, ``1·2² + 1·2² = 8``:
+
+    >>> m = SSB()
+    >>> m.update([0.0], "a"); m.update([4.0], "b"); m.update([2.0], "b")
+    >>> m.get()
+    6.0
+    >>> m.revert([2.0], "b"); m.get()
+    8.0
+    >>> m.value(m.summaries) == m.get(), m.summaries.n
+    (True, 2)
     """
 
     bigger_is_better = True
@@ -140,7 +155,7 @@ class IntrinsicMetric(Described):
 
     @property
     def summaries(self) -> ClusterSummaries:
-        """The summaries this metric reads (shared when bound by an IntrinsicEvaluator)."""
+        """The summaries this metric reads (shared when bound by an IntrinsicEvaluator). O(1)."""
         return self._summaries
 
     def _bind(self, summaries: ClusterSummaries) -> None:
@@ -195,12 +210,15 @@ class IntrinsicMetric(Described):
         self._on_revert(token)
 
     def get(self) -> float:
-        """The current value, ``value(self.summaries)`` (see the class for its cost)."""
+        """The current value, ``value(self.summaries)``: the subclass's formula over the
+        summaries (see the class for its cost)."""
         return self.value(self._summaries)
 
     def value(self, s: ClusterSummaries) -> float:  # pragma: no cover - abstract
         """The value from summaries ``s``: the same code serves the streaming view (:meth:`get`)
-        and the engines, which build ``s`` with :meth:`ClusterSummaries.from_arrays`."""
+        and the engines, which build ``s`` with :meth:`ClusterSummaries.from_arrays`. Each
+        subclass states its formula (from the sizes ``b[j]``, means ``mean_j`` and scatters
+        ``M2_j``) and its cost."""
         raise NotImplementedError
 
 
@@ -223,6 +241,8 @@ class SSW(IntrinsicMetric):
     _code = 0
 
     def value(self, s):
+        """``Σ_j M2_j`` from summaries ``s`` (the kept sum of the clusters' scatters); 0 when empty. O(k)
+        (natively O(1), a running sum)."""
         return s.ssw
 
 
@@ -242,6 +262,8 @@ class SSB(IntrinsicMetric):
     _code = 1
 
     def value(self, s):
+        """``Σ_j b[j]·||mean_j - mean||²`` from summaries ``s``; 0 when empty. O(k·d) (natively O(d)
+        from anchored sums, plus the clusters changed since the last read)."""
         return s.ssb()
 
 
@@ -272,6 +294,8 @@ class CalinskiHarabasz(IntrinsicMetric):
     _code = 2
 
     def value(self, s):
+        """``(SSB/(k-1)) / (SSW/(N-k))`` from summaries ``s``; NaN when ``k < 2``, 1.0 when
+        ``SSW = 0``. O(k·d), as :class:`SSB`."""
         k = s.k
         return NAN if k < 2 else self._ratio(s.n, k, s.ssw, s.ssb())
 
@@ -426,6 +450,8 @@ class Separation(IntrinsicMetric):
     _code = 3
 
     def value(self, s):
+        """``2/(k(k-1))·Σ_{i<j} ||mean_i - mean_j||`` from summaries ``s``; NaN when ``k < 2``.
+        O(k²) plus O(k·d) per cluster changed since the last read."""
         return _separation(s)
 
 
@@ -448,6 +474,8 @@ class RMSCompactness(IntrinsicMetric):
     _code = 4
 
     def value(self, s):
+        """``(1/k)·Σ_j sqrt(M2_j / b[j])`` over the live clusters of summaries ``s``; NaN when
+        empty. O(k)."""
         return _compactness(s, _rms_scatter)
 
 
@@ -473,6 +501,9 @@ class RMSDaviesBouldin(IntrinsicMetric):
         self._cache = _DaviesBouldinCache(_rms_scatter)
 
     def value(self, s):
+        """``(1/k)·Σ_i max_{j≠i} (S_i + S_j) / ||mean_i - mean_j||``, ``S_j = sqrt(M2_j/b[j])``,
+        from summaries ``s``; NaN when ``k < 2``. O(k) per changed cluster (a full O(k²) rebuild
+        on the first read or after many changes)."""
         return self._cache.value(s)
 
 
@@ -498,6 +529,8 @@ class CosineCompactness(IntrinsicMetric):
     _code = 4
 
     def value(self, s):
+        """``(1/k)·Σ_j (1 - ||mean_j||)`` over the live clusters of unit-vector summaries ``s``
+        (computed as ``(M2_j/b[j]) / (1 + ||mean_j||)``); NaN when empty. O(k·d)."""
         return _compactness(s, _cosine_scatter)
 
 
@@ -517,6 +550,7 @@ class CosineSSB(IntrinsicMetric):
     _code = 1
 
     def value(self, s):
+        """``Σ_j b[j]·(1 - cos(mean_j, mean))²`` from unit-vector summaries ``s``; 0 when empty. O(k·d)."""
         if s.n == 0:
             return 0.0
         if s.kernel is not None:
@@ -544,6 +578,8 @@ class CosineSeparation(IntrinsicMetric):
     _code = 3
 
     def value(self, s):
+        """``2/(k(k-1))·Σ_{i<j} (1 - cos(mean_i, mean_j))`` from unit-vector summaries ``s``;
+        NaN when ``k < 2``. O(k²) plus O(k·d) per cluster changed since the last read."""
         return _separation(s)
 
 
@@ -568,6 +604,9 @@ class CosineDaviesBouldin(IntrinsicMetric):
         self._cache = _DaviesBouldinCache(_cosine_scatter)
 
     def value(self, s):
+        """``(1/k)·Σ_i max_{j≠i} (S_i + S_j) / (1 - cos(mean_i, mean_j))`` with ``S_j`` the
+        cosine compactness of cluster ``j``, from unit-vector summaries ``s``; NaN when ``k < 2``.
+        O(k) per changed cluster (a full O(k²) rebuild on the first read or after many changes)."""
         return self._cache.value(s)
 
 
@@ -641,6 +680,17 @@ class Silhouette(IntrinsicMetric, register=False):
     1.0 (Alink). ``s = 0`` when ``a = b = 0``. Distances are clipped at 0 against rounding.
     The view stores each distinct (cluster, vector) with its multiplicity and the scores it got:
     memory O(distinct points · d). Update O(k·d); get O(1); final O(N·k·d).
+
+    Prequentially, ``[0]`` arrives alone (not scored), ``[2]`` is a singleton (0.0), and ``[0.5]``
+    has ``a = 0.5² = 0.25``, ``b = 1.5² = 2.25``: ``s = 2/2.25``, so :meth:`get` is
+    ``(0 + 8/9)/2``. At the end ``[0]`` has ``a = 0.25``, ``b = 4`` (``s = 15/16``): :meth:`final`
+    is ``(15/16 + 8/9 + 0)/3``:
+
+    >>> m = SqEuclideanSilhouette()
+    >>> for x, p in [([0.0], "a"), ([2.0], "b"), ([0.5], "a")]:
+    ...     m.update(x, p)
+    >>> round(m.get(), 6), round(m.final(), 6)
+    (0.444444, 0.608796)
     """
 
     bounds = (-1.0, 1.0)
@@ -796,8 +846,8 @@ class Silhouette(IntrinsicMetric, register=False):
         return total / weight if weight and s.k >= 2 else NAN
 
     def get(self) -> float:
-        """The prequential silhouette: the running mean of the scores the arriving points got
-        (NaN before a point was scored). O(1)."""
+        """The prequential silhouette: the running mean ``Σ s(x) / scored`` of the scores the
+        arriving points got (NaN before a point was scored). O(1)."""
         # sum / (2**53·scored) as (sum / scored) / 2**53: both correctly rounded, and a division
         # by a power of two is exact in the normal range (|sum| >= 1 and scored < 2**63: the quotient
         # is 0 or above 2**-116),
@@ -826,7 +876,7 @@ class SqEuclideanSilhouette(Silhouette):
     From the summaries (:func:`sq_euclidean_dissimilarity`): the mean squared distance from ``x``
     to the members of cluster ``j`` is ``||x - mean_j||² + M2_j/b[j]``; to the other members of its
     own cluster it is ``(b·||x - mean||² + M2)/(b - 1)``. See :class:`Silhouette` for prequential
-    vs final.
+    vs final. Cost: update O(k·d), get O(1), final O(N·k·d).
 
     >>> m = SqEuclideanSilhouette(singleton=1.0)
     >>> for x, p in [([0.0], "a"), ([1.0], "a"), ([9.0], "b")]:
@@ -846,7 +896,7 @@ class CosineSilhouette(Silhouette):
     For unit vectors the mean cosine distance from ``x`` to the members of cluster ``j`` is
     ``1 - x·mean_j`` (``mean_j`` the mean of the unit vectors); to the other members of its own
     cluster it is ``b(1 - x·mean)/(b - 1)`` (:func:`cosine_dissimilarity`). See
-    :class:`Silhouette` for prequential vs final.
+    :class:`Silhouette` for prequential vs final. Cost: update O(k·d), get O(1), final O(N·k·d).
 
     >>> m = CosineSilhouette()
     >>> for x, p in [([1.0, 0.0], "a"), ([1.0, 0.1], "a"), ([0.0, 1.0], "b"), ([0.1, 1.0], "b")]:
@@ -911,7 +961,8 @@ class IntrinsicEvaluator:
             self.add(name, metric)
 
     def add(self, name: str, metric: IntrinsicMetric) -> None:
-        """Bind ``metric`` to the shared summaries of its space under ``name``."""
+        """Bind ``metric`` to the shared summaries of its space under ``name``. O(metrics) (the
+        reading plan is made anew)."""
         if not isinstance(metric, IntrinsicMetric):
             raise TypeError(f"{name!r} is not an intrinsic metric: {metric!r}")
         if name in self.metrics:
@@ -975,7 +1026,8 @@ class IntrinsicEvaluator:
 
         A plain call (see :meth:`ClusterSummaries.fast`) takes one native call per space, the
         cosine one first: it alone can still refuse ``x`` (a zero vector), and when it took
-        ``x`` the Euclidean one, with the same clusters and count, takes it too."""
+        ``x`` the Euclidean one, with the same clusters and count, takes it too. Cost: O(d) per
+        space plus O(k·d) per silhouette."""
         if w.__class__ is not int or w <= 0:  # the native calls read a negative w as a revert
             w = check_weight(w)
         ordered = self._ordered
@@ -1061,7 +1113,7 @@ class IntrinsicEvaluator:
     def revert(self, x, y_pred, w=1) -> None:
         """Undo :meth:`update` with the same arguments. A plain revert (see :meth:`update`)
         takes one native call per space; anything else the reference path, which checks every
-        space and view before any changes."""
+        space and view before any changes. Cost as :meth:`update`."""
         if w.__class__ is int and w > 0 and self._ordered and all(s.kernel is not None for s in self._ordered):
             tokens = [(m, m._fast_token(x, y_pred, w)) for m in self.metrics.values()]
             if all(t is not _NO for _, t in tokens) and self._fast(x, y_pred, -w):
@@ -1079,7 +1131,8 @@ class IntrinsicEvaluator:
             m._on_revert(token)
 
     def get(self) -> dict:
-        """``{name: value}`` for every metric (see :meth:`get_into`)."""
+        """``{name: value}`` for every metric, each by its own formula (see :meth:`get_into`).
+        Cost: the sum of the metrics' read costs."""
         out: dict = {}
         self.get_into(out)
         return out
