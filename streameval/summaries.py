@@ -109,7 +109,14 @@ class Change(NamedTuple):
     ``vector``: the checked vector in the summaries' space (unit length in the cosine space);
     ``label``: the cluster; ``w``: the signed multiplicity (negative for a revert); ``raw``: the
     vector as given (a dict fixes the feature order on the first update); ``summaries`` and
-    ``version``: the state it was checked against.
+    ``version``: the state it was checked against. A named tuple: O(1) per field.
+
+    >>> s = ClusterSummaries(space="cosine")
+    >>> c = s.check([3.0, 4.0], "a", 2)
+    >>> c.vector.tolist(), c.label, c.w, s.n        # checked, unit length; nothing changed yet
+    ([0.6, 0.8], 'a', 2, 0)
+    >>> s.apply(c); s.n
+    2
     """
 
     summaries: ClusterSummaries
@@ -756,7 +763,8 @@ class ClusterSummaries(Guarded):
         return labels, np.take(self._count, slots)
 
     def cluster(self, label):
-        """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``."""
+        """``(count, mean, scatter)`` of cluster ``label`` (a copy of the mean), or ``(0, None, 0.0)``.
+        O(d), the copy."""
         slot = self._index.get(label)
         if slot is None:
             return 0, None, 0.0
@@ -813,7 +821,7 @@ class ClusterSummaries(Guarded):
         return self._count[:w], self._mean[:w], self._m2[:w]
 
     def slot(self, label):
-        """The slot of cluster ``label`` (or ``None``)."""
+        """The slot of cluster ``label`` (or ``None``). O(1)."""
         return self._index.get(label)
 
     def kernel_values(self, codes: bytes, db=None, db_rebuild: bool = False):
@@ -852,8 +860,9 @@ class ClusterSummaries(Guarded):
         """The native kernel's step for a point ``x`` just added to cluster ``label``:
         ``(key, score)``, with ``score`` the silhouette of ``x`` (``None`` below two clusters),
         or ``None`` when the kernel cannot read ``x`` (or there is no kernel). One call per
-        point in place of the kernel, slot, width and k read one by one. Cost: O(k) plus
-        O(d) per cluster the triangle inequality cannot rule out.
+        point in place of the kernel, slot, width and k read one by one. The score is
+        ``(b - a) / max(a, b)`` with ``a``, ``b`` :class:`~streameval.intrinsic.Silhouette`'s mean
+        dissimilarities. Cost: O(k) plus O(d) per cluster the triangle inequality cannot rule out.
 
         >>> s = ClusterSummaries(); s.update([0.0], "a"); s.update([4.0], "b")
         >>> s.update([1.0], "a"); s.score_point("a", [1.0], 0.0)[1]  # a = 1 (the rest of a), b = 9
@@ -1035,7 +1044,7 @@ class ClusterSummaries(Guarded):
 
     # -- state -----------------------------------------------------------------
     def to_dict(self) -> dict:
-        """A JSON-safe dict of the state (floats round-trip exactly through JSON).
+        """A JSON-safe dict of the state (floats round-trip exactly through JSON). O(k·d).
 
         >>> import json
         >>> s = ClusterSummaries(); s.update([1.0, 2.0], "a", w=2)

@@ -48,6 +48,17 @@ class CountWindow(Guarded):
     Not thread-safe (see :mod:`streameval.sync`): an update that starts while another is running
     raises :class:`~streameval.errors.ConcurrentUseError`; share a window through
     :class:`~streameval.Synchronized`.
+
+    After four updates a window of 3 holds ``(0, a), (1, a), (1, b)``: purity ``(1 + 1)/3``
+    (column ``a`` is split 1-1), and of its 3 pairs only the one apart on both sides agrees
+    (Rand ``1/3``):
+
+    >>> from streameval import Purity, Rand
+    >>> win = CountWindow(3, [Purity(), Rand()])
+    >>> for t, p in [(0, "a"), (0, "a"), (1, "a"), (1, "b")]:
+    ...     win.update(t, p)
+    >>> len(win), win.get()
+    (3, {'Purity': 0.666..., 'Rand': 0.333...})
     """
 
     def __init__(self, size: int, metrics=None):
@@ -109,7 +120,8 @@ class CountWindow(Guarded):
             guard.release()
 
     def get(self) -> dict:
-        """``{name: value}`` over the window's content."""
+        """``{name: value}`` over the window's content (each metric's formula over the window's
+        table). Cost: the evaluator's :meth:`~streameval.Evaluator.get`."""
         return self.evaluator.get()
 
     def relabel_pred(self, old, new) -> None:
@@ -391,7 +403,8 @@ class EventTimeWindow(Guarded):
                 self.on_expire(y_true, y_pred, w)
 
     def get(self) -> dict:
-        """``{name: value}`` over the elements in ``(now - span, now]``."""
+        """``{name: value}`` over the elements in ``(now - span, now]`` (each metric's formula over
+        the window's table). Cost: the evaluator's :meth:`~streameval.Evaluator.get`."""
         return self.evaluator.get()
 
     def relabel_pred(self, old, new) -> None:
