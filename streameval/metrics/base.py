@@ -64,12 +64,13 @@ class Described:
         return dict(self._params)
 
     def clone(self):
-        """A fresh, empty metric with the same parameters."""
+        """A fresh, empty metric with the same parameters. O(params) (plus the new metric's own
+        empty table)."""
         return type(self)(**self._params)
 
     @property
     def name(self) -> str:
-        """The class name, with the parameters that differ from the defaults."""
+        """The class name, with the parameters that differ from the defaults. O(params)."""
         if not self._params:
             return type(self).__name__
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
@@ -84,13 +85,23 @@ class Metric(Described):
 
     Subclasses implement :meth:`value` from the stats (O(1) unless they say otherwise) and, when
     they read element-averaged F sums, list them in :attr:`f_specs` (the table tracks those sums
-    once the metric is bound).
+    once the metric is bound). Each subclass's formula is in table terms (``n[i,j]`` cells,
+    ``a[i]`` row and ``b[j]`` column sums, ``N`` elements): e.g. pair precision
+    ``TP/PP = (Σn² - N)/(Σb² - N)``. :meth:`update` and :meth:`revert` are the table's (O(1)).
 
     >>> from streameval import ELM, AdjustedMutualInfo, AdjustedRand, CEAF
     >>> AdjustedRand.on_demand, CEAF.on_demand, AdjustedMutualInfo.from_sizes
     (False, True, True)
     >>> ELM(beta=2.0).f_specs
     [('elm', 2.0), ('elm', 1.0)]
+    >>> from streameval import PairPrecision
+    >>> m = PairPrecision()
+    >>> for t, p in [(0, "a"), (0, "a"), (1, "a")]:   # Σn² = 5, Σb² = 9, N = 3
+    ...     m.update(t, p)
+    >>> m.get(), (5 - 3) / (9 - 3)
+    (0.333..., 0.333...)
+    >>> m.revert(1, "a"); m.get()                       # (4 - 2)/(4 - 2)
+    1.0
     """
 
     bigger_is_better = True
@@ -129,7 +140,7 @@ class Metric(Described):
     # -- the table ---------------------------------------------------------
     @property
     def table(self) -> Contingency:
-        """The contingency table this metric reads (shared when bound by an Evaluator)."""
+        """The contingency table this metric reads (shared when bound by an Evaluator). O(1)."""
         return self._table
 
     @property
@@ -181,7 +192,8 @@ class Metric(Described):
         self._table.revert(y_true, y_pred, w)
 
     def get(self) -> float:
-        """The metric's current value, from the table's running sums."""
+        """The metric's current value, ``value(table)``: the subclass's formula over the table's
+        running sums. O(1) for the O(1) metrics; an on-demand metric states its own cost."""
         return self.value(self._table)
 
     def value(self, s) -> float:  # pragma: no cover - abstract
@@ -191,7 +203,8 @@ class Metric(Described):
         :class:`~streameval.stats.ContingencyStats` (a distributed engine's result), or a
         :class:`~streameval.metrics.quantities.Quantities` wrapping either (an
         :class:`~streameval.Evaluator`'s shared reading, which computes the intermediate
-        quantities several metrics need once); the three give bit-identical values.
+        quantities several metrics need once); the three give bit-identical values. O(1) unless
+        the subclass says otherwise.
         """
         raise NotImplementedError
 
@@ -231,7 +244,8 @@ class Metric(Described):
         return self.value(s)
 
     def works_with(self, model) -> bool:
-        """``True`` for models that predict a label per element (River clusterers, classifiers)."""
+        """``True`` for models that predict a label per element (River clusterers, classifiers).
+        O(1)."""
         return callable(getattr(model, "predict_one", None)) or callable(
             getattr(model, "learn_predict_one", None)
         )
