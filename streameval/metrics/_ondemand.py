@@ -27,7 +27,8 @@ class OnDemand(Metric, register=False):
     def shared_value(self, q) -> float:
         """In an :class:`~streameval.Evaluator`'s reading: the value from the table that the
         shared quantities ``q`` wrap (an on-demand metric reads the cells, not the sums), cached
-        per table version."""
+        per table version. Cost: the metric's computation after a change, O(1) for a repeated
+        read of an unchanged table."""
         return self.value(q.source)
 
     def _result(self, s):

@@ -57,17 +57,17 @@ class _PRF(NativeValue, Metric, register=False):
 
     @property
     def precision(self) -> float:
-        """Precision. O(1)."""
+        """Precision (the subclass's formula: e.g. MUC's ``(N - cells)/(N - kP)``). O(1)."""
         return self._pr(self._table)[0]
 
     @property
     def recall(self) -> float:
-        """Recall. O(1)."""
+        """Recall (the subclass's formula: e.g. MUC's ``(N - cells)/(N - kT)``). O(1)."""
         return self._pr(self._table)[1]
 
     @property
     def f1(self) -> float:
-        """F1, the harmonic mean of precision and recall (0 when both are 0). O(1)."""
+        """F1, the harmonic mean ``2PR/(P + R)`` of precision and recall (0 when both are 0). O(1)."""
         return self.value(self._table)
 
     def value(self, s) -> float:
@@ -107,7 +107,9 @@ class MUC(_PRF):
 
 
 def blanc_parts(s) -> dict:
-    """BLANC's two link types from the stats: ``{"coref": (P, R, F), "non_coref": (P, R, F)}``.
+    """BLANC's two link types from the stats: ``{"coref": (P, R, F), "non_coref": (P, R, F)}``,
+    ``P_c = TP/PP``, ``R_c = TP/TT``, ``P_n = TN/(C2(N) - PP)``, ``R_n = TN/(C2(N) - TT)``, each F
+    their harmonic mean.
 
     A link type absent from both the key and the response is left out (Luo et al. 2014). Each ratio
     with an empty denominator is 0. O(1).
@@ -173,17 +175,18 @@ class BLANC(NativeValue, Metric):
 
     @property
     def precision(self) -> float:
-        """Mean precision over the link types present. O(1)."""
+        """Mean precision over the link types present, ``(P_c + P_n)/2`` when both are. O(1)."""
         return self._means(self._table)[0]
 
     @property
     def recall(self) -> float:
-        """Mean recall over the link types present. O(1)."""
+        """Mean recall over the link types present, ``(R_c + R_n)/2`` when both are. O(1)."""
         return self._means(self._table)[1]
 
     @property
     def f1(self) -> float:
-        """Mean F1 over the link types present (what :meth:`get` returns). O(1)."""
+        """Mean F1 over the link types present, ``(F_c + F_n)/2`` when both are (what :meth:`get`
+        returns). O(1)."""
         return self._means(self._table)[2]
 
     def value(self, s) -> float:

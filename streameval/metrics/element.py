@@ -82,17 +82,18 @@ class _ElementMetric(NativeValue, Metric, register=False):
 
     @property
     def precision(self) -> float:
-        """Mean per-element precision. O(1)."""
+        """Mean per-element precision ``Σ_e P_e / N`` (the module's table). O(1)."""
         return self._p(self._table)
 
     @property
     def recall(self) -> float:
-        """Mean per-element recall. O(1)."""
+        """Mean per-element recall ``Σ_e R_e / N`` (the module's table). O(1)."""
         return self._r(self._table)
 
     @property
     def f(self) -> float:
-        """F-beta in the chosen convention (what :meth:`get` returns). O(1)."""
+        """F-beta in the chosen convention, ``Σ_e F_e / N`` or ``(1+β²)PR/(β²P + R)`` (what
+        :meth:`get` returns). O(1)."""
         return self._f(self._table, self.beta)
 
     @property

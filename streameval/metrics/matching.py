@@ -24,7 +24,8 @@ __all__ = ["Purity", "InversePurity", "CEAF", "ClusterAccuracy", "optimal_matchi
 
 
 class Purity(NativeValue, Metric):
-    """Purity: the share of elements in the majority class of their predicted cluster. O(1).
+    """Purity: the share of elements in the majority class of their predicted cluster,
+    ``Σ_j max_i n[i,j] / N``. O(1).
 
     >>> m = Purity()
     >>> for t, p in [(0, 0), (0, 0), (1, 0), (1, 1), (2, 1), (2, 1)]:
@@ -42,7 +43,8 @@ class Purity(NativeValue, Metric):
 
 
 class InversePurity(NativeValue, Metric):
-    """Inverse purity: the share of elements in the majority cluster of their true class. O(1).
+    """Inverse purity: the share of elements in the majority cluster of their true class,
+    ``Σ_i max_j n[i,j] / N``. O(1).
 
     >>> m = InversePurity()
     >>> for t, p in [(0, 0), (0, 0), (0, 1), (1, 1)]:
@@ -218,7 +220,7 @@ class CEAF(OnDemand):
 
     @property
     def f1(self) -> float:
-        """F1 (what :meth:`get` returns). On demand, cached."""
+        """F1 ``2PR/(P + R)`` (what :meth:`get` returns). On demand, cached."""
         return self._result(self._table)[2]
 
     def value(self, s) -> float:

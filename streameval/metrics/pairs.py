@@ -32,7 +32,8 @@ __all__ = [
 
 @shared
 def pair_counts(s) -> tuple[int, int, int, int]:
-    """``(TP, PP, TT, total pairs)`` from the stats, exact ints. O(1).
+    """``(TP, PP, TT, total pairs)`` from the stats, exact ints: ``TP = (Σn² - N)/2``,
+    ``PP = (Σb² - N)/2``, ``TT = (Σa² - N)/2``, ``C2(N) = N(N-1)/2``. O(1).
 
     A shared quantity: given a :class:`~streameval.metrics.quantities.Quantities`, it is computed
     once per table state for every metric that asks.

@@ -77,6 +77,7 @@ def shared(fn):
 
     ``fn`` must begin with ``if s.__class__ is Quantities: return s.<its name>`` so that it serves
     the held value when given a :class:`Quantities`. Returns ``fn`` (use it as a decorator).
+    O(1), once per quantity, at import.
 
     >>> @shared
     ... def twice_n(s):
@@ -201,7 +202,8 @@ class NativeValue:
         return Formula(self._formula_key(), float(self._formula_param()))
 
     def get(self) -> float:
-        """The metric's current value, from the table's running sums. O(1)."""
+        """The metric's current value, from the table's running sums: the metric's :meth:`value`
+        formula, computed by the native table with the same operations when it can. O(1)."""
         formula = self.native_formula
         table = self._table  # type: ignore[attr-defined]
         if formula is not None:
