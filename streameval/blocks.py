@@ -465,7 +465,8 @@ class _Parser:
                                               block_size=len(chunk) + 1),
                 parse_options=self.parse_options,
                 convert_options=pcsv.ConvertOptions(
-                    column_types=dict.fromkeys(wanted, pa.string()), include_columns=wanted,
+                    column_types=dict.fromkeys(wanted, pa.string()),
+                    include_columns=list(dict.fromkeys(wanted)),  # a column named twice: read once
                     null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False),
             )
         except (pa.ArrowInvalid, ValueError):

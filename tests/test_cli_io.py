@@ -1,4 +1,5 @@
-"""The row readers behind the command line (``streameval.io``), in-process: feature-vector columns.
+"""The row readers behind the command line (``streameval.io``), in-process: feature-vector columns,
+and one column read as both labellings.
 
 The command line does not read vectors yet (the intrinsic metrics land separately); these readers
 are the hook it will use, so their validation is pinned down here.
@@ -69,3 +70,21 @@ def test_vector_of_the_wrong_size_stops_or_is_skipped(tmp_path):
     assert rows_of(path, spec, skipped.append) == [(1, 1, 1, (1.0, 2.0)), (2, 2, 1, (3.0, 4.0))]
     assert [e.line for e in skipped] == [2, 4]
     assert "vector of the wrong size: 1 values, expected 2" in str(skipped[1])
+
+
+@pytest.mark.parametrize("content", [
+    "doc,label\nd1,0\nd1,0\nd2,1\nd2,2\n",        # plain lines: the block parser (pyarrow or numpy)
+    'doc,label\nd1,"0"\nd1,0\nd2,1\nd2,2\n',      # a quote: the row-by-row reader
+])
+def test_score_one_column_as_both_labellings(tmp_path, capsys, content):
+    """``--true`` and ``--pred`` naming the same column score the labelling against itself (every
+    metric perfect), through every reader; the block parser once read that column twice and failed
+    with a traceback."""
+    from streameval.cli import main
+
+    path = tmp_path / "same.csv"
+    path.write_text(content)
+    code = main(["score", str(path), "--true", "label", "--pred", "label", "--format", "json",
+                 "--metrics", "ELM", "ARI"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {"ELM": 1.0, "AdjustedRand": 1.0}
