@@ -73,7 +73,15 @@ def _resampling_options(p, *, tests: bool, n_default: int = 1000) -> None:
 
 
 def add_parser(sub) -> None:
-    """Add the ``compare`` subcommand to ``sub`` (an ``add_subparsers()`` object)."""
+    """Add the ``compare`` subcommand to ``sub`` (an ``add_subparsers()`` object). O(options).
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="streameval")
+    >>> add_parser(parser.add_subparsers())
+    >>> args = parser.parse_args(["compare", "gold.csv", "a.csv", "b.csv", "--unit", "doc"])
+    >>> args.func is cmd_compare, args.systems, args.unit, args.label
+    (True, ['a.csv', 'b.csv'], 'doc', 'label')
+    """
     p = sub.add_parser(
         "compare", help="is system A better than B? intervals and paired tests over units",
         description="Score several systems against the gold labels with confidence intervals "
@@ -155,7 +163,33 @@ def split_system(spec: str, default_column: str) -> tuple[str, str]:
 
 
 def cmd_compare(args) -> int:
-    """``streameval compare``: read the files, align them by row, run :func:`streameval.compare`."""
+    """``streameval compare``: read the files, align them by row, run :func:`streameval.compare`.
+    Cost: O(rows) to read, then :func:`streameval.compare`'s.
+
+    The example of :class:`~streameval.comparison.ComparisonReport` from files: two documents,
+    ``A`` scores ELM 1 on ``d1`` and 1/4 on ``d2`` (0.5 in all), ``B`` equals the gold labels:
+
+    >>> import os, tempfile
+    >>> from streameval.cli import main
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> for name, labels in [("gold", "001123"), ("A", "001223"), ("B", "001123")]:
+    ...     with open(os.path.join(tmp.name, f"{name}.csv"), "w") as f:
+    ...         _ = f.write("doc,label\\n" + "".join(f"d{1 + (k > 1)},{x}\\n" for k, x in enumerate(labels)))
+    >>> gold, a, b = (os.path.join(tmp.name, f"{n}.csv") for n in ("gold", "A", "B"))
+    >>> main(["compare", gold, a, b, "--unit", "doc", "--metrics", "ELM", "--n-resamples", "50",
+    ...       "--seed", "0"])   # doctest: +ELLIPSIS
+    randomization over 2 units, 6 elements, 50 resamples, 95% hybrid intervals, seed 0
+    system  metric  value   low     high
+    A.csv   ELM     0.5000  0.2500  1.0000
+    B.csv   ELM     1.0000  1.0000  1.0000
+    <BLANKLINE>
+    pair           metric  delta    low      high    p
+    A.csv - B.csv  ELM     -0.5000  -0.7500  0.0000  1.0000
+    warning: only 2 units: ...
+    warning: one unit holds 50% of a labelling's within-cluster pairs ...
+    0
+    >>> tmp.cleanup()
+    """
     from ..comparison import compare
 
     pred_label = args.pred_label or args.label
@@ -195,7 +229,15 @@ def cmd_compare(args) -> int:
 # ------------------------------------------------------------------------------ score --ci
 def add_score_ci_options(p) -> None:
     """Add ``--ci``, ``--unit``, ``--n-resamples``, ``--confidence``, ``--seed``, ``--labels`` to
-    ``score``."""
+    ``score``. O(options).
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_score_ci_options(p)
+    >>> a = p.parse_args(["--ci", "--unit", "doc"])
+    >>> a.ci, a.unit, a.interval, a.labels
+    (True, 'doc', 'adaptive', 'global')
+    """
     g = p.add_argument_group("confidence intervals (--ci)")
     g.add_argument("--ci", action="store_true",
                    help="also report bootstrap intervals over the units of --unit")
@@ -247,7 +289,24 @@ def cmd_score_ci(args) -> int:
     """``streameval score --ci``: the metrics of the file with intervals over the units of ``--unit``.
 
     The file is read twice (labels and weight; unit), the rows joined by their line number; with
-    ``--on-error skip`` a row bad in either read is skipped (and reported once).
+    ``--on-error skip`` a row bad in either read is skipped (and reported once). Cost: O(rows) to
+    read, then :func:`streameval.confidence_interval`'s.
+
+    Two documents labelled alike on both sides: every resample is a perfect clustering.
+
+    >>> import os, tempfile
+    >>> from streameval.cli import main
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("doc,t,p\\nd1,0,a\\nd1,0,a\\nd2,1,b\\nd2,2,c\\n")
+    >>> main(["score", path, "--true", "t", "--pred", "p", "--ci", "--unit", "doc",
+    ...       "--metrics", "ELM", "--n-resamples", "20", "--seed", "0"])   # doctest: +ELLIPSIS
+    /...rows.csv: 4 rows, 2 units, 20 resamples, 95% ... intervals over units, seed 0
+    metric  value     low       high
+    ELM     1.000000  1.000000  1.000000
+    warning: only 2 units: ...
+    0
+    >>> tmp.cleanup()
     """
     from ..comparison import compare
     from ..intervals import INTERVAL_NAMES
@@ -348,6 +407,7 @@ def pss_compare_parser() -> argparse.ArgumentParser:
 
 def cmd_pss_compare(argv) -> int:
     """``streameval pss --compare ...`` (``argv`` without ``--compare``); returns the exit status.
+    Cost: O(pages) to read, then :func:`streameval.compare`'s.
 
     >>> import tempfile, os, json as js
     >>> d = tempfile.mkdtemp()

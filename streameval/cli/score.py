@@ -16,14 +16,25 @@ __all__ = ["cmd_score", "add_parser", "intrinsic_evaluator", "evaluator"]
 
 
 def evaluator(classes, table=None):
-    """An :class:`~streameval.Evaluator` of fresh metrics of ``classes`` (on ``table``)."""
+    """An :class:`~streameval.Evaluator` of fresh metrics of ``classes`` (on ``table``).
+    O(metrics).
+
+    >>> from streameval import ELM, Purity
+    >>> list(evaluator([ELM, Purity]).metrics)
+    ['ELM', 'Purity']
+    """
     from ..evaluator import Evaluator
 
     return Evaluator([cls() for cls in classes], table=table)
 
 
 def intrinsic_evaluator(distance: str):
-    """The O(k)-per-read intrinsic metrics of one distance, over shared cluster summaries."""
+    """The O(k)-per-read intrinsic metrics of one distance, over shared cluster summaries.
+    O(metrics) to build.
+
+    >>> list(intrinsic_evaluator("cosine").metrics)
+    ['CosineCompactness', 'CosineSSB', 'CosineSeparation', 'CosineDaviesBouldin']
+    """
     from .. import intrinsic as im
 
     if distance == "cosine":
@@ -39,7 +50,24 @@ def cmd_score(args) -> int:
     """``streameval score``: the file read a block at a time (:func:`streameval.blocks.iter_blocks`:
     label codes and weights, parsed in C by pyarrow where it can), the table built by a few
     :meth:`Evaluator.update_many` calls, the values printed. O(1) per row; memory O(distinct cells)
-    plus a bounded number of rows waiting for the next ``update_many``."""
+    plus a bounded number of rows waiting for the next ``update_many``.
+
+    Four rows (``n[0,a] = 2``, ``n[1,a] = n[1,b] = 1``): pair precision ``TP/PP = 1/3``, purity
+    ``(2 + 1)/4``:
+
+    >>> import os, tempfile
+    >>> from streameval.cli import main
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("t,p\\n0,a\\n0,a\\n1,a\\n1,b\\n")
+    >>> main(["score", path, "--true", "t", "--pred", "p", "--metrics", "PairPrecision", "Purity"])
+    /...rows.csv: 4 rows, 4 elements, 2 true clusters, 2 predicted clusters
+    metric              value
+    PairPrecision    0.333333
+    Purity           0.750000
+    0
+    >>> tmp.cleanup()
+    """
     if getattr(args, "ci", False):  # intervals over units: streameval.cli.compare
         from .compare import cmd_score_ci
 
@@ -160,7 +188,15 @@ def _score_rows(args, fmt, spec, policy, ev):
 
 
 def add_parser(sub) -> None:
-    """Add ``score`` to ``sub`` (an ``add_subparsers()`` object)."""
+    """Add ``score`` to ``sub`` (an ``add_subparsers()`` object). O(options).
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="streameval")
+    >>> add_parser(parser.add_subparsers())
+    >>> args = parser.parse_args(["score", "f.csv", "--true", "t", "--pred", "p"])
+    >>> args.func is cmd_score, args.format
+    (True, 'table')
+    """
     from .compare import add_score_ci_options
     from .sample import add_sample_option
 

@@ -63,7 +63,11 @@ def _short_name(name: str) -> str:
 
 def status_line(values: dict, window: int, width: int | None = None) -> str:
     """``rows N | skipped S | all/last W: ELM 0.8123/0.7990 BCubed ...`` cut to ``width``
-    characters (default: the terminal's), the metrics that do not fit counted at the end."""
+    characters (default: the terminal's), the metrics that do not fit counted at the end. O(metrics).
+
+    >>> status_line({"rows": 4, "skipped": 0, "all": {"Rand": 0.5}, "window": {"Rand": 1.0}}, 2, 80)
+    'rows 4 | skipped 0 | all/last 2: Rand 0.5000/1.0000'
+    """
     if width is None:
         width = shutil.get_terminal_size((120, 24)).columns
     head = f"rows {values['rows']} | skipped {values['skipped']}"
@@ -86,6 +90,14 @@ def status_line(values: dict, window: int, width: int | None = None) -> str:
 
 
 def json_line(values: dict, final=False) -> str:
+    """One JSON line of ``values`` with the wall-clock ``time`` and ``final``; NaN and infinities
+    as ``null`` (:func:`~streameval.cli.render.finite`). O(size of ``values``).
+
+    >>> import json
+    >>> d = json.loads(json_line({"rows": 4, "all": {"Rand": float("nan")}}, final=True))
+    >>> d["rows"], d["all"], d["final"]
+    (4, {'Rand': None}, True)
+    """
     out = {"time": round(time.time(), 3), **values, "final": final}
     for scope in ("all", "window"):
         if scope in out:
@@ -570,7 +582,28 @@ class WatchRun:
 
 def cmd_watch(args) -> int:
     """``streameval watch``: a reader thread parses rows into a feed; the main thread takes them
-    (O(1) per row), and reports, publishes and checkpoints (the tables catch up then)."""
+    (O(1) per row), and reports, publishes and checkpoints (the tables catch up then).
+
+    A finished file of four rows, a line every 2 rows and a window of the last 2 rows: after row
+    2 both tables hold ``(0, a), (0, a)`` (Rand 1); at the end the window holds ``(1, a), (1, b)``,
+    whose one pair is together in the truth and apart in the prediction (Rand 0), and the whole
+    file has Rand ``3/6``:
+
+    >>> import os, tempfile
+    >>> from streameval.cli import main
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("t,p\\n0,a\\n0,a\\n1,a\\n1,b\\n")
+    >>> main(["watch", path, "--true", "t", "--pred", "p", "--metrics", "Rand", "--every", "2",
+    ...       "--window", "2"])
+    rows 2 | skipped 0 | all/last 2: Rand 1.0000/1.0000
+    rows 4 | skipped 0 | all/last 2: Rand 0.5000/0.0000
+    streameval watch: final report, end of input: 4 rows, 4 elements, 0 skipped
+    metric    all time    last 2
+    Rand      0.500000  0.000000
+    0
+    >>> tmp.cleanup()
+    """
     fmt = format_or_usage(args.file, args.input_format)
     if fmt == "parquet":
         raise CLIError("watch reads text rows (csv, tsv, jsonl); use 'streameval score' for Parquet")
@@ -589,7 +622,15 @@ def cmd_watch(args) -> int:
 
 
 def add_parser(sub) -> None:
-    """Add ``watch`` to ``sub`` (an ``add_subparsers()`` object)."""
+    """Add ``watch`` to ``sub`` (an ``add_subparsers()`` object). O(options).
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="streameval")
+    >>> add_parser(parser.add_subparsers())
+    >>> args = parser.parse_args(["watch", "-", "--true", "t", "--pred", "p"])
+    >>> args.func is cmd_watch, args.window, args.follow
+    (True, 1000, False)
+    """
     p = sub.add_parser("watch", help="follow a live stream of rows: windows, Prometheus, checkpoints",
                        description="Read rows as they arrive from a file or standard input, keep "
                        "all-time and windowed metrics, print a line every N rows or T seconds, "
