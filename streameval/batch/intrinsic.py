@@ -108,6 +108,8 @@ def ssw_score(X, labels, distance="euclidean") -> float:
     """Within-cluster sum of squared distances to the cluster means, ``sum_j sum_{x in j} d(x, mean_j)²``
     (Alink's ``ssw``; for cosine, Alink's ``sum (1 - cos(x, mean_j))²``).
 
+    Cost: O(N·d) plus the labels' factorisation (O(N log N)).
+
     >>> ssw_score([[0.0], [2.0], [5.0]], ["a", "a", "b"])
     2.0
     """
@@ -117,6 +119,8 @@ def ssw_score(X, labels, distance="euclidean") -> float:
 
 def ssb_score(X, labels, distance="euclidean") -> float:
     """Between-cluster sum of squares ``sum_j b[j]·d(mean_j, mean)²`` (Alink's ``ssb``).
+
+    Cost: O(N·d) plus the labels' factorisation (O(N log N)).
 
     >>> ssb_score([[0.0], [4.0]], ["a", "b"])
     8.0
@@ -130,6 +134,8 @@ def ssb_score(X, labels, distance="euclidean") -> float:
 def calinski_harabasz_score(X, labels, distance="euclidean") -> float:
     """``(SSB/(k-1)) / (SSW/(N-k))`` (scikit-learn's ``calinski_harabasz_score`` for Euclidean;
     Alink's ``vrc``). NaN when ``k < 2``; 1.0 when SSW is 0 (scikit-learn).
+
+    Cost: O(N·d) plus the labels' factorisation (O(N log N)).
 
     >>> calinski_harabasz_score([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1])
     200.0
@@ -172,6 +178,9 @@ def compactness_score(X, labels, distance="euclidean") -> float:
     """Alink's compactness ``cp``: the mean over clusters of the mean distance (unsquared) from a
     cluster's points to its mean. Exact here; not a function of fixed-size summaries for Euclidean.
 
+    ``(1/k)·Σ_j (1/b[j])·Σ_{x in j} d(x, mean_j)``. Cost: O(N·d) plus the labels' factorisation
+    (O(N log N)).
+
     >>> compactness_score([[0.0], [2.0], [5.0]], ["a", "a", "b"])
     0.5
     """
@@ -206,6 +215,9 @@ def rms_compactness_score(X, labels) -> float:
     """Mean over clusters of the root-mean-square distance of a cluster's points to its mean
     (twin of :class:`streameval.RMSCompactness`).
 
+    ``(1/k)·Σ_j sqrt((1/b[j])·Σ_{x in j} ||x - mean_j||²)``. Cost: O(N·d) plus the labels' factorisation
+    (O(N log N)).
+
     >>> rms_compactness_score([[0.0], [2.0], [5.0]], ["a", "a", "b"])
     0.5
     """
@@ -215,6 +227,9 @@ def rms_compactness_score(X, labels) -> float:
 
 def rms_davies_bouldin_score(X, labels) -> float:
     """Davies-Bouldin index with RMS scatter (q = 2; twin of :class:`streameval.RMSDaviesBouldin`).
+
+    ``(1/k)·Σ_i max_{j≠i} (S_i + S_j)/||mean_i - mean_j||`` with ``S_j`` the RMS scatter. Cost:
+    O(N·d + k²·d) plus the labels' factorisation (O(N log N)).
 
     >>> rms_davies_bouldin_score([[0.0], [2.0], [10.0], [13.0]], [0, 0, 1, 1])
     0.2

@@ -225,6 +225,9 @@ def elm_score(labels_true, labels_pred, *, beta: float = 1.0,
               f_convention: str = "element_averaged") -> float:
     """ELM F-beta, a float (see :func:`elm_precision_recall_fscore` for ``(P, R, F)``).
 
+    ``Σ_e F_e / N`` with ``F_e = (1+β²)(n-1)/(β²(a-1) + (b-1))`` (1 when ``a = b = 1``) by default.
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> elm_score([1, 1], [1, 2])  # the ELM paper's 2-element example: BCubed F 0.667, ELM 0
     0.0
     >>> round(elm_score([1, 1, 2], [1, 1, 1]), 4)
@@ -251,6 +254,9 @@ def bcubed_score(labels_true, labels_pred, *, beta: float = 1.0,
                  f_convention: str = "element_averaged") -> float:
     """BCubed F-beta, a float (see :func:`bcubed_precision_recall_fscore` for ``(P, R, F)``).
 
+    ``Σ_e F_e / N`` with ``F_e = (1+β²)n/(β²a + b)`` by default. Cost: O(N) for integer arrays
+    (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> round(bcubed_score([1, 1], [1, 2]), 3)
     0.667
     """
@@ -263,6 +269,8 @@ def bcubed_score(labels_true, labels_pred, *, beta: float = 1.0,
 def rand_score(labels_true, labels_pred) -> float:
     """Rand index ``(TP + TN) / C2(N)``; 1.0 when every pair agrees (or ``N < 2``).
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> rand_score([0, 0, 1], [0, 1, 1])
     0.3333333333333333
     """
@@ -273,6 +281,8 @@ def adjusted_rand_score(labels_true, labels_pred) -> float:
     """Adjusted Rand index (Hubert & Arabie), scikit-learn's
     ``2(TP·TN - FN·FP) / ((TP+FN)(FN+TN) + (TP+FP)(FP+TN))``; 1.0 when no pair is in disagreement.
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> round(adjusted_rand_score([0, 0, 1, 1], [0, 0, 1, 2]), 6)
     0.571429
     """
@@ -281,6 +291,8 @@ def adjusted_rand_score(labels_true, labels_pred) -> float:
 
 def pair_precision_score(labels_true, labels_pred) -> float:
     """Share of predicted same-cluster pairs that are true: ``TP / PP`` (1.0 if ``PP = 0``).
+
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
 
     >>> pair_precision_score([0, 0, 1], [0, 0, 0])
     0.3333333333333333
@@ -291,6 +303,8 @@ def pair_precision_score(labels_true, labels_pred) -> float:
 def pair_recall_score(labels_true, labels_pred) -> float:
     """Share of true same-cluster pairs that are predicted: ``TP / TT`` (1.0 if ``TT = 0``).
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> pair_recall_score([0, 0, 0], [0, 0, 1])
     0.3333333333333333
     """
@@ -299,6 +313,8 @@ def pair_recall_score(labels_true, labels_pred) -> float:
 
 def pair_f1_score(labels_true, labels_pred) -> float:
     """Harmonic mean of pair precision and recall, ``2TP / (PP + TT)`` (1.0 if both are 0).
+
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
 
     >>> pair_f1_score([0, 0, 0, 1], [0, 0, 1, 1])
     0.4
@@ -309,6 +325,8 @@ def pair_f1_score(labels_true, labels_pred) -> float:
 def pair_jaccard_score(labels_true, labels_pred) -> float:
     """Pair Jaccard ``TP / (PP + TT - TP)`` (1.0 if neither clustering links a pair).
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> pair_jaccard_score([0, 0, 0, 1], [0, 0, 1, 1])
     0.25
     """
@@ -317,6 +335,8 @@ def pair_jaccard_score(labels_true, labels_pred) -> float:
 
 def fowlkes_mallows_score(labels_true, labels_pred) -> float:
     """Fowlkes-Mallows ``TP / sqrt(PP·TT)``; 0.0 when ``TP = 0`` (scikit-learn's convention).
+
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
 
     >>> round(fowlkes_mallows_score([0, 0, 1, 1], [0, 0, 0, 1]), 6)
     0.408248
@@ -349,6 +369,8 @@ def normalized_mutual_info_score(labels_true, labels_pred, *, average_method: st
     """``MI / mean(H(T), H(P))`` with ``average_method`` ``"arithmetic"``, ``"geometric"``,
     ``"min"`` or ``"max"``; 1.0 if both sides have one cluster (or none), 0.0 if MI = 0.
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> normalized_mutual_info_score([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
@@ -361,6 +383,8 @@ def homogeneity_completeness_v_measure(
 ) -> tuple[float, float, float]:
     """``(homogeneity, completeness, V-beta)``: ``MI/H(T)``, ``MI/H(P)``,
     ``(1+β)hc/(βh+c)``; scikit-learn's edge cases (empty input: all 1.0), from one count.
+
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
 
     >>> [round(x, 3) for x in homogeneity_completeness_v_measure([0, 0, 1, 1], [0, 0, 0, 0])]
     [0.0, 1.0, 0.0]
@@ -376,6 +400,8 @@ def homogeneity_completeness_v_measure(
 def homogeneity_score(labels_true, labels_pred) -> float:
     """Homogeneity ``MI / H(T)`` (1.0 when ``H(T) = 0``).
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> homogeneity_score([0, 0, 1, 1], [0, 0, 1, 2])
     1.0
     """
@@ -384,6 +410,8 @@ def homogeneity_score(labels_true, labels_pred) -> float:
 
 def completeness_score(labels_true, labels_pred) -> float:
     """Completeness ``MI / H(P)`` (1.0 when ``H(P) = 0``).
+
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
 
     >>> completeness_score([0, 0, 1, 2], [0, 0, 1, 1])
     1.0
@@ -394,6 +422,8 @@ def completeness_score(labels_true, labels_pred) -> float:
 def v_measure_score(labels_true, labels_pred, *, beta: float = 1.0) -> float:
     """V-measure ``(1+β)hc / (βh + c)``.
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> v_measure_score([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
@@ -402,6 +432,8 @@ def v_measure_score(labels_true, labels_pred, *, beta: float = 1.0) -> float:
 
 def variation_of_information(labels_true, labels_pred) -> float:
     """Variation of information ``H(T) + H(P) - 2 MI`` in nats (0 for identical clusterings).
+
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
 
     >>> round(variation_of_information([0, 0, 1, 1], [0, 0, 0, 0]), 6)
     0.693147
@@ -414,6 +446,8 @@ def purity_score(labels_true, labels_pred) -> float:
     """Purity ``(1/N) Σ_j max_i n[i,j]`` (1.0 for empty input), from the table's largest cell
     per column.
 
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
+
     >>> purity_score([0, 0, 1, 1], [0, 0, 0, 0])
     0.5
     """
@@ -422,6 +456,8 @@ def purity_score(labels_true, labels_pred) -> float:
 
 def inverse_purity_score(labels_true, labels_pred) -> float:
     """Inverse purity ``(1/N) Σ_i max_j n[i,j]`` (1.0 for empty input).
+
+    Cost: O(N) for integer arrays (O(N log N) for other labels) plus O(cells), then O(1).
 
     >>> inverse_purity_score([0, 0, 1, 1], [0, 0, 0, 0])
     1.0

@@ -69,7 +69,8 @@ def contiguous_clusterings(n_elements: int) -> np.ndarray:
 
 
 def flags_to_labels(flags) -> np.ndarray:
-    """Document index per element of each row of a 2-D flags matrix (column 0 always starts one).
+    """Document index per element of each row of a 2-D flags matrix (column 0 always starts one):
+    ``label[k] = Σ_{i ≤ k} flag[i] - 1``. O(rows · pages).
 
     >>> flags_to_labels([[0, 1, 1, 0]]).tolist()
     [[0, 1, 2, 2]]
@@ -166,7 +167,7 @@ def _spans(flags: np.ndarray):
 
 
 def segment_entropy(flags) -> np.ndarray:
-    """Entropy ``H = -Σ (a/N) ln(a/N)`` of each row's segmentation (natural log).
+    """Entropy ``H = -Σ (a/N) ln(a/N)`` of each row's segmentation (natural log). O(rows · pages).
 
     >>> segment_entropy([[1, 0, 1, 0]]).round(4).tolist()
     [0.6931]
@@ -250,7 +251,8 @@ def contiguous_f1_sums(n_elements: int, truths=None, *, candidates=None):
     ``elm / scale`` is the element-averaged ELM F1. Per element ``k`` a table gives ``L·F_e`` for
     every (true segment, predicted segment) containing ``k``; each score is a sum of ``n`` table
     entries, computed as one matrix product per metric (``T × S`` by ``S × M``, ``S = Σ_k
-    (k+1)(n-k)``, 560 for 14 elements).
+    (k+1)(n-k)``, 560 for 14 elements). Cost: the tables, O((T + M)·S), then the two products,
+    O(T·S·M).
 
     >>> elm, bc, scale = contiguous_f1_sums(5, [[1, 0, 1, 0, 0]], candidates=[[1, 1, 1, 0, 0], [1, 0, 1, 1, 0]])
     >>> (elm / scale).round(4).tolist(), (bc / scale).round(4).tolist()
@@ -391,6 +393,8 @@ def contiguous_rank_agreement(n_elements: int, *, n_jobs: int = 1, block: int = 
     rankings of the ``2**(n-1)`` candidates and the number of candidate pairs they order
     oppositely (out of ``C(2**(n-1), 2)``). ``n_jobs`` worker processes share the truths in
     blocks. For 14 elements (8,192 × 8,192) this is the ELM paper's all-against-all experiment.
+    Cost: the ``M × M`` scores of :func:`contiguous_f1_sums` (``M = 2**(n-1)``), then one tau-b per
+    truth, O(M log M): O(M²·n) in all.
 
     >>> tau, swapped = contiguous_rank_agreement(4)
     >>> swapped.astype(int).tolist()
