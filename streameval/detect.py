@@ -55,11 +55,22 @@ DETECTORS = ("cusum", "adwin", "page-hinkley", "interval")
 
 
 class Detector(Protocol):
-    """What :class:`BlockDrops` feeds: ``bind`` once, then ``update(block value)`` per block."""
+    """What :class:`BlockDrops` feeds: ``bind`` once, then ``update(block value)`` per block.
+    The shipped detectors (:class:`Cusum`, :class:`RiverRule`, :class:`IntervalRule`) cost O(1)
+    per ``bind`` and their own update per block (each states it).
 
-    def bind(self, block: int, bigger_is_better: bool) -> None: ...
+    >>> det: Detector = Cusum(reference=4, h=3.0)
+    >>> det.bind(block=10, bigger_is_better=True)
+    >>> [det.update(v) for v in (0.8, 0.82, 0.78, 0.8, 0.8, 0.7, 0.6)]
+    [False, False, False, False, False, False, True]
+    """
 
-    def update(self, value: float) -> bool: ...
+    def bind(self, block: int, bigger_is_better: bool) -> None:
+        """Tell the detector the block size (elements per value) and the metric's direction,
+        once, before the first :meth:`update`. O(1)."""
+
+    def update(self, value: float) -> bool:
+        """Take one block value; true when it flags a drop (a change the bad way)."""
 
 
 def is_drop(detector, value: float, bigger_is_better: bool, since: list) -> bool:
@@ -263,6 +274,8 @@ class Cusum:
         self._ref: list = []
 
     def bind(self, block: int, bigger_is_better: bool) -> None:
+        """Set the block size (the run length is counted in elements) and the bad direction:
+        ``z = (μ - x)/σ`` when bigger is better, ``(x - μ)/σ`` otherwise. O(1)."""
         self.block, self.sign = block, (1.0 if bigger_is_better else -1.0)
 
     @property
@@ -285,7 +298,9 @@ class Cusum:
 
     def update(self, value: float) -> bool:
         """Take one block value; true when a drop is flagged. A NaN value (a metric undefined
-        on the block) is ignored; an infinite or non-numeric one is refused, changing nothing."""
+        on the block) is ignored; an infinite or non-numeric one is refused, changing nothing.
+        O(1), ``S ← max(0, S + z - k)``; the value that completes a reference period also
+        calibrates ``h`` (:func:`cusum_threshold`, a few milliseconds) unless ``h`` was given."""
         if value != value:
             return False
         if (type(value) is not float  # the common case first: a float is a Real, not a bool
@@ -360,6 +375,19 @@ class RiverRule:
     """A River drift detector on the block values (``model``: a fresh ``river.drift`` detector;
     default ``ADWIN(clock=1)``, the rule ``Monitor`` used before): a change it detects is a drop
     when its estimate moved the bad way (:func:`is_drop`). O(the model's update) per block.
+
+    ADWIN sees the values fall from 0.9 to 0.3 and flags the change once, some blocks after it;
+    for a metric where smaller is better the same change is an improvement, not a drop:
+
+    >>> from river import drift
+    >>> values = [0.9] * 60 + [0.3] * 60
+    >>> rule = RiverRule(drift.ADWIN(clock=1)); rule.bind(block=25, bigger_is_better=True)
+    >>> flagged = [i for i, v in enumerate(values) if rule.update(v)]
+    >>> len(flagged), 60 <= flagged[0] < 120
+    (1, True)
+    >>> rule = RiverRule(drift.ADWIN(clock=1)); rule.bind(block=25, bigger_is_better=False)
+    >>> [i for i, v in enumerate(values) if rule.update(v)]
+    []
     """
 
     def __init__(self, model=None):
@@ -373,9 +401,12 @@ class RiverRule:
         self._since = [0.0, 0]
 
     def bind(self, block: int, bigger_is_better: bool) -> None:
+        """Set the metric's direction (the model counts blocks, not elements). O(1)."""
         self.better = bigger_is_better
 
     def update(self, value: float) -> bool:
+        """Feed one block value to the model (NaN ignored); true when it flags a change the bad
+        way (:func:`is_drop`). O(the model's update)."""
         if value != value:
             return False
         return is_drop(self.model, value, self.better, self._since)
@@ -426,9 +457,13 @@ class IntervalRule:
         self._was = False
 
     def bind(self, block: int, bigger_is_better: bool) -> None:
+        """Bind the fallback detector (the interval knows its own direction). O(1)."""
         self.fallback.bind(block, bigger_is_better)
 
     def update(self, value: float) -> bool:
+        """Feed the fallback ``value``; with at least ``min_units`` units, true when the interval
+        newly lies below the reference, else the fallback's flag. O(the interval's reading), or
+        O(1) while the units are few."""
         if self.below is None:
             raise ValueError("IntervalRule needs the Monitor's interval (Monitor(..., interval=B))")
         fell = bool(self.fallback.update(value))
@@ -448,7 +483,8 @@ class IntervalRule:
 
 def make_detector(name: str, **params) -> Any:
     """A detector by name: ``"cusum"`` (:class:`Cusum`), ``"adwin"`` and ``"page-hinkley"``
-    (River's, through :class:`RiverRule`), ``"interval"`` (:class:`IntervalRule`).
+    (River's, through :class:`RiverRule`), ``"interval"`` (:class:`IntervalRule`). O(1) (River's
+    detectors: their constructor).
 
     >>> make_detector("cusum", run_length=10**6)
     Cusum(k=0.5, run_length=1e+06, reference=40; calibrating)
@@ -878,7 +914,9 @@ class BlockDrops:
         return self._table.table
 
     def update(self, y_true, y_pred, w=1) -> bool:
-        """Take one (validated) element; true when it completes a block flagged as a drop."""
+        """Take one (validated) element; true when it completes a block flagged as a drop. O(1)
+        amortised: one block-table update, and once per block the metric's reading and the
+        detector's update."""
         self._table.update(y_true, y_pred, w)
         self._len += 1
         self.n += 1
@@ -891,7 +929,8 @@ class BlockDrops:
 
         Whole blocks of integer label arrays (codes, as ``watch`` passes them) are read all at
         once (:func:`block_stats`: the block tables' sums, exact, in numpy; the metric's formula
-        per block), the rest through the block's table; the values are the same to the bit."""
+        per block), the rest through the block's table; the values are the same to the bit.
+        O(elements) in numpy plus O(1) per block (its formula and the detector's update)."""
         n = len(y_true)
         first = len(self.drops)
         start = 0
@@ -938,7 +977,7 @@ class BlockDrops:
         return mean, mean - half, mean + half
 
     def flag(self, recent: int) -> bool:
-        """A drop was flagged within the last ``recent`` elements."""
+        """A drop was flagged within the last ``recent`` elements. O(1)."""
         return bool(self.drops) and self.n - self.drops[-1] < recent
 
     def __repr__(self) -> str:
