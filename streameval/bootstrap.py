@@ -139,7 +139,8 @@ def _canonical(u) -> bytes:
 
 def unit_hash(unit) -> int:
     """A stable 64-bit hash of a unit key (BLAKE2b of a canonical encoding): the same on every run,
-    machine and process, unlike Python's ``hash`` of a str.
+    machine and process, unlike Python's ``hash`` of a str: the 8-byte BLAKE2b digest
+    (``digest_size=8``) of the encoding, read as a little-endian integer. O(size of the key).
 
     >>> unit_hash("stream-1") == unit_hash("stream-1"), unit_hash(1) == unit_hash(1.0)
     (True, True)

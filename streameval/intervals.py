@@ -192,7 +192,7 @@ def interval_bounds(kind: str, values: np.ndarray, observed: float, confidence: 
 
 
 def json_number(v):
-    """``v`` as a float, or ``None`` for NaN or ``None`` (JSON has no NaN).
+    """``v`` as a float, or ``None`` for NaN or ``None`` (JSON has no NaN). O(1).
 
     >>> json_number(float("nan")), json_number(2)
     (None, 2.0)
@@ -203,7 +203,8 @@ def json_number(v):
 class Interval(NamedTuple):
     """A metric's observed ``value`` and its ``(low, high)`` confidence interval.
 
-    A named tuple: ``value, low, high = interval`` works, and it equals the plain tuple.
+    A named tuple: ``value, low, high = interval`` works, and it equals the plain tuple. Every
+    operation O(1).
 
     >>> iv = Interval(0.5, 0.4, 0.6)
     >>> iv == (0.5, 0.4, 0.6), iv.low, iv.to_dict()
@@ -215,7 +216,7 @@ class Interval(NamedTuple):
     high: float
 
     def to_dict(self) -> dict:
-        """``{"value", "low", "high"}`` with NaN as ``None`` (JSON-safe)."""
+        """``{"value", "low", "high"}`` with NaN as ``None`` (JSON-safe). O(1)."""
         return {"value": json_number(self.value), "low": json_number(self.low),
                 "high": json_number(self.high)}
 

@@ -120,7 +120,9 @@ class _DictRecorder(dict):
 
 
 def read_fields(ustats: UnitStats, metric, row) -> list:
-    """The indices (into ``ustats.fields``) of the fields ``metric`` reads at the combined ``row``.
+    """The indices (into ``ustats.fields``) of the fields ``metric`` reads at the combined ``row``:
+    the fields its formula ``θ(S)`` depends on there (adjusted Rand: ``N``, ``Σn²``, ``Σa²``,
+    ``Σb²``). One metric read.
 
     >>> import numpy as np
     >>> from streameval import AdjustedRand
@@ -164,7 +166,7 @@ def _value(metric, stats) -> float:
 def gradients(ustats: UnitStats, metrics, rows) -> np.ndarray:
     """``(metrics, len(rows), fields)`` gradients ``∂θ/∂S_f`` of each metric at each combined row
     (central differences with an even integer step, see the module). ``2 ×`` (fields read) metric
-    reads per metric and row.
+    reads per metric and row: O(metrics · rows · fields read).
 
     >>> from streameval import BCubed
     >>> us = UnitStats([ContingencyStats.from_cells([(0, 0, 1500), (1, 0, 500)])], [("bcubed", 1.0)])
@@ -247,7 +249,8 @@ def standard_errors(systems: list, metrics, m: np.ndarray, rows: list, pairs=(),
 
 def slope_fields(grads: list) -> list:
     """``[[fields with a non-zero slope somewhere, for each metric] for each system]`` of the
-    ``(metrics, B, fields)`` gradients of each system (:func:`gradients`).
+    ``(metrics, B, fields)`` gradients of each system (:func:`gradients`). O(size of the
+    gradients).
 
     >>> slope_fields([np.array([[[0.0, 2.0, 0.0]], [[1.0, 0.0, 0.0]]])])
     [[[1], [0]]]
@@ -346,7 +349,8 @@ class Moments:
         return np.ascontiguousarray(out.T)
 
     def covers(self, grads: list) -> bool:
-        """Whether every non-zero slope of ``grads`` lies in the fields these moments hold."""
+        """Whether every non-zero slope of ``grads`` lies in the fields these moments hold.
+        O(size of ``grads``)."""
         for g, per in zip(grads, self.own):
             for k, o in enumerate(per):
                 rest = np.ones(g.shape[2], dtype=bool)
@@ -356,7 +360,8 @@ class Moments:
         return True
 
     def sums(self, w: np.ndarray) -> np.ndarray:
-        """``(B, V + P)``: ``Σ_u w_bu c_u`` for every column ``c``."""
+        """``(B, V + P)``: ``Σ_u w_bu c_u`` for every column ``c``. One ``(B, U) × (U, V + P)``
+        product (in blocks of units when the columns are not kept)."""
         if self._x is not None:
             return row_products(w, self._x)
         width = self.n_vars + len(self.products)
@@ -371,7 +376,10 @@ class Moments:
         """``([se of each system], [se of each pair])``, each ``(metrics, B)``, at the resamples
         ``w`` (``(B, U)`` float64, row sums ``tot`` if known) with the ``(metrics, B, fields)``
         gradients of each system (whose non-zero slopes these moments must cover: :meth:`covers`).
-        Given ``tot``, ``w`` is taken to be ``>= 0``, as drawn."""
+        Given ``tot``, ``w`` is taken to be ``>= 0``, as drawn. Each is
+        :func:`weighted_spread` of the scores ``z_u = Σ_f g_f c_uf``: ``sqrt(s2 - s1²/tot)``
+        with ``s1 = Σ_u w_u z_u``, ``s2 = Σ_u w_u z_u²``, read from the moments' column sums.
+        Cost: :meth:`sums` plus O(B · terms of the quadratic forms) per metric."""
         s = self.sums(w)
         if tot is None:
             tot = w.sum(axis=1)
@@ -460,6 +468,7 @@ def moment_noise(scale, n_units: int, n_terms: int):
     so ``s1²/tot`` by ``≤ (2γ_{U+F} + 3ε)·A²``; the subtraction adds ``ε·A²``. The sum is below
     ``(3U + T + 2F + 10)·ε·A²``; blocks of units summed apart add at most ``U`` more additions,
     and ``T`` here counts ``2F``: hence the bound (16 covering the second-order terms).
+    O(size of ``scale``).
 
     >>> float(moment_noise(np.array([1.0]), 3, 6)[0]) == 34 * 2.0**-53
     True
@@ -477,6 +486,7 @@ def _one_unit(w: np.ndarray) -> np.ndarray:
 def mean_standard_errors(per_unit: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``(metrics, B)`` standard errors of the ``m``-weighted mean of per-unit values
     (``aggregate="mean"``, a linear statistic): ``sqrt(Σ_u m_u (v_u − v̄)²) / Σ_u m_u``.
+    O(metrics · B · U).
 
     >>> mean_standard_errors(np.array([[0.0, 1.0]]), np.array([[1, 1]])).round(4).tolist()
     [[0.3536]]

@@ -227,12 +227,13 @@ class ReferenceContingency(TableAPI):
         return list(self._cols)
 
     def true_cluster(self, t):
-        """``(size, sum of squared cells, largest cell)`` of true cluster ``t``, or ``None``."""
+        """``(size, sum of squared cells, largest cell)`` of true cluster ``t``, or ``None``. O(1)."""
         r = self._rows.get(t)
         return (r.size, r.sq, r.max) if r is not None else None
 
     def pred_cluster(self, p):
-        """``(size, sum of squared cells, largest cell)`` of predicted cluster ``p``, or ``None``."""
+        """``(size, sum of squared cells, largest cell)`` of predicted cluster ``p``, or ``None``.
+        O(1)."""
         c = self._cols.get(p)
         return (c.size, c.sq, c.max) if c is not None else None
 
@@ -247,7 +248,8 @@ class ReferenceContingency(TableAPI):
         return c.size if c is not None else 0
 
     def tracked_f(self) -> list:
-        """The keys ``(kind, beta)`` of the tracked element-averaged F-scores, in order."""
+        """The keys ``(kind, beta)`` of the tracked element-averaged F-scores, in order. O(number of
+        tracked F-scores)."""
         return [key for key, *_ in self._fspecs]
 
     # ------------------------------------------------------------------ element-averaged F
@@ -423,7 +425,8 @@ class ReferenceContingency(TableAPI):
         self._relabel(old, new, False)
 
     def relabel_true(self, old, new) -> None:
-        """Move true cluster ``old`` into ``new``: :meth:`relabel_pred` with the roles swapped."""
+        """Move true cluster ``old`` into ``new``: :meth:`relabel_pred` with the roles swapped
+        (and its cost)."""
         self._relabel(old, new, True)
 
     def _relabel(self, old, new, true: bool) -> None:

@@ -109,7 +109,8 @@ def Clusterer(model, predict_kwargs: dict | None = None):
 
     Returns an instance of a ``river.base.Clusterer`` subclass (built when first used, so that
     River loads only here), usable in pipelines and in ``evaluate.progressive_val_score``, which
-    skips ``None`` predictions.
+    skips ``None`` predictions. Cost: O(1) per call on top of the wrapped model's own
+    ``predict_one`` and ``learn_one`` (the class is built once).
 
     >>> from river import cluster, evaluate
     >>> from streameval import ELM
@@ -131,7 +132,9 @@ def progressive_evaluate(dataset, model, target, *, step: int | None = None):
     ``model.learn_one(x)``. With ``step``, yields ``(elements seen, target.get())`` every ``step``
     elements and once at the end; without, yields only at the end. ``target`` may be a metric, an
     :class:`~streameval.Evaluator`, a window or a :class:`~streameval.monitor.Monitor`. The values
-    equal those of ``river.evaluate.progressive_val_score`` with the same metrics.
+    equal those of ``river.evaluate.progressive_val_score`` with the same metrics. Cost per
+    element: the model's ``predict_one`` and ``learn_one`` plus one ``target.update``; one
+    ``target.get()`` per ``step``.
 
     >>> from river import cluster
     >>> import streameval as se

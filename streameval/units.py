@@ -70,7 +70,14 @@ def _bits(x: int) -> int:
 
 
 class Unread(Exception):
-    """A statistic left out of a combination (:data:`UNREAD`) was used: combine in full instead."""
+    """A statistic left out of a combination (:data:`UNREAD`) was used: combine in full instead.
+
+    >>> try:
+    ...     UNREAD * 2
+    ... except Unread as e:
+    ...     print(e)
+    a statistic left out of the combination was read
+    """
 
 
 class _UnreadField:
@@ -215,13 +222,14 @@ class UnitStats:
         return list(got)
 
     def limbs(self) -> np.ndarray:
-        """The ``(U, columns)`` int64 limb matrix (read-only view)."""
+        """The ``(U, columns)`` int64 limb matrix (read-only view). O(1)."""
         v = self._x.view()
         v.flags.writeable = False
         return v
 
     def combine(self, m: np.ndarray) -> list:
-        """``[[Σ_u m[b, u] · S_u[f] for f in fields] for b]``: exact Python ints. See the class."""
+        """``[[Σ_u m[b, u] · S_u[f] for f in fields] for b]``: exact Python ints. See the class.
+        Cost: one ``(B, U) × (U, columns)`` BLAS product plus O(B · columns) Python int operations."""
         m = np.asarray(m, dtype=np.int64)
         if m.ndim != 2 or m.shape[1] != self.n_units:
             raise ValueError(f"multiplicities must have shape (resamples, {self.n_units}), got {m.shape}")
@@ -235,7 +243,8 @@ class UnitStats:
         return self._join(m.astype(np.float64) @ self.float_limbs())
 
     def float_limbs(self) -> np.ndarray:
-        """The limb matrix as float64 (exact: every limb is below ``2**W``), cached."""
+        """The limb matrix as float64 (exact: every limb is below ``2**W``), cached. O(U · columns)
+        the first time, O(1) after."""
         xf = self.__dict__.get("_xf")
         if xf is None:
             xf = self.__dict__["_xf"] = self._x.astype(np.float64)
@@ -256,7 +265,8 @@ class UnitStats:
         return out
 
     def combine_ints(self, m: np.ndarray) -> np.ndarray:
-        """The limb sums of :meth:`combine` as an int64 ``(B, columns)`` matrix (not joined)."""
+        """The limb sums of :meth:`combine` as an int64 ``(B, columns)`` matrix (not joined):
+        ``Σ_u m[b, u] · limb[u, c]``. One ``(B, U) × (U, columns)`` BLAS product."""
         m = np.asarray(m, dtype=np.int64)
         if m.size and int(m.sum(axis=1).max()) > self.bound:
             raise ValueError(f"multiplicities sum beyond the bound {self.bound}")
@@ -265,7 +275,8 @@ class UnitStats:
     @staticmethod
     def combine_all(stats: list, m: np.ndarray) -> list:
         """:meth:`combine` of several unit statistics over the same units with the same
-        multiplicities, as one BLAS product (their limb columns side by side, each distinct column
+        multiplicities, as one BLAS product (O(B · U · columns) for the columns of all of them,
+        plus their joins; their limb columns side by side, each distinct column
         once: :class:`Combiner`): a list of row lists, one per element of ``stats``."""
         return Combiner(stats).combine(m)
 
@@ -392,7 +403,8 @@ class Combiner:
     column where their sums cannot overlap. :meth:`combine` is then one ``(B, U) × (U, packed
     columns)`` BLAS product, exact as :meth:`UnitStats.combine` is (the same limbs, the same
     bound), the unpacking shifts and the joins. Statistics of other units, bounds or fields (F
-    sums), or multiplicities beyond the bound, are combined one by one.
+    sums), or multiplicities beyond the bound, are combined one by one. Cost: O(U · columns) to
+    build, once; each :meth:`combine` as described.
 
     >>> a = UnitStats([ContingencyStats.from_cells([(0, 0, 2)], ()),
     ...                ContingencyStats.from_cells([(0, 0, 1), (1, 0, 1)], ())], ())
@@ -465,7 +477,8 @@ class Combiner:
     def combine(self, m: np.ndarray, totals: np.ndarray | None = None) -> list:
         """``[s.combine(m) for s in stats]``, from one product where it can; the fields left out
         (``fields``) are :data:`UNREAD`. ``totals``: ``m``'s row sums if known (then ``m`` is
-        taken to be ``>= 0``, as drawn)."""
+        taken to be ``>= 0``, as drawn). Cost: one ``(B, U) × (U, packed columns)`` BLAS product
+        plus O(B · columns) unpacking and joins."""
         m = np.asarray(m)
         if (self._x is None or not m.size or m.ndim != 2 or m.shape[1] != self._x.shape[1]
                 or (totals is None and m.min() < 0)
@@ -644,6 +657,14 @@ def unit_stats_from_codes(units, y_true, y_pred, w, n_units: int, f_keys, bound:
     ``elm_term``, ``f_term``) are computed once per distinct argument tuple with the reference
     functions, so every sum equals, bit for bit, :meth:`ContingencyStats.from_cells` of the unit.
     Cost O(N log N) numpy plus O(distinct count patterns) Python calls.
+
+    Unit 0 holds one cell of 2 (``n = 2``, ``Σn² = 4``), unit 1 a true pair split in two
+    (``Σn² = 2``, ``Σa² = 4``, ``Σb² = 2``); both together add up:
+
+    >>> us = unit_stats_from_codes([0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], None, 2, ())
+    >>> rows = us.combine(np.array([[1, 0], [0, 1], [1, 1]]))
+    >>> [(s.n, s.cells, s.sum_cell_sq, s.sum_row_sq, s.sum_col_sq) for s in map(us.stats, rows)]
+    [(2, 1, 4, 4, 4), (2, 2, 2, 4, 2), (4, 3, 6, 8, 6)]
     """
     units = np.asarray(units, dtype=np.int64)
     t = np.asarray(y_true, dtype=np.int64)
@@ -834,6 +855,13 @@ def unit_diagnostics(ustats: list) -> dict:
     ``Σ size² − N`` halved) that a single unit holds, over the labellings given (exact integer
     counts, :func:`pairs_share`); ``elements_share``: the largest unit's share of the elements.
     O(U · columns).
+
+    Each of two units holds one of the two true pairs (a share of 1/2), but unit 0 holds the only
+    predicted pair (a share of 1):
+
+    >>> us = unit_stats_from_codes([0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], None, 2, ())
+    >>> unit_diagnostics([us])
+    {'units': 2, 'largest_unit_elements': 2, 'elements_share': 0.5, 'pairs_share': 1.0}
     """
     out = {"units": 0, "largest_unit_elements": 0, "elements_share": 0.0, "pairs_share": 0.0}
     for us in ustats:
