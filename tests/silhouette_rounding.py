@@ -123,7 +123,7 @@ def mean_error(X: np.ndarray, inv: np.ndarray, k: int, corrected: bool) -> np.nd
     return SLACK * np.sqrt((first * first).sum(axis=1))
 
 
-def sqeuclidean_sample_bound(X, labels) -> np.ndarray:
+def sqeuclidean_sample_bound(X, labels, path: str = "batch") -> np.ndarray:
     """Per point, a bound on ``|s_ours - s_sklearn|`` for the squared Euclidean silhouette.
 
     scikit-learn's (scipy's ``pdist``/``cdist`` ``sqeuclidean``): each ``Σ (x_j - y_j)²`` within
@@ -133,20 +133,32 @@ def sqeuclidean_sample_bound(X, labels) -> np.ndarray:
     corrected means (``δ_c`` of :func:`mean_error`): ``||x - m̂||²`` moves by ``2rδ + δ²``
     (``r = ||x - m_c||``), the scatter ``Σ||y - m̂||² = S_c + n_c||m̂ - m||²`` by ``n_cδ²``, and
     the arithmetic (squares and sums ``γ_{d+1}``, the scatter's sum ``γ_{n_c}``, the product and
-    the last sum ``ε`` each) adds ``γ_{n_c+d+3}`` of the terms' magnitudes."""
+    the last sum ``ε`` each) adds ``γ_{n_c+d+3}`` of the terms' magnitudes.
+    ``path="stream"``: the streaming view's ``final()``, ``||x - m̂_c||² + M̂2_c/n_c`` (and
+    ``(n·||x - m̂||² + M̂2)/(n - 1)`` for its own cluster) from Welford's means and scatters
+    (:func:`scatter_rounding.welford_errors`: ``δ_c`` and ``|M̂2_c - S_c| ≤ E2_c``): the same
+    moves, ``E2_c`` for the scatter, and ``γ_{d+4}``, ``γ_3`` for the squares, the division and
+    the sum."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     inv, k, counts, onehot = _clusters(labels)
     diff = X[:, None, :] - X[None, :, :]
     sums = np.einsum("ijk,ijk->ij", diff, diff) @ onehot  # T, (n, k)
     theirs = gamma(n + d + 1) * sums
-    delta = mean_error(X, inv, k, corrected=True)
     means = (onehot.T @ X) / counts[:, None]
     r = np.sqrt(((X[:, None, :] - means[None, :, :]) ** 2).sum(axis=2))  # (n, k)
     scatter = onehot.T @ ((X - means[inv]) ** 2).sum(axis=1)
-    g = np.array([gamma(int(c) + d + 3) for c in counts])
-    ours = counts * (2 * r * delta + 2 * delta**2) + g * (
-        counts * (r + delta) ** 2 + scatter + counts * delta**2)
+    if path == "stream":
+        from scatter_rounding import welford_errors
+
+        delta, e2, _ = welford_errors(X, labels)
+        ours = (counts * (2 * r * delta + delta**2 + gamma(d + 4) * (r + delta) ** 2) + e2
+                + gamma(3) * (counts * (r + delta) ** 2 + scatter + e2))
+    else:
+        delta = mean_error(X, inv, k, corrected=True)
+        g = np.array([gamma(int(c) + d + 3) for c in counts])
+        ours = counts * (2 * r * delta + 2 * delta**2) + g * (
+            counts * (r + delta) ** 2 + scatter + counts * delta**2)
     return from_sums(sums, SLACK * (theirs + ours), counts, inv)
 
 
@@ -159,7 +171,7 @@ def unit_error(d: int) -> float:
     return SLACK * (eta / (1 - eta) + EPS * (1 + eta))
 
 
-def cosine_sample_bound(X, labels) -> np.ndarray:
+def cosine_sample_bound(X, labels, path: str = "batch") -> np.ndarray:
     """Per point, a bound on ``|s_ours - s_sklearn|`` for the cosine silhouette (``1 - cos``).
 
     The exact sums ``T_c = Σ_{y in c} (1 - u_x·u_y) = n_c(1 - u_x·m_c)``, ``u`` the unit rows.
@@ -170,7 +182,8 @@ def cosine_sample_bound(X, labels) -> np.ndarray:
     ``m̂`` the corrected mean of the computed unit rows, within ``ν + δ_c`` of ``m_c``
     (:func:`mean_error` on those rows, plus their own ``ν``): the product moves by
     ``ν(1 + ν + δ) + ν + δ`` and rounds within ``γ_d(1 + ν)(1 + ν + δ)``; ``1 -``, the clip and the
-    product by ``n_c`` add ``5ε`` of ``2``."""
+    product by ``n_c`` add ``5ε`` of ``2``. ``path="stream"``: the streaming view's ``final()``,
+    the same from the Welford means of the unit rows (:func:`scatter_rounding.welford_errors`)."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     inv, k, counts, onehot = _clusters(labels)
@@ -179,7 +192,12 @@ def cosine_sample_bound(X, labels) -> np.ndarray:
     nu = unit_error(d)
     pair = 2 * nu + nu * nu + gamma(d) * (1 + nu) ** 2 + 3 * EPS
     theirs = counts * pair + gamma(n) * (sums + counts * pair)
-    delta = mean_error(U, inv, k, corrected=True) + nu
+    if path == "stream":
+        from scatter_rounding import welford_errors
+
+        delta = welford_errors(U, labels)[0] + nu
+    else:
+        delta = mean_error(U, inv, k, corrected=True) + nu
     ours = counts * (nu * (1 + nu + delta) + nu + delta + gamma(d) * (1 + nu) * (1 + nu + delta)
                      + 10 * EPS)
     return from_sums(sums, SLACK * (theirs + ours), counts, inv)
@@ -189,9 +207,11 @@ SAMPLE_BOUNDS = {"euclidean": sample_bound, "sqeuclidean": sqeuclidean_sample_bo
                  "cosine": cosine_sample_bound}
 
 
-def score_bound(X, labels, samples: np.ndarray, metric: str = "euclidean") -> float:
+def score_bound(X, labels, samples: np.ndarray, metric: str = "euclidean", path: str = "batch") -> float:
     """A bound on the two scores' difference: the mean of the metric's sample bound, plus each
     side's rounding of the mean of its ``n`` scores (``γ_n`` of the mean of ``|s|``, ``samples``
-    either side's scores)."""
+    either side's scores; a weighted sum over the weight, for the streaming view, the same). ``path``:
+    ``"batch"`` or ``"stream"`` (the squared Euclidean and cosine views' ``final()``)."""
     n = len(samples)
-    return float(SAMPLE_BOUNDS[metric](X, labels).mean() + 2 * gamma(n) * np.abs(samples).mean() * SLACK)
+    bound = SAMPLE_BOUNDS[metric](X, labels) if metric == "euclidean" else SAMPLE_BOUNDS[metric](X, labels, path)
+    return float(bound.mean() + 2 * gamma(n) * np.abs(samples).mean() * SLACK)

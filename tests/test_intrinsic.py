@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import scatter_rounding
 import silhouette_rounding
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -135,18 +136,23 @@ def stream(metric, X, y):
 @pytest.mark.parametrize("seed", range(5))
 def test_sklearn_oracle(seed):
     X, y = blobs(seed)
+    # each against scikit-learn within the bound of both computations' rounding on these points
+    # (scatter_rounding: the means' errors, Welford's traced, the expansions' cancellation)
+    ref = skm.calinski_harabasz_score(X, y)
     ch = stream(se.CalinskiHarabasz(), X, y).get()
-    assert ch == pytest.approx(skm.calinski_harabasz_score(X, y), rel=1e-9)
-    assert batch.calinski_harabasz_score(X, y) == pytest.approx(skm.calinski_harabasz_score(X, y), rel=1e-9)
-    assert batch.davies_bouldin_score(X, y) == pytest.approx(skm.davies_bouldin_score(X, y), rel=1e-9)
+    assert abs(ch - ref) <= scatter_rounding.ch_gap_bound(X, y, "stream", ref)
+    assert abs(batch.calinski_harabasz_score(X, y) - ref) <= scatter_rounding.ch_gap_bound(X, y, "batch", ref)
+    db = skm.davies_bouldin_score(X, y)
+    assert abs(batch.davies_bouldin_score(X, y) - db) <= scatter_rounding.davies_bouldin_bound(X, y)
     for metric, view in (("euclidean", None), ("sqeuclidean", se.SqEuclideanSilhouette),
                          ("cosine", se.CosineSilhouette)):
         ref = skm.silhouette_score(X, y, metric=metric)
-        if view is not None:  # the streaming views are named for the distance they use
-            assert stream(view(), X, y).final() == pytest.approx(ref, rel=1e-9, abs=1e-12)
-        # the batch scores against scikit-learn's within the bound of both computations'
-        # rounding on these points (silhouette_rounding: its distances, ours from the means)
+        # against scikit-learn's within the bound of both computations' rounding on these points
+        # (silhouette_rounding: its distances; ours from the means, Welford's in a stream)
         ours = batch.silhouette_samples(X, y, metric=metric)
+        if view is not None:  # the streaming views are named for the distance they use
+            got = stream(view(), X, y).final()
+            assert abs(got - ref) <= silhouette_rounding.score_bound(X, y, ours, metric, "stream"), metric
         gap = np.abs(ours - skm.silhouette_samples(X, y, metric=metric))
         assert (gap <= silhouette_rounding.SAMPLE_BOUNDS[metric](X, y)).all(), metric
         score = batch.silhouette_score(X, y, metric=metric)

@@ -1,0 +1,174 @@
+"""Rounding bounds for tests that compare the Calinski-Harabasz index (streameval's batch function,
+its streaming summaries) and the Davies-Bouldin index with scikit-learn's, computed from the test's
+points at run time: how far each computation may be from the exact value, summed.
+
+The scatters are stationary in the means (``Σ||x - m̂||² = SSW + n||m̂ - m||²``: a mean's error
+enters squared), SSB and the centroid distances are not (``2||m_c - g||·δ`` to first order), and
+scikit-learn's Euclidean distances expand ``||x||² - 2x·y + ||y||²``, whose error is relative to
+``(||x|| + ||y||)²``: the bounds follow each path's operations (a sum of ``m`` terms in any order,
+so any SIMD or BLAS kernel: ``γ_m`` of the sum of magnitudes), with the means' errors from
+:func:`silhouette_rounding.mean_error` or, for the streaming summaries, from Welford's recurrence
+traced point by point (:func:`welford_errors`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from silhouette_rounding import EPS, SLACK, gamma, mean_error
+
+
+def _groups(X, labels):
+    X = np.asarray(X, dtype=np.float64)
+    _, inv = np.unique(np.asarray(labels), return_inverse=True)
+    k = int(inv.max()) + 1
+    counts = np.bincount(inv, minlength=k).astype(np.float64)
+    onehot = np.zeros((len(inv), k))
+    onehot[np.arange(len(inv)), inv] = 1.0
+    means = (onehot.T @ X) / counts[:, None]
+    return X, inv, k, counts, means
+
+
+def _parts(X, inv, k, counts, means):
+    """Stand-ins for the exact ``S_c = Σ||x - m_c||²`` and ``q_c = ||m_c - g||`` (two passes)."""
+    g = X.mean(axis=0)
+    S = np.bincount(inv, weights=((X - means[inv]) ** 2).sum(axis=1), minlength=k)
+    q = np.sqrt(((means - g) ** 2).sum(axis=1))
+    return S, q
+
+
+def welford_errors(X, labels):
+    """``(δ_c, E2_c, δ_g)``: bounds on the streaming summaries' errors after one ``update`` a row in
+    order (weight 1): each cluster mean's ``||m̂ - m||``, each scatter's ``|M̂2 - M2|``, the global
+    mean's. Welford's step (``src/summaries.rs``): ``m' = m + (x - m)·fl(1/n')``,
+    ``M2' = M2 + fl((n'-1)/n')·Σ(x_j - m_j)²``. Per coordinate the mean's error contracts by
+    ``1 - 1/n'`` and gains ``γ_3|x_j - m̂_j|/n'`` (subtraction, factor, product) and ``ε|m̂'_j|``
+    (the addition); the scatter's gains ``2rδ + δ²`` (the old mean's error, ``r = ||x - m||``),
+    ``γ_{d+4}(r + δ)²`` (the squares and their sum, the factor, the product) and ``ε|M̂2'|``, times the
+    factor. O(N·d) in Python."""
+    X, inv, k, _, _ = _groups(X, labels)
+    n, d = X.shape
+    g3 = gamma(3)
+    gd = gamma(d + 4)
+    mean = np.zeros((k + 1, d))  # the last row: the global summary
+    err = np.zeros((k + 1, d))
+    m2 = np.zeros(k + 1)
+    e2 = np.zeros(k + 1)
+    cnt = np.zeros(k + 1)
+    for x, c in zip(X, inv.tolist()):
+        for s in (c, k):
+            cnt[s] += 1
+            f = 1.0 / cnt[s]
+            delta = x - mean[s]
+            r = np.sqrt(delta @ delta)
+            dl = np.sqrt(err[s] @ err[s])
+            wn = (cnt[s] - 1) / cnt[s]
+            m2[s] += wn * (delta @ delta)
+            e2[s] += wn * (2 * (r + dl) * dl + dl * dl + gd * (r + 2 * dl) ** 2) + EPS * m2[s]
+            mean[s] += delta * f
+            err[s] = err[s] * (1 - f) + g3 * (np.abs(delta) + err[s]) * f + EPS * np.abs(mean[s])
+    delta_c = SLACK * np.sqrt((err[:k] ** 2).sum(axis=1))
+    return delta_c, SLACK * e2[:k], float(SLACK * np.sqrt(err[k] @ err[k]))
+
+
+def _ssb_error(counts, q, eps_c, rel):
+    """``Σ n_c·||m̂_c - ĝ||²`` against ``Σ n_c q_c²``: each square moves by ``2qε + ε²``
+    (``ε = δ_c + δ_g``), and the arithmetic adds ``rel`` of ``Σ n_c(q + ε)²``."""
+    return float((counts * (2 * q * eps_c + eps_c**2)).sum() + rel * (counts * (q + eps_c) ** 2).sum())
+
+
+def _ratio_bound(ssb, e_ssb, ssw, e_ssw) -> float:
+    """Relative bound on ``ssb·(n-k)/(ssw·(k-1))`` from its parts' bounds: two products and a
+    quotient (``γ_3``)."""
+    assert ssw > e_ssw, "premise: SSW far above its rounding"
+    return float((1 + e_ssb / ssb) * (1 + gamma(3)) / (1 - e_ssw / ssw) - 1)
+
+
+def ch_relative_bounds(X, labels) -> dict:
+    """``{path: relative bound on |CH_path - CH|}`` for ``"sklearn"``, ``"batch"``, ``"stream"``.
+
+    scikit-learn: uncorrected means (``np.mean``), ``Σ (x - m̂)²`` over the ``n_c·d`` elements
+    (``γ_{n_c d+2}``), ``n_c·Σ(m̂_c - ĝ)²`` (``γ_{d+3}``), each summed over the ``k`` clusters
+    (``γ_k``). Batch (:mod:`streameval.batch.intrinsic`): corrected means, distances' square roots
+    squared again and summed by a dot product (``γ_{n+d+3}``), SSB's the same way
+    (``γ_{k+d+4}``). Stream: :func:`welford_errors`, SSW their sum (``γ_k``), SSB from the anchored
+    sums (``2(d+2)ε`` relative by ``SsbAnchor``'s analysis, plus ``γ_{k+d+3}``)."""
+    X, inv, k, counts, means = _groups(X, labels)
+    n, d = X.shape
+    S, q = _parts(X, inv, k, counts, means)
+    ssw, ssb = float(S.sum()), float((counts * q * q).sum())
+    zeros = np.zeros(n, dtype=np.intp)
+    out = {}
+    # scikit-learn
+    dc = mean_error(X, inv, k, corrected=False)
+    dg = float(mean_error(X, zeros, 1, corrected=False)[0])
+    gc = np.array([gamma(int(c) * d + 2) for c in counts])
+    intra = (counts * dc**2 + gc * (S + counts * dc**2)).sum()
+    e_ssw = intra + gamma(k) * (ssw + intra)
+    e_ssb = _ssb_error(counts, q, dc + dg, gamma(d + 3) + gamma(k) * (1 + gamma(d + 3)))
+    out["sklearn"] = _ratio_bound(ssb, e_ssb, ssw, e_ssw)
+    # batch
+    dc = mean_error(X, inv, k, corrected=True)
+    moved = float((counts * dc**2).sum())
+    e_ssw = moved + gamma(n + d + 3) * (ssw + moved)
+    e_ssb = _ssb_error(counts, q, dc + dg, gamma(k + d + 4))
+    out["batch"] = _ratio_bound(ssb, e_ssb, ssw, e_ssw)
+    # stream
+    dc, e2, dg = welford_errors(X, labels)
+    e_ssw = float(e2.sum()) + gamma(k) * (ssw + float(e2.sum()))
+    e_ssb = _ssb_error(counts, q, dc + dg, 2 * (d + 2) * EPS + gamma(k + d + 3))
+    out["stream"] = _ratio_bound(ssb, e_ssb, ssw, e_ssw)
+    return {key: SLACK * v for key, v in out.items()}
+
+
+def _root_error(e2, dist):
+    """A bound on ``|√(D² + e) - D|`` for ``|e| ≤ e2`` (clipped at 0): ``min(e2/D, √e2)``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(dist > 0, np.minimum(e2 / dist, np.sqrt(e2)), np.sqrt(e2))
+
+
+def davies_bouldin_bound(X, labels) -> float:
+    """A bound on ``|DB_batch - DB_sklearn|`` (Euclidean).
+
+    ``R_ij = (S_i + S_j)/D_ij``, ``S_i`` the mean distance of cluster ``i``'s points to its mean,
+    ``D_ij`` the distance between the means. scikit-learn: uncorrected means (``δ``); the
+    distances by the expansion, within ``γ_{d+3}(||x|| + ||m̂||)²`` squared (so ``min(E/D, √E)``
+    unsquared, plus ``ε``) and ``δ`` from the mean's error; ``S_i`` their average (``γ_{n_i+1}``).
+    Ours: corrected means (``δ``), distances direct (``γ_{d+2}`` relative, plus ``δ``), averaged
+    by ``bincount`` (``γ_{n_i+1}``); ``D_ij`` within ``δ_i + δ_j`` plus ``γ_{d+2}``. Each
+    ``R_ij`` then moves by at most ``(ΔS_i + ΔS_j + R·ΔD)/(D - ΔD)`` (plus ``2ε`` of the sum and
+    quotient), a row's maximum by its largest move, the mean by the mean of those plus ``γ_k``."""
+    X, inv, k, counts, means = _groups(X, labels)
+    n, d = X.shape
+    r = np.sqrt(((X - means[inv]) ** 2).sum(axis=1))  # distance to the own mean
+    S = np.bincount(inv, weights=r, minlength=k) / counts
+    D = np.sqrt(((means[:, None, :] - means[None, :, :]) ** 2).sum(axis=2))
+    norm_x = np.sqrt((X * X).sum(axis=1))
+    norm_m = np.sqrt((means * means).sum(axis=1))
+    gi = np.array([gamma(int(c) + 1) for c in counts])
+    # scikit-learn
+    dk = mean_error(X, inv, k, corrected=False)
+    e2 = gamma(d + 3) * (norm_x + norm_m[inv] + dk[inv]) ** 2
+    per = _root_error(e2, r) + dk[inv] + EPS * (r + dk[inv])
+    dS_sk = np.bincount(inv, weights=per, minlength=k) / counts + gi * (S + np.bincount(inv, weights=per, minlength=k) / counts)
+    e2 = gamma(d + 3) * (norm_m[:, None] + norm_m[None, :] + dk[:, None] + dk[None, :]) ** 2
+    dD_sk = _root_error(e2, D) + dk[:, None] + dk[None, :] + EPS * D
+    # ours
+    dk = mean_error(X, inv, k, corrected=True)
+    per = gamma(d + 2) * (r + dk[inv]) + dk[inv]
+    dS_ours = np.bincount(inv, weights=per, minlength=k) / counts + gi * (S + np.bincount(inv, weights=per, minlength=k) / counts)
+    dD_ours = dk[:, None] + dk[None, :] + gamma(d + 2) * (D + dk[:, None] + dk[None, :])
+    dS, dD = dS_sk + dS_ours, dD_sk + dD_ours
+    off = ~np.eye(k, dtype=bool)
+    assert (D[off] > dD[off]).all(), "premise: the cluster means far apart against their rounding"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = np.where(off, (S[:, None] + S[None, :]) / D, 0.0)
+        move = np.where(off, (dS[:, None] + dS[None, :] + R * dD) / (D - dD) + 2 * EPS * R, 0.0)
+    index = R.max(axis=1).mean()
+    return float(SLACK * (move.max(axis=1).mean() + 2 * gamma(k) * (index + move.max(axis=1).mean())))
+
+
+def ch_gap_bound(X, labels, path: str, sklearn_value: float) -> float:
+    """A bound on ``|CH_path - CH_sklearn|``: ``CH·(r_path + r_sklearn)`` with the exact ``CH`` at
+    most ``CH_sklearn / (1 - r_sklearn)`` (:func:`ch_relative_bounds`)."""
+    r = ch_relative_bounds(X, labels)
+    return float(abs(sklearn_value) * (r[path] + r["sklearn"]) / (1 - r["sklearn"]))
