@@ -12,7 +12,7 @@ its definition.
 from __future__ import annotations
 
 import json
-import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -671,7 +671,9 @@ def test_largest_table_sums_are_exact():
     t._check()
     assert t.sum_row_sq == 2 * half * half and t.sum_col_sq == (2 * half) ** 2
     elm = se.Evaluator([se.ELM()], table=t)["ELM"]
-    assert math.isclose(elm.precision, (half - 1) / (2 * half - 1), rel_tol=1e-12)
+    # one fixed-point term (2h(h-1)/(2h-1), floored to 2**-64) over 2h, one rounded quotient
+    exact = Fraction(half - 1, 2 * half - 1)
+    assert abs(Fraction(elm.precision) - exact) <= exact * Fraction(2.0**-53) + Fraction(1, 2**64 * 2 * half)
     assert elm.recall == 1.0
 
 

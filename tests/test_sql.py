@@ -106,7 +106,7 @@ def test_ami_metric_object_and_matching_metrics():
     r = run(df, weight=None, metrics=[ami(average_method="max")])
     ref = ami(average_method="max")
     ref.table.update_many(t, p)
-    assert r.values[ref.name] == pytest.approx(ref.get(), rel=1e-12)
+    assert r.values[ref.name] == ref.get()  # the same sums and size histograms, the same formula
     one = run(pd.DataFrame({"gold": [1, 1, 2], "guess": [5, 5, 5]}), weight=None)
     assert one.values["AdjustedMutualInfo"] == 0.0  # one predicted cluster: as the metric says
     with pytest.raises(ValueError, match="needs the table's cells"):
