@@ -188,11 +188,11 @@ def test_every_view_reads_the_same_through_the_kernel(ops):
             live.append((x, label, w))
         got, want = nat.get(), ref.get()
         assert list(got) == list(want)
-        for key in want:
-            assert rel_close(got[key], want[key], 1e-9), (key, got[key], want[key])
+        for key in want:  # the kernel's reads against numpy's: _tolerance's analysis, k <= 20, d = 2
+            assert rel_close(got[key], want[key], _tolerance(20, 2)), (key, got[key], want[key])
     for name, m in ref.metrics.items():
         if m.needs_points:
-            assert rel_close(nat[name].final(), m.final(), 1e-9), name
+            assert rel_close(nat[name].final(), m.final(), _tolerance(20, 2)), name
 
 
 @pytest.mark.parametrize("space", ["euclidean", "cosine"])
