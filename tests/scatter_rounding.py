@@ -36,38 +36,57 @@ def _parts(X, inv, k, counts, means):
     return S, q
 
 
-def welford_errors(X, labels):
-    """``(δ_c, E2_c, δ_g)``: bounds on the streaming summaries' errors after one ``update`` a row in
-    order (weight 1): each cluster mean's ``||m̂ - m||``, each scatter's ``|M̂2 - M2|``, the global
-    mean's. Welford's step (``src/summaries.rs``): ``m' = m + (x - m)·fl(1/n')``,
-    ``M2' = M2 + fl((n'-1)/n')·Σ(x_j - m_j)²``. Per coordinate the mean's error contracts by
-    ``1 - 1/n'`` and gains ``γ_3|x_j - m̂_j|/n'`` (subtraction, factor, product) and ``ε|m̂'_j|``
-    (the addition); the scatter's gains ``2rδ + δ²`` (the old mean's error, ``r = ||x - m||``),
-    ``γ_{d+4}(r + δ)²`` (the squares and their sum, the factor, the product) and ``ε|M̂2'|``, times the
-    factor. O(N·d) in Python."""
-    X, inv, k, _, _ = _groups(X, labels)
-    n, d = X.shape
+def welford_errors(X, labels, ops=None):
+    """``(δ_c, E2_c, δ_g)``: bounds on the streaming summaries' errors: each cluster mean's
+    ``||m̂ - m||``, each scatter's ``|M̂2 - M2|``, the global mean's, for the clusters of
+    ``labels`` (the rows ``X`` the summaries hold at the end). ``ops``: the ``(x, label, w)``
+    steps as applied (``w < 0`` a revert); by default one ``update`` a row of ``X``, in order.
+    Welford's step (``src/summaries.rs``) ``m' = m + (x - m)·fl(w/n')``,
+    ``M2' = M2 + fl(w·n/n')·Σ(x_j - m_j)²``: per coordinate the mean's error is multiplied by
+    ``|1 - w/n'| = n/n'`` (a contraction for an update, more than 1 for a revert) and gains
+    ``γ_3|x_j - m̂_j|·|w|/n'`` (subtraction, factor, product) and ``ε|m̂'_j|`` (the addition); the
+    scatter's gains ``|w·n/n'|·(2rδ + δ² + γ_{d+4}(r + δ)²)`` (the old mean's error,
+    ``r = ||x - m||``; the squares and their sum, the factor, the product) and ``ε|M̂2'|``; a
+    cluster of one element has scatter 0 exactly (the step clamps it), an emptied one starts
+    anew. O(steps·d) in Python."""
+    X = np.asarray(X, dtype=np.float64)
+    uniq, inv = np.unique(np.asarray(labels), return_inverse=True)
+    k = len(uniq)
+    d = X.shape[1]
+    if ops is None:
+        ops = [(x, c, 1) for x, c in zip(X, inv.tolist())]
+    else:
+        slot = {v: i for i, v in enumerate(uniq.tolist())}
+        ops = [(np.asarray(x, dtype=np.float64), slot.setdefault(lab, len(slot)), w) for x, lab, w in ops]
+    width = max(k, 1 + max((c for _, c, _ in ops), default=0)) + 1
     g3 = gamma(3)
     gd = gamma(d + 4)
-    mean = np.zeros((k + 1, d))  # the last row: the global summary
-    err = np.zeros((k + 1, d))
-    m2 = np.zeros(k + 1)
-    e2 = np.zeros(k + 1)
-    cnt = np.zeros(k + 1)
-    for x, c in zip(X, inv.tolist()):
-        for s in (c, k):
-            cnt[s] += 1
-            f = 1.0 / cnt[s]
+    mean = np.zeros((width, d))  # the last row: the global summary
+    err = np.zeros((width, d))
+    m2 = np.zeros(width)
+    e2 = np.zeros(width)
+    cnt = np.zeros(width)
+    for x, c, w in ops:
+        for s in (c, width - 1):
+            n_old = cnt[s]
+            cnt[s] += w
+            if cnt[s] == 0:  # emptied: a new cluster, should one come
+                mean[s] = err[s] = 0.0
+                m2[s] = e2[s] = 0.0
+                continue
+            f = w / cnt[s]
             delta = x - mean[s]
             r = np.sqrt(delta @ delta)
             dl = np.sqrt(err[s] @ err[s])
-            wn = (cnt[s] - 1) / cnt[s]
+            wn = w * n_old / cnt[s]
             m2[s] += wn * (delta @ delta)
-            e2[s] += wn * (2 * (r + dl) * dl + dl * dl + gd * (r + 2 * dl) ** 2) + EPS * m2[s]
+            e2[s] += abs(wn) * (2 * (r + dl) * dl + dl * dl + gd * (r + 2 * dl) ** 2) + EPS * abs(m2[s])
+            if cnt[s] == 1:
+                m2[s] = e2[s] = 0.0
             mean[s] += delta * f
-            err[s] = err[s] * (1 - f) + g3 * (np.abs(delta) + err[s]) * f + EPS * np.abs(mean[s])
+            err[s] = err[s] * abs(1 - f) + g3 * (np.abs(delta) + err[s]) * abs(f) + EPS * np.abs(mean[s])
     delta_c = SLACK * np.sqrt((err[:k] ** 2).sum(axis=1))
-    return delta_c, SLACK * e2[:k], float(SLACK * np.sqrt(err[k] @ err[k]))
+    return delta_c, SLACK * e2[:k], float(SLACK * np.sqrt(err[-1] @ err[-1]))
 
 
 def _ssb_error(counts, q, eps_c, rel):

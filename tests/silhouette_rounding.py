@@ -123,7 +123,7 @@ def mean_error(X: np.ndarray, inv: np.ndarray, k: int, corrected: bool) -> np.nd
     return SLACK * np.sqrt((first * first).sum(axis=1))
 
 
-def sqeuclidean_sample_bound(X, labels, path: str = "batch") -> np.ndarray:
+def sqeuclidean_sample_bound(X, labels, path: str = "batch", ops=None) -> np.ndarray:
     """Per point, a bound on ``|s_ours - s_sklearn|`` for the squared Euclidean silhouette.
 
     scikit-learn's (scipy's ``pdist``/``cdist`` ``sqeuclidean``): each ``Σ (x_j - y_j)²`` within
@@ -151,7 +151,7 @@ def sqeuclidean_sample_bound(X, labels, path: str = "batch") -> np.ndarray:
     if path == "stream":
         from scatter_rounding import welford_errors
 
-        delta, e2, _ = welford_errors(X, labels)
+        delta, e2, _ = welford_errors(X, labels, ops)
         ours = (counts * (2 * r * delta + delta**2 + gamma(d + 4) * (r + delta) ** 2) + e2
                 + gamma(3) * (counts * (r + delta) ** 2 + scatter + e2))
     else:
@@ -171,7 +171,7 @@ def unit_error(d: int) -> float:
     return SLACK * (eta / (1 - eta) + EPS * (1 + eta))
 
 
-def cosine_sample_bound(X, labels, path: str = "batch") -> np.ndarray:
+def cosine_sample_bound(X, labels, path: str = "batch", ops=None) -> np.ndarray:
     """Per point, a bound on ``|s_ours - s_sklearn|`` for the cosine silhouette (``1 - cos``).
 
     The exact sums ``T_c = Σ_{y in c} (1 - u_x·u_y) = n_c(1 - u_x·m_c)``, ``u`` the unit rows.
@@ -195,7 +195,8 @@ def cosine_sample_bound(X, labels, path: str = "batch") -> np.ndarray:
     if path == "stream":
         from scatter_rounding import welford_errors
 
-        delta = welford_errors(U, labels)[0] + nu
+        unit = None if ops is None else [(x / np.sqrt(x @ x), lab, w) for x, lab, w in ops]
+        delta = welford_errors(U, labels, unit)[0] + nu
     else:
         delta = mean_error(U, inv, k, corrected=True) + nu
     ours = counts * (nu * (1 + nu + delta) + nu + delta + gamma(d) * (1 + nu) * (1 + nu + delta)
@@ -207,11 +208,13 @@ SAMPLE_BOUNDS = {"euclidean": sample_bound, "sqeuclidean": sqeuclidean_sample_bo
                  "cosine": cosine_sample_bound}
 
 
-def score_bound(X, labels, samples: np.ndarray, metric: str = "euclidean", path: str = "batch") -> float:
+def score_bound(X, labels, samples: np.ndarray, metric: str = "euclidean", path: str = "batch",
+                ops=None) -> float:
     """A bound on the two scores' difference: the mean of the metric's sample bound, plus each
     side's rounding of the mean of its ``n`` scores (``γ_n`` of the mean of ``|s|``, ``samples``
     either side's scores; a weighted sum over the weight, for the streaming view, the same). ``path``:
-    ``"batch"`` or ``"stream"`` (the squared Euclidean and cosine views' ``final()``)."""
+    ``"batch"`` or ``"stream"`` (the squared Euclidean and cosine views' ``final()``; ``ops``
+    the steps the summaries took, :func:`scatter_rounding.welford_errors`)."""
     n = len(samples)
-    bound = SAMPLE_BOUNDS[metric](X, labels) if metric == "euclidean" else SAMPLE_BOUNDS[metric](X, labels, path)
+    bound = SAMPLE_BOUNDS[metric](X, labels) if metric == "euclidean" else SAMPLE_BOUNDS[metric](X, labels, path, ops)
     return float(bound.mean() + 2 * gamma(n) * np.abs(samples).mean() * SLACK)
