@@ -38,7 +38,7 @@ AUTO_ROWS_PER_CELL = 16
 
 
 def every_option(s: str) -> int | None:
-    """``--every``: ``auto`` (``None``) or a number of rows at least 1.
+    """``--every``: ``auto`` (``None``) or a number of rows at least 1. O(length).
 
     >>> every_option("auto"), every_option("500")
     (None, 500)
@@ -52,7 +52,23 @@ class Cadence:
     """The rows at which ``watch`` reports: every ``every`` rows, or (``every`` ``None``, auto)
     at a look every :data:`AUTO_STEP` rows when the rows since the last report reach
     :data:`AUTO_MIN_ROWS` plus :data:`AUTO_ROWS_PER_CELL` times the table's cells then, or a
-    drop was flagged since. O(1) per look."""
+    drop was flagged since. O(1) per look.
+
+    With ``--every 3`` a look comes every 3 rows and always reports; under auto a look comes
+    every :data:`AUTO_STEP` rows and reports once the rows since the last report reach
+    ``AUTO_MIN_ROWS + AUTO_ROWS_PER_CELL · cells``, or a drop came:
+
+    >>> c = Cadence(3); c.start(0)
+    >>> c.next_look, c.due(3, 0)
+    (3, True)
+    >>> c.reported(3); c.next_look
+    6
+    >>> auto = Cadence(None); auto.start(0)
+    >>> auto.next_look == AUTO_STEP, auto.due(AUTO_STEP, 0), auto.due(AUTO_STEP, 1)
+    (True, False, True)
+    >>> auto.looked(); auto.next_look == 2 * AUTO_STEP
+    True
+    """
 
     def __init__(self, every: int | None):
         self.every = every
@@ -63,28 +79,29 @@ class Cadence:
         self.next_look = self.step
 
     def start(self, rows: int, drops: int = 0) -> None:
-        """Begin at ``rows`` (a resumed run: the checkpoint's rows)."""
+        """Begin at ``rows`` (a resumed run: the checkpoint's rows). O(1)."""
         self.last, self.drops, self.next_look = rows, drops, rows + self.step
 
     def due(self, rows: int, drops) -> bool:
         """At a look (``rows == next_look``): whether a report is due; ``drops``: the drops
-        flagged so far, or a callable giving them (called only when the rows do not decide)."""
+        flagged so far, or a callable giving them (called only when the rows do not decide).
+        O(1) (plus the callable's cost)."""
         if self.every is not None or (rows - self.last
                                       >= AUTO_MIN_ROWS + AUTO_ROWS_PER_CELL * self.cells):
             return True
         return (drops() if callable(drops) else drops) > self.drops
 
     def reported(self, rows: int, cells: int = 0, drops: int = 0) -> None:
-        """A report of this cadence at ``rows`` (the table then held ``cells`` cells)."""
+        """A report of this cadence at ``rows`` (the table then held ``cells`` cells). O(1)."""
         self.last, self.cells, self.drops = rows, cells, drops
         self.next_look = rows + self.step
 
     def on_interval(self, rows: int) -> None:
         """A report on ``--interval`` at ``rows``: ``--every N`` counts its N rows from there
-        (as it always has); auto's looks and rule do not move."""
+        (as it always has); auto's looks and rule do not move. O(1)."""
         if self.every is not None:
             self.reported(rows)
 
     def looked(self) -> None:
-        """A look at which no report was due: the next one."""
+        """A look at which no report was due: the next one. O(1)."""
         self.next_look += self.step

@@ -28,7 +28,22 @@ CHECKPOINT_VERSION = 3  # 2: a fingerprint of the input consumed; 3: the window 
 def save_checkpoint(path: str, body: dict) -> None:
     """Write ``{format, version, sha256, body}`` as JSON to a temporary file, then rename it over
     ``path``: a reader (or a crash) sees the old checkpoint or the new one, never half of one.
-    The temporary file is removed if the write fails."""
+    The temporary file is removed if the write fails. O(size of ``body``): one JSON encoding,
+    its SHA-256, one write and one rename.
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "watch.ckpt")
+    >>> save_checkpoint(path, {"rows": 4, "table": [["a", "x", 2]]})
+    >>> load_checkpoint(path), os.listdir(tmp.name)     # the body back; no temporary left
+    ({'rows': 4, 'table': [['a', 'x', 2]]}, ['watch.ckpt'])
+    >>> with open(path, "r+") as f:
+    ...     text = f.read(); _ = f.seek(0); _ = f.write(text.replace('"rows":4', '"rows":5'))
+    >>> load_checkpoint(path)
+    Traceback (most recent call last):
+    ...
+    streameval.errors.CLIError: checkpoint ... refused: its checksum does not match (corrupt)
+    >>> tmp.cleanup()
+    """
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     doc = {
         **header(CHECKPOINT_FORMAT, CHECKPOINT_VERSION),
@@ -60,7 +75,21 @@ def save_checkpoint(path: str, body: dict) -> None:
 
 def remove_stale_temporaries(path: str) -> list:
     """Remove ``PATH.tmp-PID`` files that a killed ``watch`` left (its process is gone);
-    return their names. Temporaries of a live process are left alone."""
+    return their names. Temporaries of another live process are left alone; one named with this
+    process's own id is stale too (a recycled id: this is called before this process writes
+    any). O(files matching).
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "watch.ckpt")
+    >>> gone, alive = 2**22 + 1, os.getppid()       # no such process; the parent, running
+    >>> for pid in (gone, alive):
+    ...     open(f"{path}.tmp-{pid}", "w").close()
+    >>> [os.path.basename(p) for p in remove_stale_temporaries(path)]
+    ['watch.ckpt.tmp-4194305']
+    >>> os.path.exists(f"{path}.tmp-{alive}")
+    True
+    >>> tmp.cleanup()
+    """
     import glob
 
     removed = []
@@ -83,7 +112,9 @@ def remove_stale_temporaries(path: str) -> list:
 
 
 def load_checkpoint(path: str) -> dict:
-    """The body of a checkpoint written by :func:`save_checkpoint`; :class:`CLIError` otherwise."""
+    """The body of a checkpoint written by :func:`save_checkpoint`; :class:`CLIError` otherwise
+    (unreadable, not JSON, another format or version, a checksum that does not match: see
+    :func:`save_checkpoint`'s example). O(size of the file)."""
     try:
         with open(path, "rb") as f:
             raw = f.read()

@@ -90,6 +90,19 @@ def demo_trace(args):
     over the window when the Monitor first flagged it (``(page, report)``, or ``None``).
 
     Cost: one Monitor update per page, and ``--points`` readings of every metric.
+
+    300 pages read at 3 points; the window (1,000 pages by default) still holds the whole
+    stream, so the windowed values are the all-time ones; the drop injected at page 150 is not
+    flagged in so short a stream:
+
+    >>> from streameval.cli import build_parser
+    >>> args = build_parser().parse_args(["demo", "--pages", "300", "--metrics", "ELM",
+    ...                                   "--points", "3", "--plot", ""])
+    >>> xs, trace, wtrace, mon, injected, broke = demo_trace(args)
+    >>> xs, trace == wtrace, injected, broke
+    ([100, 200, 300], True, 150, None)
+    >>> trace["ELM"][-1] == mon.all_time.get()["ELM"]
+    True
     """
     classes = metric_classes(args.metrics)
     mon = _demo_monitor(classes, args.window)
@@ -160,7 +173,7 @@ FLAG_COLOR = "#c51b7d"  # the Monitor's drop flags
 
 
 def what_broke(report: dict) -> str:
-    """One line from :meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`.
+    """One line from :meth:`ErrorAccount.report <streameval.breakdown.ErrorAccount.report>`. O(1).
 
     >>> what_broke({"splits": 3, "merges": 7, "split_entities": [],
     ...             "merging_clusters": [{"cluster": "s1/c4", "entities": 5, "size": 20,
@@ -191,7 +204,8 @@ def demo_figure(xs, trace, wtrace, mon, injected, *, window: int, seed: int, bro
     """Up to four metrics, one panel each: all time against the window, the degraded part of the
     stream shaded from the injected drop on, and -- on the watched metric's panel only -- the
     points where the Monitor flagged drops of that metric and what broke there. One legend for the
-    whole figure."""
+    whole figure. O(points · metrics) to draw, plus matplotlib's rendering (not run in the
+    doctests: matplotlib is an extra; ``tests/test_cli.py`` draws it through ``demo``)."""
     import matplotlib
 
     matplotlib.use("Agg")

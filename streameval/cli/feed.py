@@ -31,7 +31,7 @@ class Feed:
 
     def put(self, item, limit: int | None = None) -> None:
         """Append ``item``, waiting while ``limit`` (default :attr:`LIMIT`) items wait (until the
-        run stops)."""
+        run stops). O(1) (plus the wait)."""
         items = self.items
         limit = self.LIMIT if limit is None else limit
         while len(items) >= limit and not self.stopped:
@@ -41,7 +41,7 @@ class Feed:
             self.ready.set()
 
     def take(self, timeout: float, most: int = 8192) -> list:
-        """Up to ``most`` items, waiting up to ``timeout`` seconds for the first."""
+        """Up to ``most`` items, waiting up to ``timeout`` seconds for the first. O(items taken)."""
         items = self.items
         if not items:
             self.ready.clear()

@@ -26,14 +26,31 @@ METRICS_HELP = ("metric names, separated by spaces or commas: class names (ELM, 
 def metric_classes(names, on_demand: bool = False) -> list:
     """The metric classes named on the command line (``None``: every O(1) label metric), read by
     :func:`streameval.metrics.resolve`: class names, scikit-learn function names, short forms
-    (ARI, NMI, ...), ``all``; separated by spaces or commas. The same in every subcommand."""
+    (ARI, NMI, ...), ``all``; separated by spaces or commas. The same in every subcommand.
+    O(names + metrics).
+
+    >>> [c.__name__ for c in metric_classes(["ARI,NMI", "b3"])]
+    ['AdjustedRand', 'NormalizedMutualInfo', 'BCubed']
+    """
     from ..metrics.resolve import resolve
 
     return resolve(names, on_demand=on_demand)
 
 
 class ErrorPolicy:
-    """``--on-error``: ``stop`` raises the first bad row; ``skip`` counts it and goes on."""
+    """``--on-error``: ``stop`` raises the first bad row; ``skip`` counts it and goes on. O(1) per
+    bad row (the first ten kept for the report).
+
+    >>> from streameval.errors import InputError
+    >>> policy = ErrorPolicy("skip")
+    >>> policy(InputError("rows.csv", 3, "missing predicted label"))
+    >>> policy.count, policy.examples
+    (1, ['rows.csv, line 3: missing predicted label'])
+    >>> ErrorPolicy("stop")(InputError("rows.csv", 3, "missing predicted label"))
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InputError: rows.csv, line 3: missing predicted label
+    """
 
     SHOWN = 10  # skipped rows listed in the report
 
@@ -47,12 +64,13 @@ class ErrorPolicy:
         self.record(error)
 
     def record(self, error: InputError) -> None:
+        """Count a skipped row, and keep its message while fewer than ``SHOWN`` are kept. O(1)."""
         self.count += 1
         if len(self.examples) < self.SHOWN:
             self.examples.append(str(error))
 
     def report(self) -> None:
-        """List the skipped rows (the first ten) on standard error."""
+        """List the skipped rows (the first ten) on standard error. O(1)."""
         if not self.count:
             return
         lines = [f"skipped {self.count} malformed row{'s' * (self.count != 1)}:"]
@@ -63,14 +81,26 @@ class ErrorPolicy:
 
 
 def row_spec(args) -> RowSpec:
-    """The columns named by ``--true``, ``--pred``, ``--weight`` (``--vector``), ``--no-header``."""
+    """The columns named by ``--true``, ``--pred``, ``--weight`` (``--vector``), ``--no-header``.
+    O(1).
+
+    >>> import argparse
+    >>> spec = row_spec(argparse.Namespace(true="t", pred="p", weight=None, no_header=False))
+    >>> spec.true, spec.pred, spec.weight, spec.header
+    ('t', 'p', None, True)
+    """
     vector = tuple(getattr(args, "vector", None) or ())
     return RowSpec(args.true, args.pred, args.weight, header=not args.no_header, vector=vector,
                    truth_optional=getattr(args, "sample", None) is not None)
 
 
 def format_or_usage(path, fmt):
-    """The input format (``--input-format``, else from the extension); :class:`CLIError` if unknown."""
+    """The input format (``--input-format``, else from the extension); :class:`CLIError` if unknown.
+    O(1).
+
+    >>> format_or_usage("rows.jsonl", None), format_or_usage("rows.txt", "tsv")
+    ('jsonl', 'tsv')
+    """
     try:
         return detect_format(path, fmt)
     except ValueError as e:
@@ -78,7 +108,15 @@ def format_or_usage(path, fmt):
 
 
 def add_row_options(p, *, follow: bool) -> None:
-    """The file and the row options of ``score`` and ``watch`` (``follow``: text formats only)."""
+    """The file and the row options of ``score`` and ``watch`` (``follow``: text formats only).
+    O(options).
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_row_options(p, follow=True)
+    >>> a = p.parse_args(["-", "--true", "t", "--pred", "p"])
+    >>> a.file, a.on_error, a.input_format
+    ('-', 'stop', None)
+    """
     p.add_argument("file", help="input file ('-' for standard input, read as CSV unless "
                    "--input-format says otherwise)")
     p.add_argument("--true", required=True, metavar="COL", help="column of the true labels")
@@ -102,7 +140,7 @@ def add_row_options(p, *, follow: bool) -> None:
 # ---------------------------------------------------------------------------- argument types
 def non_negative(s: str) -> int:
     """An integer option: ASCII digits only, the rule of ``--weight`` (``int()`` alone would also
-    take ``1_000``, ``+5``, `` 5`` and non-ASCII digits).
+    take ``1_000``, ``+5``, `` 5`` and non-ASCII digits). O(length).
 
     >>> non_negative("007")
     7
@@ -147,6 +185,15 @@ def seconds(s: str) -> float:
 
 
 def positive(s: str) -> int:
+    """An integer option >= 1, in plain ASCII digits (:func:`non_negative`). O(length).
+
+    >>> positive("3")
+    3
+    >>> positive("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be >= 1, got '0'
+    """
     v = non_negative(s)
     if v == 0:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {s!r}")
@@ -154,6 +201,15 @@ def positive(s: str) -> int:
 
 
 def port(s: str) -> int:
+    """A TCP port, 0 to 65535, in plain ASCII digits. O(length).
+
+    >>> port("9464")
+    9464
+    >>> port("65536")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: a port is 0 to 65535, got '65536'
+    """
     v = non_negative(s)
     if v > 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {s!r}")
@@ -161,6 +217,15 @@ def port(s: str) -> int:
 
 
 def fraction(s: str) -> float:
+    """A number ``x`` with ``0 < x ≤ 1`` (:func:`plain_float`). O(length).
+
+    >>> fraction("0.25")
+    0.25
+    >>> fraction("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be in (0, 1], got '0'
+    """
     v = plain_float(s)
     if not 0.0 < v <= 1.0:
         raise argparse.ArgumentTypeError(f"must be in (0, 1], got {s!r}")
@@ -168,7 +233,15 @@ def fraction(s: str) -> float:
 
 
 def prometheus_label(s: str) -> tuple:
-    """``KEY=VALUE`` with a Prometheus label name as ``KEY`` (not ``metric`` or ``scope``)."""
+    """``KEY=VALUE`` with a Prometheus label name as ``KEY`` (not ``metric`` or ``scope``). O(length).
+
+    >>> prometheus_label("job=er")
+    ('job', 'er')
+    >>> prometheus_label("metric=x")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: the label 'metric' is streameval's own
+    """
     key, sep, value = s.partition("=")
     if not sep or not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", key) or key.startswith("__"):
         raise argparse.ArgumentTypeError(

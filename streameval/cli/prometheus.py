@@ -37,7 +37,17 @@ class PrometheusExporter:
       ``streameval_estimate_stderr``, ``streameval_estimate_low`` and ``streameval_estimate_high``
       (gauges, label ``metric``; the 95% interval's bounds) and ``streameval_labelled_share``.
 
-    Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot.
+    Every series carries the ``--label`` pairs. A scrape reads one coherent snapshot. Cost:
+    :meth:`publish` O(1); a scrape O(series) once per publication (:meth:`exposition`).
+
+    >>> import urllib.request
+    >>> exp = PrometheusExporter("127.0.0.1", 0, {"job": "demo"})   # port 0: any free port
+    >>> exp.publish({"rows": 4, "elements": 4, "skipped": 0, "all": {"Purity": 0.75}}, 1.0)
+    >>> with urllib.request.urlopen(f"http://127.0.0.1:{exp.port}/metrics") as r:
+    ...     text = r.read().decode()
+    >>> [line for line in text.splitlines() if line.startswith(("streameval_metric", "streameval_rows"))]
+    ['streameval_metric{job="demo",metric="Purity",scope="all"} 0.75', 'streameval_rows_total{job="demo"} 4.0', 'streameval_rows_skipped_total{job="demo"} 0.0']
+    >>> exp.close()
     """
 
     def __init__(self, host: str, port: int, labels: dict, timeout: float = 5.0):
@@ -72,12 +82,19 @@ class PrometheusExporter:
     _rendered: tuple | None = None
 
     def publish(self, values: dict, updated: float) -> None:
+        """Make ``values`` (a report, :meth:`WatchState.values
+        <streameval.cli.watch_state.WatchState.values>`) and ``updated`` (the Unix time of the
+        last row) what the next scrapes read. O(1): one assignment."""
         self.snapshot = (values, updated)  # one assignment: a scrape sees all of it or none
 
     def describe(self):
+        """No series described up front (``prometheus_client``'s collector protocol): the
+        registry then calls :meth:`collect` only at a scrape. O(1)."""
         return []
 
     def collect(self):
+        """The metric families of the current snapshot (``prometheus_client``'s collector
+        protocol), nothing before the first :meth:`publish`. O(series)."""
         if self.snapshot is None:
             return
         values, updated = self.snapshot
@@ -168,6 +185,7 @@ class PrometheusExporter:
         yield g
 
     def close(self) -> None:
+        """Stop serving (:meth:`ScrapeServer.close`). O(1)."""
         self.server.close()
 
 

@@ -192,10 +192,31 @@ def check_fingerprint(source: LineSource, state, path: str, follow: bool = False
 
 
 class WatchRun:
+    """One run of ``streameval watch``: the reader thread, the main loop, reports, checkpoints.
+
+    :meth:`run` is the whole run: :meth:`resume`, :meth:`open`, then the reader thread
+    (:meth:`reader`) and the main :meth:`loop`, then the last checkpoint, :meth:`final_report`
+    and :meth:`close`. Cost: O(1) per row in the main thread (the tables catch up at a report),
+    plus each report's reading and each checkpoint's write.
+
+    >>> import os, tempfile
+    >>> from streameval.cli import build_parser
+    >>> from streameval.cli.options import metric_classes, row_spec
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("t,p\\n0,a\\n0,a\\n1,a\\n1,b\\n")
+    >>> args = build_parser().parse_args(["watch", path, "--true", "t", "--pred", "p",
+    ...                                   "--metrics", "Purity", "--window", "0"])
+    >>> WatchRun(args, "csv", row_spec(args), metric_classes(args.metrics)).run()
+    streameval watch: final report, end of input: 4 rows, 4 elements, 0 skipped
+    metric    all time
+    Purity    0.750000
+    0
+    >>> tmp.cleanup()
+    """
+
     CHUNK = 512  # rows the reader hands over at once from a regular file
     CHUNK_BLOCK = 16384  # ... from a whole file read a block at a time
-
-    """One run of ``streameval watch``: the reader thread, the main loop, reports, checkpoints."""
 
     def __init__(self, args, fmt, spec, classes):
         self.args, self.fmt, self.spec = args, fmt, spec
@@ -220,6 +241,8 @@ class WatchRun:
 
     # -- set-up -------------------------------------------------------------------------
     def resume(self) -> None:
+        """With ``--checkpoint``: remove stale temporaries and, with ``--resume``, load the saved
+        state (tables, window, position). O(size of the checkpoint)."""
         args, state = self.args, self.state
         if not args.checkpoint:
             return
@@ -233,6 +256,8 @@ class WatchRun:
         self.policy.count = state.skipped
 
     def open(self) -> None:
+        """Open the input (a file, followed or not, or standard input), check a resumed file's
+        fingerprint, and open the Prometheus endpoint and the JSON-lines output asked for. O(1)."""
         args, state = self.args, self.state
         self.source = LineSource.open(args.file, follow=args.follow, stop=self._stopping,
                                       poll=args.poll, max_line=args.max_line_bytes,
@@ -291,6 +316,9 @@ class WatchRun:
                                         os.dup(fd) if fd is not None else None)))
 
     def reader(self) -> None:
+        """The reader thread: parse rows (a block at a time where :func:`~streameval.blocks.columnar`
+        can, else row by row), code their labels and hand them to the main thread through the feed,
+        in order with errors and notices. O(bytes read)."""
         feed, source, raised, chunk, pipe = self.feed, self.source, [], self.chunk, self.pipe
 
         def on_error(e):
@@ -341,6 +369,9 @@ class WatchRun:
 
     # -- the main thread ----------------------------------------------------------------
     def emit(self, final=False) -> dict:
+        """Report the current values: publish them to Prometheus, write a JSON line, print the
+        status line; returns the values. Cost: one reading of the tables (:meth:`WatchState.values
+        <streameval.cli.watch_state.WatchState.values>`) plus the output."""
         args, state = self.args, self.state
         values = state.values()
         if self.prom is not None:
@@ -360,7 +391,8 @@ class WatchRun:
         """Save the state (if ``--checkpoint``). If the followed file was rotated or rewritten
         after the rows counted were read (the reader may be ahead, on the new file), the position
         is saved without a fingerprint: no file matches it, and a resume reads the file at the
-        path from its start (``--follow``) or refuses."""
+        path from its start (``--follow``) or refuses. Cost: the state's size, written to a
+        temporary file and renamed."""
         if self.args.checkpoint:
             state = self.state
             state.skipped = self.policy.count
@@ -373,7 +405,8 @@ class WatchRun:
         """The followed file still holds what the reader read (checked after a fingerprint is
         taken, so the fingerprint is of what was read): the reader is on the file whose rows the
         state counts, and its anchor (the last bytes read) is where it was. A file rotated or
-        rewritten under the reader fails it until the main thread has taken the notice."""
+        rewritten under the reader fails it until the main thread has taken the notice. O(length
+        of the anchor): one read of its last bytes."""
         generation, pos, tail = self.source.anchor
         if generation != getattr(self, "generation", 0):
             return False
@@ -381,7 +414,7 @@ class WatchRun:
         return os.pread(self.fd, len(tail), pos - len(tail)) == tail
 
     def special(self, kind: str, payload) -> bool:
-        """Handle a non-row item; false when the run must end."""
+        """Handle a non-row item; false when the run must end. O(1)."""
         state = self.state
         if kind == "error":
             error, line, offset = payload
@@ -409,6 +442,9 @@ class WatchRun:
         return False
 
     def loop(self) -> None:
+        """The main thread: take rows from the feed into the tables (O(1) per row), report on the
+        ``--every`` cadence or the ``--interval``, checkpoint on ``--checkpoint-every`` or
+        ``--checkpoint-rows``, until the input ends, an error stops it or a signal arrives."""
         args, state, take = self.args, self.state, self.feed.take
         interval, ck_every, ck_rows = args.interval, args.checkpoint_every, args.checkpoint_rows
         cadence = Cadence(args.every)  # the rows that get a report (--every N or auto)
@@ -494,6 +530,8 @@ class WatchRun:
                 rows_ck, last_ck = state.rows, time.monotonic()  # timed from the write's end
 
     def final_report(self) -> None:
+        """The last report: why the run ended, the counts, and the all-time and windowed values as
+        a table (the estimates with ``--sample``). Cost: one reading of the tables."""
         args = self.args
         values = self.emit(final=True)
         if self.jsonl is sys.stdout:
@@ -524,6 +562,8 @@ class WatchRun:
         print(text_table(cols, header), flush=True)
 
     def run(self) -> int:
+        """The whole run (see the class); returns the exit status 0, raises the error that
+        stopped it."""
         self.resume()
         self.open()
         # What exists now (modules, River's detector, the resumed tables) lives for the whole run:
@@ -570,6 +610,8 @@ class WatchRun:
         return 0
 
     def close(self) -> None:
+        """Close the JSON-lines file, the Prometheus endpoint and the checkpoint's descriptor.
+        O(1)."""
         if self.jsonl not in (None, sys.stdout):
             self.jsonl.close()
         if self.prom is not None:

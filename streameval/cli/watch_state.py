@@ -41,7 +41,7 @@ __all__ = ["WatchState", "count_cells", "add_codes", "coded", "labelled_dict", "
 
 
 def count_cells(rows, sign=1, counts=None) -> dict:
-    """``{(t, p): total weight}`` of ``(t, p, w, ...)`` rows (``sign=-1``: subtracted).
+    """``{(t, p): total weight}`` of ``(t, p, w, ...)`` rows (``sign=-1``: subtracted). O(rows).
 
     >>> count_cells([("a", "x", 1), ("a", "x", 2), ("b", "x", 1)])
     {('a', 'x'): 3, ('b', 'x'): 1}
@@ -260,6 +260,21 @@ class WatchState:
     Labels are shown and saved, never codes: what broke names the labels (:func:`named_report`
     over the all-time table), a checkpoint holds the table of the labels (:func:`labelled_dict`)
     and a resumed one is coded anew (:func:`coded_table`).
+
+    Four rows in a window of 2: the all-time table has purity ``(2 + 1)/4`` and Rand ``3/6``; the
+    window holds ``(1, a), (1, b)``, two pure columns (purity 1) whose one pair is apart in the
+    prediction and together in the truth (Rand 0):
+
+    >>> from streameval import Purity, Rand
+    >>> state = WatchState([Purity, Rand], window=2)
+    >>> state.take_rows([(0, "a", 1), (0, "a", 1), (1, "a", 1), (1, "b", 1)])
+    >>> state.elements, state.cells      # taken; the tables catch up at the next report
+    (4, 0)
+    >>> v = state.values()
+    >>> v["all"], v["window"], state.cells
+    ({'Purity': 0.75, 'Rand': 0.5}, {'Purity': 1.0, 'Rand': 0.0}, 3)
+    >>> state.window_rows()
+    [(1, 'a', 1), (1, 'b', 1)]
     """
 
     def __init__(self, classes, window: int, drops: BlockDrops | None = None, top: int = 5,
@@ -295,7 +310,7 @@ class WatchState:
 
     def use_sample(self, design: str) -> None:
         """Estimate from a labelled sample (``watch --sample``): rows go to a
-        :class:`~streameval.SampleEstimator`; the tables, window and drops stay off."""
+        :class:`~streameval.SampleEstimator`; the tables, window and drops stay off. O(1)."""
         self.sample = SampleEstimator(design=design)
 
     def take(self, t, p, w=None) -> None:
@@ -329,6 +344,8 @@ class WatchState:
 
     @property
     def elements(self) -> int:
+        """The elements taken: those counted in the tables (or the estimator) plus the pending
+        ones' weights. O(pending blocks)."""
         held = self.all.table.n if self.sample is None else self.sample.n
         return held + sum(len(t) if w is None else int(w.sum()) for t, _, w in self.pending)
 
@@ -339,7 +356,9 @@ class WatchState:
         return [(lt[a], lp[b], c) for a, b, c in zip(t.tolist(), p.tolist(), ws)]
 
     def flush(self) -> None:
-        """Bring the tables up to date with the pending rows."""
+        """Bring the tables up to date with the pending rows: one ``update_many`` of their codes
+        into the all-time table, the window's net change of cells (or a rebuild), the drop
+        detection's blocks. O(pending rows) in numpy plus O(changed cells)."""
         blocks, fed = self.pending, self._fed
         if not blocks:
             return
@@ -416,17 +435,20 @@ class WatchState:
                                       for a, b, c in zip(ct.tolist(), cp.tolist(), cw.tolist()))
 
     def window_codes(self) -> tuple:
-        """``(t, p, w)``: the codes and weights (``None``: each 1) of the window's rows."""
+        """``(t, p, w)``: the codes and weights (``None``: each 1) of the window's rows. O(window)."""
         blocks = list(self._window)
         if not blocks:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), None
         return _joined(blocks)
 
     def window_rows(self) -> list:
-        """The window's rows as ``(t, p, w)`` labels, oldest first (after :meth:`flush`)."""
+        """The window's rows as ``(t, p, w)`` labels, oldest first (after :meth:`flush`). O(window)."""
         return self._decoded(*self.window_codes())
 
     def values(self) -> dict:
+        """What a report shows: ``{"rows", "elements", "skipped", "all", "window", ...}`` (each
+        metric's value over the all-time table and over the window; the drops and what broke when
+        kept), after :meth:`flush`. Cost: the catch-up, then one reading of each table."""
         self.flush()
         if self.sample is not None:
             from .sample import sample_values
@@ -453,7 +475,8 @@ class WatchState:
 
     # -- checkpoint ----------------------------------------------------------------
     def to_body(self, input_desc: dict, fingerprint) -> dict:
-        """The checkpoint's content (labels from the readers are str, int, float or bool)."""
+        """The checkpoint's content (labels from the readers are str, int, float or bool). O(cells
+        + window)."""
         self.flush()
         body = {
             "input": input_desc,
@@ -476,7 +499,8 @@ class WatchState:
         return body
 
     def load_body(self, body: dict, input_desc: dict, path: str) -> None:
-        """Restore from a checkpoint body; raise :class:`CLIError` on anything inconsistent."""
+        """Restore from a checkpoint body; raise :class:`CLIError` on anything inconsistent.
+        O(cells + window)."""
         from ..contingency import Contingency
 
         def refuse(why):
