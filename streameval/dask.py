@@ -79,6 +79,11 @@ def cells(ddf, true, pred, weight=None, split_out=None, missing="raise"):
 
     A Dask DataFrame (nothing is computed); missing labels are dropped (use :func:`evaluate` for
     the checks). Cost when computed: one groupby-sum over the elements.
+
+    >>> import pandas as pd, dask.dataframe as dd
+    >>> df = dd.from_pandas(pd.DataFrame({"t": [1, 1, 2, 1], "p": [1, 2, 2, 1]}), npartitions=2)
+    >>> sorted(map(tuple, cells(df, "t", "p").compute(scheduler="sync").values.tolist()))
+    [(1, 1, 2), (1, 2, 1), (2, 2, 1)]
     """
     frame, _, _ = _prepare(ddf, true, pred, weight, missing)
     return _cells(frame, split_out or frame.npartitions)
@@ -140,6 +145,8 @@ def contingency_stats(ddf, true, pred, weight=None, f_specs=(("elm", 1.0), ("bcu
 
     ``f_specs``: the element-averaged F sums to compute (``(kind, beta)`` pairs).
     ``.compute()`` gives stats equal, field by field, to a ``Contingency`` fed the same elements.
+    Cost when computed: :func:`cells`' groupby, the histograms' groupbys over the cells, then
+    O(distinct values) at the client.
 
     >>> import pandas as pd, dask.dataframe as dd
     >>> df = dd.from_pandas(pd.DataFrame({"t": [1, 1, 2], "p": [1, 2, 2]}), npartitions=2)
@@ -267,7 +274,17 @@ def evaluate(ddf, true, pred, weight=None, vectors=None, metrics=None, split_out
     ``summaries``: ``{space: ClusterSummaries}``). The label table is never gathered into
     one process: the client receives histograms over distinct values (and k·d summaries).
     Bad vectors (NaN, infinite; zero in the cosine space) raise
-    :class:`~streameval.errors.InvalidVectorError`.
+    :class:`~streameval.errors.InvalidVectorError`. Cost: one ``dask.compute`` of groupbys over
+    the elements and the cells (and the summaries, O(N·d)), O(distinct values) at the client, a
+    second pass over the points for the silhouettes.
+
+    Cells ``(1, 1), (1, 2), (2, 2)``, one element each: no pair is linked on both sides, one in
+    each labelling, so Rand is ``(3 - 1 - 1)/3``; purity ``(1 + 1)/3``:
+
+    >>> import pandas as pd, dask.dataframe as dd
+    >>> df = dd.from_pandas(pd.DataFrame({"t": [1, 1, 2], "p": [1, 2, 2]}), npartitions=2)
+    >>> evaluate(df, "t", "p", metrics=["Rand", "Purity"], ami=False, scheduler="sync").values
+    {'Rand': 0.333..., 'Purity': 0.666...}
     """
     import dask
 

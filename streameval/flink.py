@@ -78,7 +78,9 @@ def local_environment(streaming: bool = False, parallelism: int = 1, managed_mem
     ``mini_batch_size``: an aggregate also flushes when it has buffered this many records (large,
     so that flushes follow the mini-batch markers, which travel with the data); ``config``: further ``{key: value}`` Flink options. The JVM's heap is set by the ``JVM_ARGS``
     environment variable (e.g. ``-Xmx1g``) before the first environment of the process is made.
-    On a cluster, make the environment as usual (``flink run --python ...``) instead.
+    On a cluster, make the environment as usual (``flink run --python ...``) instead. O(1) here
+    (the first call starts the JVM). Not run as a doctest: PyFlink and Java live in their own
+    environment (the Flink job of ``.ci/run``, ``tests/test_flink.py``).
     """
     from pyflink.common import Configuration
     from pyflink.table import EnvironmentSettings, TableEnvironment
@@ -111,6 +113,8 @@ def histogram_table(table_env, table, true: str, pred: str, weight: str | None =
     with the same id *replaces* the earlier one (Flink's keep-last-row deduplication on processing
     time: in streaming mode the replaced row is retracted). Lazy: nothing runs until the table is
     executed. In batch mode the result is final; in streaming mode it is an updating table.
+    Cost on the engine: :func:`streameval.sql.query`'s (one aggregation over the elements, two
+    over the cells, two hash joins).
     """
     src = table_env.from_path(table) if isinstance(table, str) else table
     columns = src.get_resolved_schema().get_column_names()
@@ -146,7 +150,8 @@ def histogram_rows(table_env, table, true: str, pred: str, weight: str | None = 
     """Run :func:`histogram_table` to its end and return its final rows (a bounded input).
 
     Works in batch mode (only inserts) and in streaming mode over a bounded source (the changelog
-    is applied to :class:`LiveHistograms`; the rows left are the final result).
+    is applied to :class:`LiveHistograms`; the rows left are the final result). Cost: the
+    query's on the engine plus O(changelog rows) here.
     """
     h = LiveHistograms()
     with histogram_table(table_env, table, true, pred, weight, key).execute().collect() as rows:
@@ -163,6 +168,7 @@ def evaluate(table_env, table, true: str, pred: str, weight: str | None = None, 
     ``TableEnvironment`` (batch mode, or streaming mode over a bounded source) and ``table`` a
     ``Table`` or a registered table's name. Equal, stat for stat and value for value, to a
     :class:`~streameval.Contingency` fed the same elements. NULL labels are missing labels.
+    Cost: :func:`histogram_rows`' plus O(distinct values) and the metrics' reads here.
     """
     if missing not in ("raise", "skip"):
         raise ValueError(f'missing must be "raise" or "skip", got {missing!r}')
@@ -186,6 +192,26 @@ class LiveHistograms:
 
     A change that has reached some operators but not others breaks one of them. Memory:
     O(distinct values).
+
+    The histogram rows of the three elements ``(a, x), (a, x), (b, x)``: two cells (of 2 and 1),
+    rows of sizes 2 and 1, one column of size 3 (``Σn² = 5``). Taking one cell back leaves the
+    histograms inconsistent until its row and column follow (or it comes back):
+
+    >>> from streameval.sql import from_rows
+    >>> rows = [("cell", 2, 0, 0, 1, 0), ("cell", 1, 0, 0, 1, 0), ("row", 2, 4, 0, 1, 2),
+    ...         ("row", 1, 1, 0, 1, 1), ("col", 3, 5, 0, 1, 2), ("fab", 2, 2, 3, 1, 0),
+    ...         ("fab", 1, 1, 3, 1, 0)]
+    >>> h = LiveHistograms()
+    >>> for row in rows:
+    ...     h.apply("+I", row)
+    >>> h.n, h.consistent(), from_rows(h.rows(), metrics=["Rand"], ami=False).values
+    (3, True, {'Rand': 0.333...})
+    >>> h.apply("-D", rows[1]); h.n, h.consistent()
+    (2, False)
+    >>> h.apply("-D", rows[1])
+    Traceback (most recent call last):
+    ...
+    ValueError: changelog retracts ('cell', 1, 0, 0) = (1, 0) but the current value is None: ...
     """
 
     _FIELDS = ("cell_n", "cell_sq", "cell_c", "row_n", "row_sq", "row_a2", "col_n", "col_sq",
@@ -216,7 +242,7 @@ class LiveHistograms:
             s["fab_nb"] += sign * x * z * cnt
 
     def apply(self, kind, row) -> None:
-        """Apply one changelog row ``(part, x, y, z, cnt, mx)`` of kind ``+I/+U/-U/-D``."""
+        """Apply one changelog row ``(part, x, y, z, cnt, mx)`` of kind ``+I/+U/-U/-D``. O(1)."""
         kind = str(kind)
         part, x, y, z, cnt, mx = row
         key = (str(part).strip(), int(x), int(y), int(z))
@@ -241,7 +267,7 @@ class LiveHistograms:
 
     @property
     def n(self) -> int:
-        """Total weight of the elements in the cell histogram."""
+        """Total weight of the elements in the cell histogram, ``Σ n·c``. O(1)."""
         return self._sums["cell_n"]
 
     def consistent(self) -> bool:
@@ -257,7 +283,8 @@ class LiveHistograms:
         )
 
     def rows(self) -> list:
-        """The current rows as ``(part, x, y, z, cnt, mx)`` tuples (for :func:`~streameval.sql.from_rows`)."""
+        """The current rows as ``(part, x, y, z, cnt, mx)`` tuples (for :func:`~streameval.sql.from_rows`).
+        O(distinct values)."""
         return [k + v for k, v in self._rows.items()]
 
 
@@ -272,6 +299,8 @@ class Live:
     until the copy covers a given total weight. Use as a context manager, or call :meth:`close`
     (cancels the Flink job). ``metrics``, ``missing``, ``ami`` as :func:`evaluate` (``ami``
     defaults to ``False`` here: it costs O(distinct size pairs · min size) per report).
+    Not run as a doctest (PyFlink and Java: ``tests/test_flink.py``); :class:`LiveHistograms`,
+    the part that runs here, has one.
     """
 
     def __init__(self, table_env, table, true: str, pred: str, weight: str | None = None,
@@ -328,6 +357,7 @@ class Live:
         (``None`` if that snapshot holds no cell yet, as :meth:`report`).
 
         Raises :class:`TimeoutError` after ``timeout`` seconds, or the job's error if it failed.
+        Cost: the wait, then :meth:`report`'s.
         """
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -349,7 +379,8 @@ class Live:
     def reports(self, interval: float = 1.0):
         """Yield :meth:`report` every ``interval`` seconds (once there is one) until the job ends.
 
-        The last report yielded after a bounded source ends is the final, exact result.
+        The last report yielded after a bounded source ends is the final, exact result. Cost:
+        :meth:`report`'s per report.
         """
         last = None
         while True:
@@ -367,7 +398,8 @@ class Live:
                 return
 
     def close(self) -> None:
-        """Cancel the Flink job (closing the collect iterator) and join the reader thread."""
+        """Cancel the Flink job (closing the collect iterator) and join the reader thread. O(1)
+        (plus the wait for the thread)."""
         self._closing = True
         with contextlib.suppress(Exception):  # already finished
             self._iter.close()
@@ -388,7 +420,8 @@ def watch(table_env, table, true: str, pred: str, weight: str | None = None,
     A generator over :meth:`Live.reports`: starts the continuous query on ``table`` (``table_env``
     in streaming mode), yields the report of the latest consistent snapshot at each interval, ends
     when the source does (a bounded source) and cancels the job when closed. ``report.stats.n``
-    tells how much weight each report covers.
+    tells how much weight each report covers. Cost: the continuous query's on the engine, O(1)
+    per changelog row here, O(distinct values) per report.
     """
     with Live(table_env, table, true, pred, weight, key, metrics, missing, ami) as live:
         yield from live.reports(interval)

@@ -77,7 +77,13 @@ _EXTENSIONS = {
 
 
 def raise_error(error: InputError) -> None:
-    """The ``on_error`` policy that stops at the first bad row."""
+    """The ``on_error`` policy that stops at the first bad row: raise it. O(1).
+
+    >>> raise_error(InputError("rows.csv", 3, "missing predicted label"))
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InputError: rows.csv, line 3: missing predicted label
+    """
     raise error
 
 
@@ -89,7 +95,11 @@ class RowSpec:
     files read with ``header=False``. ``vector``: the columns of a feature vector, either several
     numeric columns or one column holding the whole vector (a JSON or Parquet list, or numbers
     separated by spaces in CSV/TSV); rows then carry a fourth item, the vector as a tuple of floats,
-    of one dimension per file (the first row's).
+    of one dimension per file (the first row's). A frozen record: O(1).
+
+    >>> spec = RowSpec("t", "p", "w")
+    >>> spec.true, spec.pred, spec.weight, spec.header, spec.vector
+    ('t', 'p', 'w', True, ())
     """
 
     true: str
@@ -103,7 +113,7 @@ class RowSpec:
 
 
 def detect_format(path: str, fmt: str | None = None) -> str:
-    """``fmt`` if given, else the format named by the file's extension (standard input: CSV).
+    """``fmt`` if given, else the format named by the file's extension (standard input: CSV). O(1).
 
     >>> detect_format("runs/day1.tsv"), detect_format("x.parquet"), detect_format("-", "jsonl")
     ('tsv', 'parquet', 'jsonl')
@@ -188,7 +198,21 @@ class LineSource:
     Each event is described to ``on_notice`` (a function of a message; default: ignored) and counted
     in ``generation``; the new file's lines are numbered from 1 and ``offset`` starts again at 0.
     Undecodable lines go to ``on_error`` (an :class:`InputError`); if it returns, the line is
-    dropped.
+    dropped. Cost: O(bytes) to read; a followed file adds one stat of the path per poll at its
+    end.
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("t,p\\na,x\\nb,y\\n")
+    >>> source = LineSource.open(path)
+    >>> list(source), source.lineno, source.offset
+    (['t,p\\n', 'a,x\\n', 'b,y\\n'], 3, 12)
+    >>> source.close()
+    >>> source = LineSource.open(path); source.seek(4, 1)     # resume after line 1 (4 bytes)
+    >>> list(source), source.lineno
+    (['a,x\\n', 'b,y\\n'], 3)
+    >>> source.close(); tmp.cleanup()
     """
 
     def __init__(self, stream, name: str, *, follow=False, poll=0.1, stop=None, offset=0, lineno=0,
@@ -212,7 +236,7 @@ class LineSource:
     @classmethod
     def open(cls, path: str, **kw) -> LineSource:
         """A source over ``path`` (``"-"``: standard input); :class:`InputError` if it cannot be
-        opened (a missing file, standard input closed)."""
+        opened (a missing file, standard input closed). O(1)."""
         if path == "-":
             stdin = sys.stdin
             try:
@@ -230,14 +254,15 @@ class LineSource:
         return cls(stream, path, path=path, **kw)
 
     def fileno(self):
-        """The file descriptor being read, or ``None`` for a stream without one."""
+        """The file descriptor being read, or ``None`` for a stream without one. O(1)."""
         try:
             return self.stream.fileno()
         except (OSError, ValueError, AttributeError):
             return None
 
     def seek(self, offset: int, lineno: int) -> None:
-        """Continue after byte ``offset``, which ends line ``lineno`` (a resumed read)."""
+        """Continue after byte ``offset``, which ends line ``lineno`` (a resumed read). O(1) (one
+        seek)."""
         size = os.fstat(self.stream.fileno()).st_size
         if size < offset:
             raise InputError(
@@ -252,13 +277,15 @@ class LineSource:
         self.anchor = (self.generation, offset, self._tail)
 
     def close(self) -> None:
+        """Close the file (standard input is left open for the process). O(1)."""
         if self.stream is not getattr(sys.stdin, "buffer", None):
             self.stream.close()
 
     @contextlib.contextmanager
     def reading(self, stream):
         """Within the block, read ``stream`` (the source's next bytes, already read elsewhere) in
-        place of the file, counting lines and offsets on; then go back to the file."""
+        place of the file, counting lines and offsets on; then go back to the file. O(1) to
+        enter and leave."""
         saved, self.stream, self._lines = self.stream, stream, None
         try:
             yield self
@@ -599,7 +626,7 @@ def _column_index(header: list, column: str, name: str, spec_header: bool) -> in
 class CsvLayout:
     """Where the columns of a CSV/TSV file are: the header (``None`` without one), its field
     count, the 0-based indices of the true, predicted, weight and vector columns, and the
-    fewest fields a row needs."""
+    fewest fields a row needs. A record: O(1). See :func:`csv_layout` for one."""
 
     delimiter: str
     header: list | None
@@ -613,7 +640,21 @@ class CsvLayout:
 
 def csv_layout(source: LineSource, fmt: str, spec: RowSpec) -> CsvLayout:
     """Read the header of a CSV/TSV :class:`LineSource` (if ``spec.header``) and find the columns;
-    :class:`InputError` if the header is unreadable or lacks a column."""
+    :class:`InputError` if the header is unreadable or lacks a column. O(length of the header).
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("p,t,w\\nx,a,2\\n")
+    >>> layout = csv_layout(LineSource.open(path), "csv", RowSpec("t", "p", "w"))
+    >>> layout.header, layout.true, layout.pred, layout.weight, layout.need
+    (['p', 't', 'w'], 1, 0, 2, 3)
+    >>> csv_layout(LineSource.open(path), "csv", RowSpec("t", "q"))
+    Traceback (most recent call last):
+    ...
+    streameval.errors.InputError: ...rows.csv, line 1: no column 'q' in the header ('p', 't', 'w')
+    >>> tmp.cleanup()
+    """
     name = source.name
     header = None
     if spec.header:
@@ -650,7 +691,21 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
     a file after that position (the header, if any, is read first from the top of the file).
     ``total``: the weight already counted (a resumed run); a row that would take the total weight
     over 2**57 - 1 is a bad row. A followed file that starts again (rotated, truncated) may repeat
-    its header line: that line is skipped.
+    its header line: that line is skipped. O(bytes read).
+
+    Resumed after line 2 (byte 12: the header and the first row are 6 bytes each), only the
+    last row comes, and the source then stands after line 3, byte 18:
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("t,p,w\\na,x,2\\nb,x,1\\n")
+    >>> source = LineSource.open(path)
+    >>> list(iter_text_rows(source, "csv", RowSpec("t", "p", "w"), start=(12, 2)))
+    [('b', 'x', 1)]
+    >>> source.lineno, source.offset
+    (3, 18)
+    >>> source.close(); tmp.cleanup()
     """
     source.on_error = on_error
     if fmt == "jsonl":
@@ -666,7 +721,18 @@ def iter_text_rows(source: LineSource, fmt: str, spec: RowSpec, on_error=raise_e
 def csv_rows(source: LineSource, layout: CsvLayout, spec: RowSpec, on_error=raise_error,
              total: int = 0):
     """Yield the validated rows of a CSV/TSV :class:`LineSource` positioned after its header (as
-    :func:`iter_text_rows`); returns the total weight reached (``total`` plus the rows')."""
+    :func:`iter_text_rows`); returns the total weight reached (``total`` plus the rows').
+    O(bytes read).
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("t,p,w\\na,x,2\\nb,x,1\\n")
+    >>> source, spec = LineSource.open(path), RowSpec("t", "p", "w")
+    >>> list(csv_rows(source, csv_layout(source, "csv", spec), spec))
+    [('a', 'x', 2), ('b', 'x', 1)]
+    >>> source.close(); tmp.cleanup()
+    """
     name = source.name
     source.on_error = on_error
     reader = csv.reader(iter(source), delimiter=layout.delimiter)
@@ -765,7 +831,17 @@ def _jsonl_rows(source: LineSource, spec: RowSpec, on_error, total=0):
 
 
 def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size=65536):
-    """Yield ``(y_true, y_pred, w)`` from a Parquet file (needs pyarrow; rows are numbered 1, 2, ...)."""
+    """Yield ``(y_true, y_pred, w)`` from a Parquet file (needs pyarrow; rows are numbered 1, 2, ...).
+    O(rows), read ``batch_size`` rows at a time.
+
+    >>> import os, tempfile
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.parquet")
+    >>> pq.write_table(pa.table({"t": ["a", "b"], "p": ["x", "x"]}), path)
+    >>> list(iter_parquet_rows(path, RowSpec("t", "p")))
+    [('a', 'x', 1), ('b', 'x', 1)]
+    >>> tmp.cleanup()
+    """
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -816,7 +892,21 @@ def iter_parquet_rows(path: str, spec: RowSpec, on_error=raise_error, batch_size
 
 def read_rows(path: str, spec: RowSpec, fmt: str | None = None, on_error=raise_error):
     """Yield the validated ``(y_true, y_pred, w)`` rows of a whole file (``"-"``: standard input);
-    ``(y_true, y_pred, w, vector)`` when ``spec.vector`` names vector columns."""
+    ``(y_true, y_pred, w, vector)`` when ``spec.vector`` names vector columns. O(bytes read).
+
+    A row with an empty predicted label goes to ``on_error``: here a list, so it is skipped:
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("t,p,w\\na,x,2\\nb,,1\\nc,y,1\\n")
+    >>> skipped = []
+    >>> list(read_rows(path, RowSpec("t", "p", "w"), on_error=skipped.append))
+    [('a', 'x', 2), ('c', 'y', 1)]
+    >>> [str(e).split(", ", 1)[1] for e in skipped]
+    ["line 3: missing predicted label (column 'p' is empty)"]
+    >>> tmp.cleanup()
+    """
     fmt = detect_format(path, fmt)
     if fmt == "parquet":
         if path == "-":

@@ -24,7 +24,10 @@ __all__ = ["evaluate", "histogram_frame"]
 def histogram_frame(sdf, true: str, pred: str, weight: str | None = None):
     """The lazy Spark DataFrame of histogram rows ``(part, x, y, z, cnt, mx)`` (see sql.py).
 
-    Built from DataFrame expressions only, so it runs entirely in the JVM.
+    Built from DataFrame expressions only, so it runs entirely in the JVM. Cost on the engine:
+    :func:`streameval.sql.query`'s (one aggregation over the elements, two over the cells, two
+    joins). Not run as a doctest: pyspark and Java are in the separate Spark job of ``.ci/run``
+    (``tests/test_spark.py``).
     """
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
@@ -89,7 +92,9 @@ def evaluate(sdf, true: str, pred: str, weight: str | None = None, metrics=None,
     """Evaluate a Spark DataFrame exactly; returns a :class:`~streameval.distributed.Report`.
 
     Parameters as :func:`streameval.dask.evaluate` (labels only). Equal, stat for stat, to a
-    :class:`~streameval.Contingency` fed the same elements.
+    :class:`~streameval.Contingency` fed the same elements. Cost: :func:`histogram_frame`'s on
+    the engine, then O(distinct values) and the metrics' reads here. Not run as a doctest
+    (pyspark and Java: ``tests/test_spark.py``).
     """
     rows = histogram_frame(sdf, true, pred, weight).collect()
     return from_rows([tuple(r) for r in rows], metrics=metrics, missing=missing, ami=ami)

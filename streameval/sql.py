@@ -144,7 +144,18 @@ def evaluate_duckdb(table: str, true: str, pred: str, weight: str | None = None,
     """Run :func:`query` on DuckDB and return the report.
 
     ``connection``: a ``duckdb`` connection holding ``table`` (default: a new in-memory one, so
-    ``table`` should then be a file reader such as ``read_parquet('big.parquet')``).
+    ``table`` should then be a file reader such as ``read_parquet('big.parquet')``). Cost:
+    :func:`query`'s on DuckDB, then :func:`from_rows`'.
+
+    Three elements, cells ``(a, x) = 2`` and ``(b, x) = 1``: of 3 pairs, 1 is linked on both
+    sides and 2 only in the prediction, so Rand is ``1/3``:
+
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 'x'), ('a', 'x'), ('b', 'x')) v(gold, guess)")
+    >>> r = evaluate_duckdb("t", "gold", "guess", metrics=["Rand"], ami=False, connection=con)
+    >>> r.values, r.stats.n, sorted(r.sizes_true.items())    # true clusters of sizes 1 and 2
+    ({'Rand': 0.333...}, 3, [(1, 1), (2, 1)])
     """
     import duckdb
 
