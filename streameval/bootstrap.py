@@ -182,7 +182,7 @@ def jackknife_groups(hashes) -> tuple[np.ndarray, int]:
 
 
 def seed64(seed) -> int:
-    """The generator's 64-bit key of ``seed`` (an int >= 0, taken mod 2**64). O(1).
+    """The generator's 64-bit key of ``seed`` (an int >= 0): ``seed mod 2**64``. O(1).
 
     >>> seed64(3), seed64(2**64 + 3)
     (3, 3)

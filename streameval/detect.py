@@ -70,7 +70,8 @@ class Detector(Protocol):
         once, before the first :meth:`update`. O(1)."""
 
     def update(self, value: float) -> bool:
-        """Take one block value; true when it flags a drop (a change the bad way)."""
+        """Take one block value; true when it flags a drop (a change the bad way). O(1) for
+        :class:`Cusum`; the others state theirs."""
 
 
 def is_drop(detector, value: float, bigger_is_better: bool, since: list) -> bool:

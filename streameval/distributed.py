@@ -183,8 +183,12 @@ class Report:
     ``intrinsic``: ``{name: value}`` from the vectors (the keys an
     :class:`~streameval.IntrinsicEvaluator` over the same views reports), or ``None``;
     ``summaries``: the ``{space: ClusterSummaries}`` they were read from, or ``None``.
-    ``report[name]`` reads an intrinsic value, else a label metric's. A record: O(1) per look-up;
-    :func:`make_report` has an example.
+    ``report[name]`` reads an intrinsic value, else a label metric's. A record: O(1) per look-up
+    (:func:`make_report` builds one from histograms).
+
+    >>> rep = Report({"Rand": 0.5}, ContingencyStats(n=4), {2: 2}, {4: 1}, intrinsic={"SSW": 1.0})
+    >>> rep["Rand"], rep["SSW"], rep.skipped
+    (0.5, 1.0, 0)
     """
 
     values: dict

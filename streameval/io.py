@@ -626,7 +626,11 @@ def _column_index(header: list, column: str, name: str, spec_header: bool) -> in
 class CsvLayout:
     """Where the columns of a CSV/TSV file are: the header (``None`` without one), its field
     count, the 0-based indices of the true, predicted, weight and vector columns, and the
-    fewest fields a row needs. A record: O(1). See :func:`csv_layout` for one."""
+    fewest fields a row needs. A record: O(1); :func:`csv_layout` reads one from a header.
+
+    >>> CsvLayout(",", ["t", "p"], 2, 0, 1, None, [], 2).need
+    2
+    """
 
     delimiter: str
     header: list | None

@@ -122,7 +122,7 @@ class _DictRecorder(dict):
 def read_fields(ustats: UnitStats, metric, row) -> list:
     """The indices (into ``ustats.fields``) of the fields ``metric`` reads at the combined ``row``:
     the fields its formula ``θ(S)`` depends on there (adjusted Rand: ``N``, ``Σn²``, ``Σa²``,
-    ``Σb²``). One metric read.
+    ``Σb²``). O(fields): one metric read through a recorder of the fields.
 
     >>> import numpy as np
     >>> from streameval import AdjustedRand
@@ -360,8 +360,8 @@ class Moments:
         return True
 
     def sums(self, w: np.ndarray) -> np.ndarray:
-        """``(B, V + P)``: ``Σ_u w_bu c_u`` for every column ``c``. One ``(B, U) × (U, V + P)``
-        product (in blocks of units when the columns are not kept)."""
+        """``(B, V + P)``: ``Σ_u w_bu c_u`` for every column ``c``. O(B · U · (V + P)): one
+        ``(B, U) × (U, V + P)`` product (in blocks of units when the columns are not kept)."""
         if self._x is not None:
             return row_products(w, self._x)
         width = self.n_vars + len(self.products)

@@ -266,7 +266,8 @@ class UnitStats:
 
     def combine_ints(self, m: np.ndarray) -> np.ndarray:
         """The limb sums of :meth:`combine` as an int64 ``(B, columns)`` matrix (not joined):
-        ``Σ_u m[b, u] · limb[u, c]``. One ``(B, U) × (U, columns)`` BLAS product."""
+        ``Σ_u m[b, u] · limb[u, c]``. O(B · U · columns): one ``(B, U) × (U, columns)`` BLAS
+        product."""
         m = np.asarray(m, dtype=np.int64)
         if m.size and int(m.sum(axis=1).max()) > self.bound:
             raise ValueError(f"multiplicities sum beyond the bound {self.bound}")

@@ -114,7 +114,18 @@ def remove_stale_temporaries(path: str) -> list:
 def load_checkpoint(path: str) -> dict:
     """The body of a checkpoint written by :func:`save_checkpoint`; :class:`CLIError` otherwise
     (unreadable, not JSON, another format or version, a checksum that does not match: see
-    :func:`save_checkpoint`'s example). O(size of the file)."""
+    :func:`save_checkpoint`'s example). O(size of the file).
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory(); path = os.path.join(tmp.name, "watch.ckpt")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("{not json")
+    >>> load_checkpoint(path)
+    Traceback (most recent call last):
+    ...
+    streameval.errors.CLIError: checkpoint ... refused: it is not valid JSON (corrupt or truncated)
+    >>> tmp.cleanup()
+    """
     try:
         with open(path, "rb") as f:
             raw = f.read()

@@ -563,7 +563,7 @@ class WatchRun:
 
     def run(self) -> int:
         """The whole run (see the class); returns the exit status 0, raises the error that
-        stopped it."""
+        stopped it. Cost: O(1) per row in the main thread, plus the reports and checkpoints."""
         self.resume()
         self.open()
         # What exists now (modules, River's detector, the resumed tables) lives for the whole run:

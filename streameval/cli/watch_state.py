@@ -191,7 +191,15 @@ def coded_table(table, codes, classes):
 
 def named_report(report: dict, codes) -> dict:
     """What broke (:meth:`~streameval.breakdown.ErrorAccount.report`) of a table keyed by the
-    codes of ``codes``, its entities and clusters named by their labels. O(k)."""
+    codes of ``codes``, its entities and clusters named by their labels. O(k).
+
+    >>> from streameval.blocks import Codes
+    >>> codes = (Codes(), Codes()); _ = codes[0].of(["e1", "e2"]), codes[1].of(["c1"])
+    >>> report = {"split_entities": [{"entity": 1, "clusters": 2}],
+    ...           "merging_clusters": [{"cluster": 0, "entities": 2}]}
+    >>> named_report(report, codes)
+    {'split_entities': [{'entity': 'e2', 'clusters': 2}], 'merging_clusters': [{'cluster': 'c1', 'entities': 2}]}
+    """
     lt, lp = codes[0].labels, codes[1].labels
     for entry in report["split_entities"]:
         entry["entity"] = lt[entry["entity"]]
