@@ -108,6 +108,24 @@ def gamma(m: int):
     return m * u / (1 - m * u)
 
 
+def sklearn_mi_error(cells, rows, cols, n: int):
+    """A bound on ``|scikit-learn's mutual_info_score - MI|`` (see :func:`sklearn_nmi_bound`)."""
+    u, eps, N = mpmath.mpf(U), mpmath.mpf(2) ** -52, mpmath.mpf(n)
+    log_n = mpmath.log(N)
+    e_terms = mags = mpmath.mpf(0)
+    for (t, q), c in cells.items():
+        a, b = rows[t], cols[q]
+        pr = c / N
+        term = pr * mpmath.log(c * N / (a * b))
+        lam = mpmath.log(c) + mpmath.log(a * b) + 3 * log_n
+        err = pr * (12 * u * lam + 2 * u)
+        if abs(term) < eps + err:
+            err += abs(term) + err  # zeroed: the computed term, at most |term| + err, is lost
+        e_terms += err
+        mags += abs(term) + err
+    return e_terms + gamma(len(cells)) * mags
+
+
 def sklearn_nmi_bound(y_true, y_pred):
     """A bound on ``|scikit-learn's normalized_mutual_info_score - exact|`` (arithmetic mean;
     below 2**53 elements). With one cluster on either side it returns its conventions' exact
@@ -125,21 +143,11 @@ def sklearn_nmi_bound(y_true, y_pred):
     assert n < 2**53
     if len(rows) <= 1 or len(cols) <= 1:
         return mpmath.mpf(0)
-    u, eps, N = mpmath.mpf(U), mpmath.mpf(2) ** -52, mpmath.mpf(n)
+    u, N = mpmath.mpf(U), mpmath.mpf(n)
     log_n = mpmath.log(N)
-    mi = e_terms = mags = mpmath.mpf(0)
-    for (t, q), c in cells.items():
-        a, b = rows[t], cols[q]
-        pr = c / N
-        term = pr * mpmath.log(c * N / (a * b))
-        lam = mpmath.log(c) + mpmath.log(a * b) + 3 * log_n
-        err = pr * (12 * u * lam + 2 * u)
-        if abs(term) < eps + err:
-            err += abs(term) + err  # zeroed: the computed term, at most |term| + err, is lost
-        mi += term
-        e_terms += err
-        mags += abs(term) + err
-    e_mi = e_terms + gamma(len(cells)) * mags
+    e_mi = sklearn_mi_error(cells, rows, cols, n)
+    mi = (_xlogx(n) + mpmath.fsum(_xlogx(x) for x in cells.values()) - mpmath.fsum(_xlogx(x) for x in rows.values())
+          - mpmath.fsum(_xlogx(x) for x in cols.values())) / n
 
     def entropy(sizes):
         terms = [x / N * (log_n - mpmath.log(x)) for x in sizes]
@@ -193,3 +201,170 @@ def within(got: float, pair) -> bool:
     """``got`` within ``pair = (exact, bound)`` of :func:`exact_and_bound`."""
     want, bound = pair
     return bool(abs(mpmath.mpf(got) - want) <= bound)
+
+
+def _info_parts(cells, rows, cols, n: int, who: str):
+    """``[(H(T), e), (H(P), e), (MI, e)]``: the exact entropies and MI (mpf) and a bound on the
+    path ``who``'s float of each (both sides with two clusters or more; ``n < 2**53``).
+
+    ``"ours"``: :func:`exact_and_bound`'s analysis (integer sums of ``int(fl(x·fl(log x))·2⁶⁴)``).
+    ``"sklearn"``: :func:`sklearn_nmi_bound`'s (five logarithms a cell, the ``2⁻⁵²`` zeroing;
+    ``-p·(log a - log N)`` a cluster). ``"twin"`` (:mod:`streameval.batch.reference`): a cell
+    ``p·log(n·N/(a·b))``, ``p = n/N``: the quotient ``q`` of exact integer products rounds
+    (``ε`` in the log), the log ``4ε`` of itself, ``p`` and the product ``ε`` each: within
+    ``p·(6ε|log q| + 2ε)``; a cluster ``-p·log p``: within ``p·(6ε|log p| + 2ε)``; each sum
+    ``γ_m`` of its terms' magnitudes."""
+    u, N = mpmath.mpf(U), mpmath.mpf(n)
+    log_n = mpmath.log(N)
+    nlogn = _xlogx(n)
+    sums = {side: mpmath.fsum(_xlogx(x) for x in d.values()) for side, d in
+            (("a", rows), ("b", cols), ("c", cells))}
+    exact = [(nlogn - sums["a"]) / n, (nlogn - sums["b"]) / n,
+             (nlogn + sums["c"] - sums["a"] - sums["b"]) / n]
+    if who == "ours":
+        fix = mpmath.mpf(2) ** -64
+
+        def err(value, magnitude, terms):
+            e = (6 * u * magnitude + terms * fix) / n
+            return e + u * (abs(value) + e)
+
+        return [(exact[0], err(exact[0], nlogn + sums["a"], 1 + len(rows))),
+                (exact[1], err(exact[1], nlogn + sums["b"], 1 + len(cols))),
+                (exact[2], err(exact[2], nlogn + sums["c"] + sums["a"] + sums["b"],
+                               1 + len(cells) + len(rows) + len(cols)))]
+    if who == "sklearn":
+        e_mi = sklearn_mi_error(cells, rows, cols, n)
+        per = 7  # two logs, a subtraction, a quotient, a product
+    else:
+        terms = [(c / N, mpmath.log(c * N / (rows[t] * cols[q]))) for (t, q), c in cells.items()]
+        e = mpmath.fsum(p * (6 * u * abs(lg) + 2 * u) for p, lg in terms)
+        e_mi = e + gamma(len(terms)) * (mpmath.fsum(abs(p * lg) for p, lg in terms) + e)
+        per = 6
+
+    def entropy(sizes):
+        terms = [x / N * (log_n - mpmath.log(x)) for x in sizes]
+        if who == "sklearn":
+            e = mpmath.fsum(per * u * x / N * (mpmath.log(x) + log_n) for x in sizes)
+        else:
+            e = mpmath.fsum(t * per * u + 2 * u * x / N for t, x in zip(terms, sizes))
+        return e + gamma(len(terms)) * (mpmath.fsum(terms) + e)
+
+    return [(exact[0], entropy(rows.values())), (exact[1], entropy(cols.values())), (exact[2], e_mi)]
+
+
+def _interval(x, e):
+    return max(x - e, mpmath.mpf(0)), x + e
+
+
+def information_bounds(y_true, y_pred, who: str, betas=(1.0,)) -> dict:
+    """``{name: (exact, bound)}`` for MutualInfo, NormalizedMutualInfo under each average
+    method (named as streameval names the metric), Homogeneity, Completeness and VBeta under
+    each ``beta``, for the path ``who`` (``"ours"``, ``"sklearn"``, ``"twin"``), with the
+    conventions all three share (scikit-learn's): an empty input scores 1.0 but MI 0.0; a side
+    with one cluster has entropy 0.0 exactly, MI 0.0 exactly, homogeneity (completeness) 1.0 where
+    its entropy is 0; NMI 1.0 where both sides have at most one cluster.
+
+    From the parts' intervals (:func:`_info_parts`): each ratio is monotone in its parts, so its
+    float lies between the ratios of the parts' ends, widened by the roundings of its own
+    operations (a quotient ``ε``; the arithmetic mean's sum ``ε``, the geometric mean's product and
+    root ``2ε``; V's ``(1+β)hc/(βh + c)`` five operations)."""
+    cells, rows, cols, n = _table(list(y_true), list(y_pred))
+    assert n < 2**53
+    u = mpmath.mpf(U)
+    one, zero = (mpmath.mpf(1), mpmath.mpf(0)), (mpmath.mpf(0), mpmath.mpf(0))
+    avgs = ("arithmetic", "geometric", "min", "max")
+    nmi_names = ["NormalizedMutualInfo"] + [f"NormalizedMutualInfo(average_method={m!r})" for m in avgs[1:]]
+    v_names = ["VBeta" if b == 1.0 else f"VBeta(beta={b})" for b in betas]
+    if n == 0:
+        return {"MutualInfo": zero, **dict.fromkeys(nmi_names + ["Homogeneity", "Completeness"] + v_names, one)}
+    kt, kp = len(rows), len(cols)
+    if kt <= 1 or kp <= 1:
+        h = one if kt <= 1 else zero
+        c = one if kp <= 1 else zero
+        nmi = one if kt == kp else zero
+        v = {name: zero if h[0] + c[0] == 0 else (mpmath.mpf(1 + b) * h[0] * c[0] / (b * h[0] + c[0]), mpmath.mpf(0))
+             for name, b in zip(v_names, betas)}
+        return {"MutualInfo": zero, **dict.fromkeys(nmi_names, nmi), "Homogeneity": h, "Completeness": c, **v}
+    (ht, e_ht), (hp, e_hp), (mi, e_mi) = _info_parts(cells, rows, cols, n, who)
+    t_lo, t_hi = _interval(ht, e_ht)
+    p_lo, p_hi = _interval(hp, e_hp)
+    m_lo, m_hi = _interval(mi, e_mi)
+    assert t_lo > 0 and p_lo > 0, "premise: the entropies far above their rounding"
+
+    def ratio(value, lo, hi):
+        return value, max(value - lo, hi - value)
+
+    out = {"MutualInfo": (mi, e_mi)}
+    norms = {"arithmetic": ((ht + hp) / 2, (t_lo + p_lo) / 2 * (1 - u), (t_hi + p_hi) / 2 * (1 + u)),
+             "geometric": (mpmath.sqrt(ht * hp), mpmath.sqrt(t_lo * p_lo) * (1 - u) ** 2,
+                           mpmath.sqrt(t_hi * p_hi) * (1 + u) ** 2),
+             "min": (min(ht, hp), min(t_lo, p_lo), min(t_hi, p_hi)),
+             "max": (max(ht, hp), max(t_lo, p_lo), max(t_hi, p_hi))}
+    for name, method in zip(nmi_names, avgs):
+        norm, lo, hi = norms[method]
+        out[name] = ratio(mi / norm, m_lo / hi * (1 - u), m_hi / lo * (1 + u))
+    h = (mi / ht, m_lo / t_hi * (1 - u), m_hi / t_lo * (1 + u))
+    c = (mi / hp, m_lo / p_hi * (1 - u), m_hi / p_lo * (1 + u))
+    out["Homogeneity"], out["Completeness"] = ratio(*h), ratio(*c)
+    for name, b in zip(v_names, betas):
+        b = mpmath.mpf(b)
+
+        def vb(x, y, b=b):
+            return (1 + b) * x * y / (b * x + y) if x + y > 0 else mpmath.mpf(0)
+
+        out[name] = ratio(vb(h[0], c[0]), vb(h[1], c[1]) * (1 - u) ** 5, vb(h[2], c[2]) * (1 + u) ** 5)
+    return out
+
+
+def pair_bounds(y_true, y_pred, who: str) -> dict:
+    """``{name: (exact, bound)}`` for Rand, AdjustedRand and FowlkesMallows on the path ``who``
+    (``"ours"``, ``"sklearn"``, ``"twin"``), below ``2**53`` pairs.
+
+    Rand: one quotient of exact integers everywhere (scikit-learn's int64 convert exactly): ``ε``.
+    AdjustedRand: ours and scikit-learn's one quotient of exact integers, ``ε``; the twin's
+    ``(TP - E)/(M - E)`` with ``E = PP·TT/C2`` and ``M = (PP + TT)/2`` rounded once each and a
+    subtraction each side of the quotient: the interval of its rounded parts. FowlkesMallows: ours
+    and scikit-learn's ``sqrt(TP/PP)·sqrt(TP/TT)`` (two quotients, two roots, a product: ``4ε``),
+    the twin's ``TP/sqrt(PP·TT)`` (the product's conversion, the root, the quotient: ``3ε``)."""
+    cells, rows, cols, n = _table(list(y_true), list(y_pred))
+    u = mpmath.mpf(U)
+    tp = sum(_c2(c) for c in cells.values())
+    pp = sum(_c2(c) for c in cols.values())
+    tt = sum(_c2(c) for c in rows.values())
+    total = _c2(n)
+    assert total < 2**53
+
+    def mp(f: Fraction):
+        return mpmath.mpf(f.numerator) / f.denominator
+
+    agree = total - pp - tt + 2 * tp
+    rand = mpmath.mpf(1) if agree == total else mp(Fraction(agree, total))
+    out = {"Rand": (rand, u * rand)}
+    fp, fn = pp - tp, tt - tp
+    tn = total - tp - fp - fn
+    if fp == fn == 0:
+        out["AdjustedRand"] = (mpmath.mpf(1), mpmath.mpf(0))
+    else:
+        ari = mp(Fraction(2 * (tp * tn - fn * fp), (tp + fn) * (fn + tn) + (tp + fp) * (fp + tn)))
+        if who != "twin":
+            out["AdjustedRand"] = (ari, u * abs(ari))
+        else:
+            e = mp(Fraction(pp * tt, total)) if total else mpmath.mpf(0)
+            num, den = tp - e, mpmath.mpf(pp + tt) / 2 - e
+            e_num = u * abs(e) + u * (abs(num) + u * abs(e))
+            e_den = u * abs(e) + u * (abs(den) + u * abs(e))
+            assert abs(den) > e_den, "premise: the denominator far above its rounding"
+            corners = [(num + a) / (den + b) for a in (-e_num, e_num) for b in (-e_den, e_den)]
+            lo, hi = min(corners) * (1 - u * mpmath.sign(min(corners))), max(corners) * (1 + u * mpmath.sign(max(corners)))
+            out["AdjustedRand"] = (ari, max(ari - lo, hi - ari))
+    fmi = mpmath.mpf(0) if tp == 0 else mpmath.mpf(tp) / mpmath.sqrt(mpmath.mpf(pp) * tt)
+    out["FowlkesMallows"] = (fmi, (3 if who == "twin" else 4) * u * (1 + 4 * u) * fmi)
+    return out
+
+
+def assert_paths_within(values: dict, y_true, y_pred, who: str, betas=(1.0,)) -> None:
+    """Each of ``values`` (names as streameval's) within the path ``who``'s bound of the exact
+    value (:func:`pair_bounds`, :func:`information_bounds`)."""
+    bounds = {**pair_bounds(y_true, y_pred, who), **information_bounds(y_true, y_pred, who, betas)}
+    for name, got in values.items():
+        assert within(got, bounds[name]), (who, name, got, float(bounds[name][0]), float(bounds[name][1]))

@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 import pytest
+from contingency_rounding import assert_paths_within
 from discover import BATCH  # the batch twin of every registered O(1) label metric, from the registry
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -160,16 +161,23 @@ def test_scikit_learn_is_an_oracle_including_edge_cases(case):
     for m in ("geometric", "min", "max"):
         want[f"NormalizedMutualInfo(average_method={m!r})"] = skm.normalized_mutual_info_score(
             ts, ps, average_method=m)
-    for name, value in want.items():
-        assert close(got[name], value, 1e-12), (case, name, got[name], value)
-    # the batch functions (native, and their twins) against scikit-learn's of the same name
-    for f in ("rand_score", "adjusted_rand_score", "homogeneity_score", "completeness_score",
-              "v_measure_score", "fowlkes_mallows_score", "normalized_mutual_info_score",
-              "mutual_info_score"):
+    # each path within its own rounding bound of the exact value (contingency_rounding: ours,
+    # scikit-learn's and the twin's operations, computed on these labels); Rand, ARI and FMI:
+    # ours and scikit-learn's are the same correctly rounded operations on the same integers
+    assert_paths_within(got, ts, ps, "ours", betas=(1.0, 0.5))
+    assert_paths_within(want, ts, ps, "sklearn", betas=(1.0, 0.5))
+    for name in ("Rand", "AdjustedRand", "FowlkesMallows"):
+        assert got[name] == want[name], (case, name, got[name], want[name])
+    # the batch functions (native, and their twins) of the same names
+    for f, name in (("rand_score", "Rand"), ("adjusted_rand_score", "AdjustedRand"),
+                    ("homogeneity_score", "Homogeneity"), ("completeness_score", "Completeness"),
+                    ("v_measure_score", "VBeta"), ("fowlkes_mallows_score", "FowlkesMallows"),
+                    ("normalized_mutual_info_score", "NormalizedMutualInfo"),
+                    ("mutual_info_score", "MutualInfo")):
         if f == "mutual_info_score" and not ts:
             continue
-        for ours in (getattr(batch, f), getattr(twin, f)):
-            assert close(ours(ts, ps), getattr(skm, f)(ts, ps), 1e-12), (case, f, ours.__module__)
+        assert_paths_within({name: getattr(batch, f)(ts, ps)}, ts, ps, "ours" if NATIVE else "twin")
+        assert_paths_within({name: getattr(twin, f)(ts, ps)}, ts, ps, "twin")
 
 
 @pytest.mark.slow
@@ -190,7 +198,9 @@ def test_scikit_learn_agrees_on_random_streams(stream):
                     ("NormalizedMutualInfo", skm.normalized_mutual_info_score),
                     ("Homogeneity", skm.homogeneity_score), ("Completeness", skm.completeness_score),
                     ("VBeta", skm.v_measure_score), ("FowlkesMallows", skm.fowlkes_mallows_score)):
-        assert close(got[name], f(ts, ps), 1e-10), name
+        # each within its path's rounding bound of the exact value (contingency_rounding)
+        assert_paths_within({name: got[name]}, ts, ps, "ours")
+        assert_paths_within({name: f(ts, ps)}, ts, ps, "sklearn")
 
 
 # ----------------------------------------------------------------------------- laws
