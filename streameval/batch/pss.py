@@ -393,8 +393,9 @@ def contiguous_rank_agreement(n_elements: int, *, n_jobs: int = 1, block: int = 
     rankings of the ``2**(n-1)`` candidates and the number of candidate pairs they order
     oppositely (out of ``C(2**(n-1), 2)``). ``n_jobs`` worker processes share the truths in
     blocks. For 14 elements (8,192 × 8,192) this is the ELM paper's all-against-all experiment.
-    Cost: the ``M × M`` scores of :func:`contiguous_f1_sums` (``M = 2**(n-1)``), then one tau-b per
-    truth, O(M log M): O(M²·n) in all.
+    Cost: the ``M × M`` scores of :func:`contiguous_f1_sums` (``M = 2**(n-1)``: two
+    ``(M, S) × (S, M)`` products, ``S = Σ_k (k+1)(n-k)``, O(n³)), then one tau-b per truth by
+    sorting and a Fenwick tree, O(M log M): O(M²·S) in all.
 
     >>> tau, swapped = contiguous_rank_agreement(4)
     >>> swapped.astype(int).tolist()
