@@ -368,3 +368,49 @@ def assert_paths_within(values: dict, y_true, y_pred, who: str, betas=(1.0,)) ->
     bounds = {**pair_bounds(y_true, y_pred, who), **information_bounds(y_true, y_pred, who, betas)}
     for name, got in values.items():
         assert within(got, bounds[name]), (who, name, got, float(bounds[name][0]), float(bounds[name][1]))
+
+
+def _harmonic(p, r, b2):
+    d = b2 * p + r
+    return (1 + b2) * p * r / d if d else mpmath.mpf(0)
+
+
+def assert_element_within(got, P, R, F, convention: str, beta: float, cells: int, n: int, who: str) -> None:
+    """``got = (precision, recall, F)`` of ELM or BCubed within the path ``who``'s bound of the
+    exact ``P``, ``R``, ``F`` (``Fraction``; ``F`` the element-averaged one or the F of the exact
+    averages, by ``convention``), over ``n`` elements in ``cells`` cells.
+
+    Ours (fixed point, :mod:`streameval.stats`): a sum of per-cluster or per-cell terms each
+    floored to ``2⁻⁶⁴`` (at most ``n`` of them, so below ``2⁻⁶⁴`` after the division by ``n``) and
+    one correctly rounded quotient: ``2⁻⁶⁴ + ε·v``. The twin (numpy): a cell's term (ELM
+    ``n·(n-1)/(b-1)``, BCubed ``n·n/b``; F's ``(1+β²)·…/(β²a + b)`` four operations) within
+    ``γ_6``, their sum ``γ_cells``, the division ``ε``: ``γ_{cells+7}·v`` (all terms ``≥ 0``). The
+    F of the averages, ``(1+β²)pr/(β²p + r)`` (``β²`` exact for the ``β`` tested: asserted), is
+    increasing in ``p`` and ``r``: between its values at the ends of their intervals, five
+    roundings wider."""
+    u = mpmath.mpf(U)
+    b2 = Fraction(beta) ** 2
+    assert float(beta) * float(beta) == b2, "premise: β² exact in floating point"
+    if n == 0:
+        assert tuple(got) == (1.0, 1.0, 1.0)
+        return
+
+    def mp(f):
+        return mpmath.mpf(f.numerator) / f.denominator
+
+    def bound(v):
+        return (mpmath.mpf(2) ** -64 + u * v) if who == "ours" else gamma(cells + 7) * v
+
+    p, r = mp(P), mp(R)
+    e_p, e_r = bound(p), bound(r)
+    assert abs(mpmath.mpf(got[0]) - p) <= e_p, ("precision", who, got[0], float(p))
+    assert abs(mpmath.mpf(got[1]) - r) <= e_r, ("recall", who, got[1], float(r))
+    f = mp(F)
+    if convention == "element_averaged":
+        e_f = bound(f)
+    else:
+        B = mp(b2)
+        lo = _harmonic(max(p - e_p, mpmath.mpf(0)), max(r - e_r, mpmath.mpf(0)), B) * (1 - u) ** 5
+        hi = _harmonic(p + e_p, r + e_r, B) * (1 + u) ** 5
+        e_f = max(f - lo, hi - f)
+    assert abs(mpmath.mpf(got[2]) - f) <= e_f, ("F", convention, who, got[2], float(f))

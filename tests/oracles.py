@@ -17,11 +17,12 @@ def expand(stream):
 
 
 # ----------------------------------------------------------------------------- element-based
-def element_scores(elements, kind: str, beta: float = 1.0):
-    """Mean per-element P, R, F-beta and the F of the averages, by scanning all elements."""
+def element_scores(elements, kind: str, beta: float = 1.0, exact: bool = False):
+    """Mean per-element P, R, F-beta and the F of the averages, by scanning all elements (as
+    ``Fraction`` with ``exact``, else each correctly rounded to a float)."""
     n = len(elements)
     if n == 0:
-        return 1.0, 1.0, 1.0, 1.0
+        return (Fraction(1),) * 4 if exact else (1.0, 1.0, 1.0, 1.0)
     b2 = Fraction(beta) ** 2
     sp = sr = sf = Fraction(0)
     for e, (t, p) in enumerate(elements):
@@ -43,7 +44,9 @@ def element_scores(elements, kind: str, beta: float = 1.0):
             sr += Fraction(tp, same_t)
             sf += (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp)
     P, R, F = sp / n, sr / n, sf / n
-    fo = (1 + b2) * P * R / (b2 * P + R) if b2 * P + R else 0
+    fo = (1 + b2) * P * R / (b2 * P + R) if b2 * P + R else Fraction(0)
+    if exact:
+        return P, R, F, fo
     return float(P), float(R), float(F), float(fo)
 
 

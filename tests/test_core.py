@@ -9,12 +9,12 @@ import random
 
 import numpy as np
 import pytest
-from contingency_rounding import assert_paths_within
+from contingency_rounding import assert_element_within, assert_paths_within
 from discover import BATCH  # the batch twin of every registered O(1) label metric, from the registry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from oracles import all_scores, element_scores, expand, information_scores
+from oracles import all_scores, element_scores, expand
 from oracles_coreference import blanc, lea, muc
 from strategies import labels, streams
 
@@ -83,42 +83,47 @@ def test_element_metrics_with_beta_and_both_conventions(stream, beta):
         (se.ELM, "elm", batch.elm_precision_recall_fscore, twin.elm_precision_recall_fscore),
         (se.BCubed, "bcubed", batch.bcubed_precision_recall_fscore, twin.bcubed_precision_recall_fscore),
     ):
-        P, R, F, FO = element_scores(elements, kind, beta)
+        # the oracle's exact fractions; each path within its derived bound of them
+        # (contingency_rounding.assert_element_within: fixed point, or the twin's float sums)
+        P, R, F, FO = element_scores(elements, kind, beta, exact=True)
+        size = (len(set(elements)), len(elements))
         for conv, want in (("element_averaged", F), ("f_of_averages", FO)):
             m = cls(beta=beta, f_convention=conv)
             for t, p, w in stream:
                 m.update(t, p, w)
-            assert close(m.precision, P) and close(m.recall, R) and close(m.get(), want)
+            assert_element_within((m.precision, m.recall, m.get()), P, R, want, conv, beta, *size, "ours")
             bp, br, bfv = bf(np.array(ts, dtype=object), np.array(ps, dtype=object), beta=beta,
                              f_convention=conv)
-            assert close(bp, P) and close(br, R) and close(bfv, want)
+            assert_element_within((bp, br, bfv), P, R, want, conv, beta, *size, "ours" if NATIVE else "twin")
             tp_, tr_, tf_ = tf(np.array(ts, dtype=object), np.array(ps, dtype=object), beta=beta,
                                f_convention=conv)
-            assert close(tp_, P) and close(tr_, R) and close(tf_, want)
+            assert_element_within((tp_, tr_, tf_), P, R, want, conv, beta, *size, "twin")
             if NATIVE:  # the batch triple is the streaming metric's, bit for bit
                 assert (bp, br, bfv) == (m.precision, m.recall, m.get())
-            f1 = element_scores(elements, kind, 1.0)[2 if conv == "element_averaged" else 3]
-            assert close(m.f1, f1)
+            P1, R1, F1, FO1 = element_scores(elements, kind, 1.0, exact=True)
+            ea = conv == "element_averaged"
+            assert_element_within((m.precision, m.recall, m.f1), P1, R1, F1 if ea else FO1, conv, 1.0, *size, "ours")
 
 
 @given(streams(max_size=20))
 def test_information_metrics_with_each_average_method(stream):
+    # each path within its derived bound of the exact value (contingency_rounding)
     elements = expand(stream)
-    info = information_scores(elements)
+    ts, ps = [e[0] for e in elements], [e[1] for e in elements]
     for method in ("arithmetic", "geometric", "min", "max"):
         m = se.NormalizedMutualInfo(average_method=method)
         for t, p, w in stream:
             m.update(t, p, w)
-        assert close(m.get(), info["NMI"][method])
-        ts, ps = [e[0] for e in elements], [e[1] for e in elements]
-        assert close(twin.normalized_mutual_info_score(ts, ps, average_method=method), info["NMI"][method])
+        assert_paths_within({m.name: m.get()}, ts, ps, "ours")
+        tw = twin.normalized_mutual_info_score(ts, ps, average_method=method)
+        assert_paths_within({m.name: tw}, ts, ps, "twin")
         got = batch.normalized_mutual_info_score(ts, ps, average_method=method)
-        assert got == m.get() if NATIVE else close(got, info["NMI"][method])
+        assert got == m.get() if NATIVE else got == tw
     for beta in (0.5, 2.0):
         v = se.VBeta(beta=beta)
         for t, p, w in stream:
             v.update(t, p, w)
-        assert close(v.get(), info["VBeta"](beta))
+        assert_paths_within({v.name: v.get()}, ts, ps, "ours", betas=(beta,))
 
 
 # ----------------------------------------------------------------------------- scikit-learn
