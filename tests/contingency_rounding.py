@@ -414,3 +414,10 @@ def assert_element_within(got, P, R, F, convention: str, beta: float, cells: int
         hi = _harmonic(p + e_p, r + e_r, B) * (1 + u) ** 5
         e_f = max(f - lo, hi - f)
     assert abs(mpmath.mpf(got[2]) - f) <= e_f, ("F", convention, who, got[2], float(f))
+
+
+def fixed_close(got: float, exact: Fraction) -> bool:
+    """``got``, a mean of fixed-point terms (ELM and BCubed precision, recall, element-averaged F:
+    at most ``N`` terms each floored to ``2⁻⁶⁴``, one correctly rounded quotient by ``N``), within
+    ``2⁻⁶⁴ + ε·|exact|`` of ``exact``."""
+    return abs(Fraction(got) - exact) <= Fraction(1, 2**64) + abs(exact) * Fraction(U)
