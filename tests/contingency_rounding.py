@@ -421,3 +421,13 @@ def fixed_close(got: float, exact: Fraction) -> bool:
     at most ``N`` terms each floored to ``2⁻⁶⁴``, one correctly rounded quotient by ``N``), within
     ``2⁻⁶⁴ + ε·|exact|`` of ``exact``."""
     return abs(Fraction(got) - exact) <= Fraction(1, 2**64) + abs(exact) * Fraction(U)
+
+
+def element_close(got: float, exact: Fraction, who: str, n: int) -> bool:
+    """An ELM or BCubed precision, recall or element-averaged F over ``n`` elements within the
+    path ``who``'s bound of ``exact`` (:func:`assert_element_within`: ours ``2⁻⁶⁴ + ε·v``, the
+    twin ``γ_{cells+7}·v`` with ``cells ≤ n``)."""
+    if who == "ours":
+        return fixed_close(got, exact)
+    v = mpmath.mpf(exact.numerator) / exact.denominator
+    return bool(abs(mpmath.mpf(got) - v) <= gamma(n + 7) * v)

@@ -7,11 +7,24 @@ conventions table exists here.
 
 import math
 import warnings
+from fractions import Fraction
 
 import pytest
+from contingency_rounding import (
+    assert_element_within,
+    element_close,
+    exact_and_bound,
+    fixed_close,
+    pair_bounds,
+    within,
+)
+from oracles import element_scores
 
 import streameval as se
 from streameval import batch
+from streameval.contingency import NATIVE
+
+BATCH_PATH = "ours" if NATIVE else "twin"  # the batch functions: the native sums, or the numpy twin
 
 sk = pytest.importorskip("sklearn.metrics")
 
@@ -149,9 +162,10 @@ def test_elm_predicted_singleton_in_true_cluster():
     m = se.ELM()
     stream(m, [1, 1, 1], ["a", "a", "b"])
     assert m.precision == 1.0
-    assert m.recall == pytest.approx((0.5 + 0.5 + 0.0) / 3)
-    assert m.get() == pytest.approx((2 / 3 + 2 / 3 + 0.0) / 3)
-    assert batch.elm_precision_recall_fscore([1, 1, 1], ["a", "a", "b"]) == pytest.approx((1.0, 1 / 3, 4 / 9))
+    # the exact fractions, within the fixed-point bound (or the numpy twin's, without the native path)
+    assert fixed_close(m.recall, Fraction(1, 3)) and fixed_close(m.get(), Fraction(4, 9))
+    got = batch.elm_precision_recall_fscore([1, 1, 1], ["a", "a", "b"])
+    assert all(element_close(g, w, BATCH_PATH, 3) for g, w in zip(got, (Fraction(1), Fraction(1, 3), Fraction(4, 9))))
 
 
 def test_elm_true_singleton_in_predicted_cluster():
@@ -159,15 +173,16 @@ def test_elm_true_singleton_in_predicted_cluster():
     m = se.ELM()
     stream(m, [1, 1, 2], ["a", "a", "a"])
     assert m.recall == 1.0  # a = 1 for element 3, and the pair of 1s is fully recalled
-    assert m.precision == pytest.approx((0.5 + 0.5 + 0.0) / 3)  # element 3: P = 0/2
-    assert m.get() == pytest.approx((2 / 3 + 2 / 3 + 0.0) / 3)  # element 3: F = 0
+    assert fixed_close(m.precision, Fraction(1, 3))  # element 3: P = 0/2
+    assert fixed_close(m.get(), Fraction(4, 9))  # element 3: F = 0
 
 
 def test_elm_zero_score():
     # the ELM paper's two-element example: truth together, prediction apart
     assert elm_prf([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
     assert batch.elm_precision_recall_fscore([1, 1], ["a", "b"]) == (1.0, 0.0, 0.0)
-    assert batch.bcubed_precision_recall_fscore([1, 1], ["a", "b"]) == pytest.approx((1.0, 0.5, 2 / 3))
+    got = batch.bcubed_precision_recall_fscore([1, 1], ["a", "b"])
+    assert all(element_close(g, w, BATCH_PATH, 2) for g, w in zip(got, (Fraction(1), Fraction(1, 2), Fraction(2, 3))))
 
 
 def test_bcubed_never_zero():
@@ -188,9 +203,14 @@ def test_f_conventions_differ():
     of_avg = se.ELM(f_convention="f_of_averages")
     stream(avg, y_true, y_pred), stream(of_avg, y_true, y_pred)
     p, r = avg.precision, avg.recall
-    assert of_avg.get() == pytest.approx(2 * p * r / (p + r))
-    assert avg.get() == pytest.approx(batch.elm_score(y_true, y_pred))
-    assert avg.get() != pytest.approx(of_avg.get())
+    assert of_avg.get() == 2 * p * r / (p + r)  # the same p and r, the same operations in order
+    # exact (oracles): P = R = 1/2, element-averaged F = 1/3, the F of the averages 1/2; each
+    # float within its derived bound of its own (contingency_rounding), so the two differ
+    P, R, F, FO = element_scores(list(zip(y_true, y_pred)), "elm", exact=True)
+    assert (Fraction(1, 2), Fraction(1, 2), Fraction(1, 3), Fraction(1, 2)) == (P, R, F, FO)
+    assert element_close(batch.elm_score(y_true, y_pred), F, BATCH_PATH, 4) and fixed_close(avg.get(), F)
+    assert_element_within((of_avg.precision, of_avg.recall, of_avg.get()), P, R, FO, "f_of_averages", 1.0, 3, 4, "ours")
+    assert avg.get() != of_avg.get()
 
 
 def test_f_of_averages_zero_when_p_and_r_zero():
@@ -399,10 +419,19 @@ def test_infinite_label_is_an_ordinary_label():
     for name in ("adjusted_rand_score", "normalized_mutual_info_score", "elm_score"):
         got = getattr(batch, name)(y_true, y_pred)
         assert got == getattr(batch, name)(finite, y_pred), name
-        assert stream(se.REGISTRY[{"adjusted_rand_score": "AdjustedRand",
-                                    "normalized_mutual_info_score": "NormalizedMutualInfo",
-                                    "elm_score": "ELM"}[name]](), y_true, y_pred) == pytest.approx(got)
-    assert batch.adjusted_rand_score(finite, y_pred) == pytest.approx(sk.adjusted_rand_score(finite, y_pred))
+        metric = {"adjusted_rand_score": "AdjustedRand", "normalized_mutual_info_score": "NormalizedMutualInfo",
+                  "elm_score": "ELM"}[name]
+        value = stream(se.REGISTRY[metric](), y_true, y_pred)
+        assert within(value, exact_and_bound(finite, y_pred)[metric]), name  # ours: its rounding
+        if NATIVE:  # the native batch functions read the same sums: the same bits
+            assert got == value, name
+    # ours (one correctly rounded quotient of exact integers) and scikit-learn's (the same below
+    # 2**53) are the same float; the twin within its bound (contingency_rounding.pair_bounds)
+    ari = batch.adjusted_rand_score(finite, y_pred)
+    if NATIVE:
+        assert ari == sk.adjusted_rand_score(finite, y_pred)
+    else:
+        assert within(ari, pair_bounds(finite, y_pred, "twin")["AdjustedRand"])
     with pytest.raises(ValueError, match="infinity"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # numpy's, inside scikit-learn's check
         sk.adjusted_rand_score(y_true, y_pred)  # scikit-learn rejects inf as a label
