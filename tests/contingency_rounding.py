@@ -431,3 +431,13 @@ def element_close(got: float, exact: Fraction, who: str, n: int) -> bool:
         return fixed_close(got, exact)
     v = mpmath.mpf(exact.numerator) / exact.denominator
     return bool(abs(mpmath.mpf(got) - v) <= gamma(n + 7) * v)
+
+
+def element_error(got: float, who: str, n: int) -> Fraction:
+    """The bound of :func:`element_close` from the float ``got`` itself (the exact value is within
+    it, so ``|exact| ≤ |got|/(1 - γ)``), for comparisons between two such floats."""
+    g = abs(Fraction(got))
+    if who == "ours":
+        return (Fraction(1, 2**64) + g * Fraction(U)) / (1 - Fraction(U))
+    gm = Fraction((n + 7) * U) / (1 - Fraction((n + 7) * U))  # γ_{n+7}
+    return g * gm / (1 - gm)

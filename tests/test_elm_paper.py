@@ -7,10 +7,12 @@ import os
 import runpy
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+from contingency_rounding import element_close, element_error
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
@@ -20,6 +22,9 @@ from streameval.batch import (
     elm_precision_recall_fscore,
     elm_score,
 )
+from streameval.contingency import NATIVE
+
+BATCH_PATH = "ours" if NATIVE else "twin"  # the batch functions: the native sums, or the numpy twin
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,9 +55,10 @@ def per_element(t, p):
 def test_elm_never_exceeds_bcubed_per_element_and_overall(case):
     t, p = case
     n, a, b, bc, elm = per_element(t, p)
-    assert np.all(elm <= bc + 1e-12)
+    assert np.all(elm <= bc)  # one correctly rounded quotient of small integers each: rounding is monotone
     for x, y in zip(elm_precision_recall_fscore(t, p), bcubed_precision_recall_fscore(t, p)):  # P, R and F
-        assert x <= y + 1e-12
+        # the exact ELM is at most the exact BCubed; each float within its path's bound of its own
+        assert Fraction(x) <= Fraction(y) + element_error(x, BATCH_PATH, len(t)) + element_error(y, BATCH_PATH, len(t))
 
 
 @given(clusterings())
@@ -60,22 +66,25 @@ def test_per_element_equality_exactly_when_the_element_is_perfectly_clustered(ca
     t, p = case
     n, a, b, bc, elm = per_element(t, p)
     perfect = (a == n) & (b == n)
-    assert np.array_equal(np.isclose(elm, bc), perfect)
+    # each a correctly rounded quotient of small integers: equal exactly when the fractions are,
+    # and distinct fractions of denominators <= 50 lie far more than an ulp apart
+    assert np.array_equal(elm == bc, perfect)
 
 
 @given(clusterings())
 def test_score_one_iff_perfect(case):
     t, p = case
     same = len(set(zip(t, p))) == len(set(t)) == len(set(p))  # a bijection between clusters
-    assert (elm_score(t, p) == 1.0) == same == (bcubed_score(t, p) == pytest.approx(1.0))
+    # F = 1 exactly when perfect (every term n/n); else below 1 by at least 1/(N(2N + 1)) >= 1/1275
+    assert (elm_score(t, p) == 1.0) == same == (bcubed_score(t, p) == 1.0)
 
 
 @given(labels)
 def test_all_singletons_scores_the_share_of_true_singletons(t):
     sizes = np.bincount(np.unique(t, return_inverse=True)[1].ravel())
-    share = sizes[sizes == 1].sum() / len(t)
+    share = Fraction(int(sizes[sizes == 1].sum()), len(t))
     p, r, f = elm_precision_recall_fscore(t, list(range(len(t))))
-    assert p == 1.0 and r == pytest.approx(share) and f == pytest.approx(share)
+    assert p == 1.0 and element_close(r, share, BATCH_PATH, len(t)) and element_close(f, share, BATCH_PATH, len(t))
     assert bcubed_score(t, list(range(len(t)))) > 0
 
 
@@ -85,8 +94,8 @@ def test_one_cluster_has_elm_recall_one(t):
     assert r == 1.0
     k = len(t)
     sizes = np.bincount(np.unique(t, return_inverse=True)[1].ravel())
-    expected = 1.0 if k == 1 else float((sizes * (sizes - 1)).sum() / (k * (k - 1)))
-    assert p == pytest.approx(expected)
+    expected = Fraction(1) if k == 1 else Fraction(int((sizes * (sizes - 1)).sum()), k * (k - 1))
+    assert element_close(p, expected, BATCH_PATH, k)
 
 
 @given(clusterings(min_size=2))
@@ -125,15 +134,16 @@ def test_cluster_homogeneity(conv, ctx, ki, kj, li, lj):
     d2 = [c[1] for c in ctx] + [10] * ki + [11] * kj
     assert _score("bcubed", t, d2, conv) > _score("bcubed", t, d1, conv)
     lo, hi = _score("elm", t, d1, conv), _score("elm", t, d2, conv)
-    assert hi >= lo - 1e-12
+    assert Fraction(hi) >= Fraction(lo) - element_error(hi, BATCH_PATH, len(t)) - element_error(lo, BATCH_PATH, len(t))
     if ki > 1 or kj > 1 or t.count(li) == 1 or t.count(lj) == 1:
         assert hi > lo
-    elif conv == "element_averaged":
-        assert hi == pytest.approx(lo)
+    elif conv == "element_averaged":  # the same exact value: the floats within both bounds
+        assert abs(Fraction(hi) - Fraction(lo)) <= element_error(hi, BATCH_PATH, len(t)) + element_error(lo, BATCH_PATH, len(t))
     else:
         p1, r1, _ = elm_precision_recall_fscore(t, d1)
         p2, r2, _ = elm_precision_recall_fscore(t, d2)
-        assert p2 == pytest.approx(p1 + 2 / len(t)) and r2 == r1
+        gap = Fraction(p2) - Fraction(p1) - Fraction(2, len(t))  # 0 exactly
+        assert abs(gap) <= element_error(p1, BATCH_PATH, len(t)) + element_error(p2, BATCH_PATH, len(t)) and r2 == r1
         if r1 > 0:
             assert hi > lo
         else:
@@ -162,7 +172,7 @@ def test_rag_bag(ctx, n, cat):
     d1, d2 = base + [10], base + [11]
     for metric, fn in (("bcubed", bcubed_precision_recall_fscore), ("elm", elm_precision_recall_fscore)):
         (p1, r1, _), (p2, r2, _) = fn(t, d1), fn(t, d2)
-        assert p2 > p1 and r2 == pytest.approx(r1)
+        assert p2 > p1 and abs(Fraction(r2) - Fraction(r1)) <= element_error(r1, BATCH_PATH, len(t)) + element_error(r2, BATCH_PATH, len(t))
         assert _score(metric, t, d2) > _score(metric, t, d1)
 
 
@@ -174,8 +184,8 @@ def test_rag_bag_with_element_averaged_f():
     for metric in ("bcubed", "elm"):
         assert _score(metric, t, d2, "element_averaged") > _score(metric, t, d1, "element_averaged")
     t, d1, d2 = [0, 0, 0, 100, 101, 999], [0, 10, 10, 11, 11, 10], [0, 10, 10, 11, 11, 11]
-    assert _score("bcubed", t, d2, "element_averaged") == pytest.approx(0.6)
-    assert _score("bcubed", t, d1, "element_averaged") == pytest.approx(0.6111111)
+    assert element_close(_score("bcubed", t, d2, "element_averaged"), Fraction(3, 5), BATCH_PATH, len(t))
+    assert element_close(_score("bcubed", t, d1, "element_averaged"), Fraction(11, 18), BATCH_PATH, len(t))
 
 
 @pytest.mark.slow
@@ -200,10 +210,9 @@ def test_homogeneity_edge_case_is_a_tie_for_elm():
 
 def test_five_element_example_ranks_the_systems_oppositely():
     t, s1, s2 = [0, 0, 1, 1, 1], [0, 1, 2, 2, 2], [0, 0, 1, 2, 2]
-    assert bcubed_score(t, s1) == pytest.approx(13 / 15)
-    assert bcubed_score(t, s2) == pytest.approx(0.82)
-    assert elm_score(t, s1) == pytest.approx(0.6)
-    assert elm_score(t, s2) == pytest.approx(2 / 3)
+    for f, s, want in ((bcubed_score, s1, Fraction(13, 15)), (bcubed_score, s2, Fraction(41, 50)),
+                       (elm_score, s1, Fraction(3, 5)), (elm_score, s2, Fraction(2, 3))):
+        assert element_close(f(t, s), want, BATCH_PATH, len(t)), (f.__name__, s)
 
 
 # --------------------------------------------------------------------------- the reproduction
