@@ -1,14 +1,13 @@
 """Monitor: all-time and windowed values, the drop flag (real River models), the cost ranking."""
 
-import math
 import random
 from fractions import Fraction
 
 import pytest
-from contingency_rounding import exact_and_bound, within
+from contingency_rounding import exact_and_bound, fixed_close, within
+from oracles import element_scores
 
 from streameval import ELM, AdjustedRand, BCubed, Evaluator, EventTimeWindow, Purity
-from streameval.batch import reference as twin
 from streameval.contingency import Contingency
 from streameval.detect import Cusum
 from streameval.errors import MissingLabelError, UnknownElementError
@@ -39,8 +38,8 @@ def _check_ranking(ranking, table, cost):
     got = ranking.top(len(costs) + 3)
     assert len(got) == len(costs) == len(ranking)
     assert sorted(lbl for lbl, _ in got) == sorted(costs)
-    for lbl, c in got:
-        assert math.isclose(c, costs[lbl], abs_tol=1e-12)
+    for lbl, c in got:  # one floored fixed-point term, one correctly rounded quotient
+        assert fixed_close(c, costs[lbl])
     assert [c for _, c in got] == sorted((c for _, c in got), reverse=True)
 
 
@@ -60,9 +59,15 @@ def test_values_and_ranking_at_every_step(cost):
         assert within(r["window"]["ELM"], exact["ELM"])
         assert within(r["window"]["AdjustedRand"], exact["AdjustedRand"])
         _check_ranking(mon.ranking, mon.window.evaluator.table, cost)
-    # the costs sum to N * (1 - precision) over the window
-    precision = (twin.elm_precision_recall_fscore if cost == "elm" else twin.bcubed_precision_recall_fscore)(yt, yp)[0]
-    assert math.isclose(sum(c for _, c in mon.worst(100)), 20 * (1 - precision), abs_tol=1e-9)
+    # the costs sum to N * (1 - precision) over the window, exactly the brute costs' sum; each
+    # float within fixed_close's bound of its own, and Python's sum of k of them within γ_k
+    costs = [c for _, c in mon.worst(100)]
+    exact = sum(_brute_costs(mon.window.evaluator.table, cost).values())
+    assert exact == 20 * (1 - element_scores(list(zip(yt, yp)), cost, exact=True)[0])
+    u, k = Fraction(2.0**-53), len(costs)
+    each = sum(Fraction(1, 2**64) + Fraction(c) * u for c in costs)
+    gamma_k = k * u / (1 - k * u)
+    assert abs(Fraction(sum(costs)) - exact) <= each + gamma_k * (exact + each)
 
 
 def test_ranking_without_a_window_follows_the_all_time_table_and_its_doc_example():
