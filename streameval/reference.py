@@ -194,11 +194,24 @@ class ReferenceContingency(TableAPI):
         row = self._rows.get(t)
         return row.cells.get(p, 0) if row is not None else 0
 
+    def get_cell(self, t, p) -> int:
+        """The count of cell ``(t, p)``, 0 if absent: ``table[t, p]``, as the native table's
+        ``get_cell`` (what :class:`~streameval.breakdown.ErrorAccount` reads after each update).
+        O(1).
+
+        >>> table = ReferenceContingency()
+        >>> table.update("a", 1, w=2)
+        >>> table.get_cell("a", 1), table.get_cell("a", 2), table.get_cell("b", 1)
+        (2, 0, 0)
+        """
+        row = self._rows.get(t)
+        return row.cells.get(p, 0) if row is not None else 0
+
     def items(self):
-        """Iterate over the non-zero cells as ``(true, pred, count)``. O(cells)."""
-        for t, row in self._rows.items():
-            for p, c in row.cells.items():
-                yield t, p, c
+        """Iterate over the non-zero cells as ``(true, pred, count)``: a snapshot, as the native
+        table's (the table may be updated while it is iterated: emptying a table by reverting
+        its cells is one loop). O(cells)."""
+        return iter([(t, p, c) for t, row in self._rows.items() for p, c in row.cells.items()])
 
     def true_sizes(self) -> dict:
         """``{true label: a[i]}`` for the non-empty true clusters. O(k_true)."""

@@ -911,3 +911,27 @@ def test_a_cluster_grouping_and_listing_its_cells_again_equals_the_reference():
             assert native.f_sums == ref.f_sums
     assert state(native) == state(ref)
     assert all(v == 0 for v in native.f_sums.values())
+
+
+def test_the_reference_table_serves_the_readers_the_native_one_serves():
+    """What the monitor's block tables and the error account read of a table, the reference
+    (the fallback without the extension) gives as the native table does: ``get_cell``, and
+    ``items()`` as a snapshot, so that a block table is emptied by reverting its cells in one
+    loop (the reference's items were a generator over its dicts: "dictionary changed size")."""
+    from streameval.breakdown import ErrorAccount
+
+    stream = [("e1", "c1"), ("e1", "c2"), ("e1", "c3"), ("e2", "c1"), ("e3", "c4"), ("e3", "c4")]
+    states = []
+    for make in (se.Contingency, ReferenceContingency):
+        table = make()
+        acc = ErrorAccount(table)
+        for y, p in stream:
+            table.update(y, p)
+            acc.refresh(y, p, 1)
+        assert [table.get_cell(y, p) for y, p in stream] == [1, 1, 1, 1, 2, 2]
+        assert table.get_cell("e1", "c4") == table.get_cell("nobody", "c1") == 0
+        states.append((acc.splits, acc.merges, acc.split_entities(3), acc.merging_clusters(3)))
+        for t, p, c in table.items():  # emptied while iterated
+            table.revert(t, p, c)
+        assert table.n == 0 and list(table.items()) == []
+    assert states[0] == states[1] and states[0][:2] == (2, 1)

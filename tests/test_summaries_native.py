@@ -32,12 +32,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streameval as se
-from streameval import _native
 from streameval.errors import InvalidStateError, InvalidVectorError, UnknownElementError
 from streameval.intrinsic import INTRINSIC_REGISTRY
-from streameval.summaries import _SummaryKernel
 
-pytestmark = pytest.mark.skipif(_SummaryKernel is None, reason="the native module is not built")
+_native = pytest.importorskip("streameval._native", reason="the native module is not built")
 EPS = 2.0**-53
 
 
