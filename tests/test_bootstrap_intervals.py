@@ -220,6 +220,7 @@ def _segments(seed: int, n: int = 3500, change: int = 2000, seg: int = 1500):
     return out
 
 
+@pytest.mark.slow  # three monitors over 2,500 elements each: a second of CPU, out of the quick loop
 def test_the_interval_rule_defers_to_the_cusum_while_the_window_holds_few_units():
     from streameval.detect import IntervalRule
 

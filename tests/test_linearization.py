@@ -182,7 +182,9 @@ def _tagged_cells(cells, counts) -> list:
     return out
 
 
-@pytest.mark.parametrize("interval", ["studentized", "hybrid", "subsampled"])
+@pytest.mark.parametrize("interval", [  # a second each: one in the quick loop, all in the README's command
+    pytest.param("studentized", marks=pytest.mark.slow), "hybrid",
+    pytest.param("subsampled", marks=pytest.mark.slow)])
 def test_compare_studentized_and_hybrid_intervals_equal_a_brute_force_bootstrap_t(interval, monkeypatch):
     # subsampled: m = round(2 √15) = 8 of the 15 units (the default scale, 7, draws every unit up
     # to 49 units: the hybrid interval)
