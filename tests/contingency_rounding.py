@@ -62,45 +62,6 @@ def _xlogx(x: int):
     return mpmath.mpf(x) * mpmath.log(x) if x > 1 else mpmath.mpf(0)
 
 
-def _nmi(cells, rows, cols, n: int):
-    """``(value, bound)`` with scikit-learn's conventions (1.0 when both sides have at most one
-    cluster, 0.0 when either has one or MI is 0), arithmetic mean of the entropies."""
-    kt, kp = len(rows), len(cols)
-    if kt == kp and kt <= 1:
-        return mpmath.mpf(1), mpmath.mpf(0)
-    if kt <= 1 or kp <= 1:
-        return mpmath.mpf(0), mpmath.mpf(0)  # MI set to 0.0 exactly: NMI exactly 0.0
-    nlogn = _xlogx(n)
-    a_sum = mpmath.fsum(_xlogx(x) for x in rows.values())
-    b_sum = mpmath.fsum(_xlogx(x) for x in cols.values())
-    c_sum = mpmath.fsum(_xlogx(x) for x in cells.values())
-    u, fix = mpmath.mpf(U), mpmath.mpf(2) ** -64
-
-    def entropy(value_sum, magnitude_sum, terms):
-        exact = value_sum / n
-        err = (6 * u * magnitude_sum + terms * fix) / n  # the integer numerator's error, over N
-        return exact, err + u * (abs(exact) + err)  # and the quotient's rounding
-
-    ht, e_ht = entropy(nlogn - a_sum, nlogn + a_sum, 1 + kt)
-    hp, e_hp = entropy(nlogn - b_sum, nlogn + b_sum, 1 + kp)
-    mi, e_mi = entropy(nlogn + c_sum - a_sum - b_sum, nlogn + c_sum + a_sum + b_sum, 1 + len(cells) + kt + kp)
-    return _quotient(mi, e_mi, ht, e_ht, hp, e_hp)
-
-
-def _quotient(mi, e_mi, ht, e_ht, hp, e_hp):
-    """``(MI / ((H(T) + H(P))/2), bound)`` from each part's bound: the sum and the quotient round
-    once each (the halving is exact), MI is clipped at 0; the quotient's rounded parts lie in an
-    interval, and so does the value."""
-    u = mpmath.mpf(U)
-    norm = (ht + hp) / 2
-    e_norm = (e_ht + e_hp) / 2 + u * (norm + (e_ht + e_hp) / 2)
-    assert norm - e_norm > 0, "premise: the entropies far above their rounding"
-    value = mi / norm
-    lo = max(mi - e_mi, 0) / (norm + e_norm) * (1 - u)
-    hi = (mi + e_mi) / (norm - e_norm) * (1 + u)
-    return value, max(value - lo, hi - value)
-
-
 def gamma(m: int):
     """``γ_m = m·u/(1 - m·u)``: the relative error of a sum of ``m`` terms in any order (so in
     numpy's pairwise sums and their SIMD variants), Higham §3.1."""
@@ -128,8 +89,8 @@ def sklearn_mi_error(cells, rows, cols, n: int):
 
 def sklearn_nmi_bound(y_true, y_pred):
     """A bound on ``|scikit-learn's normalized_mutual_info_score - exact|`` (arithmetic mean;
-    below 2**53 elements). With one cluster on either side it returns its conventions' exact
-    1.0 or 0.0 (those of :func:`exact_and_bound`): bound 0.
+    below 2**53 elements): :func:`information_bounds` of the path ``"sklearn"``. With one cluster
+    on either side its conventions' exact 1.0 or 0.0: bound 0.
 
     Its MI sums over the cells ``t = p·(log n - log N) + p·(-log(ab) + log N + log N)``, ``p = n/N``:
     five logarithms (4u each, of magnitude ``Λ = log n + log(ab) + 3 log N``; ``ab`` beyond 2**53
@@ -139,29 +100,15 @@ def sklearn_nmi_bound(y_true, y_pred):
     ``γ_cells`` of the sum of magnitudes. Each entropy sums ``-p·(log a - log N)``: two logs, a
     subtraction, a quotient, a product: within ``7u·p·(log a + log N)``, plus ``γ_k`` of the sum.
     """
-    cells, rows, cols, n = _table(list(y_true), list(y_pred))
-    assert n < 2**53
-    if len(rows) <= 1 or len(cols) <= 1:
-        return mpmath.mpf(0)
-    u, N = mpmath.mpf(U), mpmath.mpf(n)
-    log_n = mpmath.log(N)
-    e_mi = sklearn_mi_error(cells, rows, cols, n)
-    mi = (_xlogx(n) + mpmath.fsum(_xlogx(x) for x in cells.values()) - mpmath.fsum(_xlogx(x) for x in rows.values())
-          - mpmath.fsum(_xlogx(x) for x in cols.values())) / n
-
-    def entropy(sizes):
-        terms = [x / N * (log_n - mpmath.log(x)) for x in sizes]
-        err = mpmath.fsum(7 * u * x / N * (mpmath.log(x) + log_n) for x in sizes)
-        return mpmath.fsum(terms), err + gamma(len(sizes)) * (mpmath.fsum(terms) + err)
-
-    ht, e_ht = entropy(rows.values())
-    hp, e_hp = entropy(cols.values())
-    return _quotient(mi, e_mi, ht, e_ht, hp, e_hp)[1]
+    return information_bounds(y_true, y_pred, "sklearn")["NormalizedMutualInfo"][1]
 
 
 def exact_and_bound(y_true, y_pred) -> dict:
-    """``{name: (exact value as mpf, bound on |streameval's float - exact|)}`` for the six metrics."""
-    cells, rows, cols, n = _table(list(y_true), list(y_pred))
+    """``{name: (exact value as mpf, bound on |streameval's float - exact|)}`` for the six metrics
+    (Rand, AdjustedRand and NormalizedMutualInfo: :func:`pair_bounds` and
+    :func:`information_bounds` of the path ``"ours"``)."""
+    y_true, y_pred = list(y_true), list(y_pred)
+    cells, rows, cols, n = _table(y_true, y_pred)
     u = mpmath.mpf(U)
     out = {}
 
@@ -172,21 +119,13 @@ def exact_and_bound(y_true, y_pred) -> dict:
     fixed = FIX * len(cells) / n if n else Fraction(0)
     rational("ELM", _element_f(cells, rows, cols, n, True), fixed)
     rational("BCubed", _element_f(cells, rows, cols, n, False), fixed)
-    tp = sum(_c2(c) for c in cells.values())
-    pp = sum(_c2(c) for c in cols.values())
-    tt = sum(_c2(c) for c in rows.values())
-    total = _c2(n)
-    agree = total - pp - tt + 2 * tp
-    rational("Rand", Fraction(1) if agree == total else Fraction(agree, total))
-    fp, fn = pp - tp, tt - tp
-    tn = total - tp - fp - fn
-    rational("AdjustedRand", Fraction(1) if fp == fn == 0 else
-             Fraction(2 * (tp * tn - fn * fp), (tp + fn) * (fn + tn) + (tp + fp) * (fp + tn)))
     best = Counter()
     for (_, p), c in cells.items():
         best[p] = max(best[p], c)
     rational("Purity", Fraction(sum(best.values()), n) if n else Fraction(1))
-    out["NormalizedMutualInfo"] = _nmi(cells, rows, cols, n)
+    pairs = pair_bounds(y_true, y_pred, "ours")
+    out["Rand"], out["AdjustedRand"] = pairs["Rand"], pairs["AdjustedRand"]
+    out["NormalizedMutualInfo"] = information_bounds(y_true, y_pred, "ours")["NormalizedMutualInfo"]
     return out
 
 
