@@ -14,16 +14,13 @@ traced point by point (:func:`welford_errors`).
 from __future__ import annotations
 
 import numpy as np
-from silhouette_rounding import EPS, SLACK, gamma, mean_error
+from silhouette_rounding import EPS, SLACK, clusters, gamma, mean_error, root_error
 
 
 def _groups(X, labels):
     X = np.asarray(X, dtype=np.float64)
-    _, inv = np.unique(np.asarray(labels), return_inverse=True)
-    k = int(inv.max()) + 1
-    counts = np.bincount(inv, minlength=k).astype(np.float64)
-    onehot = np.zeros((len(inv), k))
-    onehot[np.arange(len(inv)), inv] = 1.0
+    inv, k, counts, onehot = clusters(labels)
+    counts = counts.astype(np.float64)
     means = (onehot.T @ X) / counts[:, None]
     return X, inv, k, counts, means
 
@@ -139,12 +136,6 @@ def ch_relative_bounds(X, labels) -> dict:
     return {key: SLACK * v for key, v in out.items()}
 
 
-def _root_error(e2, dist):
-    """A bound on ``|√(D² + e) - D|`` for ``|e| ≤ e2`` (clipped at 0): ``min(e2/D, √e2)``."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(dist > 0, np.minimum(e2 / dist, np.sqrt(e2)), np.sqrt(e2))
-
-
 def davies_bouldin_bound(X, labels) -> float:
     """A bound on ``|DB_batch - DB_sklearn|`` (Euclidean).
 
@@ -167,10 +158,10 @@ def davies_bouldin_bound(X, labels) -> float:
     # scikit-learn
     dk = mean_error(X, inv, k, corrected=False)
     e2 = gamma(d + 3) * (norm_x + norm_m[inv] + dk[inv]) ** 2
-    per = _root_error(e2, r) + dk[inv] + EPS * (r + dk[inv])
+    per = root_error(e2, r) + dk[inv] + EPS * (r + dk[inv])
     dS_sk = np.bincount(inv, weights=per, minlength=k) / counts + gi * (S + np.bincount(inv, weights=per, minlength=k) / counts)
     e2 = gamma(d + 3) * (norm_m[:, None] + norm_m[None, :] + dk[:, None] + dk[None, :]) ** 2
-    dD_sk = _root_error(e2, D) + dk[:, None] + dk[None, :] + EPS * D
+    dD_sk = root_error(e2, D) + dk[:, None] + dk[None, :] + EPS * D
     # ours
     dk = mean_error(X, inv, k, corrected=True)
     per = gamma(d + 2) * (r + dk[inv]) + dk[inv]

@@ -45,17 +45,12 @@ def sample_bound(X, labels) -> np.ndarray:
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
-    _, inv = np.unique(np.asarray(labels), return_inverse=True)
-    k = int(inv.max()) + 1
-    counts = np.bincount(inv, minlength=k)
-    onehot = np.zeros((n, k))
-    onehot[np.arange(n), inv] = 1.0
+    inv, k, counts, onehot = clusters(labels)
     norm = np.sqrt(np.einsum("ij,ij->i", X, X))
     diff = X[:, None, :] - X[None, :, :]
     dist = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
     e2 = gamma(d + 3) * (norm[:, None] + norm[None, :]) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        theirs = np.where(dist > 0, np.minimum(e2 / dist, np.sqrt(e2)), np.sqrt(e2))
+    theirs = root_error(e2, dist)
     theirs = theirs + EPS * (dist + theirs)
     np.fill_diagonal(theirs, 0.0)
     ours = gamma(d + 3) * dist
@@ -94,12 +89,26 @@ def from_sums(sums: np.ndarray, err: np.ndarray, counts: np.ndarray, inv: np.nda
     return out
 
 
-def _clusters(labels):
-    _, inv = np.unique(np.asarray(labels), return_inverse=True)
-    k = int(inv.max()) + 1
+def one_hot(inv: np.ndarray, k: int) -> np.ndarray:
+    """The ``(rows, k)`` matrix with a 1 at each row's cluster ``inv``: per-cluster sums are
+    products with it."""
     onehot = np.zeros((len(inv), k))
     onehot[np.arange(len(inv)), inv] = 1.0
-    return inv, k, np.bincount(inv, minlength=k), onehot
+    return onehot
+
+
+def clusters(labels):
+    """``(inv, k, counts, onehot)``: each row's cluster (the rank of its label), the number of
+    clusters, their sizes and :func:`one_hot`."""
+    _, inv = np.unique(np.asarray(labels), return_inverse=True)
+    k = int(inv.max()) + 1
+    return inv, k, np.bincount(inv, minlength=k), one_hot(inv, k)
+
+
+def root_error(e2, dist):
+    """A bound on ``|√(D² + e) - D|`` for ``|e| ≤ e2`` (clipped at 0): ``min(e2/D, √e2)``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(dist > 0, np.minimum(e2 / dist, np.sqrt(e2)), np.sqrt(e2))
 
 
 def mean_error(X: np.ndarray, inv: np.ndarray, k: int, corrected: bool) -> np.ndarray:
@@ -112,8 +121,7 @@ def mean_error(X: np.ndarray, inv: np.ndarray, k: int, corrected: bool) -> np.nd
     ``n(m - m̂₀)``: within ``γ_{n+1}·mean|x_j - m̂₀_j|`` of that, plus ``ε`` of the residual mean and
     ``ε`` of the last addition, of ``|m_j|``. The per-coordinate bounds' Euclidean norm."""
     counts = np.bincount(inv, minlength=k).astype(np.float64)
-    onehot = np.zeros((len(inv), k))
-    onehot[np.arange(len(inv)), inv] = 1.0
+    onehot = one_hot(inv, k)
     g = np.array([gamma(int(c) + 1) for c in counts])[:, None]
     means = (onehot.T @ X) / counts[:, None]
     first = g * (onehot.T @ np.abs(X)) / counts[:, None]
@@ -141,7 +149,7 @@ def sqeuclidean_sample_bound(X, labels, path: str = "batch", ops=None) -> np.nda
     the sum."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
-    inv, k, counts, onehot = _clusters(labels)
+    inv, k, counts, onehot = clusters(labels)
     diff = X[:, None, :] - X[None, :, :]
     sums = np.einsum("ijk,ijk->ij", diff, diff) @ onehot  # T, (n, k)
     theirs = gamma(n + d + 1) * sums
@@ -186,7 +194,7 @@ def cosine_sample_bound(X, labels, path: str = "batch", ops=None) -> np.ndarray:
     the same from the Welford means of the unit rows (:func:`scatter_rounding.welford_errors`)."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
-    inv, k, counts, onehot = _clusters(labels)
+    inv, k, counts, onehot = clusters(labels)
     U = X / np.sqrt(np.einsum("ij,ij->i", X, X))[:, None]
     sums = np.clip(1.0 - U @ U.T, 0.0, 2.0) @ onehot
     nu = unit_error(d)
