@@ -191,8 +191,7 @@ class ReferenceContingency(TableAPI):
     def __getitem__(self, key) -> int:
         """``table[t, p]``: the count of cell ``(t, p)``, 0 if absent (reading never creates it)."""
         t, p = key
-        row = self._rows.get(t)
-        return row.cells.get(p, 0) if row is not None else 0
+        return self.get_cell(t, p)
 
     def get_cell(self, t, p) -> int:
         """The count of cell ``(t, p)``, 0 if absent: ``table[t, p]``, as the native table's
